@@ -1,0 +1,532 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * flushkit.h - the public interface of libflushkit.
+ *
+ * libflushkit packages the writeback and fsync techniques that made
+ * PostgreSQL's checkpoints smooth (sorted checkpoint writes, early
+ * writeback with sync_file_range(2), fsync request queue compaction,
+ * spread checkpoints) for any program, plus durable tree sync and copy
+ * and an embeddable crash-safe page store that uses all of them.
+ *
+ * Conventions (as in liburing):
+ *  - every function returns 0 (or a count) on success and a negative
+ *    errno value on failure; errno itself is never the channel;
+ *  - offsets and lengths are uint64_t bytes, times are integers whose
+ *    name carries the unit (_ns, _us, _ms);
+ *  - structs are caller-allocated with _init/_release, or opaque with
+ *    _create/_destroy (or _open/_close);
+ *  - the library never prints; diagnostics go to caller callbacks;
+ *  - fsync errors are sticky: once a flush of a file failed, every later
+ *    report for it fails too, and nothing is retried into success.
+ *
+ * Sections, in layer order:
+ *   1. errors and versions
+ *   2. probe            (what a file system supports)
+ *   3. writeback        (struct fk_writeback: early writeback hints)
+ *   4. fsync queue      (struct fk_fsyncq: fsync requests with compaction)
+ *   5. pacer            (struct fk_pacer: spreading work over time)
+ *   6. stats            (struct fk_hist: latency histograms)
+ *   7. tree sync and copy
+ *   8. page store       (struct fk_store)
+ */
+#ifndef FLUSHKIT_H
+#define FLUSHKIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(FK_BUILDING_LIBRARY)
+#define FK_API __attribute__((visibility("default")))
+#else
+#define FK_API
+#endif
+
+/* ===================================================================
+ * 1. Errors and versions
+ * =================================================================== */
+
+/*
+ * flushkit's own error codes, returned negated like errno values.  They
+ * start well above any errno value.
+ */
+enum fk_error {
+	/* The operation completed but durability is degraded: a directory
+	 * could not be fsynced (EINVAL/ENOTSUP from CIFS, some FUSE). */
+	FK_EDEGRADED = 10001,
+	/* A page or WAL record failed its CRC-32C check. */
+	FK_ECORRUPT = 10002,
+	/* The store was stopped by an earlier, sticky error. */
+	FK_ESTOPPED = 10003,
+};
+
+/*
+ * fk_strerror - describe an error code.
+ * @err: a negative errno value or -FK_E* code (the sign is ignored).
+ * Returns a static string; never NULL.  Thread-safe.  No I/O.
+ */
+FK_API const char *fk_strerror(int err);
+
+/* fk_version - the library version as "MAJOR.MINOR.PATCH". Thread-safe. */
+FK_API const char *fk_version(void);
+
+/* ===================================================================
+ * 2. Probe
+ * =================================================================== */
+
+/* SECTION probe (owner: library helper) */
+/* What sync_file_range(2) does on a file system. */
+enum fk_sfr_support {
+	FK_SFR_WORKS = 0,	/* starts writeback as documented */
+	FK_SFR_NOOP = 1,	/* accepted but known to do nothing (ZFS) */
+	FK_SFR_UNSUPPORTED = 2,	/* ENOSYS, EINVAL or ESPIPE */
+};
+
+/*
+ * fk_probe_sync_file_range - does sync_file_range(2) work for this file?
+ * @fd: an open descriptor of a regular file on the file system to probe.
+ * Returns an enum fk_sfr_support value (>= 0) or -errno if @fd cannot be
+ * examined (fstat/fstatfs failed).  The answer is cached per file system
+ * (st_dev) for the life of the process.  Does I/O only on the first call
+ * for a file system (a zero-length SYNC_FILE_RANGE_WRITE call, which
+ * starts no writeback).  Thread-safe.
+ */
+FK_API int fk_probe_sync_file_range(int fd);
+
+/* ===================================================================
+ * 3. Writeback
+ * =================================================================== */
+
+/* SECTION writeback (owner: library helper) */
+/* One range of a file that was written and may be pending writeback. */
+struct fk_writeback_range {
+	int fd;
+	uint64_t offset;	/* bytes */
+	uint64_t length;	/* bytes */
+};
+
+/*
+ * struct fk_writeback - early writeback of written ranges.
+ *
+ * Collects (fd, offset, length) ranges as a program writes them; once
+ * flush_after_bytes are pending it sorts them by (fd, offset), merges
+ * adjacent or overlapping ranges and asks the kernel to start writing
+ * them back with sync_file_range(SYNC_FILE_RANGE_WRITE), falling back
+ * to posix_fadvise(POSIX_FADV_DONTNEED) where that is unsupported.
+ * From PostgreSQL's WritebackContext / IssuePendingWritebacks
+ * (src/backend/storage/buffer/bufmgr.c, 9.6).
+ *
+ * A hint, never a durability promise: the WAIT flags of
+ * sync_file_range are never used, because they consume a pending
+ * writeback error and a later fsync on the descriptor would return 0.
+ * Not thread-safe: one struct per thread, or lock around it.
+ */
+struct fk_writeback {
+	uint64_t flush_after_bytes;	/* 0 disables hints */
+	struct fk_writeback_range *ranges;
+	size_t nr_ranges, alloc_ranges;
+	uint64_t pending_bytes;
+	/* counters, cumulative */
+	uint64_t ranges_issued;		/* ranges passed to the kernel */
+	uint64_t bytes_issued;
+	uint64_t calls_sfr;		/* sync_file_range calls */
+	uint64_t calls_fadvise;		/* posix_fadvise fallback calls */
+	int first_error;		/* first unexpected error, sticky */
+};
+
+/* Default threshold: 256 KiB, as PostgreSQL's checkpoint_flush_after. */
+#define FK_WRITEBACK_DEFAULT_FLUSH_AFTER (256u * 1024u)
+
+FK_API void fk_writeback_init(struct fk_writeback *wb,
+			      uint64_t flush_after_bytes);
+FK_API void fk_writeback_release(struct fk_writeback *wb);
+/* Note a written range; issues all pending ranges once the threshold is
+ * reached.  Returns 0 or -errno (-ENOMEM). */
+FK_API int fk_writeback_note(struct fk_writeback *wb, int fd,
+			     uint64_t offset, uint64_t length);
+/* Issue every pending range now.  Returns 0 or the first -errno. */
+FK_API int fk_writeback_issue(struct fk_writeback *wb);
+/* Drop pending ranges of @fd (call before closing it). */
+FK_API void fk_writeback_forget(struct fk_writeback *wb, int fd);
+
+/* ===================================================================
+ * 4. Fsync request queue
+ * =================================================================== */
+
+/* SECTION fsyncq (owner: library helper) */
+/*
+ * struct fk_fsyncq - the fsync request queue (opaque).
+ *
+ * "This file must be fsynced before the next checkpoint completes."
+ * Writers (backends) register requests by a caller-chosen 64-bit file
+ * id; the checkpointer absorbs them into its pending set, and at its
+ * sync phase fsyncs each distinct file once.  When the queue is full, a
+ * writer first compacts it (drops duplicate requests, PostgreSQL's
+ * CompactCheckpointerRequestQueue, 2010); if that frees nothing the
+ * writer is told to fsync the file itself (a "backend fsync").
+ * From PostgreSQL's checkpointer.c / sync.c.
+ *
+ * Thread-safe: every function may be called from any thread.
+ */
+struct fk_fsyncq;
+
+struct fk_fsyncq_stats {
+	uint64_t registered;		/* requests accepted */
+	uint64_t compactions;		/* compaction passes */
+	uint64_t compacted;		/* duplicate requests dropped */
+	uint64_t full;			/* register calls that found it full */
+	uint64_t backend_fsyncs;	/* -EAGAIN returned to writers */
+	uint64_t forgotten;		/* requests cancelled by forget */
+	uint64_t absorbed;		/* requests moved to the pending set */
+	uint64_t synced;		/* files fsynced by process */
+};
+
+/*
+ * Callback that makes one file durable.  @file_id is the id given to
+ * register.  Returns 0, or -errno (the error is recorded and returned by
+ * fk_fsyncq_process; never retried into success), or -ENOENT when the
+ * file no longer exists (reported, counted, not fatal).
+ */
+typedef int (*fk_fsyncq_sync_fn)(void *arg, uint64_t file_id);
+
+/* @capacity: queued requests before compaction (>= 1).  @compact: 0
+ * disables compaction (naive).  Returns 0 or -ENOMEM/-EINVAL. */
+FK_API int fk_fsyncq_create(uint32_t capacity, int compact,
+			    struct fk_fsyncq **out);
+FK_API void fk_fsyncq_destroy(struct fk_fsyncq *q);
+/* Returns 0, or -EAGAIN when full and compaction freed nothing: the
+ * caller must fsync the file itself. Non-blocking (takes a mutex). */
+FK_API int fk_fsyncq_register(struct fk_fsyncq *q, uint64_t file_id);
+/* Cancel queued and pending requests for @file_id (file unlinked). */
+FK_API void fk_fsyncq_forget(struct fk_fsyncq *q, uint64_t file_id);
+/* Move queued requests into the pending set (checkpointer side).
+ * Returns the number of distinct pending files. */
+FK_API int fk_fsyncq_absorb(struct fk_fsyncq *q);
+/* Number of distinct files currently pending (after absorb). */
+FK_API size_t fk_fsyncq_pending(struct fk_fsyncq *q);
+/*
+ * Absorb, then call @sync for every pending file once (in file-id order),
+ * removing each from the pending set as it succeeds.  If @between is
+ * non-NULL it is called after each file with the fraction done (for a
+ * pacer to sleep), and may return nonzero to stop early.  Requests that
+ * arrive meanwhile stay for the next round.  Returns 0 or the first
+ * error; a failed file stays pending and the error is sticky.
+ * Blocks for as long as the callbacks do.
+ */
+FK_API int fk_fsyncq_process(struct fk_fsyncq *q, fk_fsyncq_sync_fn sync,
+			     void *arg, int (*between)(void *arg, double done),
+			     void *between_arg);
+FK_API void fk_fsyncq_get_stats(struct fk_fsyncq *q,
+				struct fk_fsyncq_stats *st);
+
+/* ===================================================================
+ * 5. Pacer
+ * =================================================================== */
+
+/* SECTION pacer (owner: library helper) */
+/*
+ * struct fk_pacer - is a job with a deadline ahead of schedule?
+ *
+ * A job (a checkpoint's write phase, a rate-limited copy) must finish a
+ * unit of work within @budget_ns and, optionally, before @wal_budget
+ * more bytes of WAL are written.  After each step the caller reports its
+ * progress fraction; the pacer says how long to sleep so that progress
+ * tracks elapsed time and WAL.  From PostgreSQL's IsCheckpointOnSchedule
+ * and CheckpointWriteDelay (checkpointer.c).  Not thread-safe.
+ */
+struct fk_pacer {
+	uint64_t start_ns, budget_ns;
+	uint64_t wal_start, wal_budget;	/* bytes; wal_budget 0 = ignore */
+	uint64_t slept_ns;
+};
+
+FK_API void fk_pacer_start(struct fk_pacer *p, uint64_t budget_ns,
+			   uint64_t wal_now, uint64_t wal_budget);
+/* 1 if @progress (0..1) is ahead of both elapsed time and WAL written. */
+FK_API int fk_pacer_on_schedule(const struct fk_pacer *p, double progress,
+				uint64_t wal_now);
+/* Nanoseconds to sleep now for @progress to be on schedule (0 if behind;
+ * at most @max_sleep_ns). No I/O. */
+FK_API uint64_t fk_pacer_delay_ns(const struct fk_pacer *p, double progress,
+				  uint64_t wal_now, uint64_t max_sleep_ns);
+
+/* ===================================================================
+ * 6. Stats
+ * =================================================================== */
+
+/* SECTION stats (owner: library helper) */
+/*
+ * struct fk_hist - latency histogram with bounded relative error
+ * (log-linear buckets, as HdrHistogram): percentiles without storing
+ * every sample.  Values are microseconds.  Not thread-safe: one per
+ * thread, then fk_hist_merge.
+ */
+struct fk_hist {
+	uint64_t *buckets;
+	uint32_t nr_buckets;
+	uint64_t count;
+	uint64_t min_us, max_us;
+	double sum, sumsq;
+};
+
+FK_API int fk_hist_init(struct fk_hist *h);
+FK_API void fk_hist_release(struct fk_hist *h);
+FK_API void fk_hist_reset(struct fk_hist *h);
+FK_API void fk_hist_add(struct fk_hist *h, uint64_t value_us);
+FK_API void fk_hist_merge(struct fk_hist *dst, const struct fk_hist *src);
+/* @pct in [0,100]; returns the value at that percentile (0 if empty). */
+FK_API uint64_t fk_hist_percentile(const struct fk_hist *h, double pct);
+FK_API double fk_hist_mean(const struct fk_hist *h);
+FK_API double fk_hist_stddev(const struct fk_hist *h);
+
+/* ===================================================================
+ * 7. Tree sync and copy
+ * =================================================================== */
+
+/* SECTION tree (owner: tree helpers) */
+/* How fk_tree_sync makes a tree durable. */
+enum fk_sync_method {
+	FK_SYNC_TWOPASS = 0,	/* writeback hints for all, then fsync all
+				 * (PostgreSQL's SyncDataDirectory) */
+	FK_SYNC_FSYNC = 1,	/* one pass: fsync each file (rsync --fsync) */
+	FK_SYNC_SYNCFS = 2,	/* one syncfs(2) per file system */
+};
+
+/* How fk_tree_copy makes the copy durable. */
+enum fk_copy_method {
+	FK_COPY_WRITEBACK = 0,	/* hints while copying, fsync at the end */
+	FK_COPY_DELAYED = 1,	/* fsync everything at the end */
+	FK_COPY_FSYNC_EACH = 2,	/* fsync each file right after writing it */
+	FK_COPY_SYNCFS = 3,	/* syncfs(2) of the destination at the end */
+};
+
+enum fk_report_level {
+	FK_REPORT_WARNING = 0,	/* operation goes on (vanished file, ...) */
+	FK_REPORT_ERROR = 1,	/* operation will fail */
+};
+
+/*
+ * Diagnostic callback: @op is the failed operation ("fsync", "open",
+ * ...), @path the path as given by the user joined with the names below
+ * it (may exceed PATH_MAX; for messages only), @err a negative errno or
+ * -FK_E* code.  Called from the calling thread.
+ */
+typedef void (*fk_report_fn)(void *arg, int level, const char *op,
+			     const char *path, int err);
+
+struct fk_tree_stats {
+	uint64_t files;		/* regular files (inodes, not links) */
+	uint64_t dirs;
+	uint64_t symlinks;
+	uint64_t specials;	/* FIFOs, sockets, devices */
+	uint64_t hardlinks;	/* extra names of an inode already seen */
+	uint64_t bytes;		/* regular-file bytes synced or copied */
+	uint64_t vanished;	/* entries gone between readdir and use */
+	uint64_t errors;
+	uint64_t warnings;
+	uint64_t fsync_calls;	/* fsync/fdatasync of files */
+	uint64_t dir_fsync_calls;
+	uint64_t syncfs_calls;
+	uint64_t writeback_ranges;
+	uint64_t writeback_bytes;
+	uint64_t walk_ns;	/* walking (and copying, for fk_tree_copy) */
+	uint64_t writeback_ns;	/* pass 1 of twopass */
+	uint64_t fsync_ns;	/* the fsync/syncfs phase */
+	uint64_t total_ns;
+	int degraded;		/* a directory fsync was not supported */
+};
+
+typedef void (*fk_progress_fn)(void *arg, const struct fk_tree_stats *st);
+
+struct fk_tree_opts {
+	int method;		/* enum fk_sync_method or enum fk_copy_method */
+	uint64_t flush_after_bytes;	/* writeback threshold, bytes */
+	int drop_cache;		/* copy: POSIX_FADV_DONTNEED once written */
+	fk_report_fn report;
+	void *report_arg;
+	fk_progress_fn progress;	/* called at most every 100 ms */
+	void *progress_arg;
+};
+
+/* Defaults: method 0 (twopass / writeback), 256 KiB, no callbacks. */
+FK_API void fk_tree_opts_init(struct fk_tree_opts *o);
+
+/*
+ * fk_tree_sync - make every file and directory under @paths durable.
+ * Returns 0; -FK_EDEGRADED when everything was synced but some directory
+ * fsync was not supported; or the first -errno (after doing the rest).
+ * Blocks; does I/O.  Thread-safe if each call has its own opts/stats.
+ */
+FK_API int fk_tree_sync(const char *const *paths, size_t nr_paths,
+			const struct fk_tree_opts *o, struct fk_tree_stats *st);
+
+/*
+ * fk_tree_copy - copy @src to @dst with cp -a semantics and make the
+ * copy durable.  Returns as fk_tree_sync.
+ */
+FK_API int fk_tree_copy(const char *src, const char *dst,
+			const struct fk_tree_opts *o, struct fk_tree_stats *st);
+
+/* ===================================================================
+ * 8. Page store
+ * =================================================================== */
+
+/* SECTION store (owner: store helper) */
+/*
+ * The page store: an embeddable, crash-safe storage engine of fixed-size
+ * row tables in 8 KiB pages, with a write-ahead log (group commit), a
+ * buffer pool (clock sweep), a checkpointer thread and redo recovery.
+ * See docs/design.md.  Every fk_store_* function is thread-safe unless
+ * said otherwise; a struct fk_batch belongs to one thread.
+ */
+struct fk_store;
+
+#define FK_PAGE_SIZE 8192u
+
+enum fk_wal_sync_method {
+	FK_WAL_FDATASYNC = 0,
+	FK_WAL_FSYNC = 1,
+	FK_WAL_OPEN_DATASYNC = 2,	/* O_DSYNC writes */
+};
+
+/* One finished checkpoint, as PostgreSQL's log_checkpoints prints it. */
+struct fk_checkpoint_info {
+	const char *reason;		/* "time", "wal", "shutdown", ... */
+	uint64_t start_ns, end_ns;	/* fk monotonic clock */
+	uint64_t redo_lsn;
+	uint64_t buffers_written;
+	uint64_t write_ms, sync_ms, total_ms;
+	uint64_t files_synced;
+	uint64_t longest_sync_ms;
+	uint64_t average_sync_ms;
+	uint64_t wal_segments_recycled;
+	uint64_t wal_segments_removed;
+	uint64_t writeback_bytes;	/* hinted with sync_file_range */
+	int error;			/* 0 or -errno if it failed */
+};
+
+struct fk_store_opts {
+	uint64_t shared_buffers_bytes;		/* default 128 MiB */
+	uint64_t segment_bytes;			/* table segment, 64 MiB */
+	uint64_t wal_segment_bytes;		/* 16 MiB */
+	uint64_t max_wal_size_bytes;		/* checkpoint trigger, 1 GiB */
+	uint64_t checkpoint_timeout_ms;		/* 300000 */
+	double checkpoint_completion_target;	/* 0.9 */
+	uint64_t checkpoint_flush_after_bytes;	/* 256 KiB; 0 = no hints */
+	int checkpoint_sorted;			/* sort writes by file/block */
+	uint64_t checkpoint_sync_spread_ms;	/* 0 = back-to-back fsyncs */
+	int fsyncq_compaction;			/* compact when full */
+	uint32_t fsyncq_capacity;		/* 0 = number of buffers */
+	int full_page_writes;
+	int wal_sync_method;			/* enum fk_wal_sync_method */
+	int sync_io;				/* reserved: 0 = sequential */
+	uint32_t sync_jobs;			/* reserved */
+	/* Called from the checkpointer thread after each checkpoint. */
+	void (*on_checkpoint)(void *arg, const struct fk_checkpoint_info *ci);
+	void *on_checkpoint_arg;
+	/* Free-form log lines (recovery, errors).  May be NULL. */
+	void (*log)(void *arg, const char *line);
+	void *log_arg;
+};
+
+FK_API void fk_store_opts_init(struct fk_store_opts *o);
+/* Apply a preset: "smooth" (default) or "naive".  Returns 0 or -EINVAL. */
+FK_API int fk_store_opts_preset(struct fk_store_opts *o, const char *flush);
+
+/*
+ * fk_store_open - open (creating if missing) the store in directory
+ * @dir, running crash recovery if it was not shut down cleanly.
+ */
+FK_API int fk_store_open(const char *dir, const struct fk_store_opts *o,
+			 struct fk_store **out);
+/* Shutdown checkpoint, stop the checkpointer, free.  Returns 0 or the
+ * sticky error.  @s is freed in any case. */
+FK_API int fk_store_close(struct fk_store *s);
+
+/* Create a table of @row_bytes rows (durable on return). -EEXIST if it
+ * exists.  @id receives its table id. */
+FK_API int fk_store_create_table(struct fk_store *s, const char *name,
+				 uint32_t row_bytes, uint32_t *id);
+/* Look a table up by name: id and row size.  -ENOENT if missing. */
+FK_API int fk_store_table(struct fk_store *s, const char *name, uint32_t *id,
+			  uint32_t *row_bytes);
+/* Number of rows in the table (the next row number appends get). */
+FK_API int fk_store_table_rows(struct fk_store *s, uint32_t id,
+			       uint64_t *rows);
+
+/*
+ * fk_store_bulk_load - append @nrows rows produced by @fill (which fills
+ * @row, row_bytes long, for row number @rowno) without WAL, writing
+ * pages directly with early writeback, then fsync the table's files
+ * (like pgbench -i / COPY into a new table).  Durable on return.
+ */
+FK_API int fk_store_bulk_load(struct fk_store *s, uint32_t table,
+			      uint64_t nrows,
+			      void (*fill)(void *arg, uint64_t rowno, void *row),
+			      void *arg);
+
+/* Read row @row of @table into @buf (row_bytes long). */
+FK_API int fk_store_read(struct fk_store *s, uint32_t table, uint64_t row,
+			 void *buf);
+
+/* A write batch: the row changes of one transaction. Caller-allocated. */
+struct fk_batch {
+	void *ops;			/* private */
+	size_t nr_ops, alloc_ops;
+	void *data;			/* private */
+	size_t data_len, data_alloc;
+};
+
+FK_API void fk_batch_init(struct fk_batch *b);
+FK_API void fk_batch_release(struct fk_batch *b);
+FK_API void fk_batch_reset(struct fk_batch *b);
+/* Overwrite @len bytes at @offset of row @row. */
+FK_API int fk_batch_set(struct fk_batch *b, uint32_t table, uint64_t row,
+			uint32_t offset, const void *data, uint32_t len);
+/* Add @delta to the little-endian int64 at @offset of row @row; after
+ * commit *@result (if non-NULL) holds the new value. */
+FK_API int fk_batch_add_i64(struct fk_batch *b, uint32_t table, uint64_t row,
+			    uint32_t offset, int64_t delta, int64_t *result);
+/* Append a row (row_bytes long); after commit *@rowno holds its number. */
+FK_API int fk_batch_append(struct fk_batch *b, uint32_t table,
+			   const void *row, uint64_t *rowno);
+
+/*
+ * fk_store_commit - log the batch as one WAL record, apply it to the
+ * buffered pages, and wait until the record is durable (group commit).
+ * Returns 0 once durable; -errno (e.g. -ENOSPC) if the commit failed
+ * and was not applied; -FK_ESTOPPED after a sticky error.
+ * @lsn (may be NULL) receives the commit's end LSN.  Blocks.
+ */
+FK_API int fk_store_commit(struct fk_store *s, struct fk_batch *b,
+			   uint64_t *lsn);
+
+/* Request a checkpoint now and wait for it. */
+FK_API int fk_store_checkpoint(struct fk_store *s);
+
+struct fk_store_stats {
+	uint64_t commits;
+	uint64_t wal_bytes;		/* inserted */
+	uint64_t wal_flushes;		/* fdatasync/fsync of WAL */
+	uint64_t wal_fpi;		/* full-page images logged */
+	uint64_t checkpoints;
+	uint64_t buffers_checkpoint;	/* written by the checkpointer */
+	uint64_t buffers_backend;	/* written on eviction by backends */
+	uint64_t backend_fsyncs;	/* queue full, compaction freed nothing */
+	uint64_t fsyncq_compactions;
+	uint64_t recovery_ms;		/* last open's recovery time */
+	uint64_t recovery_records;
+	uint64_t insert_lsn, flush_lsn, redo_lsn;
+	int error;			/* sticky error, 0 if none */
+};
+
+FK_API void fk_store_get_stats(struct fk_store *s, struct fk_store_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FLUSHKIT_H */

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Install the Debian 12 packages flushkit needs to build, test and run
+# its benchmarks.  Run as root.  Skips apt when everything is present.
+set -eu
+pkgs=(build-essential cmake pkg-config bc liburing-dev libjson-c-dev
+      e2fsprogs xfsprogs btrfs-progs rsync util-linux procps)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "install-deps: need root to install: ${missing[*]}" >&2
+		exit 1
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq "${missing[@]}"
+fi

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: MIT
+/*
+ * error.c - fk_strerror() and fk_version().
+ */
+#include "flushkit.h"
+
+#include <string.h>
+
+const char *fk_strerror(int err)
+{
+	if (err < 0)
+		err = -err;
+	switch (err) {
+	case 0:
+		return "Success";
+	case FK_EDEGRADED:
+		return "Completed, durability degraded (directory sync not supported)";
+	case FK_ECORRUPT:
+		return "Checksum mismatch: data is corrupt";
+	case FK_ESTOPPED:
+		return "Store stopped after an earlier I/O error";
+	default:
+		/* strerror() may use a static buffer for unknown values, but
+		 * glibc returns static strings for all known errno values. */
+		return strerror(err);
+	}
+}
+
+const char *fk_version(void)
+{
+	return "0.1.0";
+}

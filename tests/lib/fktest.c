@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fktest.c - shared test helpers: temp dirs, files, call tracing and
+ * fault injection through the syscall table (see fktest.h).
+ */
+#include "fktest.h"
+#include "sys.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int fkt_failures;
+static char tmpdir[PATH_MAX];
+
+int fkt_done(void)
+{
+	return fkt_failures ? 1 : 0;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag,
+		  struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+int fkt_rm_rf(const char *path)
+{
+	return nftw(path, rm_one, 64, FTW_DEPTH | FTW_PHYS);
+}
+
+static void cleanup_tmpdir(void)
+{
+	if (tmpdir[0] && !getenv("FKT_KEEP"))
+		fkt_rm_rf(tmpdir);
+}
+
+const char *fkt_tmpdir(void)
+{
+	if (!tmpdir[0]) {
+		const char *base = getenv("TMPDIR");
+		if (!base)
+			base = "/var/tmp";
+		snprintf(tmpdir, sizeof(tmpdir), "%s/fktest.XXXXXX", base);
+		if (!mkdtemp(tmpdir)) {
+			perror("mkdtemp");
+			exit(1);
+		}
+		atexit(cleanup_tmpdir);
+	}
+	return tmpdir;
+}
+
+int fkt_write_file(const char *path, uint64_t len, unsigned seed)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		return -errno;
+	char buf[65536];
+	uint64_t done = 0;
+	uint32_t x = seed * 2654435761u + 1;
+	while (done < len) {
+		size_t n = len - done < sizeof(buf) ? (size_t)(len - done)
+						    : sizeof(buf);
+		for (size_t i = 0; i < n; i++) {
+			x ^= x << 13;
+			x ^= x >> 17;
+			x ^= x << 5;
+			buf[i] = (char)x;
+		}
+		if (write(fd, buf, n) != (ssize_t)n) {
+			int e = -errno;
+			close(fd);
+			return e ? e : -EIO;
+		}
+		done += n;
+	}
+	close(fd);
+	return 0;
+}
+
+char *fkt_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap + 1);
+	size_t r;
+	while ((r = fread(buf + n, 1, cap - n, f)) > 0) {
+		n += r;
+		if (n == cap) {
+			cap *= 2;
+			buf = realloc(buf, cap + 1);
+		}
+	}
+	fclose(f);
+	buf[n] = 0;
+	if (len)
+		*len = n;
+	return buf;
+}
+
+int fkt_is_root(void)
+{
+	return geteuid() == 0;
+}
+
+int fkt_sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	int st = system(cmd);
+	if (st == -1)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* ---- tracing ---- */
+
+static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fkt_call *calls;
+static size_t nr_calls, alloc_calls;
+
+static struct {
+	char op[24];
+	char suffix[256];
+	int any_path;
+	unsigned nth, seen, fired;
+	int err;
+	int active;
+} fault;
+
+static void fd_path(int fd, char *out, size_t len)
+{
+	char link[64];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, out, len - 1);
+	if (n < 0)
+		n = 0;
+	out[n] = 0;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+	return a >= b && memcmp(s + a - b, suffix, b) == 0;
+}
+
+/* Record a call; returns an injected error (negative) or 0 to go on. */
+static int record(const char *op, int fd, const char *path, uint64_t off,
+		  uint64_t len, size_t *idx)
+{
+	char p[512];
+	if (path)
+		snprintf(p, sizeof(p), "%s", path);
+	else
+		fd_path(fd, p, sizeof(p));
+	pthread_mutex_lock(&trace_lock);
+	if (nr_calls == alloc_calls) {
+		alloc_calls = alloc_calls ? alloc_calls * 2 : 1024;
+		calls = realloc(calls, alloc_calls * sizeof(*calls));
+	}
+	struct fkt_call *c = &calls[nr_calls];
+	*idx = nr_calls++;
+	memset(c, 0, sizeof(*c));
+	snprintf(c->op, sizeof(c->op), "%s", op);
+	snprintf(c->path, sizeof(c->path), "%s", p);
+	c->fd = fd;
+	c->off = off;
+	c->len = len;
+	int inject = 0;
+	if (fault.active && strcmp(fault.op, op) == 0 &&
+	    (fault.any_path || ends_with(p, fault.suffix))) {
+		fault.seen++;
+		if (fault.nth == 0 || fault.seen == fault.nth) {
+			inject = fault.err;
+			fault.fired++;
+		}
+	}
+	if (inject)
+		c->ret = inject;
+	pthread_mutex_unlock(&trace_lock);
+	return inject;
+}
+
+static void set_ret(size_t idx, long ret)
+{
+	pthread_mutex_lock(&trace_lock);
+	calls[idx].ret = (int)ret;
+	pthread_mutex_unlock(&trace_lock);
+}
+
+#define TRACED(op, fd, path, off, len, call)                                   \
+	do {                                                                   \
+		size_t idx_;                                                   \
+		int e_ = record(op, fd, path, off, len, &idx_);                \
+		if (e_)                                                        \
+			return e_;                                             \
+		long r_ = (long)(call);                                        \
+		set_ret(idx_, r_);                                             \
+		return r_;                                                     \
+	} while (0)
+
+static int t_fsync(int fd)
+{
+	TRACED("fsync", fd, NULL, 0, 0, fk_sys_default.fsync(fd));
+}
+static int t_fdatasync(int fd)
+{
+	TRACED("fdatasync", fd, NULL, 0, 0, fk_sys_default.fdatasync(fd));
+}
+static int t_sfr(int fd, off_t off, off_t len, unsigned int flags)
+{
+	TRACED("sync_file_range", fd, NULL, (uint64_t)off, (uint64_t)len,
+	       fk_sys_default.sync_file_range(fd, off, len, flags));
+}
+static int t_fadvise(int fd, off_t off, off_t len, int advice)
+{
+	TRACED("fadvise", fd, NULL, (uint64_t)off, (uint64_t)len,
+	       fk_sys_default.fadvise(fd, off, len, advice));
+}
+static int t_syncfs(int fd)
+{
+	TRACED("syncfs", fd, NULL, 0, 0, fk_sys_default.syncfs(fd));
+}
+static ssize_t t_pwrite(int fd, const void *buf, size_t len, off_t off)
+{
+	TRACED("pwrite", fd, NULL, (uint64_t)off, len,
+	       fk_sys_default.pwrite(fd, buf, len, off));
+}
+static ssize_t t_write(int fd, const void *buf, size_t len)
+{
+	TRACED("write", fd, NULL, 0, len, fk_sys_default.write(fd, buf, len));
+}
+static ssize_t t_cfr(int fd_in, off_t *off_in, int fd_out, off_t *off_out,
+		     size_t len, unsigned int flags)
+{
+	TRACED("copy_file_range", fd_out, NULL, off_out ? (uint64_t)*off_out : 0,
+	       len,
+	       fk_sys_default.copy_file_range(fd_in, off_in, fd_out, off_out,
+					      len, flags));
+}
+static int t_renameat(int olddirfd, const char *oldpath, int newdirfd,
+		      const char *newpath)
+{
+	char dir[512], p[1100];
+	fd_path(newdirfd, dir, sizeof(dir));
+	snprintf(p, sizeof(p), "%s/%s", newdirfd == AT_FDCWD ? "." : dir,
+		 newpath);
+	TRACED("rename", newdirfd, p, 0, 0,
+	       fk_sys_default.renameat(olddirfd, oldpath, newdirfd, newpath));
+}
+static int t_close(int fd)
+{
+	TRACED("close", fd, NULL, 0, 0, fk_sys_default.close(fd));
+}
+static int t_openat(int dirfd, const char *path, int flags, mode_t mode)
+{
+	char dir[512], p[1100];
+	if (path[0] == '/' || dirfd == AT_FDCWD)
+		snprintf(p, sizeof(p), "%s", path);
+	else {
+		fd_path(dirfd, dir, sizeof(dir));
+		snprintf(p, sizeof(p), "%s/%s", dir, path);
+	}
+	TRACED("open", -1, p, (uint64_t)flags, 0,
+	       fk_sys_default.openat(dirfd, path, flags, mode));
+}
+
+void fkt_trace_start(void)
+{
+	pthread_mutex_lock(&trace_lock);
+	nr_calls = 0;
+	pthread_mutex_unlock(&trace_lock);
+	fk_sys.fsync = t_fsync;
+	fk_sys.fdatasync = t_fdatasync;
+	fk_sys.sync_file_range = t_sfr;
+	fk_sys.fadvise = t_fadvise;
+	fk_sys.syncfs = t_syncfs;
+	fk_sys.pwrite = t_pwrite;
+	fk_sys.write = t_write;
+	fk_sys.copy_file_range = t_cfr;
+	fk_sys.renameat = t_renameat;
+	fk_sys.close = t_close;
+	fk_sys.openat = t_openat;
+}
+
+void fkt_trace_stop(void)
+{
+	fk_sys_reset();
+}
+
+size_t fkt_trace_count(void)
+{
+	pthread_mutex_lock(&trace_lock);
+	size_t n = nr_calls;
+	pthread_mutex_unlock(&trace_lock);
+	return n;
+}
+
+const struct fkt_call *fkt_trace_get(size_t i)
+{
+	return i < nr_calls ? &calls[i] : NULL;
+}
+
+long fkt_trace_find(const char *op, const char *suffix, size_t from)
+{
+	for (size_t i = from; i < nr_calls; i++)
+		if (strcmp(calls[i].op, op) == 0 &&
+		    (!suffix || ends_with(calls[i].path, suffix)))
+			return (long)i;
+	return -1;
+}
+
+size_t fkt_trace_nr(const char *op, const char *suffix)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < nr_calls; i++)
+		if (strcmp(calls[i].op, op) == 0 &&
+		    (!suffix || ends_with(calls[i].path, suffix)))
+			n++;
+	return n;
+}
+
+void fkt_trace_dump(FILE *f)
+{
+	for (size_t i = 0; i < nr_calls; i++)
+		fprintf(f, "%5zu %-16s %s off=%llu len=%llu ret=%d\n", i,
+			calls[i].op, calls[i].path,
+			(unsigned long long)calls[i].off,
+			(unsigned long long)calls[i].len, calls[i].ret);
+}
+
+void fkt_fault_set(const char *op, const char *suffix, unsigned nth, int err)
+{
+	pthread_mutex_lock(&trace_lock);
+	memset(&fault, 0, sizeof(fault));
+	snprintf(fault.op, sizeof(fault.op), "%s", op);
+	if (suffix)
+		snprintf(fault.suffix, sizeof(fault.suffix), "%s", suffix);
+	else
+		fault.any_path = 1;
+	fault.nth = nth;
+	fault.err = err;
+	fault.active = 1;
+	pthread_mutex_unlock(&trace_lock);
+}
+
+void fkt_fault_clear(void)
+{
+	pthread_mutex_lock(&trace_lock);
+	fault.active = 0;
+	pthread_mutex_unlock(&trace_lock);
+}
+
+unsigned fkt_fault_fired(void)
+{
+	return fault.fired;
+}

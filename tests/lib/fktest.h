@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fktest.h - helpers shared by the test programs.
+ *
+ * Each test is its own program: exit 0 pass, 1 fail, 77 skip.  CHECK()
+ * prints file:line and the failed expression and marks the test failed
+ * (it goes on, so one run shows every failure); fkt_done() exits with the
+ * right status.
+ */
+#ifndef FKTEST_H
+#define FKTEST_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern int fkt_failures;
+
+#define CHECK(cond)                                                            \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, \
+				__LINE__, #cond);                              \
+			fkt_failures++;                                        \
+		}                                                              \
+	} while (0)
+
+#define CHECK_EQ(a, b)                                                         \
+	do {                                                                   \
+		long long a_ = (long long)(a), b_ = (long long)(b);            \
+		if (a_ != b_) {                                                \
+			fprintf(stderr,                                        \
+				"%s:%d: CHECK failed: %s == %s (%lld != %lld)\n", \
+				__FILE__, __LINE__, #a, #b, a_, b_);           \
+			fkt_failures++;                                        \
+		}                                                              \
+	} while (0)
+
+#define SKIP(...)                                                              \
+	do {                                                                   \
+		fprintf(stderr, "SKIP: " __VA_ARGS__);                         \
+		fputc('\n', stderr);                                           \
+		exit(77);                                                      \
+	} while (0)
+
+/* Exit 0 if no CHECK failed, else 1. */
+int fkt_done(void);
+
+/* Make a fresh temporary directory (under $TMPDIR or /var/tmp, which is
+ * disk-backed, not tmpfs); removed at exit unless FKT_KEEP is set. */
+const char *fkt_tmpdir(void);
+/* Remove a tree (test use only). */
+int fkt_rm_rf(const char *path);
+/* Write a file with @len bytes of pattern @seed.  Returns 0 or -errno. */
+int fkt_write_file(const char *path, uint64_t len, unsigned seed);
+/* Read a whole small file; caller frees.  NULL on error. */
+char *fkt_read_file(const char *path, size_t *len);
+/* 1 if running as root. */
+int fkt_is_root(void);
+/* Run a shell command (test setup only, fixed strings); returns exit status. */
+int fkt_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Call tracing through the syscall table.  fkt_trace_start() replaces the
+ * durability-relevant entries (fsync, fdatasync, sync_file_range, fadvise,
+ * syncfs, pwrite, write, copy_file_range, renameat, close, openat) with
+ * recorders that log "op path" (path from /proc/self/fd) and then call
+ * the real entry or an injected fault.  Thread-safe.
+ */
+struct fkt_call {
+	char op[24];
+	char path[512];
+	int fd;
+	uint64_t off, len;
+	int ret;
+};
+
+void fkt_trace_start(void);
+void fkt_trace_stop(void);	/* restore the default table */
+size_t fkt_trace_count(void);
+const struct fkt_call *fkt_trace_get(size_t i);
+/* Index of the first call with @op whose path ends with @suffix (NULL:
+ * any path), starting at @from; -1 if none. */
+long fkt_trace_find(const char *op, const char *suffix, size_t from);
+/* Number of calls of @op whose path ends with @suffix (NULL: any). */
+size_t fkt_trace_nr(const char *op, const char *suffix);
+void fkt_trace_dump(FILE *f);
+
+/*
+ * Fault injection on top of tracing: the @nth (1-based; 0 = every) call
+ * of @op whose path ends with @suffix (NULL: any) returns @err (negative
+ * errno) without calling the real entry.  One fault at a time.
+ */
+void fkt_fault_set(const char *op, const char *suffix, unsigned nth, int err);
+void fkt_fault_clear(void);
+/* How many times the fault fired. */
+unsigned fkt_fault_fired(void);
+
+#endif

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# tests/run.sh BUILD_DIR [NAME...] - run the test programs.
+#
+# Runs every BUILD_DIR/tests/test-* program and every tests/t-*.sh script
+# (scripts get FLUSHKIT=path of the built command), each with a timeout.
+# Exit codes: 0 pass, 77 skip, anything else fail.  The last line is
+# "N passed, N failed, N skipped".  Logs go to BUILD_DIR/test-logs/.
+set -u
+build=${1:?usage: tests/run.sh BUILD_DIR [NAME...]}
+shift
+src=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "$build" && pwd)
+logs=$build/test-logs
+mkdir -p "$logs"
+export FLUSHKIT=$build/flushkit
+export FK_SRC=$src
+timeout_s=${FK_TEST_TIMEOUT:-600}
+
+tests=()
+if [ $# -gt 0 ]; then
+	for n in "$@"; do
+		if [ -x "$build/tests/$n" ]; then tests+=("$build/tests/$n");
+		elif [ -f "$src/tests/$n" ]; then tests+=("$src/tests/$n");
+		else echo "no such test: $n" >&2; exit 2; fi
+	done
+else
+	for t in "$build"/tests/test-*; do [ -x "$t" ] && tests+=("$t"); done
+	for t in "$src"/tests/t-*.sh; do [ -f "$t" ] && tests+=("$t"); done
+fi
+
+pass=0 fail=0 skip=0 failed=()
+for t in "${tests[@]}"; do
+	name=$(basename "$t")
+	start=$(date +%s.%N)
+	if [[ $t == *.sh ]]; then
+		timeout -k 10 "$timeout_s" bash "$t" >"$logs/$name.log" 2>&1
+	else
+		timeout -k 10 "$timeout_s" "$t" >"$logs/$name.log" 2>&1
+	fi
+	rc=$?
+	secs=$(printf '%.1f' "$(echo "$(date +%s.%N) - $start" | bc)")
+	case $rc in
+	0) pass=$((pass + 1)); echo "PASS  $name (${secs}s)";;
+	77) skip=$((skip + 1)); echo "SKIP  $name ($(grep -m1 '^SKIP' "$logs/$name.log" | cut -c7-))";;
+	*) fail=$((fail + 1)); failed+=("$name")
+	   echo "FAIL  $name (exit $rc, ${secs}s)"
+	   sed 's/^/      | /' "$logs/$name.log" | tail -n 40;;
+	esac
+done
+[ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

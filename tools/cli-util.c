@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cli-util.c - helpers shared by the subcommands: messages, size and
+ * duration parsing.
+ */
+#include "cli.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+	fputs("flushkit: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void cli_warn(const char *fmt, ...)
+{
+	va_list ap;
+	fputs("flushkit: warning: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void cli_report(void *arg, int level, const char *op, const char *path,
+		int err)
+{
+	(void)arg;
+	fprintf(stderr, "flushkit: %s%s '%s': %s\n",
+		level == FK_REPORT_WARNING ? "warning: " : "", op, path,
+		fk_strerror(err));
+}
+
+int cli_parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	if (!s || !*s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int cli_parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	if (!s || !*s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	uint64_t mult = 1;
+	if (*end) {
+		switch (tolower((unsigned char)*end)) {
+		case 'b':
+			mult = 1;
+			break;
+		case 'k':
+			mult = 1ull << 10;
+			break;
+		case 'm':
+			mult = 1ull << 20;
+			break;
+		case 'g':
+			mult = 1ull << 30;
+			break;
+		case 't':
+			mult = 1ull << 40;
+			break;
+		default:
+			return -EINVAL;
+		}
+		const char *rest = end + 1;
+		if (mult != 1 && *rest && strcasecmp(rest, "b") &&
+		    strcasecmp(rest, "ib"))
+			return -EINVAL;
+		if (mult == 1 && *rest)
+			return -EINVAL;
+	}
+	if (v && mult > UINT64_MAX / v)
+		return -EINVAL;
+	*out = v * mult;
+	return 0;
+}
+
+int cli_parse_duration_ms(const char *s, uint64_t *out_ms)
+{
+	char *end;
+	if (!s || !*s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || v < 0)
+		return -EINVAL;
+	double mult;
+	if (!*end || !strcmp(end, "s"))
+		mult = 1000;
+	else if (!strcmp(end, "ms"))
+		mult = 1;
+	else if (!strcmp(end, "min"))
+		mult = 60000;
+	else if (!strcmp(end, "h"))
+		mult = 3600000;
+	else
+		return -EINVAL;
+	*out_ms = (uint64_t)(v * mult + 0.5);
+	return 0;
+}
+
+const char *cli_human_bytes(uint64_t bytes, char *buf, size_t len)
+{
+	static const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	double v = (double)bytes;
+	int i = 0;
+	while (v >= 1024 && i < 4) {
+		v /= 1024;
+		i++;
+	}
+	if (i == 0)
+		snprintf(buf, len, "%llu B", (unsigned long long)bytes);
+	else
+		snprintf(buf, len, "%.1f %s", v, unit[i]);
+	return buf;
+}
+
+int cli_progress_wanted(int forced)
+{
+	return forced || isatty(STDERR_FILENO);
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli.h - shared declarations of the flushkit command.
+ *
+ * Each subcommand is one cmd-*.c exposing cmd_NAME(argc, argv); the
+ * table in flushkit.c dispatches to it.  Subcommands print results on
+ * stdout, diagnostics on stderr ("flushkit: OP 'PATH': ERROR"), and
+ * return an exit status.
+ */
+#ifndef FK_CLI_H
+#define FK_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "flushkit.h"
+
+/* Exit statuses, shared by every subcommand. */
+enum {
+	FK_EXIT_OK = 0,
+	FK_EXIT_FAILURE = 1,
+	FK_EXIT_USAGE = 2,
+	/* Completed, but some directory fsync was not supported by the
+	 * file system (CIFS, some FUSE): durability degraded. */
+	FK_EXIT_DEGRADED = 3,
+};
+
+int cmd_sync(int argc, char **argv);
+int cmd_cp(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+
+/* Print "flushkit: MESSAGE\n" on stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print "flushkit: warning: MESSAGE\n" on stderr. */
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * An fk_report_fn that prints "flushkit: OP 'PATH': strerror" (warnings
+ * prefixed "warning: ") on stderr.  @arg is unused.
+ */
+void cli_report(void *arg, int level, const char *op, const char *path,
+		int err);
+
+/*
+ * Parse a size with an optional binary suffix: 512, 4k, 256KiB, 16M,
+ * 1G, 2T (case-insensitive; "kB" also means 1024 as in PostgreSQL).
+ * Returns 0 or -EINVAL.
+ */
+int cli_parse_size(const char *s, uint64_t *out);
+/* Parse a non-negative integer. Returns 0 or -EINVAL. */
+int cli_parse_u64(const char *s, uint64_t *out);
+/* Parse a duration: "30", "30s", "500ms", "2min". Returns 0 or -EINVAL. */
+int cli_parse_duration_ms(const char *s, uint64_t *out_ms);
+
+/* Format bytes as "1.5 GiB" into buf. Returns buf. */
+const char *cli_human_bytes(uint64_t bytes, char *buf, size_t len);
+
+/* 1 if progress should be shown: stderr is a terminal or forced. */
+int cli_progress_wanted(int forced);
+
+#endif

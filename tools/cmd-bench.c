@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd-bench.c - "flushkit bench KIND": dispatch to one benchmark.
+ */
+#include "cli.h"
+
+#include <string.h>
+
+struct bench {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+};
+
+static const struct bench benches[] = {
+	{NULL, NULL, NULL},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: flushkit bench KIND [OPTIONS]\n\nkinds:\n");
+	for (size_t i = 0; benches[i].name; i++)
+		fprintf(f, "  %-8s %s\n", benches[i].name, benches[i].help);
+}
+
+int cmd_bench(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return FK_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(stdout);
+		return FK_EXIT_OK;
+	}
+	for (size_t i = 0; benches[i].name; i++)
+		if (!strcmp(argv[1], benches[i].name))
+			return benches[i].fn(argc - 1, argv + 1);
+	cli_error("unknown benchmark '%s'; see 'flushkit bench --help'",
+		  argv[1]);
+	return FK_EXIT_USAGE;
+}

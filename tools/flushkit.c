@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+/*
+ * flushkit.c - the flushkit command: one table of subcommands (as git.c
+ * does), each in its own cmd-*.c.
+ */
+#include "cli.h"
+
+#include <string.h>
+
+struct subcommand {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+};
+
+static const struct subcommand commands[] = {
+
+
+	{"bench", cmd_bench, "benchmarks: tpcb"},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: flushkit [--version] [--help] COMMAND [ARGS]\n\n"
+		   "commands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
+	fprintf(f, "\nRun 'flushkit COMMAND --help' for a command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return FK_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return FK_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("flushkit %s\n", fk_version());
+		return FK_EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	cli_error("'%s' is not a flushkit command; see 'flushkit --help'",
+		  argv[1]);
+	return FK_EXIT_USAGE;
+}
