@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * walk.h - walk a directory tree relative to directory descriptors.
+ *
+ * fk_walk() visits a tree with openat/fstatat/getdents64 through the
+ * syscall table: no path is ever longer than one name, so trees deeper
+ * than PATH_MAX work.  Symlinks are never followed; FIFOs, sockets and
+ * devices are reported but never opened.  The type of an entry comes
+ * from d_type, or from fstatat(AT_SYMLINK_NOFOLLOW) when d_type is
+ * DT_UNKNOWN; every entry passed to a callback has been lstat'ed.
+ *
+ * Order: for a directory, dir_pre, then every entry below it (depth
+ * first), then dir_post (so a caller can fsync a directory after its
+ * contents).  Within a directory, entries are visited in inode-number
+ * order (cheaper seeks on ext4/xfs than getdents order).
+ *
+ * Private to the library.
+ */
+#ifndef FK_WALK_H
+#define FK_WALK_H
+
+#include <stdint.h>
+#include <sys/stat.h>
+
+struct fk_walk_entry {
+	int dirfd;		/* directory holding the entry (the parent
+				 * directory, for the root) */
+	const char *name;	/* name within dirfd */
+	const char *path;	/* display path: root as given, then "/name"
+				 * for each level (messages only) */
+	struct stat st;		/* fstatat(dirfd, name, AT_SYMLINK_NOFOLLOW) */
+	int depth;		/* 0 for the root */
+	int fd;			/* dir_pre/dir_post: O_RDONLY|O_DIRECTORY
+				 * descriptor of the directory itself, owned
+				 * by the walker; -1 for other entries */
+};
+
+struct fk_walk_ops {
+	/* A directory, before its entries.  Return 0 to descend, 1 to
+	 * skip its contents (dir_post is still called), <0 to abort. */
+	int (*dir_pre)(void *arg, const struct fk_walk_entry *e);
+	/* A directory, after its entries; e->fd is still open. */
+	int (*dir_post)(void *arg, const struct fk_walk_entry *e);
+	/* Every other entry: regular file, symlink, FIFO, socket, device. */
+	int (*entry)(void *arg, const struct fk_walk_entry *e);
+	/*
+	 * The walker could not examine something: @op ("open", "stat",
+	 * "getdents"), @path, @err (-errno).  An entry that vanished between
+	 * getdents and fstatat/openat comes here with -ENOENT.  Return 0 to
+	 * go on with the rest of the tree, <0 to abort the walk.
+	 */
+	int (*error)(void *arg, const char *op, const char *path, int err);
+};
+
+/*
+ * fk_walk - walk the tree at @root (a directory, or any other file,
+ * which is then the only entry), relative to @at_fd (AT_FDCWD or a
+ * directory descriptor).  Returns 0, or the negative value a callback
+ * returned to abort, or -errno if @root itself cannot be examined.
+ */
+int fk_walk(int at_fd, const char *root, const struct fk_walk_ops *ops,
+	    void *arg);
+
+#endif
