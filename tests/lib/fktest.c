@@ -8,7 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
+#include <dirent.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -23,19 +23,40 @@ int fkt_done(void)
 	return fkt_failures ? 1 : 0;
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag,
-		  struct FTW *ftw)
+/* Remove everything below the directory open at @dfd (no PATH_MAX limit). */
+static void rm_below(int dfd)
 {
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
+	DIR *d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return;
+	}
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (unlinkat(dirfd(d), de->d_name, 0) == 0)
+			continue;
+		int sub = openat(dirfd(d), de->d_name,
+				 O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+		if (sub >= 0) {
+			fchmod(sub, 0700);
+			rm_below(sub);
+		}
+		unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
+	}
+	closedir(d);
 }
 
 int fkt_rm_rf(const char *path)
 {
-	return nftw(path, rm_one, 64, FTW_DEPTH | FTW_PHYS);
+	if (unlink(path) == 0)
+		return 0;
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	rm_below(fd);
+	return rmdir(path) == 0 ? 0 : -errno;
 }
 
 static void cleanup_tmpdir(void)
