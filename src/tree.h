@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tree.h - the durability layer shared by fk_tree_sync and fk_tree_copy.
+ *
+ * What both need to make a tree durable:
+ *
+ *  - struct fk_fdmap, the run's inode table, keyed by (st_dev, st_ino):
+ *    which inodes were seen, hinted, fsynced or failed in this run (so an
+ *    inode with several hard links is fsynced once, and a failed one is
+ *    never retried), and the descriptor that wrote or hinted a file, kept
+ *    open until its fsync.  Keeping it open matters: if the inode is
+ *    evicted between close and reopen, a writeback error recorded on it
+ *    can be lost and the fsync of a fresh descriptor returns 0.  The
+ *    number of kept descriptors is bounded (fk_fdmap_budget(), from
+ *    RLIMIT_NOFILE); past it the caller closes and the fsync reopens.
+ *
+ *  - fk_tree_fsync_pass(), the final phase: walk one root and fsync each
+ *    regular file (kept descriptor first, else open O_RDONLY|O_NOFOLLOW
+ *    after lstat said S_ISREG), each directory after its contents, each
+ *    inode once; special files are never opened.
+ *
+ *  - fk_tree_fsync_fd(), the error policy for one fsync: a failure is
+ *    reported with the path, counted, marks the inode failed (never
+ *    retried, never reopened) and is returned so the caller makes it
+ *    sticky; a directory fsync refused with EINVAL/ENOTSUP/EOPNOTSUPP is
+ *    a warning and -FK_EDEGRADED.
+ *
+ *  - fk_tree_report(), fk_tree_result(), fk_tree_progress(): reporting,
+ *    combining results (first real error wins over -FK_EDEGRADED), and
+ *    the rate-limited progress callback.
+ *
+ * Private to the library.  Not thread-safe: one fdmap per run.
+ */
+#ifndef FK_TREE_H
+#define FK_TREE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "flushkit.h"
+
+/* Per-inode flags in the fdmap. */
+enum fk_inode_flags {
+	FK_INODE_SEEN = 1u << 0,	/* counted once in stats (files, dirs) */
+	FK_INODE_HINTED = 1u << 1,	/* writeback started (twopass pass 1) */
+	FK_INODE_SYNCED = 1u << 2,	/* fsync returned 0 in this run */
+	FK_INODE_FAILED = 1u << 3,	/* an error was reported: never retry */
+	FK_INODE_VANISHED = 1u << 4,	/* counted as vanished once */
+	FK_INODE_DEGRADED = 1u << 5,	/* directory fsync not supported */
+};
+
+struct fk_fdmap;
+
+/*
+ * fk_fdmap_budget - how many descriptors a run may keep open: the
+ * RLIMIT_NOFILE soft limit minus a reserve of 128 (for the walker's
+ * directory descriptors, one per level, and the caller's own), at most
+ * 65536; 0 if the limit is too low.  No I/O.
+ */
+size_t fk_fdmap_budget(void);
+
+/* @max_fds: descriptors kept at most (0: none kept, the table still
+ * records inode flags).  Returns 0 or -ENOMEM. */
+int fk_fdmap_create(size_t max_fds, struct fk_fdmap **out);
+/* Close every kept descriptor (errors ignored: they are read-only or
+ * already fsynced ones) and free.  NULL is a no-op. */
+void fk_fdmap_destroy(struct fk_fdmap *m);
+
+/*
+ * fk_fdmap_put - keep @fd for inode (@dev, @ino) until fk_fdmap_take.
+ * Returns 0 when kept (the map owns @fd now), 1 when the budget is full
+ * or the inode already has a kept descriptor (the caller still owns @fd
+ * and closes it), -ENOMEM.
+ */
+int fk_fdmap_put(struct fk_fdmap *m, dev_t dev, ino_t ino, int fd);
+/* Take back the kept descriptor of an inode: the fd (caller owns it
+ * now) or -1 if none is kept. */
+int fk_fdmap_take(struct fk_fdmap *m, dev_t dev, ino_t ino);
+/* Number of descriptors currently kept. */
+size_t fk_fdmap_nr_fds(const struct fk_fdmap *m);
+
+/* Flags of an inode (0 if never recorded). */
+unsigned fk_fdmap_flags(const struct fk_fdmap *m, dev_t dev, ino_t ino);
+/* OR @flags into an inode's flags.  Returns 0 or -ENOMEM. */
+int fk_fdmap_set_flags(struct fk_fdmap *m, dev_t dev, ino_t ino,
+		       unsigned flags);
+
+/*
+ * fk_tree_report - count a diagnostic in @st (errors or warnings) and
+ * pass it to @o->report if set.  @level: enum fk_report_level.
+ */
+void fk_tree_report(const struct fk_tree_opts *o, struct fk_tree_stats *st,
+		    int level, const char *op, const char *path, int err);
+
+/*
+ * fk_tree_result - combine the result so far @cur with a new one @r:
+ * the first real error (-errno) is kept; -FK_EDEGRADED only replaces 0.
+ */
+int fk_tree_result(int cur, int r);
+
+/*
+ * fk_tree_progress - call @o->progress with @st if at least 100 ms
+ * passed since *@last_ns (or @force); updates *@last_ns.  Cheap when
+ * @o->progress is NULL.
+ */
+void fk_tree_progress(const struct fk_tree_opts *o,
+		      const struct fk_tree_stats *st, uint64_t *last_ns,
+		      int force);
+
+/*
+ * fk_tree_fsync_fd - fsync one open file or directory and apply the
+ * error policy.  @fd is not closed.  @dev/@ino identify the inode in @m
+ * (may be NULL: no flags recorded).  @is_dir: directory rules (counted
+ * in dir_fsync_calls; EINVAL/ENOTSUP/EOPNOTSUPP is a warning, reported
+ * once per file system, sets st->degraded and returns -FK_EDEGRADED).
+ * Returns 0, -FK_EDEGRADED or the -errno of fsync (already reported as
+ * "fsync" @path, counted in st->errors, inode marked FAILED).
+ */
+int fk_tree_fsync_fd(struct fk_fdmap *m, int fd, dev_t dev, ino_t ino,
+		     int is_dir, const char *path, const struct fk_tree_opts *o,
+		     struct fk_tree_stats *st);
+
+/*
+ * fk_tree_open_file - open the regular file @name in @dirfd for reading
+ * (O_RDONLY|O_NOFOLLOW|O_NOCTTY|O_NONBLOCK, so a file replaced by a FIFO
+ * after the lstat does not block) and check by fstat that it is still
+ * the regular file @want (st_dev, st_ino).  Returns the fd, -ENOENT if it
+ * vanished or was replaced (including ELOOP: now a symlink), or -errno.
+ * Reports nothing.
+ */
+int fk_tree_open_file(int dirfd, const char *name, const struct stat *want);
+
+/* Flags of fk_tree_fsync_pass. */
+enum fk_pass_flags {
+	/* Count entries in @st: files (inodes), dirs, symlinks, specials,
+	 * hardlinks, bytes (once per inode, via FK_INODE_SEEN). */
+	FK_PASS_COUNT = 1u << 0,
+};
+
+/*
+ * fk_tree_fsync_pass - make everything under @root durable: each regular
+ * file fsynced (using its kept descriptor from @m if there is one), each
+ * directory fsynced after its contents, so directories bottom-up; each
+ * inode once per run (inodes flagged SYNCED or FAILED in @m are skipped,
+ * so a caller that fsynced a file itself marks it SYNCED first).
+ * Symlinks and special files are never opened.  @root is resolved
+ * relative to @at_fd (AT_FDCWD or a directory descriptor).
+ *
+ * Entries that vanish (ENOENT) are warnings counted in st->vanished;
+ * other failures (EACCES opening a file, getdents errors) are reported
+ * as errors and the walk goes on.  Adds to st->fsync_calls,
+ * dir_fsync_calls and, with FK_PASS_COUNT, the entry counts; does not
+ * touch the *_ns fields.  Progress through @o->progress.
+ *
+ * Returns 0, -FK_EDEGRADED (some directory fsync not supported), or the
+ * first -errno after doing the rest.  Blocks; does I/O.
+ */
+int fk_tree_fsync_pass(int at_fd, const char *root, struct fk_fdmap *m,
+		       const struct fk_tree_opts *o, struct fk_tree_stats *st,
+		       unsigned flags);
+
+/*
+ * fk_kernel_before - 1 if the kernel release string @release ("5.4.0-
+ * 150-generic") is older than @major.@minor, 0 if not, -EINVAL if it
+ * cannot be parsed.  Pure.
+ */
+int fk_kernel_before(const char *release, int major, int minor);
+
+#endif
