@@ -88,12 +88,33 @@ enum fk_sfr_support {
 
 /*
  * fk_probe_sync_file_range - does sync_file_range(2) work for this file?
- * @fd: an open descriptor of a regular file on the file system to probe.
- * Returns an enum fk_sfr_support value (>= 0) or -errno if @fd cannot be
- * examined (fstat/fstatfs failed).  The answer is cached per file system
- * (st_dev) for the life of the process.  Does I/O only on the first call
- * for a file system (a zero-length SYNC_FILE_RANGE_WRITE call, which
- * starts no writeback).  Thread-safe.
+ * @fd: an open descriptor of a regular file on the file system to probe
+ *      (any descriptor type is accepted: a pipe or socket answers
+ *      FK_SFR_UNSUPPORTED).  Not closed; the caller keeps ownership.
+ *
+ * Returns an enum fk_sfr_support value (>= 0):
+ *   FK_SFR_WORKS        the call is accepted; hints start writeback;
+ *   FK_SFR_NOOP         fstatfs(2) names a file system where the call is
+ *                       accepted but does nothing: ZFS (f_type
+ *                       0x2fc12fc2), whose writes go through the ARC;
+ *   FK_SFR_UNSUPPORTED  the call failed with ENOSYS (kernel without it;
+ *                       then every file system is unsupported), EINVAL
+ *                       or ESPIPE (file system or descriptor type).
+ * or a negative errno value:
+ *   -EBADF etc.         fstat(2) or fstatfs(2) of @fd failed;
+ *   -EIO etc.           the probing call itself failed for another
+ *                       reason; nothing is cached, a later call probes
+ *                       again.
+ *
+ * The answer is cached per file system (st_dev) for the life of the
+ * process; struct fk_writeback feeds the same cache from its real
+ * calls.  Blocking and I/O: fstat, and on the first call for a file
+ * system fstatfs and one sync_file_range(fd, st_size, 1,
+ * SYNC_FILE_RANGE_WRITE): one byte at end of file, where no page is
+ * dirty, so it starts no writeback (a length of 0 would mean "to end of
+ * file").  Thread-safe (the cache has a mutex, never held across a
+ * system call).  The same distinctions as PostgreSQL's pg_flush_data()
+ * (src/backend/storage/file/fd.c); Linux sync_file_range(2).
  */
 FK_API int fk_probe_sync_file_range(int fd);
 
