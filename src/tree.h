@@ -29,6 +29,9 @@
  *    combining results (first real error wins over -FK_EDEGRADED), and
  *    the rate-limited progress callback.
  *
+ * Implemented in tree_common.c, which also holds the public
+ * fk_tree_opts_init (so tree_copy.c must not define it).
+ *
  * Private to the library.  Not thread-safe: one fdmap per run.
  */
 #ifndef FK_TREE_H
@@ -40,6 +43,14 @@
 #include <sys/types.h>
 
 #include "flushkit.h"
+#include "walk.h"
+
+/* Flags of fk_tree_fsync_pass (struct fk_tree_fsync_opts.flags). */
+enum fk_pass_flags {
+	/* Count entries in @st: files (inodes), dirs, symlinks, specials,
+	 * hardlinks, bytes (once per inode, via FK_INODE_SEEN). */
+	FK_PASS_COUNT = 1u << 0,
+};
 
 /* Per-inode flags in the fdmap. */
 enum fk_inode_flags {
@@ -49,6 +60,19 @@ enum fk_inode_flags {
 	FK_INODE_FAILED = 1u << 3,	/* an error was reported: never retry */
 	FK_INODE_VANISHED = 1u << 4,	/* counted as vanished once */
 	FK_INODE_DEGRADED = 1u << 5,	/* directory fsync not supported */
+};
+
+/*
+ * How the helpers below report and what a pass does.  fk_tree_sync
+ * fills it from its struct fk_tree_opts; fk_tree_copy from its own.
+ */
+struct fk_tree_fsync_opts {
+	fk_report_fn report;		/* may be NULL */
+	void *report_arg;
+	int drop_cache;		/* POSIX_FADV_DONTNEED each file once fsynced */
+	unsigned flags;		/* enum fk_pass_flags */
+	fk_progress_fn progress;	/* may be NULL; every >= 100 ms */
+	void *progress_arg;
 };
 
 struct fk_fdmap;
@@ -70,11 +94,14 @@ void fk_fdmap_destroy(struct fk_fdmap *m);
 
 /*
  * fk_fdmap_put - keep @fd for inode (@dev, @ino) until fk_fdmap_take.
+ * @is_dir: @fd is a directory (kept the same way; fk_tree_fsync_pass
+ * fsyncs a directory through its kept descriptor when there is one).
  * Returns 0 when kept (the map owns @fd now), 1 when the budget is full
  * or the inode already has a kept descriptor (the caller still owns @fd
  * and closes it), -ENOMEM.
  */
-int fk_fdmap_put(struct fk_fdmap *m, dev_t dev, ino_t ino, int fd);
+int fk_fdmap_put(struct fk_fdmap *m, dev_t dev, ino_t ino, int fd,
+		 int is_dir);
 /* Take back the kept descriptor of an inode: the fd (caller owns it
  * now) or -1 if none is kept. */
 int fk_fdmap_take(struct fk_fdmap *m, dev_t dev, ino_t ino);
@@ -88,10 +115,47 @@ int fk_fdmap_set_flags(struct fk_fdmap *m, dev_t dev, ino_t ino,
 		       unsigned flags);
 
 /*
+ * fk_fdmap_note_path - remember that (@op, @path) was reported in this
+ * run (for errors about things that have no inode yet, such as a
+ * directory that cannot be opened, so a second pass does not report them
+ * again).  Returns 1 if it was already noted, 0 if noted now, -ENOMEM.
+ */
+int fk_fdmap_note_path(struct fk_fdmap *m, const char *op, const char *path);
+
+/*
+ * fk_tree_count - count the lstat'ed entry @est in @st once per inode:
+ * files and bytes, or dirs, and flag it FK_INODE_SEEN.  Returns 1 (and
+ * counts a hard link for a regular file) if it was seen before, else 0.
+ */
+int fk_tree_count(struct fk_fdmap *m, struct fk_tree_stats *st,
+		  const struct stat *est);
+
+/*
+ * fk_tree_walk_error - the policy for a walker error callback: -ENOENT
+ * is a vanished entry (warning, st->vanished, returns 0); anything else
+ * is reported as an error once per (@op, @path) per run and returned.
+ */
+int fk_tree_walk_error(struct fk_fdmap *m,
+		       const struct fk_tree_fsync_opts *o,
+		       struct fk_tree_stats *st, const char *op,
+		       const char *path, int err);
+
+/*
+ * fk_tree_open_counted - fk_tree_open_file for a walker entry, with the
+ * policy applied: -ENOENT is a vanished entry (warning, counted once per
+ * inode); another error is reported as "open" @path, counted, and
+ * the inode flagged FAILED.  Returns the fd or that -errno.
+ */
+int fk_tree_open_counted(struct fk_fdmap *m, const struct fk_walk_entry *e,
+			 const char *path, const struct fk_tree_fsync_opts *o,
+			 struct fk_tree_stats *st);
+
+/*
  * fk_tree_report - count a diagnostic in @st (errors or warnings) and
  * pass it to @o->report if set.  @level: enum fk_report_level.
  */
-void fk_tree_report(const struct fk_tree_opts *o, struct fk_tree_stats *st,
+void fk_tree_report(const struct fk_tree_fsync_opts *o,
+		    struct fk_tree_stats *st,
 		    int level, const char *op, const char *path, int err);
 
 /*
@@ -105,7 +169,7 @@ int fk_tree_result(int cur, int r);
  * passed since *@last_ns (or @force); updates *@last_ns.  Cheap when
  * @o->progress is NULL.
  */
-void fk_tree_progress(const struct fk_tree_opts *o,
+void fk_tree_progress(const struct fk_tree_fsync_opts *o,
 		      const struct fk_tree_stats *st, uint64_t *last_ns,
 		      int force);
 
@@ -119,7 +183,8 @@ void fk_tree_progress(const struct fk_tree_opts *o,
  * "fsync" @path, counted in st->errors, inode marked FAILED).
  */
 int fk_tree_fsync_fd(struct fk_fdmap *m, int fd, dev_t dev, ino_t ino,
-		     int is_dir, const char *path, const struct fk_tree_opts *o,
+		     int is_dir, const char *path,
+		     const struct fk_tree_fsync_opts *o,
 		     struct fk_tree_stats *st);
 
 /*
@@ -132,34 +197,31 @@ int fk_tree_fsync_fd(struct fk_fdmap *m, int fd, dev_t dev, ino_t ino,
  */
 int fk_tree_open_file(int dirfd, const char *name, const struct stat *want);
 
-/* Flags of fk_tree_fsync_pass. */
-enum fk_pass_flags {
-	/* Count entries in @st: files (inodes), dirs, symlinks, specials,
-	 * hardlinks, bytes (once per inode, via FK_INODE_SEEN). */
-	FK_PASS_COUNT = 1u << 0,
-};
-
 /*
  * fk_tree_fsync_pass - make everything under @root durable: each regular
- * file fsynced (using its kept descriptor from @m if there is one), each
- * directory fsynced after its contents, so directories bottom-up; each
- * inode once per run (inodes flagged SYNCED or FAILED in @m are skipped,
- * so a caller that fsynced a file itself marks it SYNCED first).
- * Symlinks and special files are never opened.  @root is resolved
- * relative to @at_fd (AT_FDCWD or a directory descriptor).
+ * file fsynced (through its kept descriptor in @m if there is one, else
+ * opened O_RDONLY|O_NOFOLLOW after lstat said S_ISREG), each directory
+ * fsynced after its contents, so directories bottom-up; each inode once
+ * per run (inodes flagged SYNCED or FAILED in @m are skipped, so a
+ * caller that fsynced a file itself marks it SYNCED first).  Symlinks
+ * and special files are never opened.  @root is resolved relative to
+ * @at_fd (AT_FDCWD or a directory descriptor); @display (NULL: @root)
+ * replaces @root at the start of the paths given to @o->report.
  *
  * Entries that vanish (ENOENT) are warnings counted in st->vanished;
  * other failures (EACCES opening a file, getdents errors) are reported
  * as errors and the walk goes on.  Adds to st->fsync_calls,
- * dir_fsync_calls and, with FK_PASS_COUNT, the entry counts; does not
- * touch the *_ns fields.  Progress through @o->progress.
+ * dir_fsync_calls and, with FK_PASS_COUNT in @o->flags, the entry
+ * counts; does not touch the *_ns fields.  With @o->drop_cache, each
+ * regular file gets POSIX_FADV_DONTNEED after a successful fsync.
  *
  * Returns 0, -FK_EDEGRADED (some directory fsync not supported), or the
- * first -errno after doing the rest.  Blocks; does I/O.
+ * first -errno after doing the rest; -ENOMEM stops at once.  Blocks;
+ * does I/O.
  */
-int fk_tree_fsync_pass(int at_fd, const char *root, struct fk_fdmap *m,
-		       const struct fk_tree_opts *o, struct fk_tree_stats *st,
-		       unsigned flags);
+int fk_tree_fsync_pass(int at_fd, const char *root, const char *display,
+		       struct fk_fdmap *m, const struct fk_tree_fsync_opts *o,
+		       struct fk_tree_stats *st);
 
 /*
  * fk_kernel_before - 1 if the kernel release string @release ("5.4.0-

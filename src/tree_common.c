@@ -1,0 +1,598 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tree_common.c - the durability layer shared by tree sync and tree copy:
+ * the run's inode table with kept descriptors (struct fk_fdmap), the
+ * error policy of one fsync, and the final fsync pass over a tree.
+ *
+ * Interface routines (see tree.h): fk_fdmap_budget, fk_fdmap_create,
+ * fk_fdmap_destroy, fk_fdmap_put, fk_fdmap_take, fk_fdmap_nr_fds,
+ * fk_fdmap_flags, fk_fdmap_set_flags, fk_fdmap_note_path,
+ * fk_tree_report, fk_tree_result, fk_tree_progress, fk_tree_fsync_fd,
+ * fk_tree_open_file, fk_tree_fsync_pass, fk_kernel_before; and the
+ * public fk_tree_opts_init.
+ *
+ * struct fk_fdmap is an open-addressing hash table keyed by (st_dev,
+ * st_ino).  Invariants:
+ *  1. At most one slot per (dev, ino); slots are never removed, so an
+ *     inode's flags live for the whole run (a failed fsync stays failed).
+ *  2. nr_fds == number of slots with fd >= 0 <= max_fds; every kept fd
+ *     is owned by the map until fk_fdmap_take returns it, and is closed
+ *     by fk_fdmap_destroy otherwise.
+ *  3. The table is at most half full (grown by doubling).
+ */
+#include "tree.h"
+#include "sys.h"
+#include "walk.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#define FDMAP_RESERVE_FDS 128
+#define FDMAP_MAX_FDS 65536
+#define PROGRESS_INTERVAL_NS 100000000ull
+
+struct slot {
+	dev_t dev;
+	ino_t ino;
+	int fd;			/* kept descriptor or -1 */
+	unsigned flags;		/* enum fk_inode_flags */
+	int used;
+};
+
+struct noted_path {
+	struct noted_path *next;
+	char path[];
+};
+
+struct fk_fdmap {
+	struct slot *slots;
+	size_t nr_slots;	/* power of two */
+	size_t nr_used;
+	size_t nr_fds, max_fds;
+	dev_t *degraded_devs;	/* file systems already warned about */
+	size_t nr_degraded;
+	struct noted_path *noted;
+};
+
+void fk_tree_opts_init(struct fk_tree_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->method = 0;
+	o->flush_after_bytes = FK_WRITEBACK_DEFAULT_FLUSH_AFTER;
+}
+
+size_t fk_fdmap_budget(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return 0;
+	if (rl.rlim_cur == RLIM_INFINITY)
+		return FDMAP_MAX_FDS;
+	if (rl.rlim_cur <= FDMAP_RESERVE_FDS)
+		return 0;
+	rlim_t n = rl.rlim_cur - FDMAP_RESERVE_FDS;
+	return n > FDMAP_MAX_FDS ? FDMAP_MAX_FDS : (size_t)n;
+}
+
+static uint64_t hash(dev_t dev, ino_t ino)
+{
+	/* splitmix64 finalizer over both keys */
+	uint64_t x = (uint64_t)ino ^ ((uint64_t)dev * 0x9e3779b97f4a7c15ull);
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return x;
+}
+
+int fk_fdmap_create(size_t max_fds, struct fk_fdmap **out)
+{
+	struct fk_fdmap *m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->nr_slots = 1024;
+	m->slots = calloc(m->nr_slots, sizeof(*m->slots));
+	if (!m->slots) {
+		free(m);
+		return -ENOMEM;
+	}
+	m->max_fds = max_fds;
+	*out = m;
+	return 0;
+}
+
+void fk_fdmap_destroy(struct fk_fdmap *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->nr_slots; i++)
+		if (m->slots[i].used && m->slots[i].fd >= 0)
+			fk_sys.close(m->slots[i].fd);
+	while (m->noted) {
+		struct noted_path *n = m->noted;
+		m->noted = n->next;
+		free(n);
+	}
+	free(m->degraded_devs);
+	free(m->slots);
+	free(m);
+}
+
+static struct slot *lookup(const struct fk_fdmap *m, dev_t dev, ino_t ino)
+{
+	size_t mask = m->nr_slots - 1;
+	for (size_t i = hash(dev, ino) & mask;; i = (i + 1) & mask) {
+		struct slot *s = &m->slots[i];
+		if (!s->used)
+			return s;
+		if (s->dev == dev && s->ino == ino)
+			return s;
+	}
+}
+
+static int grow(struct fk_fdmap *m)
+{
+	struct slot *old = m->slots;
+	size_t nr_old = m->nr_slots;
+	struct slot *n = calloc(nr_old * 2, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	m->slots = n;
+	m->nr_slots = nr_old * 2;
+	for (size_t i = 0; i < nr_old; i++)
+		if (old[i].used)
+			*lookup(m, old[i].dev, old[i].ino) = old[i];
+	free(old);
+	return 0;
+}
+
+/* The slot of an inode, created if missing; NULL on ENOMEM. */
+static struct slot *get_slot(struct fk_fdmap *m, dev_t dev, ino_t ino)
+{
+	struct slot *s = lookup(m, dev, ino);
+	if (s->used)
+		return s;
+	if ((m->nr_used + 1) * 2 > m->nr_slots) {
+		if (grow(m))
+			return NULL;
+		s = lookup(m, dev, ino);
+	}
+	s->used = 1;
+	s->dev = dev;
+	s->ino = ino;
+	s->fd = -1;
+	s->flags = 0;
+	m->nr_used++;
+	return s;
+}
+
+int fk_fdmap_put(struct fk_fdmap *m, dev_t dev, ino_t ino, int fd,
+		 int is_dir)
+{
+	(void)is_dir;	/* kept alike; the pass fsyncs through either */
+	if (m->nr_fds >= m->max_fds)
+		return 1;
+	struct slot *s = get_slot(m, dev, ino);
+	if (!s)
+		return -ENOMEM;
+	if (s->fd >= 0)
+		return 1;
+	s->fd = fd;
+	m->nr_fds++;
+	return 0;
+}
+
+int fk_fdmap_take(struct fk_fdmap *m, dev_t dev, ino_t ino)
+{
+	struct slot *s = lookup(m, dev, ino);
+	if (!s->used || s->fd < 0)
+		return -1;
+	int fd = s->fd;
+	s->fd = -1;
+	m->nr_fds--;
+	return fd;
+}
+
+size_t fk_fdmap_nr_fds(const struct fk_fdmap *m)
+{
+	return m->nr_fds;
+}
+
+unsigned fk_fdmap_flags(const struct fk_fdmap *m, dev_t dev, ino_t ino)
+{
+	const struct slot *s = lookup(m, dev, ino);
+	return s->used ? s->flags : 0;
+}
+
+int fk_fdmap_set_flags(struct fk_fdmap *m, dev_t dev, ino_t ino,
+		       unsigned flags)
+{
+	struct slot *s = get_slot(m, dev, ino);
+	if (!s)
+		return -ENOMEM;
+	s->flags |= flags;
+	return 0;
+}
+
+int fk_fdmap_note_path(struct fk_fdmap *m, const char *op, const char *path)
+{
+	size_t lo = strlen(op), lp = strlen(path);
+	for (struct noted_path *n = m->noted; n; n = n->next)
+		if (!strncmp(n->path, op, lo) && n->path[lo] == ' ' &&
+		    !strcmp(n->path + lo + 1, path))
+			return 1;
+	struct noted_path *n = malloc(sizeof(*n) + lo + lp + 2);
+	if (!n)
+		return -ENOMEM;
+	memcpy(n->path, op, lo);
+	n->path[lo] = ' ';
+	memcpy(n->path + lo + 1, path, lp + 1);
+	n->next = m->noted;
+	m->noted = n;
+	return 0;
+}
+
+/* 1 the first time a degraded directory fsync is seen on @dev. */
+static int first_degraded(struct fk_fdmap *m, dev_t dev)
+{
+	if (!m)
+		return 1;
+	for (size_t i = 0; i < m->nr_degraded; i++)
+		if (m->degraded_devs[i] == dev)
+			return 0;
+	dev_t *p = realloc(m->degraded_devs,
+			   (m->nr_degraded + 1) * sizeof(*p));
+	if (!p)
+		return 1;
+	p[m->nr_degraded++] = dev;
+	m->degraded_devs = p;
+	return 1;
+}
+
+void fk_tree_report(const struct fk_tree_fsync_opts *o, struct fk_tree_stats *st,
+		    int level, const char *op, const char *path, int err)
+{
+	if (level == FK_REPORT_ERROR)
+		st->errors++;
+	else
+		st->warnings++;
+	if (o && o->report)
+		o->report(o->report_arg, level, op, path, err);
+}
+
+int fk_tree_result(int cur, int r)
+{
+	if (r >= 0 || (cur < 0 && cur != -FK_EDEGRADED))
+		return cur;
+	if (r == -FK_EDEGRADED)
+		return cur < 0 ? cur : r;
+	return r;
+}
+
+void fk_tree_progress(const struct fk_tree_fsync_opts *o,
+		      const struct fk_tree_stats *st, uint64_t *last_ns,
+		      int force)
+{
+	if (!o || !o->progress)
+		return;
+	uint64_t now = fk_now_ns();
+	if (!force && *last_ns && now - *last_ns < PROGRESS_INTERVAL_NS)
+		return;
+	if (!*last_ns && !force) {
+		/* First call starts the clock: no output for short runs. */
+		*last_ns = now;
+		return;
+	}
+	*last_ns = now;
+	o->progress(o->progress_arg, st);
+}
+
+int fk_tree_fsync_fd(struct fk_fdmap *m, int fd, dev_t dev, ino_t ino,
+		     int is_dir, const char *path, const struct fk_tree_fsync_opts *o,
+		     struct fk_tree_stats *st)
+{
+	int r = fk_sys.fsync(fd);
+	if (is_dir)
+		st->dir_fsync_calls++;
+	else
+		st->fsync_calls++;
+	if (r == 0) {
+		if (m)
+			fk_fdmap_set_flags(m, dev, ino, FK_INODE_SYNCED);
+		return 0;
+	}
+	if (is_dir && (r == -EINVAL || r == -ENOTSUP || r == -EOPNOTSUPP)) {
+		/* CIFS, some FUSE: the directory cannot be fsynced.  Not a
+		 * failure of the operation, but the result is weaker. */
+		st->degraded = 1;
+		if (m)
+			fk_fdmap_set_flags(m, dev, ino, FK_INODE_DEGRADED);
+		if (first_degraded(m, dev))
+			fk_tree_report(o, st, FK_REPORT_WARNING, "fsync", path,
+				       -FK_EDEGRADED);
+		return -FK_EDEGRADED;
+	}
+	/* Sticky: reported once, never retried, never reopened. */
+	if (m)
+		fk_fdmap_set_flags(m, dev, ino, FK_INODE_FAILED);
+	fk_tree_report(o, st, FK_REPORT_ERROR, "fsync", path, r);
+	return r;
+}
+
+int fk_tree_open_file(int dirfd, const char *name, const struct stat *want)
+{
+	int fd = fk_sys.openat(dirfd, name,
+			       O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK,
+			       0);
+	if (fd == -ELOOP)
+		return -ENOENT;	/* replaced by a symlink after the lstat */
+	if (fd < 0)
+		return fd;
+	struct stat now;
+	int r = fk_sys.fstat(fd, &now);
+	if (r == 0 && (!S_ISREG(now.st_mode) || now.st_dev != want->st_dev ||
+		       now.st_ino != want->st_ino))
+		r = -ENOENT;	/* replaced between lstat and open */
+	if (r < 0) {
+		fk_sys.close(fd);
+		return r;
+	}
+	return fd;
+}
+
+int fk_kernel_before(const char *release, int major, int minor)
+{
+	char *end;
+	if (!release)
+		return -EINVAL;
+	long a = strtol(release, &end, 10);
+	if (end == release || *end != '.')
+		return -EINVAL;
+	const char *p = end + 1;
+	long b = strtol(p, &end, 10);
+	if (end == p)
+		return -EINVAL;
+	return a < major || (a == major && b < minor);
+}
+
+int fk_tree_count(struct fk_fdmap *m, struct fk_tree_stats *st,
+		  const struct stat *est)
+{
+	unsigned f = fk_fdmap_flags(m, est->st_dev, est->st_ino);
+	if (f & FK_INODE_SEEN) {
+		if (S_ISREG(est->st_mode))
+			st->hardlinks++;
+		return 1;
+	}
+	fk_fdmap_set_flags(m, est->st_dev, est->st_ino, FK_INODE_SEEN);
+	if (S_ISREG(est->st_mode)) {
+		st->files++;
+		st->bytes += (uint64_t)est->st_size;
+	} else if (S_ISDIR(est->st_mode)) {
+		st->dirs++;
+	}
+	return 0;
+}
+
+/*
+ * Report an entry that vanished (ENOENT between getdents and use), once
+ * per inode when it is known (@st non-NULL), else once per path.
+ */
+static void vanished(struct fk_fdmap *m, const struct fk_tree_fsync_opts *o,
+		     struct fk_tree_stats *st, const char *op,
+		     const char *path, const struct stat *est)
+{
+	if (est) {
+		unsigned f = fk_fdmap_flags(m, est->st_dev, est->st_ino);
+		if (f & FK_INODE_VANISHED)
+			return;
+		fk_fdmap_set_flags(m, est->st_dev, est->st_ino,
+				   FK_INODE_VANISHED);
+	} else if (fk_fdmap_note_path(m, op, path) == 1) {
+		return;
+	}
+	st->vanished++;
+	fk_tree_report(o, st, FK_REPORT_WARNING, op, path, -ENOENT);
+}
+
+int fk_tree_walk_error(struct fk_fdmap *m, const struct fk_tree_fsync_opts *o,
+		       struct fk_tree_stats *st, const char *op,
+		       const char *path, int err)
+{
+	if (err == -ENOENT) {
+		vanished(m, o, st, op, path, NULL);
+		return 0;
+	}
+	if (err == -ENOMEM)
+		return err;
+	/* An earlier pass of this run already reported it. */
+	if (fk_fdmap_note_path(m, op, path) == 1)
+		return err;
+	fk_tree_report(o, st, FK_REPORT_ERROR, op, path, err);
+	return err;
+}
+
+int fk_tree_open_counted(struct fk_fdmap *m, const struct fk_walk_entry *e,
+			 const char *path, const struct fk_tree_fsync_opts *o,
+			 struct fk_tree_stats *st)
+{
+	int fd = fk_tree_open_file(e->dirfd, e->name, &e->st);
+	if (fd >= 0)
+		return fd;
+	if (fd == -ENOENT) {
+		vanished(m, o, st, "open", path, &e->st);
+		return fd;
+	}
+	fk_fdmap_set_flags(m, e->st.st_dev, e->st.st_ino, FK_INODE_FAILED);
+	fk_tree_report(o, st, FK_REPORT_ERROR, "open", path, fd);
+	return fd;
+}
+
+/* ---- the fsync pass ---- */
+
+struct pass {
+	struct fk_fdmap *m;
+	const struct fk_tree_fsync_opts *o;
+	struct fk_tree_stats *st;
+	size_t root_len;	/* of the walker's display root */
+	const char *display;	/* replaces it in reports; NULL: none */
+	int result;
+	int nomem;
+	uint64_t progress_ns;
+};
+
+/* The path to report for walker path @path (free with put_path). */
+static char *get_path(struct pass *p, const char *path)
+{
+	if (!p->display)
+		return (char *)path;
+	size_t wl = strlen(path);
+	const char *rest = path + (wl >= p->root_len ? p->root_len : wl);
+	size_t dl = strlen(p->display), rl = strlen(rest);
+	int slash = rl && rest[0] != '/' && dl && p->display[dl - 1] != '/';
+	char *out = malloc(dl + slash + rl + 1);
+	if (!out)
+		return (char *)path;
+	memcpy(out, p->display, dl);
+	if (slash)
+		out[dl] = '/';
+	memcpy(out + dl + slash, rest, rl + 1);
+	return out;
+}
+
+static void put_path(const char *shown, const char *path)
+{
+	if (shown != path)
+		free((char *)shown);
+}
+
+static void count_entry(struct pass *p, const struct stat *st)
+{
+	if (p->o->flags & FK_PASS_COUNT)
+		fk_tree_count(p->m, p->st, st);
+}
+
+static int pass_error(void *arg, const char *op, const char *path, int err)
+{
+	struct pass *p = arg;
+	char *shown = get_path(p, path);
+	int r = fk_tree_walk_error(p->m, p->o, p->st, op, shown, err);
+	put_path(shown, path);
+	if (r == -ENOMEM)
+		return r;
+	p->result = fk_tree_result(p->result, r);
+	return 0;
+}
+
+static void pass_file(struct pass *p, const struct fk_walk_entry *e)
+{
+	unsigned f = fk_fdmap_flags(p->m, e->st.st_dev, e->st.st_ino);
+	if (f & (FK_INODE_SYNCED | FK_INODE_FAILED))
+		return;
+	char *shown = get_path(p, e->path);
+	int fd = fk_fdmap_take(p->m, e->st.st_dev, e->st.st_ino);
+	if (fd < 0)
+		fd = fk_tree_open_counted(p->m, e, shown, p->o, p->st);
+	int r = fd;
+	if (fd >= 0) {
+		r = fk_tree_fsync_fd(p->m, fd, e->st.st_dev, e->st.st_ino, 0,
+				     shown, p->o, p->st);
+		/* Written back and durable: the cache may go (cp
+		 * --drop-cache).  A hint; its errors do not matter. */
+		if (r == 0 && p->o->drop_cache)
+			fk_sys.fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		fk_sys.close(fd);
+	}
+	if (r != -ENOENT)
+		p->result = fk_tree_result(p->result, r);
+	put_path(shown, e->path);
+}
+
+static int pass_entry(void *arg, const struct fk_walk_entry *e)
+{
+	struct pass *p = arg;
+	mode_t t = e->st.st_mode;
+	if (S_ISREG(t)) {
+		count_entry(p, &e->st);
+		pass_file(p, e);
+		fk_tree_progress(p->o, p->st, &p->progress_ns, 0);
+	} else if (p->o->flags & FK_PASS_COUNT) {
+		/* Symlinks and special files: counted, never opened. */
+		if (S_ISLNK(t))
+			p->st->symlinks++;
+		else
+			p->st->specials++;
+	}
+	return 0;
+}
+
+#define DIR_DONE (FK_INODE_SYNCED | FK_INODE_FAILED | FK_INODE_DEGRADED)
+
+static int pass_dir_pre(void *arg, const struct fk_walk_entry *e)
+{
+	struct pass *p = arg;
+	unsigned f = fk_fdmap_flags(p->m, e->st.st_dev, e->st.st_ino);
+	/* Done earlier in this run (overlapping paths): skip the subtree. */
+	if (f & DIR_DONE)
+		return 1;
+	count_entry(p, &e->st);
+	return 0;
+}
+
+static int pass_dir_post(void *arg, const struct fk_walk_entry *e)
+{
+	struct pass *p = arg;
+	unsigned f = fk_fdmap_flags(p->m, e->st.st_dev, e->st.st_ino);
+	int kept = fk_fdmap_take(p->m, e->st.st_dev, e->st.st_ino);
+	if (!(f & DIR_DONE)) {
+		char *shown = get_path(p, e->path);
+		int r = fk_tree_fsync_fd(p->m, kept >= 0 ? kept : e->fd,
+					 e->st.st_dev, e->st.st_ino, 1, shown,
+					 p->o, p->st);
+		put_path(shown, e->path);
+		p->result = fk_tree_result(p->result, r);
+	}
+	if (kept >= 0)
+		fk_sys.close(kept);
+	fk_tree_progress(p->o, p->st, &p->progress_ns, 0);
+	return 0;
+}
+
+int fk_tree_fsync_pass(int at_fd, const char *root, const char *display,
+		       struct fk_fdmap *m, const struct fk_tree_fsync_opts *o,
+		       struct fk_tree_stats *st)
+{
+	static const struct fk_walk_ops ops = {
+		.dir_pre = pass_dir_pre,
+		.dir_post = pass_dir_post,
+		.entry = pass_entry,
+		.error = pass_error,
+	};
+	size_t len = strlen(root);
+	while (len > 1 && root[len - 1] == '/')
+		len--;
+	struct pass p = {
+		.m = m,
+		.o = o,
+		.st = st,
+		.root_len = len,
+		.display = display && strcmp(display, root) ? display : NULL,
+	};
+	int r = fk_walk(at_fd, root, &ops, &p);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		/* The root itself could not be examined: an error even when
+		 * it is ENOENT (the caller named it), reported once a run. */
+		const char *shown = display ? display : root;
+		if (fk_fdmap_note_path(m, "stat", shown) != 1)
+			fk_tree_report(o, st, FK_REPORT_ERROR, "stat", shown,
+				       r);
+		return fk_tree_result(p.result, r);
+	}
+	return p.result;
+}

@@ -1,0 +1,466 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tree_sync.c - fk_tree_sync: make every file and directory under some
+ * paths durable, by one of three methods.
+ *
+ * Interface routine: fk_tree_sync (include/flushkit.h, section tree).
+ *
+ *  - FK_SYNC_FSYNC: one walk; each regular file opened (after lstat said
+ *    S_ISREG, O_NOFOLLOW) and fsynced, each directory fsynced after its
+ *    contents.  What rsync --fsync and PostgreSQL before 9.5 did.
+ *
+ *  - FK_SYNC_TWOPASS (default): PostgreSQL's SyncDataDirectory (fd.c,
+ *    9.5+ with pre_sync_fname): pass 1 walks the tree and starts
+ *    writeback of every regular file with sync_file_range(
+ *    SYNC_FILE_RANGE_WRITE) over the whole file, through struct
+ *    fk_writeback (sorted, merged, fadvise fallback); pass 2 walks again
+ *    and fsyncs every file, then every directory after its contents.  By
+ *    the time pass 2 waits on the first file, the device is already busy
+ *    with all of them.  Every hint of pass 1 is issued before the first
+ *    fsync of pass 2.  The descriptor opened in pass 1 is kept open in
+ *    the run's fdmap (up to fk_fdmap_budget()) and reused by pass 2, so
+ *    a writeback error cannot be lost by inode eviction in between.
+ *
+ *  - FK_SYNC_SYNCFS: one walk (opening no file) to find every distinct
+ *    st_dev under the paths, then one syncfs(2) per file system.  Before
+ *    Linux 5.8 syncfs did not return writeback errors, so on such a
+ *    kernel a warning is reported once.
+ *
+ * In every method: an inode is synced once per run whatever its number
+ * of names; failures follow the policy of tree_common.c (sticky, never
+ * retried; vanished entries are warnings; unsupported directory fsync
+ * gives -FK_EDEGRADED).
+ */
+#include "tree.h"
+#include "sys.h"
+#include "walk.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+/* ---- twopass, pass 1: start writeback of every regular file ---- */
+
+struct hint_pass {
+	struct fk_fdmap *m;
+	const struct fk_tree_fsync_opts *o;
+	struct fk_tree_stats *st;
+	struct fk_writeback *wb;
+	int result;
+	int hint_warned;
+	uint64_t progress_ns;
+};
+
+static void hint_failed(struct hint_pass *p, const char *path, int err)
+{
+	/* A hint that failed is not a durability failure (pass 2's fsync
+	 * is), but say so once. */
+	if (p->hint_warned++)
+		return;
+	fk_tree_report(p->o, p->st, FK_REPORT_WARNING, "sync_file_range",
+		       path, err);
+}
+
+static int hint_entry(void *arg, const struct fk_walk_entry *e)
+{
+	struct hint_pass *p = arg;
+	mode_t t = e->st.st_mode;
+	if (!S_ISREG(t)) {
+		if (S_ISLNK(t))
+			p->st->symlinks++;
+		else
+			p->st->specials++;
+		return 0;	/* never opened */
+	}
+	if (fk_tree_count(p->m, p->st, &e->st))
+		return 0;	/* another name of an inode already hinted */
+	int fd = fk_tree_open_counted(p->m, e, e->path, p->o, p->st);
+	if (fd < 0) {
+		if (fd != -ENOENT)
+			p->result = fk_tree_result(p->result, fd);
+		return 0;
+	}
+	fk_fdmap_set_flags(p->m, e->st.st_dev, e->st.st_ino, FK_INODE_HINTED);
+	if (e->st.st_size > 0) {
+		int r = fk_writeback_note(p->wb, fd, 0,
+					  (uint64_t)e->st.st_size);
+		if (r < 0)
+			hint_failed(p, e->path, r);
+	}
+	int kept = fk_fdmap_put(p->m, e->st.st_dev, e->st.st_ino, fd, 0);
+	if (kept != 0) {
+		/* Over budget: issue what is pending for this fd before
+		 * closing it; pass 2 will reopen the file. */
+		int r = fk_writeback_issue_fd(p->wb, fd);
+		if (r < 0)
+			hint_failed(p, e->path, r);
+		fk_writeback_forget(p->wb, fd);
+		fk_sys.close(fd);
+	}
+	fk_tree_progress(p->o, p->st, &p->progress_ns, 0);
+	return 0;
+}
+
+static int hint_dir_pre(void *arg, const struct fk_walk_entry *e)
+{
+	struct hint_pass *p = arg;
+	/* Seen before in this run (overlapping paths): already walked. */
+	return fk_tree_count(p->m, p->st, &e->st) ? 1 : 0;
+}
+
+static int hint_error(void *arg, const char *op, const char *path, int err)
+{
+	struct hint_pass *p = arg;
+	int r = fk_tree_walk_error(p->m, p->o, p->st, op, path, err);
+	if (r == -ENOMEM)
+		return r;
+	p->result = fk_tree_result(p->result, r);
+	return 0;
+}
+
+static int hint_tree(const char *root, struct hint_pass *p)
+{
+	static const struct fk_walk_ops ops = {
+		.dir_pre = hint_dir_pre,
+		.entry = hint_entry,
+		.error = hint_error,
+	};
+	int r = fk_walk(AT_FDCWD, root, &ops, p);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		fk_fdmap_note_path(p->m, "stat", root);
+		fk_tree_report(p->o, p->st, FK_REPORT_ERROR, "stat", root, r);
+		p->result = fk_tree_result(p->result, r);
+	}
+	return 0;
+}
+
+static int sync_twopass(const char *const *paths, size_t nr_paths,
+			struct fk_fdmap *m, const struct fk_tree_opts *to,
+			const struct fk_tree_fsync_opts *o,
+			struct fk_tree_stats *st)
+{
+	struct fk_writeback wb;
+	/* 0 would disable the writeback module; here it means "hint each
+	 * file on its own". */
+	fk_writeback_init(&wb, to->flush_after_bytes ? to->flush_after_bytes
+						     : 1);
+	struct hint_pass p = {.m = m, .o = o, .st = st, .wb = &wb};
+	int result = 0;
+
+	uint64_t t0 = fk_now_ns();
+	for (size_t i = 0; i < nr_paths; i++) {
+		int r = hint_tree(paths[i], &p);
+		if (r < 0) {
+			result = r;
+			break;
+		}
+	}
+	int r = fk_writeback_issue(&wb);
+	if (r < 0)
+		hint_failed(&p, nr_paths ? paths[0] : "", r);
+	st->writeback_ranges = wb.ranges_issued;
+	st->writeback_bytes = wb.bytes_issued;
+	fk_writeback_release(&wb);
+	uint64_t t1 = fk_now_ns();
+	st->writeback_ns = t1 - t0;
+	result = fk_tree_result(result, p.result);
+	if (result == -ENOMEM)
+		return result;
+
+	for (size_t i = 0; i < nr_paths; i++) {
+		r = fk_tree_fsync_pass(AT_FDCWD, paths[i], NULL, m, o, st);
+		if (r == -ENOMEM)
+			return r;
+		result = fk_tree_result(result, r);
+	}
+	st->fsync_ns = fk_now_ns() - t1;
+	return result;
+}
+
+/* ---- fsync: one pass ---- */
+
+static int sync_fsync(const char *const *paths, size_t nr_paths,
+		      struct fk_fdmap *m, const struct fk_tree_opts *to,
+		      const struct fk_tree_fsync_opts *o,
+		      struct fk_tree_stats *st)
+{
+	struct fk_tree_fsync_opts counting = *o;
+	int result = 0;
+	(void)to;
+	counting.flags |= FK_PASS_COUNT;
+	uint64_t t0 = fk_now_ns();
+	for (size_t i = 0; i < nr_paths; i++) {
+		int r = fk_tree_fsync_pass(AT_FDCWD, paths[i], NULL, m,
+					   &counting, st);
+		if (r == -ENOMEM)
+			return r;
+		result = fk_tree_result(result, r);
+	}
+	st->fsync_ns = fk_now_ns() - t0;
+	return result;
+}
+
+/* ---- syncfs: one call per file system ---- */
+
+struct fsdev {
+	dev_t dev;
+	int fd;
+	char *path;
+};
+
+struct fs_pass {
+	struct fk_fdmap *m;
+	const struct fk_tree_fsync_opts *o;
+	struct fk_tree_stats *st;
+	struct fsdev *devs;
+	size_t nr_devs;
+	int result;
+	int nomem;
+	uint64_t progress_ns;
+};
+
+/* Remember file system @dev with a descriptor on it (taken over). */
+static void add_dev(struct fs_pass *p, dev_t dev, int fd, const char *path)
+{
+	struct fsdev *n = realloc(p->devs, (p->nr_devs + 1) * sizeof(*n));
+	char *copy = strdup(path);
+	if (!n || !copy) {
+		if (n)
+			p->devs = n;
+		free(copy);
+		fk_sys.close(fd);
+		p->nomem = 1;
+		return;
+	}
+	p->devs = n;
+	n[p->nr_devs].dev = dev;
+	n[p->nr_devs].fd = fd;
+	n[p->nr_devs].path = copy;
+	p->nr_devs++;
+}
+
+static int known_dev(const struct fs_pass *p, dev_t dev)
+{
+	for (size_t i = 0; i < p->nr_devs; i++)
+		if (p->devs[i].dev == dev)
+			return 1;
+	return 0;
+}
+
+static int fs_dir_pre(void *arg, const struct fk_walk_entry *e)
+{
+	struct fs_pass *p = arg;
+	if (fk_tree_count(p->m, p->st, &e->st))
+		return 1;
+	if (!known_dev(p, e->st.st_dev)) {
+		/* The walker owns e->fd; keep a descriptor of our own. */
+		int fd = fk_sys.openat(e->fd, ".",
+				       O_RDONLY | O_DIRECTORY | O_NOCTTY, 0);
+		if (fd < 0) {
+			int r = fk_tree_walk_error(p->m, p->o, p->st, "open",
+						   e->path, fd);
+			p->result = fk_tree_result(p->result, r);
+		} else {
+			add_dev(p, e->st.st_dev, fd, e->path);
+		}
+	}
+	fk_tree_progress(p->o, p->st, &p->progress_ns, 0);
+	return p->nomem ? -ENOMEM : 0;
+}
+
+static int fs_entry(void *arg, const struct fk_walk_entry *e)
+{
+	struct fs_pass *p = arg;
+	mode_t t = e->st.st_mode;
+	if (S_ISLNK(t)) {
+		p->st->symlinks++;
+	} else if (!S_ISREG(t)) {
+		p->st->specials++;
+	} else if (!fk_tree_count(p->m, p->st, &e->st) &&
+		   !known_dev(p, e->st.st_dev)) {
+		/* A regular file on a file system of its own (a bind-mounted
+		 * file, or a file given as PATH).  Special files are never
+		 * opened: their inode lives on their directory's file
+		 * system, which the walk reaches anyway. */
+		int fd = fk_tree_open_counted(p->m, e, e->path, p->o, p->st);
+		if (fd >= 0)
+			add_dev(p, e->st.st_dev, fd, e->path);
+		else if (fd != -ENOENT)
+			p->result = fk_tree_result(p->result, fd);
+	}
+	if (e->depth == 0 && !S_ISREG(t) && !known_dev(p, e->st.st_dev)) {
+		/* PATH is a symlink or special file: sync the file system
+		 * holding it, through its parent directory. */
+		int fd = fk_sys.openat(e->dirfd, ".",
+				       O_RDONLY | O_DIRECTORY | O_NOCTTY, 0);
+		if (fd >= 0)
+			add_dev(p, e->st.st_dev, fd, e->path);
+	}
+	fk_tree_progress(p->o, p->st, &p->progress_ns, 0);
+	return p->nomem ? -ENOMEM : 0;
+}
+
+static int fs_error(void *arg, const char *op, const char *path, int err)
+{
+	struct fs_pass *p = arg;
+	int r = fk_tree_walk_error(p->m, p->o, p->st, op, path, err);
+	if (r == -ENOMEM)
+		return r;
+	p->result = fk_tree_result(p->result, r);
+	return 0;
+}
+
+/* 1 if this kernel's syncfs does not report writeback errors (< 5.8). */
+static int syncfs_loses_errors(void)
+{
+	struct utsname u;
+	if (uname(&u) != 0)
+		return 0;
+	return fk_kernel_before(u.release, 5, 8) == 1;
+}
+
+static int sync_syncfs(const char *const *paths, size_t nr_paths,
+		       struct fk_fdmap *m, const struct fk_tree_opts *to,
+		       const struct fk_tree_fsync_opts *o,
+		       struct fk_tree_stats *st)
+{
+	static const struct fk_walk_ops ops = {
+		.dir_pre = fs_dir_pre,
+		.entry = fs_entry,
+		.error = fs_error,
+	};
+	struct fs_pass p = {.m = m, .o = o, .st = st};
+	int result = 0;
+	(void)to;
+
+	if (syncfs_loses_errors())
+		fk_tree_report(o, st, FK_REPORT_WARNING,
+			       "syncfs (kernels before 5.8 do not report its "
+			       "errors)",
+			       nr_paths ? paths[0] : "", -ENOTSUP);
+
+	uint64_t t0 = fk_now_ns();
+	for (size_t i = 0; i < nr_paths && !p.nomem; i++) {
+		int r = fk_walk(AT_FDCWD, paths[i], &ops, &p);
+		if (r < 0 && r != -ENOMEM) {
+			fk_tree_report(o, st, FK_REPORT_ERROR, "stat",
+				       paths[i], r);
+			result = fk_tree_result(result, r);
+		}
+	}
+	uint64_t t1 = fk_now_ns();
+	st->walk_ns = t1 - t0;
+	result = fk_tree_result(result, p.result);
+
+	for (size_t i = 0; i < p.nr_devs; i++) {
+		if (!p.nomem) {
+			int r = fk_sys.syncfs(p.devs[i].fd);
+			st->syncfs_calls++;
+			if (r < 0) {
+				fk_tree_report(o, st, FK_REPORT_ERROR, "syncfs",
+					       p.devs[i].path, r);
+				result = fk_tree_result(result, r);
+			}
+		}
+		fk_sys.close(p.devs[i].fd);
+		free(p.devs[i].path);
+	}
+	free(p.devs);
+	st->fsync_ns = fk_now_ns() - t1;
+	return p.nomem ? -ENOMEM : result;
+}
+
+int fk_tree_sync(const char *const *paths, size_t nr_paths,
+		 const struct fk_tree_opts *o, struct fk_tree_stats *st)
+{
+	struct fk_tree_opts defaults;
+	struct fk_tree_stats local;
+	if (!o) {
+		fk_tree_opts_init(&defaults);
+		o = &defaults;
+	}
+	if (!st)
+		st = &local;
+	memset(st, 0, sizeof(*st));
+	if (!paths || !nr_paths)
+		return -EINVAL;
+	for (size_t i = 0; i < nr_paths; i++)
+		if (!paths[i] || !paths[i][0])
+			return -EINVAL;
+
+	int (*fn)(const char *const *, size_t, struct fk_fdmap *,
+		  const struct fk_tree_opts *,
+		  const struct fk_tree_fsync_opts *, struct fk_tree_stats *);
+	size_t max_fds = 0;
+	switch (o->method) {
+	case FK_SYNC_TWOPASS:
+		fn = sync_twopass;
+		max_fds = fk_fdmap_budget();
+		break;
+	case FK_SYNC_FSYNC:
+		fn = sync_fsync;
+		break;
+	case FK_SYNC_SYNCFS:
+		fn = sync_syncfs;
+		break;
+	default:
+		return -EINVAL;
+	}
+
+	struct fk_tree_fsync_opts fo = {
+		.report = o->report,
+		.report_arg = o->report_arg,
+		.progress = o->progress,
+		.progress_arg = o->progress_arg,
+	};
+
+	/* A PATH that is a symlink to a directory is followed, as
+	 * sync -f does; below it, nothing is. */
+	char **walk_paths = calloc(nr_paths, sizeof(*walk_paths));
+	if (!walk_paths)
+		return -ENOMEM;
+	int r = 0;
+	for (size_t i = 0; i < nr_paths && !r; i++) {
+		struct stat lst, fst;
+		const char *p = paths[i];
+		if (fk_sys.fstatat(AT_FDCWD, p, &lst, AT_SYMLINK_NOFOLLOW) ==
+			    0 &&
+		    S_ISLNK(lst.st_mode) &&
+		    fk_sys.fstatat(AT_FDCWD, p, &fst, 0) == 0 &&
+		    S_ISDIR(fst.st_mode)) {
+			size_t len = strlen(p);
+			walk_paths[i] = malloc(len + 3);
+			if (walk_paths[i]) {
+				memcpy(walk_paths[i], p, len);
+				memcpy(walk_paths[i] + len, "/.", 3);
+			}
+		} else {
+			walk_paths[i] = strdup(p);
+		}
+		if (!walk_paths[i])
+			r = -ENOMEM;
+	}
+
+	struct fk_fdmap *m = NULL;
+	if (!r)
+		r = fk_fdmap_create(max_fds, &m);
+	uint64_t t0 = fk_now_ns();
+	if (!r)
+		r = fn((const char *const *)walk_paths, nr_paths, m, o, &fo,
+		       st);
+	fk_fdmap_destroy(m);
+	for (size_t i = 0; i < nr_paths; i++)
+		free(walk_paths[i]);
+	free(walk_paths);
+	st->total_ns = fk_now_ns() - t0;
+	uint64_t last = 0;
+	fk_tree_progress(&fo, st, &last, 1);
+	if (r == 0 && st->degraded)
+		r = -FK_EDEGRADED;
+	return r;
+}
