@@ -15,7 +15,7 @@ struct subcommand {
 
 static const struct subcommand commands[] = {
 
-
+	{"cp", cmd_cp, "copy a tree like cp -a and make the copy durable"},
 	{"bench", cmd_bench, "benchmarks: tpcb"},
 };
 

@@ -1,0 +1,1243 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tree_copy.c - fk_tree_copy(): copy a tree with cp -a semantics and
+ * make the copy durable.
+ *
+ * The copy phase walks the source with fk_walk() (openat/fstatat/getdents
+ * relative to directory descriptors, so no PATH_MAX limit) and recreates
+ * every entry relative to an open descriptor of the matching destination
+ * directory:
+ *  - regular files: copy_file_range(2), falling back to pread/pwrite on
+ *    EXDEV, ENOSYS, EINVAL or EOPNOTSUPP; a file with fewer allocated
+ *    blocks than its size is copied segment by segment with
+ *    SEEK_DATA/SEEK_HOLE so that its holes stay holes;
+ *  - directories (mkdirat), symlinks (readlinkat/symlinkat, dangling ones
+ *    too), FIFOs, sockets and devices (mknodat; never opened);
+ *  - hard links: the first name of a source inode with st_nlink > 1 is
+ *    copied and its destination path, relative to the destination's top
+ *    directory, is remembered under the source's (st_dev, st_ino); later
+ *    names become linkat() of it.  A remembered path longer than PATH_MAX
+ *    is resolved one component at a time with openat(O_PATH).
+ *  - metadata after content: owner (when root), xattrs (best effort),
+ *    mode, then timestamps; a directory's after everything below it.
+ * New files are created 0600 and directories 0700 (never group/world
+ * accessible while incomplete) and get the source's mode only once their
+ * content is in place, so 0000 and 0444 sources copy fine.
+ *
+ * The durability phase depends on the method (enum fk_copy_method):
+ *  - FK_COPY_FSYNC_EACH: fsync each file right after writing it, and each
+ *    directory after its contents (the baseline, as rsync --fsync);
+ *  - FK_COPY_DELAYED: fsync every file, then every directory bottom-up,
+ *    once the whole copy is done (fk_tree_fsync_pass);
+ *  - FK_COPY_WRITEBACK (default): as delayed, but start writeback of
+ *    written data every flush_after_bytes while copying
+ *    (sync_file_range(SYNC_FILE_RANGE_WRITE) through struct fk_writeback),
+ *    so the final fsyncs find little dirty data;
+ *  - FK_COPY_SYNCFS: one syncfs(2) of the destination's file system.
+ * In every method the destination's parent directory is fsynced last, so
+ * the new top-level name is durable.
+ *
+ * Descriptors of written files and directories are kept open until their
+ * fsync while the descriptor budget allows (the fd map of tree.h): a
+ * writeback error can be lost if the inode is evicted between close and
+ * reopen.
+ *
+ * Errors: a failed fsync is reported with its path, recorded, never
+ * retried, and makes the copy fail.  ENOSPC/EDQUOT while writing stops the
+ * copy at once; the file being written is left in place, incomplete (mode
+ * 0600, shorter than its source), and reported as "copy stopped,
+ * incomplete file".  An unreadable source entry is reported and skipped;
+ * the rest is copied and the copy fails at the end.  A source entry that
+ * vanished during the walk is counted and warned about.
+ *
+ * Interface: fk_tree_copy() (include/flushkit.h, section tree).
+ */
+#include "flushkit.h"
+#include "sys.h"
+#include "tree.h"
+#include "walk.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#define COPY_CHUNK_BYTES (1u << 20)	/* largest single copy call */
+
+/* ---- a growable string ---- */
+
+struct sbuf {
+	char *buf;
+	size_t len, alloc;
+};
+
+static int sbuf_grow(struct sbuf *s, size_t extra)
+{
+	if (s->len + extra + 1 <= s->alloc)
+		return 0;
+	size_t n = s->alloc ? s->alloc : 256;
+	while (n < s->len + extra + 1)
+		n *= 2;
+	char *p = realloc(s->buf, n);
+	if (!p)
+		return -ENOMEM;
+	s->buf = p;
+	s->alloc = n;
+	return 0;
+}
+
+static int sbuf_add(struct sbuf *s, const char *str, size_t len)
+{
+	int r = sbuf_grow(s, len);
+	if (r)
+		return r;
+	memcpy(s->buf + s->len, str, len);
+	s->len += len;
+	s->buf[s->len] = 0;
+	return 0;
+}
+
+static void sbuf_truncate(struct sbuf *s, size_t len)
+{
+	s->len = len;
+	if (s->buf)
+		s->buf[len] = 0;
+}
+
+/* ---- hard-link map: source (dev, ino) -> destination path ---- */
+
+struct link_slot {
+	dev_t dev;
+	ino_t ino;
+	char *relpath;		/* relative to the destination top; NULL:
+				 * empty slot */
+};
+
+struct link_map {
+	struct link_slot *slots;
+	size_t nr, alloc;	/* alloc is a power of two */
+};
+
+static size_t link_hash(dev_t dev, ino_t ino)
+{
+	uint64_t h = (uint64_t)ino * 0x9e3779b97f4a7c15ull;
+	h ^= (uint64_t)dev * 0xc2b2ae3d27d4eb4full;
+	return (size_t)(h ^ (h >> 29));
+}
+
+static const char *link_find(const struct link_map *m, dev_t dev, ino_t ino)
+{
+	if (!m->alloc)
+		return NULL;
+	for (size_t i = link_hash(dev, ino) & (m->alloc - 1);;
+	     i = (i + 1) & (m->alloc - 1)) {
+		const struct link_slot *s = &m->slots[i];
+		if (!s->relpath)
+			return NULL;
+		if (s->dev == dev && s->ino == ino)
+			return s->relpath;
+	}
+}
+
+static int link_put(struct link_map *m, dev_t dev, ino_t ino,
+		    const char *relpath)
+{
+	if ((m->nr + 1) * 2 > m->alloc) {
+		size_t n = m->alloc ? m->alloc * 2 : 64;
+		struct link_slot *ns = calloc(n, sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		for (size_t i = 0; i < m->alloc; i++) {
+			struct link_slot *s = &m->slots[i];
+			if (!s->relpath)
+				continue;
+			size_t j = link_hash(s->dev, s->ino) & (n - 1);
+			while (ns[j].relpath)
+				j = (j + 1) & (n - 1);
+			ns[j] = *s;
+		}
+		free(m->slots);
+		m->slots = ns;
+		m->alloc = n;
+	}
+	size_t i = link_hash(dev, ino) & (m->alloc - 1);
+	while (m->slots[i].relpath)
+		i = (i + 1) & (m->alloc - 1);
+	char *p = strdup(relpath);
+	if (!p)
+		return -ENOMEM;
+	m->slots[i].dev = dev;
+	m->slots[i].ino = ino;
+	m->slots[i].relpath = p;
+	m->nr++;
+	return 0;
+}
+
+static void link_map_release(struct link_map *m)
+{
+	for (size_t i = 0; i < m->alloc; i++)
+		free(m->slots[i].relpath);
+	free(m->slots);
+	memset(m, 0, sizeof(*m));
+}
+
+/* ---- the copy context ---- */
+
+/* One level of the destination directory stack. */
+struct dst_level {
+	int fd;			/* the destination directory, or -1 */
+	int skip;		/* subtree not copied (error or into-itself) */
+	size_t rel_len;		/* length of relpath for this level */
+};
+
+struct copy_ctx {
+	const struct fk_tree_opts *o;
+	struct fk_tree_fsync_opts fo;	/* reporting, for tree.h helpers */
+	struct fk_tree_stats *st;
+	int method;
+	int is_root;		/* euid 0: copy owners */
+
+	int dst_parent_fd;	/* directory that holds the top */
+	const char *dst_name;	/* top's name in dst_parent_fd */
+	const char *dst_display;	/* top as the user should see it */
+	char *dst_parent_display;	/* its parent, for messages */
+	int top_fd;		/* destination top directory (or -1) */
+	dev_t top_dev;
+	ino_t top_ino;
+	int top_is_dir;
+	size_t src_root_len;	/* strlen of the root's display path */
+
+	struct dst_level *levels;
+	size_t nr_levels;
+
+	struct sbuf relpath;	/* current directory relative to top */
+	struct sbuf dpath;	/* display path of the current dst entry */
+	struct link_map links;
+	struct fk_fdmap *fdmap;	/* kept descriptors until fsync */
+	struct fk_writeback wb;
+	int use_wb;
+	int no_cfr;		/* copy_file_range unusable: read/write */
+	char *buf;		/* read/write fallback buffer */
+
+	int first_err;		/* first error (sticky) */
+	int stop;		/* fatal: stop the walk (ENOSPC, ENOMEM) */
+	uint64_t start_ns;
+	uint64_t last_progress_ns;
+};
+
+static void report(struct copy_ctx *c, int level, const char *op,
+		   const char *path, int err)
+{
+	if (level == FK_REPORT_ERROR && !c->first_err)
+		c->first_err = err;
+	fk_tree_report(&c->fo, c->st, level, op, path, err);
+}
+
+static void progress(struct copy_ctx *c)
+{
+	if (!c->o->progress)
+		return;
+	c->st->walk_ns = fk_now_ns() - c->start_ns;
+	fk_tree_progress(&c->fo, c->st, &c->last_progress_ns, 0);
+}
+
+static int is_space_err(int err)
+{
+	return err == -ENOSPC || err == -EDQUOT;
+}
+
+/* Display path of the destination of @e (in c->dpath). */
+static const char *dst_path(struct copy_ctx *c, const struct fk_walk_entry *e)
+{
+	sbuf_truncate(&c->dpath, 0);
+	if (sbuf_add(&c->dpath, c->dst_display, strlen(c->dst_display)))
+		return e->path;
+	if (e->depth > 0) {
+		size_t n = strlen(e->path);
+		const char *rest = n >= c->src_root_len ?
+					   e->path + c->src_root_len : "";
+		while (*rest == '/' && c->dpath.len &&
+		       c->dpath.buf[c->dpath.len - 1] == '/')
+			rest++;
+		if (*rest != '/' && c->dpath.len &&
+		    c->dpath.buf[c->dpath.len - 1] != '/')
+			sbuf_add(&c->dpath, "/", 1);
+		if (sbuf_add(&c->dpath, rest, strlen(rest)))
+			return e->path;
+	}
+	return c->dpath.buf;
+}
+
+/* The destination directory of @e and @e's name in it. */
+static int dst_dir(struct copy_ctx *c, const struct fk_walk_entry *e,
+		   const char **name)
+{
+	if (e->depth == 0) {
+		*name = c->dst_name;
+		return c->dst_parent_fd;
+	}
+	*name = e->name;
+	if ((size_t)e->depth > c->nr_levels)
+		return -1;
+	const struct dst_level *l = &c->levels[e->depth - 1];
+	return l->skip ? -1 : l->fd;
+}
+
+/* ---- metadata ---- */
+
+/* Copy extended attributes from @sfd to @dfd; best effort. */
+static void copy_xattrs(struct copy_ctx *c, int sfd, int dfd,
+			const char *path)
+{
+	char small[1024];
+	char *list = small;
+	ssize_t n = fk_sys.flistxattr(sfd, list, sizeof(small));
+	if (n == -ERANGE) {
+		n = fk_sys.flistxattr(sfd, NULL, 0);
+		if (n > 0) {
+			list = malloc((size_t)n);
+			if (!list)
+				return;
+			n = fk_sys.flistxattr(sfd, list, (size_t)n);
+		}
+	}
+	if (n <= 0)
+		goto out;	/* none, or not supported: nothing to do */
+	char *val = NULL;
+	size_t val_alloc = 0;
+	for (char *name = list; name < list + n; name += strlen(name) + 1) {
+		ssize_t len = fk_sys.fgetxattr(sfd, name, NULL, 0);
+		if (len < 0)
+			continue;
+		if ((size_t)len + 1 > val_alloc) {
+			char *p = realloc(val, (size_t)len + 1);
+			if (!p)
+				break;
+			val = p;
+			val_alloc = (size_t)len + 1;
+		}
+		len = fk_sys.fgetxattr(sfd, name, val, val_alloc);
+		if (len < 0)
+			continue;
+		int r = fk_sys.fsetxattr(dfd, name, val, (size_t)len, 0);
+		/* Namespaces we may not write (trusted.*, security.* as
+		 * non-root) and file systems without xattrs are skipped
+		 * silently, as cp -a does. */
+		if (r < 0 && r != -EPERM && r != -EACCES && r != -ENOTSUP &&
+		    r != -EOPNOTSUPP)
+			report(c, FK_REPORT_WARNING, "setxattr", path, r);
+	}
+	free(val);
+out:
+	if (list != small)
+		free(list);
+}
+
+/* Owner, xattrs, mode, times of an open destination file or directory. */
+static int set_meta_fd(struct copy_ctx *c, int sfd, int dfd,
+		       const struct stat *s, const char *path)
+{
+	int r;
+	if (c->is_root) {
+		r = fk_sys.fchown(dfd, s->st_uid, s->st_gid);
+		if (r < 0)
+			report(c, FK_REPORT_ERROR, "chown", path, r);
+	}
+	if (sfd >= 0)
+		copy_xattrs(c, sfd, dfd, path);
+	/* After chown, which clears set-user-ID and set-group-ID. */
+	r = fk_sys.fchmod(dfd, s->st_mode & 07777);
+	if (r < 0) {
+		report(c, FK_REPORT_ERROR, "chmod", path, r);
+		return r;
+	}
+	struct timespec ts[2] = {s->st_atim, s->st_mtim};
+	r = fk_sys.futimens(dfd, ts);
+	if (r < 0) {
+		report(c, FK_REPORT_ERROR, "utimens", path, r);
+		return r;
+	}
+	return 0;
+}
+
+/* Owner, mode, times of a symlink or special file, by name. */
+static void set_meta_at(struct copy_ctx *c, int ddir, const char *name,
+			const struct stat *s, const char *path)
+{
+	int r;
+	int is_lnk = S_ISLNK(s->st_mode);
+	if (c->is_root) {
+		r = fk_sys.fchownat(ddir, name, s->st_uid, s->st_gid,
+				    AT_SYMLINK_NOFOLLOW);
+		if (r < 0)
+			report(c, FK_REPORT_ERROR, "chown", path, r);
+	}
+	if (!is_lnk) {
+		/* The name was just created by mknodat: not a symlink. */
+		r = fk_sys.fchmodat(ddir, name, s->st_mode & 07777, 0);
+		if (r < 0)
+			report(c, FK_REPORT_ERROR, "chmod", path, r);
+	}
+	struct timespec ts[2] = {s->st_atim, s->st_mtim};
+	r = fk_sys.utimensat(ddir, name, ts, AT_SYMLINK_NOFOLLOW);
+	if (r < 0)
+		report(c, FK_REPORT_ERROR, "utimens", path, r);
+}
+
+/*
+ * Make room for a new non-directory @name in @ddir: cp -a replaces an
+ * existing file.  Returns 0 if something was removed, or -errno
+ * (-EISDIR if a directory is in the way, -EEXIST if it is the source
+ * @src itself, which is never removed).
+ */
+static int remove_existing(int ddir, const char *name, const struct stat *src)
+{
+	struct stat s;
+	int r = fk_sys.fstatat(ddir, name, &s, AT_SYMLINK_NOFOLLOW);
+	if (r < 0)
+		return r;
+	if (S_ISDIR(s.st_mode))
+		return -EISDIR;
+	if (s.st_dev == src->st_dev && s.st_ino == src->st_ino)
+		return -EEXIST;
+	return fk_sys.unlinkat(ddir, name, 0);
+}
+
+/* ---- durability of one file ---- */
+
+/* fsync one destination file or directory now (fsync-each). */
+static int fsync_now(struct copy_ctx *c, int fd, int is_dir, const char *path)
+{
+	struct stat s;
+	int r = fk_sys.fstat(fd, &s);
+	if (r < 0)
+		memset(&s, 0, sizeof(s));
+	/* Reports, counts, marks the inode failed (never retried). */
+	r = fk_tree_fsync_fd(c->fdmap, fd, s.st_dev, s.st_ino, is_dir, path,
+			     &c->fo, c->st);
+	if (r < 0 && r != -FK_EDEGRADED && !c->first_err)
+		c->first_err = r;
+	return r;
+}
+
+/*
+ * Done writing @fd (a destination file or directory): keep it open in
+ * the fd map for the final fsync where the budget allows, else close it.
+ */
+static void release_fd(struct copy_ctx *c, int fd, const struct stat *ds,
+		       int is_dir, const char *path)
+{
+	if (c->method == FK_COPY_WRITEBACK || c->method == FK_COPY_DELAYED) {
+		if (fk_fdmap_put(c->fdmap, ds->st_dev, ds->st_ino, fd,
+				 is_dir) == 0)
+			return;
+		/* Not kept: pending hints name this descriptor. */
+		if (c->use_wb && !is_dir)
+			fk_writeback_issue(&c->wb);
+	}
+	if (c->use_wb && !is_dir)
+		fk_writeback_forget(&c->wb, fd);
+	int r = fk_sys.close(fd);
+	if (r < 0)
+		report(c, FK_REPORT_ERROR, "close", path, r);
+}
+
+static void remember_link(struct copy_ctx *c, const struct fk_walk_entry *e,
+			  const char *name, const char *dpath);
+
+/* ---- regular files ---- */
+
+enum copy_fail {
+	FAIL_NONE,
+	FAIL_SRC,	/* reading the source failed: skip this file */
+	FAIL_DST,	/* writing the destination failed: stop */
+};
+
+/*
+ * Copy [@off, @off + @len) from @sfd to @dfd.  *@end receives the offset
+ * reached (short if the source shrank).  Returns 0 or -errno with *@fail
+ * saying which side failed.
+ */
+static int copy_range(struct copy_ctx *c, int sfd, int dfd, uint64_t off,
+		      uint64_t len, uint64_t *end, enum copy_fail *fail,
+		      int *no_cfr)
+{
+	uint64_t chunk = COPY_CHUNK_BYTES;
+	if (c->use_wb && c->o->flush_after_bytes >= 65536 &&
+	    c->o->flush_after_bytes < chunk)
+		chunk = c->o->flush_after_bytes;
+	while (len > 0) {
+		size_t want = len < chunk ? (size_t)len : (size_t)chunk;
+		ssize_t n;
+		if (!*no_cfr && !c->no_cfr) {
+			off_t in = (off_t)off, out = (off_t)off;
+			n = fk_sys.copy_file_range(sfd, &in, dfd, &out, want, 0);
+			if (n == -EXDEV || n == -ENOSYS || n == -EINVAL ||
+			    n == -EOPNOTSUPP || n == -ENOTSUP) {
+				if (n == -ENOSYS)
+					c->no_cfr = 1;
+				*no_cfr = 1;
+				continue;
+			}
+			if (n < 0) {
+				*fail = FAIL_DST;
+				if (n == -EIO || n == -EBADF)
+					*fail = FAIL_SRC;
+				if (is_space_err((int)n))
+					*fail = FAIL_DST;
+				return (int)n;
+			}
+		} else {
+			if (!c->buf) {
+				c->buf = malloc(COPY_CHUNK_BYTES);
+				if (!c->buf) {
+					*fail = FAIL_DST;
+					return -ENOMEM;
+				}
+			}
+			n = fk_sys.pread(sfd, c->buf, want, (off_t)off);
+			if (n < 0) {
+				*fail = FAIL_SRC;
+				return (int)n;
+			}
+			if (n > 0) {
+				int r = fk_pwrite_all(dfd, c->buf, (size_t)n,
+						      off);
+				if (r < 0) {
+					*fail = FAIL_DST;
+					return r;
+				}
+			}
+		}
+		if (n == 0)
+			break;	/* the source shrank */
+		if (c->use_wb) {
+			int r = fk_writeback_note(&c->wb, dfd, off, (uint64_t)n);
+			if (r == -ENOMEM) {
+				*fail = FAIL_DST;
+				return r;
+			}
+		}
+		off += (uint64_t)n;
+		len -= (uint64_t)n;
+		c->st->bytes += (uint64_t)n;
+		progress(c);
+	}
+	*end = off;
+	return 0;
+}
+
+/*
+ * Copy the content of @sfd (described by @s) to @dfd, keeping holes.
+ * Returns 0 or -errno with *@fail set.
+ */
+static int copy_data(struct copy_ctx *c, int sfd, int dfd,
+		     const struct stat *s, enum copy_fail *fail)
+{
+	uint64_t size = (uint64_t)s->st_size, end = 0, off = 0;
+	int no_cfr = 0, r;
+	int sparse = size > 0 && (uint64_t)s->st_blocks * 512 < size;
+
+	while (sparse && off < size) {
+		off_t data = fk_sys.lseek(sfd, (off_t)off, SEEK_DATA);
+		if (data == -ENXIO) {
+			off = size;	/* a hole up to the end */
+			break;
+		}
+		if (data < 0) {
+			sparse = 0;	/* SEEK_DATA unsupported: copy all */
+			break;
+		}
+		off_t hole = fk_sys.lseek(sfd, data, SEEK_HOLE);
+		if (hole < 0) {
+			sparse = 0;
+			off = (uint64_t)data;
+			break;
+		}
+		r = copy_range(c, sfd, dfd, (uint64_t)data,
+			       (uint64_t)(hole - data), &end, fail, &no_cfr);
+		if (r < 0)
+			return r;
+		if (end < (uint64_t)hole)
+			return 0;	/* the source shrank */
+		off = (uint64_t)hole;
+	}
+	if (!sparse) {
+		r = copy_range(c, sfd, dfd, off, size - off, &end, fail,
+			       &no_cfr);
+		if (r < 0)
+			return r;
+		/* Grown sources are copied as of the stat. */
+		if (end < size)
+			return 0;
+		off = end;
+	}
+	if (off >= size && end < size) {
+		/* Trailing hole (or an all-hole file): set the size. */
+		r = fk_sys.ftruncate(dfd, (off_t)size);
+		if (r < 0) {
+			*fail = FAIL_DST;
+			return r;
+		}
+	}
+	return 0;
+}
+
+static int create_file(int ddir, const char *name, const struct stat *src)
+{
+	int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY;
+	int fd = fk_sys.openat(ddir, name, flags, 0600);
+	if (fd == -EEXIST) {
+		int r = remove_existing(ddir, name, src);
+		if (r < 0 && r != -ENOENT)
+			return r == -EISDIR ? -EEXIST : r;
+		fd = fk_sys.openat(ddir, name, flags, 0600);
+	}
+	return fd;
+}
+
+static int copy_regular(struct copy_ctx *c, const struct fk_walk_entry *e,
+			int ddir, const char *name, const char *dpath)
+{
+	int sfd = fk_tree_open_file(e->dirfd, e->name, &e->st);
+	if (sfd < 0) {
+		if (sfd == -ENOENT) {
+			c->st->vanished++;
+			report(c, FK_REPORT_WARNING, "vanished", e->path, sfd);
+		} else {
+			report(c, FK_REPORT_ERROR, "open", e->path, sfd);
+		}
+		return 0;
+	}
+	struct stat s;
+	int r = fk_sys.fstat(sfd, &s);
+	if (r < 0) {
+		report(c, FK_REPORT_ERROR, "stat", e->path, r);
+		goto out_src;
+	}
+
+	int dfd = create_file(ddir, name, &s);
+	if (dfd < 0) {
+		report(c, FK_REPORT_ERROR, "create", dpath, dfd);
+		if (is_space_err(dfd))
+			c->stop = dfd;
+		goto out_src;
+	}
+	c->st->files++;
+
+	enum copy_fail fail = FAIL_NONE;
+	r = copy_data(c, sfd, dfd, &s, &fail);
+	if (r < 0) {
+		if (fail == FAIL_SRC) {
+			report(c, FK_REPORT_ERROR, "read", e->path, r);
+		} else {
+			report(c, FK_REPORT_ERROR, "copy stopped, incomplete file",
+			       dpath, r);
+			c->stop = r;
+		}
+		if (c->use_wb)
+			fk_writeback_forget(&c->wb, dfd);
+		fk_sys.close(dfd);
+		goto out_src;
+	}
+	set_meta_fd(c, sfd, dfd, &s, dpath);
+
+	if (c->method == FK_COPY_FSYNC_EACH)
+		fsync_now(c, dfd, 0, dpath);
+	if (c->o->drop_cache) {
+		/*
+		 * The source's pages are clean: drop them now.  The
+		 * destination's are dropped once clean: here after the
+		 * fsync of fsync-each, else by the final fsync pass.
+		 */
+		fk_sys.fadvise(sfd, 0, 0, POSIX_FADV_DONTNEED);
+		if (c->method == FK_COPY_FSYNC_EACH)
+			fk_sys.fadvise(dfd, 0, 0, POSIX_FADV_DONTNEED);
+	}
+	remember_link(c, e, name, dpath);
+
+	struct stat ds;
+	r = fk_sys.fstat(dfd, &ds);
+	if (r < 0) {
+		if (c->use_wb)
+			fk_writeback_issue(&c->wb);
+		if (c->use_wb)
+			fk_writeback_forget(&c->wb, dfd);
+		fk_sys.close(dfd);
+	} else {
+		release_fd(c, dfd, &ds, 0, dpath);
+	}
+out_src:
+	fk_sys.close(sfd);
+	return c->stop;
+}
+
+/* ---- hard links ---- */
+
+/*
+ * linkat() the destination path @relpath (relative to the top) as @name
+ * in @ddir.  Paths longer than PATH_MAX are resolved component by
+ * component.
+ */
+static int link_relpath(struct copy_ctx *c, const char *relpath, int ddir,
+			const char *name)
+{
+	if (strlen(relpath) < PATH_MAX)
+		return fk_sys.linkat(c->top_fd, relpath, ddir, name, 0);
+
+	int dir = c->top_fd, r;
+	const char *p = relpath;
+	char *comp = NULL;
+	for (;;) {
+		const char *slash = strchr(p, '/');
+		if (!slash)
+			break;
+		free(comp);
+		comp = strndup(p, (size_t)(slash - p));
+		if (!comp) {
+			r = -ENOMEM;
+			goto out;
+		}
+		int next = fk_sys.openat(dir, comp,
+					 O_PATH | O_DIRECTORY | O_NOFOLLOW, 0);
+		if (dir != c->top_fd)
+			fk_sys.close(dir);
+		dir = next;
+		if (dir < 0) {
+			r = dir;
+			goto out;
+		}
+		p = slash + 1;
+	}
+	r = fk_sys.linkat(dir, p, ddir, name, 0);
+out:
+	free(comp);
+	if (dir >= 0 && dir != c->top_fd)
+		fk_sys.close(dir);
+	return r;
+}
+
+/* If @e is another name of an inode already copied, link it.  Returns 1
+ * if linked, 0 if it must be copied, <0 to stop. */
+static int try_hardlink(struct copy_ctx *c, const struct fk_walk_entry *e,
+			int ddir, const char *name, const char *dpath)
+{
+	if (e->st.st_nlink < 2 || e->depth == 0 || S_ISDIR(e->st.st_mode))
+		return 0;
+	const char *first = link_find(&c->links, e->st.st_dev, e->st.st_ino);
+	if (!first)
+		return 0;
+	int r = link_relpath(c, first, ddir, name);
+	if (r == -EEXIST) {
+		r = remove_existing(ddir, name, &e->st);
+		if (r == 0)
+			r = link_relpath(c, first, ddir, name);
+	}
+	if (r < 0) {
+		report(c, FK_REPORT_ERROR, "link", dpath, r);
+		if (is_space_err(r))
+			c->stop = r;
+		return c->stop ? c->stop : 1;
+	}
+	c->st->hardlinks++;
+	return 1;
+}
+
+static void remember_link(struct copy_ctx *c, const struct fk_walk_entry *e,
+			  const char *name, const char *dpath)
+{
+	if (e->st.st_nlink < 2 || e->depth == 0)
+		return;
+	size_t keep = c->relpath.len;
+	if (keep)
+		sbuf_add(&c->relpath, "/", 1);
+	sbuf_add(&c->relpath, name, strlen(name));
+	if (link_put(&c->links, e->st.st_dev, e->st.st_ino, c->relpath.buf))
+		report(c, FK_REPORT_WARNING, "remember hard link", dpath,
+		       -ENOMEM);
+	sbuf_truncate(&c->relpath, keep);
+}
+
+/* ---- symlinks and special files ---- */
+
+static int copy_symlink(struct copy_ctx *c, const struct fk_walk_entry *e,
+			int ddir, const char *name, const char *dpath)
+{
+	size_t alloc = e->st.st_size > 0 ? (size_t)e->st.st_size + 1 : 256;
+	char *target = NULL;
+	ssize_t n;
+	for (;;) {
+		char *p = realloc(target, alloc);
+		if (!p) {
+			free(target);
+			c->stop = -ENOMEM;
+			return c->stop;
+		}
+		target = p;
+		n = fk_sys.readlinkat(e->dirfd, e->name, target, alloc);
+		if (n < 0 || (size_t)n < alloc)
+			break;
+		alloc *= 2;	/* the link grew: retry */
+	}
+	if (n < 0) {
+		if (n == -ENOENT || n == -EINVAL) {
+			c->st->vanished++;
+			report(c, FK_REPORT_WARNING, "vanished", e->path,
+			       -ENOENT);
+		} else {
+			report(c, FK_REPORT_ERROR, "readlink", e->path, (int)n);
+		}
+		free(target);
+		return 0;
+	}
+	target[n] = 0;
+	int r = fk_sys.symlinkat(target, ddir, name);
+	if (r == -EEXIST) {
+		r = remove_existing(ddir, name, &e->st);
+		if (r == 0)
+			r = fk_sys.symlinkat(target, ddir, name);
+		else if (r == -EISDIR)
+			r = -EEXIST;
+	}
+	free(target);
+	if (r < 0) {
+		report(c, FK_REPORT_ERROR, "symlink", dpath, r);
+		if (is_space_err(r))
+			c->stop = r;
+		return c->stop;
+	}
+	c->st->symlinks++;
+	set_meta_at(c, ddir, name, &e->st, dpath);
+	remember_link(c, e, name, dpath);
+	return 0;
+}
+
+static int copy_special(struct copy_ctx *c, const struct fk_walk_entry *e,
+			int ddir, const char *name, const char *dpath)
+{
+	/* Never opened: recreated from the walker's lstat. */
+	mode_t mode = (e->st.st_mode & S_IFMT) | (e->st.st_mode & 0600);
+	int r = fk_sys.mknodat(ddir, name, mode, e->st.st_rdev);
+	if (r == -EEXIST) {
+		r = remove_existing(ddir, name, &e->st);
+		if (r == 0)
+			r = fk_sys.mknodat(ddir, name, mode, e->st.st_rdev);
+		else if (r == -EISDIR)
+			r = -EEXIST;
+	}
+	if (r < 0) {
+		report(c, FK_REPORT_ERROR, "mknod", dpath, r);
+		if (is_space_err(r))
+			c->stop = r;
+		return c->stop;
+	}
+	c->st->specials++;
+	set_meta_at(c, ddir, name, &e->st, dpath);
+	remember_link(c, e, name, dpath);
+	return 0;
+}
+
+/* ---- walker callbacks ---- */
+
+static int grow_levels(struct copy_ctx *c, size_t depth)
+{
+	if (depth < c->nr_levels)
+		return 0;
+	size_t n = c->nr_levels ? c->nr_levels * 2 : 16;
+	while (n <= depth)
+		n *= 2;
+	struct dst_level *l = realloc(c->levels, n * sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	for (size_t i = c->nr_levels; i < n; i++) {
+		l[i].fd = -1;
+		l[i].skip = 1;
+		l[i].rel_len = 0;
+	}
+	c->levels = l;
+	c->nr_levels = n;
+	return 0;
+}
+
+static int on_dir_pre(void *arg, const struct fk_walk_entry *e)
+{
+	struct copy_ctx *c = arg;
+	if (e->depth == 0)
+		c->src_root_len = strlen(e->path);
+	if (grow_levels(c, (size_t)e->depth))
+		return -ENOMEM;
+	struct dst_level *lv = &c->levels[e->depth];
+	lv->fd = -1;
+	lv->skip = 1;
+	lv->rel_len = c->relpath.len;
+
+	const char *name;
+	int ddir = dst_dir(c, e, &name);
+	if (ddir < 0 && e->depth > 0)
+		return 1;	/* parent was not copied */
+	const char *dpath = dst_path(c, e);
+
+	/* Do not copy the destination into itself (cp -a dir dir/sub). */
+	if (c->top_fd >= 0 && e->st.st_dev == c->top_dev &&
+	    e->st.st_ino == c->top_ino) {
+		report(c, FK_REPORT_ERROR, "cannot copy a directory into itself",
+		       e->path, -EINVAL);
+		return 1;
+	}
+
+	int r = fk_sys.mkdirat(ddir, name, 0700);
+	if (r == -EEXIST) {
+		struct stat s;
+		r = fk_sys.fstatat(ddir, name, &s, AT_SYMLINK_NOFOLLOW);
+		if (r == 0 && !S_ISDIR(s.st_mode))
+			r = -ENOTDIR;	/* cannot overwrite non-directory */
+	}
+	if (r < 0) {
+		report(c, FK_REPORT_ERROR, "mkdir", dpath, r);
+		if (is_space_err(r)) {
+			c->stop = r;
+			return r;
+		}
+		return 1;
+	}
+	int fd = fk_sys.openat(ddir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW,
+			       0);
+	if (fd < 0) {
+		report(c, FK_REPORT_ERROR, "open", dpath, fd);
+		return 1;
+	}
+	c->st->dirs++;
+	lv->fd = fd;
+	lv->skip = 0;
+	if (e->depth == 0) {
+		struct stat s;
+		r = fk_sys.fstat(fd, &s);
+		if (r < 0) {
+			report(c, FK_REPORT_ERROR, "stat", dpath, r);
+			return r;
+		}
+		c->top_fd = fd;
+		c->top_dev = s.st_dev;
+		c->top_ino = s.st_ino;
+		c->top_is_dir = 1;
+	} else {
+		if (c->relpath.len)
+			sbuf_add(&c->relpath, "/", 1);
+		if (sbuf_add(&c->relpath, name, strlen(name)))
+			return -ENOMEM;
+	}
+	progress(c);
+	return 0;
+}
+
+static int on_dir_post(void *arg, const struct fk_walk_entry *e)
+{
+	struct copy_ctx *c = arg;
+	if ((size_t)e->depth >= c->nr_levels)
+		return c->stop;
+	struct dst_level *lv = &c->levels[e->depth];
+	sbuf_truncate(&c->relpath, lv->rel_len);
+	if (lv->skip || lv->fd < 0 || c->stop)
+		return c->stop;
+	int fd = lv->fd;
+	const char *dpath = dst_path(c, e);
+	set_meta_fd(c, e->fd, fd, &e->st, dpath);
+	if (c->method == FK_COPY_FSYNC_EACH)
+		fsync_now(c, fd, 1, dpath);
+	if (e->depth == 0)
+		return 0;	/* the top stays open until the end */
+	lv->fd = -1;
+	struct stat ds;
+	if (fk_sys.fstat(fd, &ds) == 0)
+		release_fd(c, fd, &ds, 1, dpath);
+	else
+		fk_sys.close(fd);
+	return 0;
+}
+
+static int on_entry(void *arg, const struct fk_walk_entry *e)
+{
+	struct copy_ctx *c = arg;
+	if (e->depth == 0)
+		c->src_root_len = strlen(e->path);
+	const char *name;
+	int ddir = dst_dir(c, e, &name);
+	if (ddir < 0)
+		return 0;	/* parent was not copied */
+	const char *dpath = dst_path(c, e);
+	int r = try_hardlink(c, e, ddir, name, dpath);
+	if (r != 0)
+		return r < 0 ? r : 0;
+
+	mode_t t = e->st.st_mode & S_IFMT;
+	if (t == S_IFREG)
+		r = copy_regular(c, e, ddir, name, dpath);
+	else if (t == S_IFLNK)
+		r = copy_symlink(c, e, ddir, name, dpath);
+	else
+		r = copy_special(c, e, ddir, name, dpath);
+	progress(c);
+	return r;
+}
+
+static int on_error(void *arg, const char *op, const char *path, int err)
+{
+	struct copy_ctx *c = arg;
+	if (err == -ENOENT) {
+		c->st->vanished++;
+		report(c, FK_REPORT_WARNING, "vanished", path, err);
+	} else {
+		report(c, FK_REPORT_ERROR, op, path, err);
+	}
+	return 0;
+}
+
+/* ---- setting up the destination ---- */
+
+/* Copy of the last component of @path (trailing slashes ignored). */
+static char *base_name(const char *path)
+{
+	size_t n = strlen(path);
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	size_t b = n;
+	while (b > 0 && path[b - 1] != '/')
+		b--;
+	return strndup(path + b, n - b);
+}
+
+/* Copy of all but the last component of @path ("." if none). */
+static char *dir_name(const char *path)
+{
+	size_t n = strlen(path);
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	while (n > 0 && path[n - 1] != '/')
+		n--;
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	if (n == 0)
+		return strdup(".");
+	return strndup(path, n);
+}
+
+/*
+ * Resolve where the copy goes, cp-style: an existing directory @dst
+ * receives @dst/basename(@src); otherwise @dst itself is the copy.
+ * Sets c->dst_parent_fd, c->dst_name, c->dst_display (allocated in
+ * *@name_out / *@display_out).
+ */
+static int resolve_dst(struct copy_ctx *c, const char *src, const char *dst,
+		       char **name_out, char **display_out)
+{
+	struct stat ss, ds;
+	int r = fk_sys.fstatat(AT_FDCWD, src, &ss, AT_SYMLINK_NOFOLLOW);
+	if (r < 0) {
+		report(c, FK_REPORT_ERROR, "stat", src, r);
+		return r;
+	}
+	char *parent = NULL, *name = NULL, *display = NULL;
+	r = fk_sys.fstatat(AT_FDCWD, dst, &ds, 0);
+	if (r == 0 && S_ISDIR(ds.st_mode)) {
+		name = base_name(src);
+		if (!name)
+			return -ENOMEM;
+		if (!strcmp(name, "..")) {
+			free(name);
+			report(c, FK_REPORT_ERROR, "copy", src, -EINVAL);
+			return -EINVAL;
+		}
+		if (!strcmp(name, "/")) {
+			free(name);
+			name = strdup(".");	/* cp -a / d: into d */
+		}
+		parent = strdup(dst);
+		size_t dl = strlen(dst);
+		display = malloc(dl + strlen(name ? name : "") + 2);
+		if (!name || !parent || !display) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		sprintf(display, "%s%s%s", dst,
+			dl && dst[dl - 1] == '/' ? "" : "/", name);
+	} else if (r == 0 || r == -ENOENT) {
+		if (r == 0 && S_ISDIR(ss.st_mode)) {
+			report(c, FK_REPORT_ERROR,
+			       "cannot overwrite non-directory", dst, -ENOTDIR);
+			return -ENOTDIR;
+		}
+		name = base_name(dst);
+		parent = dir_name(dst);
+		display = strdup(dst);
+		if (!name || !parent || !display) {
+			r = -ENOMEM;
+			goto fail;
+		}
+	} else {
+		report(c, FK_REPORT_ERROR, "stat", dst, r);
+		return r;
+	}
+	r = fk_sys.openat(AT_FDCWD, parent, O_RDONLY | O_DIRECTORY, 0);
+	if (r < 0) {
+		report(c, FK_REPORT_ERROR, "open", parent, r);
+		goto fail;
+	}
+	c->dst_parent_fd = r;
+	c->dst_parent_display = parent;
+	/* cp: 'f' and 'f' are the same file. */
+	if (fk_sys.fstatat(r, name, &ds, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    ds.st_dev == ss.st_dev && ds.st_ino == ss.st_ino) {
+		report(c, FK_REPORT_ERROR, "copy onto itself", display,
+		       -EEXIST);
+		free(name);
+		free(display);
+		return -EEXIST;
+	}
+	*name_out = name;
+	*display_out = display;
+	c->dst_name = name;
+	c->dst_display = display;
+	return 0;
+fail:
+	free(parent);
+	free(name);
+	free(display);
+	return r;
+}
+
+/* ---- the durability phase ---- */
+
+static int durability_phase(struct copy_ctx *c)
+{
+	int r = 0;
+	struct stat ps, ts;
+	if (fk_sys.fstat(c->dst_parent_fd, &ps) < 0)
+		memset(&ps, 0, sizeof(ps));
+
+	if (c->method == FK_COPY_SYNCFS) {
+		int fd = c->top_fd >= 0 ? c->top_fd : c->dst_parent_fd;
+		struct utsname u;
+		if (uname(&u) == 0 && fk_kernel_before(u.release, 5, 8) == 1)
+			report(c, FK_REPORT_WARNING,
+			       "syncfs (kernels before 5.8 do not report its "
+			       "errors)", c->dst_display, 0);
+		r = fk_sys.syncfs(fd);
+		c->st->syncfs_calls++;
+		if (r < 0)
+			report(c, FK_REPORT_ERROR, "syncfs", c->dst_display, r);
+		/* The parent is covered unless it is another file system
+		 * (the top is a mount point). */
+		if (c->top_fd < 0 || fk_sys.fstat(c->top_fd, &ts) < 0 ||
+		    ts.st_dev == ps.st_dev)
+			return r;
+	} else if (c->method != FK_COPY_FSYNC_EACH) {
+		if (c->use_wb)
+			fk_writeback_issue(&c->wb);
+		/* Files (kept descriptors first), then directories bottom
+		 * up, each inode once. */
+		r = fk_tree_fsync_pass(c->dst_parent_fd, c->dst_name,
+				       c->dst_display, c->fdmap, &c->fo, c->st);
+	}
+	/* The parent last: makes the top-level name durable. */
+	int pr = fk_tree_fsync_fd(c->fdmap, c->dst_parent_fd, ps.st_dev,
+				  ps.st_ino, 1, c->dst_parent_display, &c->fo,
+				  c->st);
+	return fk_tree_result(r, pr);
+}
+
+int fk_tree_copy(const char *src, const char *dst,
+		 const struct fk_tree_opts *o, struct fk_tree_stats *st)
+{
+	struct fk_tree_opts defaults;
+	struct fk_tree_stats local;
+	char *name = NULL, *display = NULL;
+	if (!o) {
+		fk_tree_opts_init(&defaults);
+		o = &defaults;
+	}
+	if (!st)
+		st = &local;
+	memset(st, 0, sizeof(*st));
+	if (!src || !dst || o->method < FK_COPY_WRITEBACK ||
+	    o->method > FK_COPY_SYNCFS)
+		return -EINVAL;
+
+	uint64_t t0 = fk_now_ns();
+	struct copy_ctx c = {
+		.o = o,
+		.st = st,
+		.method = o->method,
+		.is_root = geteuid() == 0,
+		.dst_parent_fd = -1,
+		.top_fd = -1,
+		.start_ns = t0,
+	};
+	c.fo.report = o->report;
+	c.fo.report_arg = o->report_arg;
+	c.fo.drop_cache = o->drop_cache;
+	c.fo.progress = o->progress;
+	c.fo.progress_arg = o->progress_arg;
+	c.use_wb = c.method == FK_COPY_WRITEBACK && o->flush_after_bytes > 0;
+	fk_writeback_init(&c.wb, c.use_wb ? o->flush_after_bytes : 0);
+	int r = fk_fdmap_create(fk_fdmap_budget(), &c.fdmap);
+	if (r < 0)
+		goto out;
+
+	r = resolve_dst(&c, src, dst, &name, &display);
+	if (r < 0)
+		goto out;
+
+	static const struct fk_walk_ops ops = {
+		.dir_pre = on_dir_pre,
+		.dir_post = on_dir_post,
+		.entry = on_entry,
+		.error = on_error,
+	};
+	r = fk_walk(AT_FDCWD, src, &ops, &c);
+	if (r < 0 && !c.stop) {
+		c.stop = r;
+		if (!c.first_err)
+			report(&c, FK_REPORT_ERROR, "walk", src, r);
+	}
+	/* Close the destination directories left open by an abort. */
+	for (size_t i = 1; i < c.nr_levels; i++)
+		if (c.levels[i].fd >= 0)
+			fk_sys.close(c.levels[i].fd);
+	uint64_t t1 = fk_now_ns();
+	st->walk_ns = t1 - t0;
+
+	if (c.stop) {
+		/* Stopped (ENOSPC, ENOMEM): the partial copy is left as it
+		 * is and not made durable. */
+		r = c.stop;
+	} else {
+		int fr = durability_phase(&c);
+		st->fsync_ns = fk_now_ns() - t1;
+		r = fk_tree_result(c.first_err, fr);
+		if (!r && st->degraded)
+			r = -FK_EDEGRADED;
+	}
+	if (c.top_fd >= 0)
+		fk_sys.close(c.top_fd);
+	fk_sys.close(c.dst_parent_fd);
+out:
+	fk_fdmap_destroy(c.fdmap);
+	free(name);
+	free(display);
+	free(c.dst_parent_display);
+	st->writeback_ranges = c.wb.ranges_issued;
+	st->writeback_bytes = c.wb.bytes_issued;
+	fk_writeback_release(&c.wb);
+	free(c.levels);
+	free(c.relpath.buf);
+	free(c.dpath.buf);
+	free(c.buf);
+	link_map_release(&c.links);
+	st->total_ns = fk_now_ns() - t0;
+	return r;
+}
