@@ -1,0 +1,1344 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd-bench-tpcb.c - "flushkit bench tpcb": pgbench's TPC-B (sort of) on
+ * the embedded page store.
+ *
+ *   flushkit bench tpcb -i -s SCALE [--data-dir DIR] [store knobs]
+ *   flushkit bench tpcb [-c N] [-T S | -t N] [-P S] [-R TPS] [-L MS]
+ *                       [-l] [--json] [--check] [store knobs]
+ *   flushkit bench tpcb --check
+ *
+ * Each client is a thread with its own random generator running the
+ * transaction of cli-tpcb.c against one shared store.  Latency of a
+ * transaction runs from its start (its scheduled start with -R) to the
+ * return of fk_store_commit.  The output follows pgbench 15: the
+ * summary, "progress:" lines on stderr with -P, the per-transaction log
+ * with -l; plus latency percentiles, the store's checkpoint lines (as
+ * PostgreSQL's log_checkpoints), checkpoint and backend-write counts and
+ * the "stall ratio": the worst one-second tps divided by the median
+ * one-second tps, over every full second of the run.
+ *
+ * Threads: the main thread opens the store, starts the clients, prints
+ * progress and joins them; the store's checkpointer thread calls
+ * on_checkpoint, which prints and records under ckpt_lock.  Clients
+ * share only the stop flag and, with -P, their interval counters (each
+ * under its client's lock).
+ */
+#include "cli.h"
+#include "cli-tpcb.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_DATA_DIR "tpcb-data"
+#define DEFAULT_XACTS 10
+
+/* Interval counters for -P, swapped out by the main thread. */
+struct interval {
+	uint64_t cnt, skipped;
+	double lat_sum, lat_sumsq, lag_sum;	/* microseconds */
+};
+
+struct client {
+	int id;
+	pthread_t thread;
+	struct run *run;
+	struct tpcb_rng rng;
+	struct fk_hist hist;
+	int hist_ok;
+	uint64_t cnt, skipped, late;
+	double lat_sum, lat_sumsq, lag_sum, lag_max;	/* microseconds */
+	uint64_t end_ns;
+	uint32_t *per_sec;	/* commits completed in each second */
+	size_t nr_sec, alloc_sec;
+	FILE *log;
+	int error;
+	pthread_mutex_t lock;
+	struct interval iv;
+};
+
+struct ckpt_event {
+	double at_s;	/* completion, seconds since the run started */
+	struct fk_checkpoint_info ci;
+	char reason[16];
+};
+
+struct run {
+	/* options */
+	int init;
+	uint64_t scale;
+	int nclients, nthreads;
+	uint64_t duration_s;	/* -T; 0 if -t */
+	uint64_t nxacts;	/* -t per client; 0 if -T */
+	uint64_t progress_s;
+	int use_log;
+	const char *log_prefix;
+	double rate;		/* -R, tps over all clients; 0 = none */
+	double latency_limit_ms;
+	int json;
+	int check;
+	int log_checkpoints;
+	const char *data_dir;
+	const char *flush;
+	uint64_t seed;
+	struct fk_store_opts opts;
+	uint64_t nbuffers;
+
+	/* state */
+	struct fk_store *store;
+	struct tpcb_tables tables;
+	struct client *clients;
+	uint64_t start_ns;
+	atomic_int stop;
+	atomic_int finished;	/* clients that returned */
+	double conn_ms;
+
+	pthread_mutex_t ckpt_lock;
+	struct ckpt_event *ckpts;
+	size_t nr_ckpts, alloc_ckpts;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_until_ns(uint64_t t)
+{
+	struct timespec ts = {.tv_sec = (time_t)(t / 1000000000ull),
+			      .tv_nsec = (long)(t % 1000000000ull)};
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
+	       EINTR)
+		;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: flushkit bench tpcb -i [-s SCALE] [OPTIONS]\n"
+		"       flushkit bench tpcb [OPTIONS]\n"
+		"       flushkit bench tpcb --check [--data-dir DIR]\n"
+		"\n"
+		"pgbench's TPC-B (sort of) on flushkit's page store.\n"
+		"\n"
+		"initialization:\n"
+		"  -i, --initialize         create and load the tables\n"
+		"  -s, --scale=N            scaling factor (default 1)\n"
+		"\n"
+		"benchmarking:\n"
+		"  -c, --client=N           concurrent clients (default 1)\n"
+		"  -j, --jobs=N             accepted; every client is a thread\n"
+		"  -T, --time=S             run for S seconds\n"
+		"  -t, --transactions=N     transactions per client (default 10)\n"
+		"  -P, --progress=S         progress report every S seconds\n"
+		"  -R, --rate=TPS           target rate (Poisson schedule)\n"
+		"  -L, --latency-limit=MS   count (with -R: skip) late transactions\n"
+		"  -l, --log                per-transaction log pgbench_log.PID[.N]\n"
+		"      --log-prefix=P       log file prefix (default pgbench_log)\n"
+		"      --random-seed=SEED   integer or \"time\" (default)\n"
+		"      --check              verify the TPC-B sums (alone: only check)\n"
+		"      --json               print the results as one JSON object\n"
+		"\n"
+		"store:\n"
+		"      --data-dir=DIR       default ./" DEFAULT_DATA_DIR "\n"
+		"      --flush=naive|smooth flushing preset (default smooth)\n"
+		"      --shared-buffers=SIZE --checkpoint-timeout=DUR\n"
+		"      --max-wal-size=SIZE  --checkpoint-completion-target=F\n"
+		"      --checkpoint-flush-after=SIZE --checkpoint-sorted=on|off\n"
+		"      --checkpoint-sync-spread=DUR --fsyncq-compaction=on|off\n"
+		"      --full-page-writes=on|off\n"
+		"      --wal-sync-method=fdatasync|fsync|open_datasync\n"
+		"      --segment-size=SIZE  --wal-segment-size=SIZE\n"
+		"      --log-checkpoints[=on|off] checkpoint lines on stderr "
+		"(default on)\n");
+}
+
+/* ---- option parsing ---- */
+
+enum {
+	OPT_JSON = 256,
+	OPT_CHECK,
+	OPT_DATA_DIR,
+	OPT_FLUSH,
+	OPT_LOG_PREFIX,
+	OPT_SEED,
+	OPT_SHARED_BUFFERS,
+	OPT_CKPT_TIMEOUT,
+	OPT_MAX_WAL,
+	OPT_CKPT_TARGET,
+	OPT_CKPT_FLUSH_AFTER,
+	OPT_CKPT_SORTED,
+	OPT_CKPT_SYNC_SPREAD,
+	OPT_FSYNCQ_COMPACTION,
+	OPT_FPW,
+	OPT_WAL_SYNC,
+	OPT_SEGMENT,
+	OPT_WAL_SEGMENT,
+	OPT_LOG_CKPT,
+};
+
+static const struct option long_opts[] = {
+	{"initialize", no_argument, NULL, 'i'},
+	{"scale", required_argument, NULL, 's'},
+	{"client", required_argument, NULL, 'c'},
+	{"jobs", required_argument, NULL, 'j'},
+	{"time", required_argument, NULL, 'T'},
+	{"transactions", required_argument, NULL, 't'},
+	{"progress", required_argument, NULL, 'P'},
+	{"rate", required_argument, NULL, 'R'},
+	{"latency-limit", required_argument, NULL, 'L'},
+	{"log", no_argument, NULL, 'l'},
+	{"help", no_argument, NULL, 'h'},
+	{"log-prefix", required_argument, NULL, OPT_LOG_PREFIX},
+	{"random-seed", required_argument, NULL, OPT_SEED},
+	{"json", no_argument, NULL, OPT_JSON},
+	{"check", no_argument, NULL, OPT_CHECK},
+	{"data-dir", required_argument, NULL, OPT_DATA_DIR},
+	{"flush", required_argument, NULL, OPT_FLUSH},
+	{"shared-buffers", required_argument, NULL, OPT_SHARED_BUFFERS},
+	{"checkpoint-timeout", required_argument, NULL, OPT_CKPT_TIMEOUT},
+	{"max-wal-size", required_argument, NULL, OPT_MAX_WAL},
+	{"checkpoint-completion-target", required_argument, NULL,
+	 OPT_CKPT_TARGET},
+	{"checkpoint-flush-after", required_argument, NULL,
+	 OPT_CKPT_FLUSH_AFTER},
+	{"checkpoint-sorted", required_argument, NULL, OPT_CKPT_SORTED},
+	{"checkpoint-sync-spread", required_argument, NULL,
+	 OPT_CKPT_SYNC_SPREAD},
+	{"fsyncq-compaction", required_argument, NULL, OPT_FSYNCQ_COMPACTION},
+	{"full-page-writes", required_argument, NULL, OPT_FPW},
+	{"wal-sync-method", required_argument, NULL, OPT_WAL_SYNC},
+	{"segment-size", required_argument, NULL, OPT_SEGMENT},
+	{"wal-segment-size", required_argument, NULL, OPT_WAL_SEGMENT},
+	{"log-checkpoints", optional_argument, NULL, OPT_LOG_CKPT},
+	{NULL, 0, NULL, 0},
+};
+
+/* A store knob given on the command line, applied after the preset. */
+struct knob {
+	int opt;
+	const char *val;
+};
+
+static int parse_bool(const char *s, int *out)
+{
+	if (!strcmp(s, "on") || !strcmp(s, "true") || !strcmp(s, "1") ||
+	    !strcmp(s, "yes"))
+		*out = 1;
+	else if (!strcmp(s, "off") || !strcmp(s, "false") ||
+		 !strcmp(s, "0") || !strcmp(s, "no"))
+		*out = 0;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_double(const char *s, double *out)
+{
+	char *end;
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || *end || !isfinite(v) || v < 0)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int apply_knob(struct fk_store_opts *o, const struct knob *k)
+{
+	uint64_t u;
+	double d;
+	int b, ret = 0;
+	switch (k->opt) {
+	case OPT_SHARED_BUFFERS:
+		ret = cli_parse_size(k->val, &u);
+		if (!ret && u < 16 * FK_PAGE_SIZE)
+			ret = -EINVAL;
+		o->shared_buffers_bytes = u;
+		break;
+	case OPT_CKPT_TIMEOUT:
+		ret = cli_parse_duration_ms(k->val, &o->checkpoint_timeout_ms);
+		if (!ret && !o->checkpoint_timeout_ms)
+			ret = -EINVAL;
+		break;
+	case OPT_MAX_WAL:
+		ret = cli_parse_size(k->val, &o->max_wal_size_bytes);
+		break;
+	case OPT_CKPT_TARGET:
+		ret = parse_double(k->val, &d);
+		if (!ret && d > 1.0)
+			ret = -EINVAL;
+		o->checkpoint_completion_target = d;
+		break;
+	case OPT_CKPT_FLUSH_AFTER:
+		ret = cli_parse_size(k->val, &o->checkpoint_flush_after_bytes);
+		break;
+	case OPT_CKPT_SORTED:
+		ret = parse_bool(k->val, &b);
+		o->checkpoint_sorted = b;
+		break;
+	case OPT_CKPT_SYNC_SPREAD:
+		ret = cli_parse_duration_ms(k->val,
+					    &o->checkpoint_sync_spread_ms);
+		break;
+	case OPT_FSYNCQ_COMPACTION:
+		ret = parse_bool(k->val, &b);
+		o->fsyncq_compaction = b;
+		break;
+	case OPT_FPW:
+		ret = parse_bool(k->val, &b);
+		o->full_page_writes = b;
+		break;
+	case OPT_WAL_SYNC:
+		if (!strcmp(k->val, "fdatasync"))
+			o->wal_sync_method = FK_WAL_FDATASYNC;
+		else if (!strcmp(k->val, "fsync"))
+			o->wal_sync_method = FK_WAL_FSYNC;
+		else if (!strcmp(k->val, "open_datasync"))
+			o->wal_sync_method = FK_WAL_OPEN_DATASYNC;
+		else
+			ret = -EINVAL;
+		break;
+	case OPT_SEGMENT:
+		ret = cli_parse_size(k->val, &o->segment_bytes);
+		if (!ret && (o->segment_bytes < FK_PAGE_SIZE ||
+			     o->segment_bytes % FK_PAGE_SIZE))
+			ret = -EINVAL;
+		break;
+	case OPT_WAL_SEGMENT:
+		ret = cli_parse_size(k->val, &o->wal_segment_bytes);
+		if (!ret && o->wal_segment_bytes < 64 * 1024)
+			ret = -EINVAL;
+		break;
+	}
+	return ret;
+}
+
+static const char *knob_name(int opt)
+{
+	for (size_t i = 0; long_opts[i].name; i++)
+		if (long_opts[i].val == opt)
+			return long_opts[i].name;
+	return "?";
+}
+
+static int parse_pos_int(const char *s, uint64_t *out, uint64_t max)
+{
+	return cli_parse_u64(s, out) || *out < 1 || *out > max ? -EINVAL : 0;
+}
+
+/* Returns -1 to go on, or an exit status. */
+static int parse_args(struct run *r, int argc, char **argv)
+{
+	struct knob knobs[32];
+	size_t nr_knobs = 0;
+	int have_scale = 0, have_run = 0, have_init_bad = 0;
+	uint64_t u;
+	int c;
+
+	r->nclients = 1;
+	r->scale = 1;
+	r->data_dir = DEFAULT_DATA_DIR;
+	r->flush = "smooth";
+	r->log_prefix = "pgbench_log";
+	r->log_checkpoints = 1;
+	r->seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":is:c:j:T:t:P:R:L:lh", long_opts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			r->init = 1;
+			break;
+		case 's':
+			if (parse_pos_int(optarg, &r->scale, 1000000))
+				goto bad_value;
+			have_scale = 1;
+			break;
+		case 'c':
+			if (parse_pos_int(optarg, &u, 4096))
+				goto bad_value;
+			r->nclients = (int)u;
+			have_run = have_init_bad = 1;
+			break;
+		case 'j':
+			if (parse_pos_int(optarg, &u, 4096))
+				goto bad_value;
+			r->nthreads = (int)u;
+			have_run = have_init_bad = 1;
+			break;
+		case 'T':
+			if (parse_pos_int(optarg, &r->duration_s, 100000000))
+				goto bad_value;
+			have_run = have_init_bad = 1;
+			break;
+		case 't':
+			if (parse_pos_int(optarg, &r->nxacts, UINT32_MAX))
+				goto bad_value;
+			have_run = have_init_bad = 1;
+			break;
+		case 'P':
+			if (parse_pos_int(optarg, &r->progress_s, 100000))
+				goto bad_value;
+			have_run = have_init_bad = 1;
+			break;
+		case 'R':
+			if (parse_double(optarg, &r->rate) || r->rate <= 0)
+				goto bad_value;
+			have_run = have_init_bad = 1;
+			break;
+		case 'L':
+			if (parse_double(optarg, &r->latency_limit_ms) ||
+			    r->latency_limit_ms <= 0)
+				goto bad_value;
+			have_run = have_init_bad = 1;
+			break;
+		case 'l':
+			r->use_log = 1;
+			have_run = have_init_bad = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return FK_EXIT_OK;
+		case OPT_LOG_PREFIX:
+			r->log_prefix = optarg;
+			have_init_bad = 1;
+			break;
+		case OPT_SEED:
+			if (!strcmp(optarg, "time"))
+				break;
+			if (cli_parse_u64(optarg, &r->seed))
+				goto bad_value;
+			break;
+		case OPT_JSON:
+			r->json = 1;
+			have_init_bad = 1;
+			break;
+		case OPT_CHECK:
+			r->check = 1;
+			have_init_bad = 1;
+			break;
+		case OPT_DATA_DIR:
+			if (!*optarg)
+				goto bad_value;
+			r->data_dir = optarg;
+			break;
+		case OPT_FLUSH:
+			if (strcmp(optarg, "naive") && strcmp(optarg, "smooth"))
+				goto bad_value;
+			r->flush = optarg;
+			break;
+		case OPT_LOG_CKPT:
+			if (optarg && parse_bool(optarg, &r->log_checkpoints))
+				goto bad_value;
+			if (!optarg)
+				r->log_checkpoints = 1;
+			break;
+		case ':':
+			cli_error("bench tpcb: option '%s' needs a value",
+				  argv[optind - 1]);
+			usage(stderr);
+			return FK_EXIT_USAGE;
+		case '?':
+			cli_error("bench tpcb: unknown option '%s'",
+				  argv[optind - 1]);
+			usage(stderr);
+			return FK_EXIT_USAGE;
+		default:
+			if (nr_knobs == sizeof(knobs) / sizeof(knobs[0])) {
+				cli_error("bench tpcb: too many options");
+				return FK_EXIT_USAGE;
+			}
+			knobs[nr_knobs].opt = c;
+			knobs[nr_knobs++].val = optarg;
+			break;
+		}
+		continue;
+bad_value:
+		cli_error("bench tpcb: invalid value '%s' for option '%s'",
+			  optarg ? optarg : "", argv[optind - 1]);
+		return FK_EXIT_USAGE;
+	}
+	if (optind < argc) {
+		cli_error("bench tpcb: unexpected argument '%s'", argv[optind]);
+		usage(stderr);
+		return FK_EXIT_USAGE;
+	}
+	if (r->duration_s && r->nxacts) {
+		cli_error("bench tpcb: specify either a number of transactions "
+			  "(-t) or a duration (-T), not both");
+		return FK_EXIT_USAGE;
+	}
+	if (r->init && have_init_bad) {
+		cli_error("bench tpcb: -i takes only -s, --data-dir and store "
+			  "options");
+		return FK_EXIT_USAGE;
+	}
+	if (!r->init && have_scale)
+		cli_warn("scale option ignored, using the size of the "
+			 "branches table");
+	if (!r->init && !have_run && r->check)
+		r->check = 2;	/* check only */
+	else if (!r->init && !r->duration_s && !r->nxacts)
+		r->nxacts = DEFAULT_XACTS;
+	if (r->nthreads > r->nclients) {
+		cli_error("bench tpcb: number of threads (%d) must be at most "
+			  "the number of clients (%d)", r->nthreads,
+			  r->nclients);
+		return FK_EXIT_USAGE;
+	}
+	r->nthreads = r->nclients;
+
+	fk_store_opts_init(&r->opts);
+	if (fk_store_opts_preset(&r->opts, r->flush)) {
+		cli_error("bench tpcb: unknown flush preset '%s'", r->flush);
+		return FK_EXIT_USAGE;
+	}
+	for (size_t i = 0; i < nr_knobs; i++) {
+		if (apply_knob(&r->opts, &knobs[i])) {
+			cli_error("bench tpcb: invalid value '%s' for option "
+				  "'--%s'", knobs[i].val,
+				  knob_name(knobs[i].opt));
+			return FK_EXIT_USAGE;
+		}
+	}
+	r->nbuffers = r->opts.shared_buffers_bytes / FK_PAGE_SIZE;
+	return -1;
+}
+
+/* ---- store callbacks ---- */
+
+static double ms_to_s(uint64_t ms)
+{
+	return (double)ms / 1000.0;
+}
+
+static void on_checkpoint(void *arg, const struct fk_checkpoint_info *ci)
+{
+	struct run *r = arg;
+	pthread_mutex_lock(&r->ckpt_lock);
+	if (r->log_checkpoints) {
+		if (ci->error)
+			fprintf(stderr, "checkpoint failed: %s\n",
+				fk_strerror(ci->error));
+		else
+			fprintf(stderr,
+				"checkpoint complete: wrote %" PRIu64
+				" buffers (%.1f%%); write=%.3f s, sync=%.3f s, "
+				"total=%.3f s; sync files=%" PRIu64
+				", longest=%.3f s, average=%.3f s\n",
+				ci->buffers_written,
+				r->nbuffers ? 100.0 * (double)ci->buffers_written /
+						      (double)r->nbuffers
+					    : 0.0,
+				ms_to_s(ci->write_ms), ms_to_s(ci->sync_ms),
+				ms_to_s(ci->total_ms), ci->files_synced,
+				ms_to_s(ci->longest_sync_ms),
+				ms_to_s(ci->average_sync_ms));
+	}
+	if (r->nr_ckpts == r->alloc_ckpts) {
+		size_t n = r->alloc_ckpts ? 2 * r->alloc_ckpts : 16;
+		struct ckpt_event *e = realloc(r->ckpts, n * sizeof(*e));
+		if (!e)
+			goto out;
+		r->ckpts = e;
+		r->alloc_ckpts = n;
+	}
+	struct ckpt_event *e = &r->ckpts[r->nr_ckpts++];
+	e->ci = *ci;
+	snprintf(e->reason, sizeof(e->reason), "%s",
+		 ci->reason ? ci->reason : "");
+	e->ci.reason = NULL;
+	e->at_s = r->start_ns ? (double)(int64_t)(now_ns() - r->start_ns) / 1e9
+			      : 0.0;
+out:
+	pthread_mutex_unlock(&r->ckpt_lock);
+}
+
+static void on_log(void *arg, const char *line)
+{
+	(void)arg;
+	fprintf(stderr, "flushkit: store: %s\n", line);
+}
+
+static int open_store(struct run *r)
+{
+	r->opts.on_checkpoint = on_checkpoint;
+	r->opts.on_checkpoint_arg = r;
+	r->opts.log = on_log;
+	r->opts.log_arg = r;
+	int ret = fk_store_open(r->data_dir, &r->opts, &r->store);
+	if (ret) {
+		cli_error("open store '%s': %s", r->data_dir, fk_strerror(ret));
+		r->store = NULL;
+	}
+	return ret;
+}
+
+static int close_store(struct run *r)
+{
+	if (!r->store)
+		return 0;
+	int ret = fk_store_close(r->store);
+	r->store = NULL;
+	if (ret)
+		cli_error("close store '%s': %s", r->data_dir,
+			  fk_strerror(ret));
+	return ret;
+}
+
+/* ---- initialization ---- */
+
+struct init_progress {
+	uint64_t start_ns;
+};
+
+static void load_progress(void *arg, uint64_t done, uint64_t total)
+{
+	struct init_progress *p = arg;
+	double el = (double)(now_ns() - p->start_ns) / 1e9;
+	double rem = done ? el * (double)(total - done) / (double)done : 0;
+	fprintf(stderr,
+		"%" PRIu64 " of %" PRIu64 " tuples (%d%%) done (elapsed %.2f s, "
+		"remaining %.2f s)\n",
+		done, total, (int)(100 * done / total), el, rem);
+}
+
+static int do_init(struct run *r)
+{
+	uint64_t t0 = now_ns(), t1, t2, t3, t4;
+	int ret;
+
+	fprintf(stderr, "dropping old tables...\n");
+	ret = tpcb_datadir_remove(r->data_dir);
+	if (ret == -EEXIST) {
+		cli_error("'%s' exists and is not a tpcb data directory; "
+			  "refusing to remove it", r->data_dir);
+		return FK_EXIT_FAILURE;
+	}
+	if (ret) {
+		cli_error("remove '%s': %s", r->data_dir, fk_strerror(ret));
+		return FK_EXIT_FAILURE;
+	}
+	t1 = now_ns();
+	fprintf(stderr, "creating tables...\n");
+	ret = tpcb_datadir_mark(r->data_dir, r->scale);
+	if (ret) {
+		cli_error("create '%s': %s", r->data_dir, fk_strerror(ret));
+		return FK_EXIT_FAILURE;
+	}
+	r->log_checkpoints = 0;		/* the shutdown checkpoint is noise */
+	if (open_store(r))
+		return FK_EXIT_FAILURE;
+	t2 = now_ns();
+	fprintf(stderr, "generating data (client-side)...\n");
+	struct init_progress p = {.start_ns = t2};
+	ret = tpcb_create(r->store, r->scale, &r->tables, load_progress, &p);
+	if (ret) {
+		cli_error("load '%s': %s", r->data_dir, fk_strerror(ret));
+		close_store(r);
+		return FK_EXIT_FAILURE;
+	}
+	t3 = now_ns();
+	if (close_store(r))
+		return FK_EXIT_FAILURE;
+	t4 = now_ns();
+	fprintf(stderr,
+		"done in %.2f s (drop tables %.2f s, create tables %.2f s, "
+		"client-side generate %.2f s, checkpoint %.2f s).\n",
+		(double)(t4 - t0) / 1e9, (double)(t1 - t0) / 1e9,
+		(double)(t2 - t1) / 1e9, (double)(t3 - t2) / 1e9,
+		(double)(t4 - t3) / 1e9);
+	return FK_EXIT_OK;
+}
+
+/* ---- the clients ---- */
+
+static int note_second(struct client *c, uint64_t end_ns)
+{
+	uint64_t start = c->run->start_ns;
+	size_t sec = end_ns > start ? (size_t)((end_ns - start) / 1000000000ull)
+				    : 0;
+	if (sec >= c->alloc_sec) {
+		size_t n = c->alloc_sec ? c->alloc_sec : 64;
+		while (n <= sec)
+			n *= 2;
+		uint32_t *p = realloc(c->per_sec, n * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		memset(p + c->alloc_sec, 0, (n - c->alloc_sec) * sizeof(*p));
+		c->per_sec = p;
+		c->alloc_sec = n;
+	}
+	c->per_sec[sec]++;
+	if (sec + 1 > c->nr_sec)
+		c->nr_sec = sec + 1;
+	return 0;
+}
+
+static void log_txn(struct client *c, uint64_t no, double lat_us,
+		    int skipped, double lag_us)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (skipped)
+		fprintf(c->log, "%d %" PRIu64 " skipped 0 %lld %ld", c->id, no,
+			(long long)ts.tv_sec, ts.tv_nsec / 1000);
+	else
+		fprintf(c->log, "%d %" PRIu64 " %.0f 0 %lld %ld", c->id, no,
+			lat_us, (long long)ts.tv_sec, ts.tv_nsec / 1000);
+	if (c->run->rate > 0)
+		fprintf(c->log, " %.0f", lag_us);
+	fputc('\n', c->log);
+}
+
+static void *client_main(void *arg)
+{
+	struct client *c = arg;
+	struct run *r = c->run;
+	struct fk_batch b;
+	struct tpcb_txn x;
+	uint64_t end_ns = r->duration_s ?
+				  r->start_ns + r->duration_s * 1000000000ull :
+				  UINT64_MAX;
+	/* -R: mean microseconds between this client's transactions. */
+	double throttle_us = r->rate > 0 ? 1e6 * r->nclients / r->rate : 0;
+	double limit_us = r->latency_limit_ms * 1000.0;
+	uint64_t sched_ns = r->start_ns;
+	uint64_t done = 0;	/* transactions run or skipped */
+
+	fk_batch_init(&b);
+	while (!atomic_load_explicit(&r->stop, memory_order_relaxed)) {
+		if (r->nxacts && done >= r->nxacts)
+			break;
+		uint64_t t_start;
+		double lag_us = 0;
+		if (throttle_us > 0) {
+			double wait = -log(tpcb_rng_double(&c->rng)) *
+				      throttle_us;
+			sched_ns += (uint64_t)(wait * 1000.0);
+			if (sched_ns >= end_ns)
+				break;
+			uint64_t now = now_ns();
+			/* pgbench: skip transactions already later than the
+			 * latency limit, moving the schedule on. */
+			if (limit_us > 0 &&
+			    (double)(int64_t)(now - sched_ns) / 1000.0 >
+				    limit_us &&
+			    now > sched_ns) {
+				done++;
+				c->skipped++;
+				pthread_mutex_lock(&c->lock);
+				c->iv.skipped++;
+				pthread_mutex_unlock(&c->lock);
+				if (c->log)
+					log_txn(c, done, 0, 1, 0);
+				continue;
+			}
+			if (now < sched_ns)
+				sleep_until_ns(sched_ns);
+			t_start = sched_ns;
+			uint64_t actual = now_ns();
+			lag_us = (double)(actual - sched_ns) / 1000.0;
+		} else {
+			t_start = now_ns();
+			if (t_start >= end_ns)
+				break;
+		}
+		tpcb_txn_draw(&r->tables, &c->rng, &x);
+		x.txid = ((uint64_t)c->id << 40) | done;
+		int ret = tpcb_txn_commit(r->store, &r->tables, &b, &x);
+		uint64_t t_end = now_ns();
+		if (ret) {
+			c->error = ret;
+			atomic_store(&r->stop, 1);
+			break;
+		}
+		done++;
+		double lat_us = (double)(t_end - t_start) / 1000.0;
+		c->cnt++;
+		c->lat_sum += lat_us;
+		c->lat_sumsq += lat_us * lat_us;
+		c->lag_sum += lag_us;
+		if (lag_us > c->lag_max)
+			c->lag_max = lag_us;
+		if (limit_us > 0 && lat_us > limit_us)
+			c->late++;
+		fk_hist_add(&c->hist, (uint64_t)(lat_us + 0.5));
+		if (note_second(c, t_end)) {
+			c->error = -ENOMEM;
+			atomic_store(&r->stop, 1);
+			break;
+		}
+		pthread_mutex_lock(&c->lock);
+		c->iv.cnt++;
+		c->iv.lat_sum += lat_us;
+		c->iv.lat_sumsq += lat_us * lat_us;
+		c->iv.lag_sum += lag_us;
+		pthread_mutex_unlock(&c->lock);
+		if (c->log)
+			log_txn(c, done, lat_us, 0, lag_us);
+	}
+	c->end_ns = now_ns();
+	fk_batch_release(&b);
+	atomic_fetch_add(&r->finished, 1);
+	return NULL;
+}
+
+/* ---- results ---- */
+
+struct results {
+	uint64_t cnt, skipped, late, failed;
+	double lat_avg_ms, lat_std_ms, lag_avg_ms, lag_max_ms;
+	double elapsed_s, tps;
+	uint64_t p50, p90, p99, p999, max;	/* microseconds */
+	uint32_t *series;	/* commits per second */
+	size_t nr_series;	/* seconds recorded (last may be partial) */
+	size_t full_secs;
+	double stall_ratio;	/* < 0: not enough full seconds */
+	uint32_t worst_sec, median_sec;
+	struct fk_store_stats st0, st1;
+	int check_done, check_ok;
+	struct tpcb_sums sums;
+};
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int collect(struct run *r, struct results *res, uint64_t end_ns)
+{
+	struct fk_hist all;
+	double lat_sum = 0, lat_sumsq = 0, lag_sum = 0;
+	int ret = fk_hist_init(&all);
+	if (ret)
+		return ret;
+	res->nr_series = 0;
+	for (int i = 0; i < r->nclients; i++) {
+		struct client *c = &r->clients[i];
+		res->cnt += c->cnt;
+		res->skipped += c->skipped;
+		res->late += c->late;
+		res->failed += c->error ? 1 : 0;
+		lat_sum += c->lat_sum;
+		lat_sumsq += c->lat_sumsq;
+		lag_sum += c->lag_sum;
+		if (c->lag_max / 1000.0 > res->lag_max_ms)
+			res->lag_max_ms = c->lag_max / 1000.0;
+		fk_hist_merge(&all, &c->hist);
+		if (c->nr_sec > res->nr_series)
+			res->nr_series = c->nr_sec;
+	}
+	res->elapsed_s = (double)(end_ns - r->start_ns) / 1e9;
+	if (res->cnt) {
+		double n = (double)res->cnt;
+		res->lat_avg_ms = lat_sum / n / 1000.0;
+		double var = lat_sumsq / n - (lat_sum / n) * (lat_sum / n);
+		res->lat_std_ms = var > 0 ? sqrt(var) / 1000.0 : 0;
+		res->lag_avg_ms = lag_sum / n / 1000.0;
+	}
+	res->tps = res->elapsed_s > 0 ? (double)res->cnt / res->elapsed_s : 0;
+	res->p50 = fk_hist_percentile(&all, 50);
+	res->p90 = fk_hist_percentile(&all, 90);
+	res->p99 = fk_hist_percentile(&all, 99);
+	res->p999 = fk_hist_percentile(&all, 99.9);
+	res->max = all.count ? all.max_us : 0;
+	fk_hist_release(&all);
+
+	/* The one-second series: every second the run covered. */
+	size_t full = (size_t)res->elapsed_s;
+	if (res->nr_series < full + 1)
+		res->nr_series = full + (res->elapsed_s > (double)full);
+	res->series = calloc(res->nr_series ? res->nr_series : 1,
+			     sizeof(*res->series));
+	if (!res->series)
+		return -ENOMEM;
+	for (int i = 0; i < r->nclients; i++) {
+		struct client *c = &r->clients[i];
+		for (size_t s = 0; s < c->nr_sec; s++)
+			res->series[s] += c->per_sec[s];
+	}
+	res->full_secs = full < res->nr_series ? full : res->nr_series;
+	res->stall_ratio = -1;
+	if (res->full_secs >= 1) {
+		uint32_t *sorted = malloc(res->full_secs * sizeof(*sorted));
+		if (!sorted)
+			return -ENOMEM;
+		memcpy(sorted, res->series, res->full_secs * sizeof(*sorted));
+		qsort(sorted, res->full_secs, sizeof(*sorted), cmp_u32);
+		res->worst_sec = sorted[0];
+		size_t n = res->full_secs;
+		res->median_sec = n % 2 ? sorted[n / 2]
+					: (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+		res->stall_ratio = res->median_sec ?
+					   (double)res->worst_sec /
+						   (double)res->median_sec :
+					   0.0;
+		free(sorted);
+	}
+	return 0;
+}
+
+static void progress_report(struct run *r, double at_s, double interval_s)
+{
+	struct interval sum = {0};
+	for (int i = 0; i < r->nclients; i++) {
+		struct client *c = &r->clients[i];
+		pthread_mutex_lock(&c->lock);
+		sum.cnt += c->iv.cnt;
+		sum.skipped += c->iv.skipped;
+		sum.lat_sum += c->iv.lat_sum;
+		sum.lat_sumsq += c->iv.lat_sumsq;
+		sum.lag_sum += c->iv.lag_sum;
+		memset(&c->iv, 0, sizeof(c->iv));
+		pthread_mutex_unlock(&c->lock);
+	}
+	double n = (double)sum.cnt;
+	double lat = n ? sum.lat_sum / n : 0;
+	double var = n ? sum.lat_sumsq / n - lat * lat : 0;
+	double sd = var > 0 ? sqrt(var) : 0;
+	char line[256];
+	int len = snprintf(line, sizeof(line),
+			   "progress: %.1f s, %.1f tps, lat %.3f ms stddev %.3f",
+			   at_s, n / interval_s, lat / 1000.0, sd / 1000.0);
+	if (r->rate > 0) {
+		len += snprintf(line + len, sizeof(line) - (size_t)len,
+				", lag %.3f ms", n ? sum.lag_sum / n / 1000.0 : 0);
+		if (r->latency_limit_ms > 0)
+			snprintf(line + len, sizeof(line) - (size_t)len,
+				 ", %" PRIu64 " skipped", sum.skipped);
+	}
+	fprintf(stderr, "%s\n", line);
+}
+
+static void print_check(const struct results *res)
+{
+	const struct tpcb_sums *s = &res->sums;
+	printf("sum of account balances: %" PRId64 "\n", s->accounts);
+	printf("sum of teller balances: %" PRId64 "\n", s->tellers);
+	printf("sum of branch balances: %" PRId64 "\n", s->branches);
+	printf("sum of history deltas: %" PRId64 " (%" PRIu64 " rows)\n",
+	       s->history, s->history_rows);
+	printf("consistency check: %s\n", res->check_ok ? "OK" : "FAILED");
+}
+
+static void print_summary(struct run *r, const struct results *res)
+{
+	const struct fk_store_stats *a = &res->st0, *b = &res->st1;
+	uint64_t total = res->cnt + res->skipped + res->failed;
+	printf("transaction type: <builtin: TPC-B (sort of)>\n");
+	printf("scaling factor: %" PRIu64 "\n", r->tables.scale);
+	printf("storage: flushkit page store (flush=%s)\n", r->flush);
+	printf("number of clients: %d\n", r->nclients);
+	printf("number of threads: %d\n", r->nthreads);
+	if (r->duration_s) {
+		printf("duration: %" PRIu64 " s\n", r->duration_s);
+		printf("number of transactions actually processed: %" PRIu64
+		       "\n", res->cnt);
+	} else {
+		printf("number of transactions per client: %" PRIu64 "\n",
+		       r->nxacts);
+		printf("number of transactions actually processed: %" PRIu64
+		       "/%" PRIu64 "\n", res->cnt,
+		       r->nxacts * (uint64_t)r->nclients);
+	}
+	printf("number of failed transactions: %" PRIu64 " (%.3f%%)\n",
+	       res->failed, total ? 100.0 * (double)res->failed / (double)total
+				  : 0.0);
+	if (r->rate > 0 && r->latency_limit_ms > 0)
+		printf("number of transactions skipped: %" PRIu64 " (%.3f%%)\n",
+		       res->skipped,
+		       total ? 100.0 * (double)res->skipped / (double)total
+			     : 0.0);
+	if (r->latency_limit_ms > 0)
+		printf("number of transactions above the %.1f ms latency limit: "
+		       "%" PRIu64 "/%" PRIu64 " (%.3f%%)\n",
+		       r->latency_limit_ms, res->late, res->cnt,
+		       res->cnt ? 100.0 * (double)res->late / (double)res->cnt
+				: 0.0);
+	printf("latency average = %.3f ms\n", res->lat_avg_ms);
+	printf("latency stddev = %.3f ms\n", res->lat_std_ms);
+	if (r->rate > 0)
+		printf("rate limit schedule lag: avg %.3f (max %.3f) ms\n",
+		       res->lag_avg_ms, res->lag_max_ms);
+	printf("initial connection time = %.3f ms\n", r->conn_ms);
+	printf("tps = %f (without initial connection time)\n", res->tps);
+	printf("latency percentiles: p50 = %.3f ms, p90 = %.3f ms, "
+	       "p99 = %.3f ms, p99.9 = %.3f ms, max = %.3f ms\n",
+	       (double)res->p50 / 1000, (double)res->p90 / 1000,
+	       (double)res->p99 / 1000, (double)res->p999 / 1000,
+	       (double)res->max / 1000);
+	if (res->stall_ratio >= 0)
+		printf("stall ratio = %.3f (worst one-second tps %u, median "
+		       "%u, over %zu s)\n",
+		       res->stall_ratio, res->worst_sec, res->median_sec,
+		       res->full_secs);
+	else
+		printf("stall ratio = n/a (run shorter than one second)\n");
+	printf("checkpoints: %" PRIu64 "\n", b->checkpoints - a->checkpoints);
+	printf("buffers written: checkpoint %" PRIu64 ", backend %" PRIu64
+	       "\n", b->buffers_checkpoint - a->buffers_checkpoint,
+	       b->buffers_backend - a->buffers_backend);
+	printf("backend fsyncs: %" PRIu64 "\n",
+	       b->backend_fsyncs - a->backend_fsyncs);
+	if (res->check_done)
+		print_check(res);
+}
+
+static struct json_object *jdouble(double v)
+{
+	return json_object_new_double(v);
+}
+
+static struct json_object *jint(uint64_t v)
+{
+	return json_object_new_int64((int64_t)v);
+}
+
+static void json_check(struct json_object *o, const struct results *res)
+{
+	struct json_object *c = json_object_new_object();
+	json_object_object_add(c, "accounts", jint((uint64_t)res->sums.accounts));
+	json_object_object_add(c, "tellers", jint((uint64_t)res->sums.tellers));
+	json_object_object_add(c, "branches", jint((uint64_t)res->sums.branches));
+	json_object_object_add(c, "history", jint((uint64_t)res->sums.history));
+	json_object_object_add(c, "history_rows", jint(res->sums.history_rows));
+	json_object_object_add(c, "ok", json_object_new_boolean(res->check_ok));
+	json_object_object_add(o, "check", c);
+}
+
+static void print_json(struct run *r, const struct results *res, int ran)
+{
+	struct json_object *o = json_object_new_object();
+	json_object_object_add(o, "transaction_type",
+			       json_object_new_string("TPC-B (sort of)"));
+	json_object_object_add(o, "scale", jint(r->tables.scale));
+	json_object_object_add(o, "storage",
+			       json_object_new_string("flushkit page store"));
+	json_object_object_add(o, "flush", json_object_new_string(r->flush));
+	if (ran) {
+		const struct fk_store_stats *a = &res->st0, *b = &res->st1;
+		json_object_object_add(o, "clients", jint((uint64_t)r->nclients));
+		json_object_object_add(o, "threads", jint((uint64_t)r->nthreads));
+		if (r->duration_s)
+			json_object_object_add(o, "duration_s",
+					       jint(r->duration_s));
+		else
+			json_object_object_add(o, "transactions_per_client",
+					       jint(r->nxacts));
+		json_object_object_add(o, "elapsed_s", jdouble(res->elapsed_s));
+		json_object_object_add(o, "transactions", jint(res->cnt));
+		json_object_object_add(o, "failed", jint(res->failed));
+		json_object_object_add(o, "skipped", jint(res->skipped));
+		if (r->latency_limit_ms > 0) {
+			json_object_object_add(o, "latency_limit_ms",
+					       jdouble(r->latency_limit_ms));
+			json_object_object_add(o, "late", jint(res->late));
+		}
+		if (r->rate > 0) {
+			json_object_object_add(o, "rate", jdouble(r->rate));
+			json_object_object_add(o, "lag_avg_ms",
+					       jdouble(res->lag_avg_ms));
+			json_object_object_add(o, "lag_max_ms",
+					       jdouble(res->lag_max_ms));
+		}
+		json_object_object_add(o, "latency_avg_ms",
+				       jdouble(res->lat_avg_ms));
+		json_object_object_add(o, "latency_stddev_ms",
+				       jdouble(res->lat_std_ms));
+		json_object_object_add(o, "connection_time_ms",
+				       jdouble(r->conn_ms));
+		json_object_object_add(o, "tps", jdouble(res->tps));
+		struct json_object *p = json_object_new_object();
+		json_object_object_add(p, "p50", jdouble((double)res->p50 / 1000));
+		json_object_object_add(p, "p90", jdouble((double)res->p90 / 1000));
+		json_object_object_add(p, "p99", jdouble((double)res->p99 / 1000));
+		json_object_object_add(p, "p99.9",
+				       jdouble((double)res->p999 / 1000));
+		json_object_object_add(p, "max", jdouble((double)res->max / 1000));
+		json_object_object_add(o, "latency_ms", p);
+		json_object_object_add(o, "stall_ratio",
+				       res->stall_ratio >= 0 ?
+					       jdouble(res->stall_ratio) :
+					       NULL);
+		json_object_object_add(o, "worst_second_tps",
+				       jint(res->worst_sec));
+		json_object_object_add(o, "median_second_tps",
+				       jint(res->median_sec));
+		struct json_object *ser = json_object_new_array();
+		for (size_t i = 0; i < res->nr_series; i++)
+			json_object_array_add(ser, jint(res->series[i]));
+		json_object_object_add(o, "tps_series", ser);
+		json_object_object_add(o, "tps_series_full_seconds",
+				       jint(res->full_secs));
+		struct json_object *ck = json_object_new_array();
+		pthread_mutex_lock(&r->ckpt_lock);
+		for (size_t i = 0; i < r->nr_ckpts; i++) {
+			const struct ckpt_event *e = &r->ckpts[i];
+			struct json_object *j = json_object_new_object();
+			json_object_object_add(j, "at_s", jdouble(e->at_s));
+			json_object_object_add(j, "reason",
+					       json_object_new_string(e->reason));
+			json_object_object_add(j, "buffers_written",
+					       jint(e->ci.buffers_written));
+			json_object_object_add(j, "write_s",
+					       jdouble(ms_to_s(e->ci.write_ms)));
+			json_object_object_add(j, "sync_s",
+					       jdouble(ms_to_s(e->ci.sync_ms)));
+			json_object_object_add(j, "total_s",
+					       jdouble(ms_to_s(e->ci.total_ms)));
+			json_object_object_add(j, "sync_files",
+					       jint(e->ci.files_synced));
+			json_object_object_add(
+				j, "longest_sync_s",
+				jdouble(ms_to_s(e->ci.longest_sync_ms)));
+			json_object_object_add(
+				j, "average_sync_s",
+				jdouble(ms_to_s(e->ci.average_sync_ms)));
+			json_object_object_add(j, "writeback_bytes",
+					       jint(e->ci.writeback_bytes));
+			if (e->ci.error)
+				json_object_object_add(
+					j, "error",
+					json_object_new_string(
+						fk_strerror(e->ci.error)));
+			json_object_array_add(ck, j);
+		}
+		pthread_mutex_unlock(&r->ckpt_lock);
+		json_object_object_add(o, "checkpoint_events", ck);
+		json_object_object_add(o, "checkpoints",
+				       jint(b->checkpoints - a->checkpoints));
+		json_object_object_add(
+			o, "buffers_checkpoint",
+			jint(b->buffers_checkpoint - a->buffers_checkpoint));
+		json_object_object_add(
+			o, "buffers_backend",
+			jint(b->buffers_backend - a->buffers_backend));
+		json_object_object_add(
+			o, "backend_fsyncs",
+			jint(b->backend_fsyncs - a->backend_fsyncs));
+		json_object_object_add(o, "wal_bytes",
+				       jint(b->wal_bytes - a->wal_bytes));
+		json_object_object_add(o, "wal_flushes",
+				       jint(b->wal_flushes - a->wal_flushes));
+	}
+	if (res->check_done)
+		json_check(o, res);
+	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+						       JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+}
+
+static int open_logs(struct run *r)
+{
+	char name[4096];
+	for (int i = 0; i < r->nclients; i++) {
+		if (i == 0)
+			snprintf(name, sizeof(name), "%s.%d", r->log_prefix,
+				 (int)getpid());
+		else
+			snprintf(name, sizeof(name), "%s.%d.%d", r->log_prefix,
+				 (int)getpid(), i);
+		r->clients[i].log = fopen(name, "we");
+		if (!r->clients[i].log) {
+			cli_error("open '%s': %s", name, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int run_check(struct run *r, struct results *res)
+{
+	int ret = tpcb_sums(r->store, &r->tables, &res->sums);
+	if (ret) {
+		cli_error("check: read '%s': %s", r->data_dir,
+			  fk_strerror(ret));
+		return ret;
+	}
+	res->check_done = 1;
+	res->check_ok = tpcb_sums_ok(&res->sums);
+	return 0;
+}
+
+static int do_run(struct run *r)
+{
+	struct results res;
+	int status = FK_EXIT_OK, ret, started = 0;
+	memset(&res, 0, sizeof(res));
+
+	uint64_t t0 = now_ns();
+	if (open_store(r))
+		return FK_EXIT_FAILURE;
+	ret = tpcb_open(r->store, &r->tables);
+	if (ret) {
+		if (ret == -ENOENT)
+			cli_error("'%s' has no tpcb tables; run 'flushkit "
+				  "bench tpcb -i' first", r->data_dir);
+		else
+			cli_error("open tables in '%s': %s", r->data_dir,
+				  fk_strerror(ret));
+		close_store(r);
+		return FK_EXIT_FAILURE;
+	}
+	r->conn_ms = (double)(now_ns() - t0) / 1e6;
+
+	if (r->check == 2) {
+		if (run_check(r, &res))
+			status = FK_EXIT_FAILURE;
+		goto out;
+	}
+
+	r->clients = calloc((size_t)r->nclients, sizeof(*r->clients));
+	if (!r->clients) {
+		cli_error("out of memory");
+		status = FK_EXIT_FAILURE;
+		goto out;
+	}
+	for (int i = 0; i < r->nclients; i++) {
+		struct client *c = &r->clients[i];
+		c->id = i;
+		c->run = r;
+		tpcb_rng_seed(&c->rng, r->seed + 0x632be59bd9b4e019ull *
+							 (uint64_t)(i + 1));
+		pthread_mutex_init(&c->lock, NULL);
+		if (fk_hist_init(&c->hist)) {
+			cli_error("out of memory");
+			status = FK_EXIT_FAILURE;
+			goto out;
+		}
+		c->hist_ok = 1;
+	}
+	if (r->use_log && open_logs(r)) {
+		status = FK_EXIT_FAILURE;
+		goto out;
+	}
+
+	fk_store_get_stats(r->store, &res.st0);
+	pthread_mutex_lock(&r->ckpt_lock);
+	r->nr_ckpts = 0;	/* only checkpoints of the run */
+	r->start_ns = now_ns();
+	pthread_mutex_unlock(&r->ckpt_lock);
+	for (; started < r->nclients; started++) {
+		struct client *c = &r->clients[started];
+		ret = pthread_create(&c->thread, NULL, client_main, c);
+		if (ret) {
+			cli_error("create client thread: %s", strerror(ret));
+			atomic_store(&r->stop, 1);
+			status = FK_EXIT_FAILURE;
+			break;
+		}
+	}
+	if (r->progress_s && started == r->nclients) {
+		uint64_t step = r->progress_s * 1000000000ull;
+		uint64_t next = r->start_ns + step, last = r->start_ns;
+		for (;;) {
+			/* Wake at least every 100 ms to notice the end. */
+			uint64_t now = now_ns();
+			if (now < next) {
+				uint64_t t = next - now > 100000000ull ?
+						     now + 100000000ull : next;
+				sleep_until_ns(t);
+			}
+			int all_done = atomic_load(&r->finished) ==
+				       r->nclients;
+			now = now_ns();
+			if (now >= next) {
+				progress_report(r, (double)(next - r->start_ns) / 1e9,
+						(double)(next - last) / 1e9);
+				last = next;
+				next += step;
+			}
+			if (all_done || atomic_load(&r->stop))
+				break;
+		}
+	}
+	uint64_t end_ns = r->start_ns;
+	for (int i = 0; i < started; i++) {
+		struct client *c = &r->clients[i];
+		pthread_join(c->thread, NULL);
+		if (c->end_ns > end_ns)
+			end_ns = c->end_ns;
+		if (c->error) {
+			cli_error("client %d: commit: %s", c->id,
+				  fk_strerror(c->error));
+			status = FK_EXIT_FAILURE;
+		}
+	}
+	fk_store_get_stats(r->store, &res.st1);
+	if (res.st1.error && status == FK_EXIT_OK) {
+		cli_error("store '%s': %s", r->data_dir,
+			  fk_strerror(res.st1.error));
+		status = FK_EXIT_FAILURE;
+	}
+	if (collect(r, &res, end_ns)) {
+		cli_error("out of memory");
+		status = FK_EXIT_FAILURE;
+		goto out;
+	}
+	if (r->check && status == FK_EXIT_OK && run_check(r, &res))
+		status = FK_EXIT_FAILURE;
+	if (r->json)
+		print_json(r, &res, 1);
+	else
+		print_summary(r, &res);
+	started = -1;	/* printed */
+out:
+	if (r->check == 2 && res.check_done) {
+		if (r->json)
+			print_json(r, &res, 0);
+		else
+			print_check(&res);
+	}
+	if (res.check_done && !res.check_ok)
+		status = FK_EXIT_FAILURE;
+	if (close_store(r))
+		status = FK_EXIT_FAILURE;
+	if (r->clients) {
+		for (int i = 0; i < r->nclients; i++) {
+			struct client *c = &r->clients[i];
+			if (c->log && fclose(c->log)) {
+				cli_error("write log: %s", strerror(errno));
+				status = FK_EXIT_FAILURE;
+			}
+			if (c->hist_ok)
+				fk_hist_release(&c->hist);
+			free(c->per_sec);
+			pthread_mutex_destroy(&c->lock);
+		}
+		free(r->clients);
+	}
+	free(res.series);
+	return status;
+}
+
+int cmd_bench_tpcb(int argc, char **argv)
+{
+	struct run r;
+	memset(&r, 0, sizeof(r));
+	int ret = parse_args(&r, argc, argv);
+	if (ret >= 0)
+		return ret;
+	pthread_mutex_init(&r.ckpt_lock, NULL);
+	ret = r.init ? do_init(&r) : do_run(&r);
+	pthread_mutex_destroy(&r.ckpt_lock);
+	free(r.ckpts);
+	return ret;
+}
