@@ -15,6 +15,7 @@ struct subcommand {
 
 static const struct subcommand commands[] = {
 
+	{"sync", cmd_sync, "make files and directories durable"},
 	{"cp", cmd_cp, "copy a tree like cp -a and make the copy durable"},
 	{"bench", cmd_bench, "benchmarks: tpcb"},
 };

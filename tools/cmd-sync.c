@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd-sync.c - "flushkit sync [--method=M] [--json] [--progress] PATH...":
+ * make every file and directory under the PATHs durable with
+ * fk_tree_sync, then print a summary (text or one JSON object).
+ *
+ * Exit status: 0 ok, 1 some failure (the messages on stderr name the
+ * operation and the path), 2 usage, 3 completed with durability degraded
+ * (a directory fsync was not supported by the file system).
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *const method_names[] = {
+	[FK_SYNC_TWOPASS] = "twopass",
+	[FK_SYNC_FSYNC] = "fsync",
+	[FK_SYNC_SYNCFS] = "syncfs",
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: flushkit sync [--method=twopass|fsync|syncfs] [--json] "
+		"[--progress] PATH...\n"
+		"\n"
+		"Make every file and directory under each PATH durable.\n"
+		"\n"
+		"  --method=twopass  start writeback of every file, then fsync "
+		"each file\n"
+		"                    and each directory after its contents "
+		"(default)\n"
+		"  --method=fsync    fsync each file, then each directory, in "
+		"one pass\n"
+		"  --method=syncfs   one syncfs(2) per file system under the "
+		"PATHs\n"
+		"  --json            print the summary as one JSON object\n"
+		"  --progress        show progress on stderr even when it is "
+		"not a terminal\n"
+		"  -h, --help        show this help\n"
+		"\n"
+		"Exit status: 0 ok, 1 failure, 2 usage, 3 completed with "
+		"durability\n"
+		"degraded (a directory fsync was not supported).\n");
+}
+
+struct progress {
+	uint64_t start_ns;
+	int shown;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Called by the library at most every 100 ms. */
+static void show_progress(void *arg, const struct fk_tree_stats *st)
+{
+	struct progress *p = arg;
+	double secs = (double)(mono_ns() - p->start_ns) / 1e9;
+	char bytes[32], rate[32];
+	cli_human_bytes(st->bytes, bytes, sizeof(bytes));
+	cli_human_bytes(secs > 0 ? (uint64_t)((double)st->bytes / secs) : 0,
+			rate, sizeof(rate));
+	fprintf(stderr,
+		"\r%llu files, %s, %llu fsyncs, %s/s, %.1f s\033[K",
+		(unsigned long long)st->files, bytes,
+		(unsigned long long)(st->fsync_calls + st->dir_fsync_calls),
+		rate, secs);
+	fflush(stderr);
+	p->shown = 1;
+}
+
+/* Allow as many kept descriptors as the hard limit allows. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static const char *result_name(int r)
+{
+	if (r == 0)
+		return "ok";
+	if (r == -FK_EDEGRADED)
+		return "degraded";
+	return "failed";
+}
+
+static double secs(uint64_t ns)
+{
+	return (double)ns / 1e9;
+}
+
+static void print_json(int method, int r, const struct fk_tree_stats *st)
+{
+	struct json_object *o = json_object_new_object();
+#define U64(name, v)                                                           \
+	json_object_object_add(o, name, json_object_new_int64((int64_t)(v)))
+	json_object_object_add(o, "method",
+			       json_object_new_string(method_names[method]));
+	json_object_object_add(o, "result",
+			       json_object_new_string(result_name(r)));
+	if (r < 0 && r != -FK_EDEGRADED)
+		json_object_object_add(o, "error",
+				       json_object_new_string(fk_strerror(r)));
+	U64("files", st->files);
+	U64("dirs", st->dirs);
+	U64("symlinks", st->symlinks);
+	U64("specials", st->specials);
+	U64("hardlinks", st->hardlinks);
+	U64("bytes", st->bytes);
+	U64("fsync_calls", st->fsync_calls);
+	U64("dir_fsync_calls", st->dir_fsync_calls);
+	U64("syncfs_calls", st->syncfs_calls);
+	U64("writeback_ranges", st->writeback_ranges);
+	U64("writeback_bytes", st->writeback_bytes);
+	U64("vanished", st->vanished);
+	U64("errors", st->errors);
+	U64("warnings", st->warnings);
+	U64("walk_ns", st->walk_ns);
+	U64("writeback_ns", st->writeback_ns);
+	U64("fsync_ns", st->fsync_ns);
+	U64("total_ns", st->total_ns);
+#undef U64
+	json_object_object_add(o, "degraded",
+			       json_object_new_boolean(st->degraded));
+	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+}
+
+static void print_text(int method, int r, const struct fk_tree_stats *st)
+{
+	char b1[32], b2[32];
+	printf("method:            %s\n", method_names[method]);
+	printf("files:             %llu (%llu more hard links)\n",
+	       (unsigned long long)st->files,
+	       (unsigned long long)st->hardlinks);
+	printf("directories:       %llu\n", (unsigned long long)st->dirs);
+	printf("symlinks, special: %llu, %llu (not opened)\n",
+	       (unsigned long long)st->symlinks,
+	       (unsigned long long)st->specials);
+	printf("bytes:             %s (%llu)\n",
+	       cli_human_bytes(st->bytes, b1, sizeof(b1)),
+	       (unsigned long long)st->bytes);
+	printf("fsync calls:       %llu files, %llu directories\n",
+	       (unsigned long long)st->fsync_calls,
+	       (unsigned long long)st->dir_fsync_calls);
+	if (method == FK_SYNC_SYNCFS)
+		printf("syncfs calls:      %llu\n",
+		       (unsigned long long)st->syncfs_calls);
+	if (method == FK_SYNC_TWOPASS)
+		printf("writeback ranges:  %llu (%s)\n",
+		       (unsigned long long)st->writeback_ranges,
+		       cli_human_bytes(st->writeback_bytes, b2, sizeof(b2)));
+	printf("vanished:          %llu\n", (unsigned long long)st->vanished);
+	printf("errors, warnings:  %llu, %llu\n",
+	       (unsigned long long)st->errors,
+	       (unsigned long long)st->warnings);
+	printf("time:              walk %.3f s, writeback %.3f s, "
+	       "fsync %.3f s, total %.3f s\n",
+	       secs(st->walk_ns), secs(st->writeback_ns), secs(st->fsync_ns),
+	       secs(st->total_ns));
+	if (r == 0)
+		printf("result:            ok: durable\n");
+	else if (r == -FK_EDEGRADED)
+		printf("result:            degraded: directory sync not "
+		       "supported\n");
+	else
+		printf("result:            FAILED: %s\n", fk_strerror(r));
+}
+
+int cmd_sync(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"method", required_argument, NULL, 'm'},
+		{"json", no_argument, NULL, 'j'},
+		{"progress", no_argument, NULL, 'p'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int method = FK_SYNC_TWOPASS, json = 0, force_progress = 0, c;
+
+	/* Callable more than once in a process (tests): reset getopt. */
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			method = -1;
+			for (int i = 0; i < 3; i++)
+				if (!strcmp(optarg, method_names[i]))
+					method = i;
+			if (method < 0) {
+				cli_error("sync: unknown method '%s' (twopass, "
+					  "fsync or syncfs)",
+					  optarg);
+				return FK_EXIT_USAGE;
+			}
+			break;
+		case 'j':
+			json = 1;
+			break;
+		case 'p':
+			force_progress = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return FK_EXIT_OK;
+		default:
+			if (optopt && optopt != 'm')
+				cli_error("sync: bad option '-%c'", optopt);
+			else
+				cli_error("sync: bad option '%s'",
+					  argv[optind - 1]);
+			usage(stderr);
+			return FK_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		cli_error("sync: no PATH given");
+		usage(stderr);
+		return FK_EXIT_USAGE;
+	}
+
+	raise_nofile();
+	struct progress prog = {.start_ns = mono_ns()};
+	struct fk_tree_opts o;
+	fk_tree_opts_init(&o);
+	o.method = method;
+	o.report = cli_report;
+	if (cli_progress_wanted(force_progress)) {
+		o.progress = show_progress;
+		o.progress_arg = &prog;
+	}
+
+	struct fk_tree_stats st;
+	int r = fk_tree_sync((const char *const *)(argv + optind),
+			     (size_t)(argc - optind), &o, &st);
+	if (prog.shown)
+		fputc('\n', stderr);
+	/* Belt and braces: an error reported is a failure, whatever r. */
+	if (r >= 0 && st.errors)
+		r = -EIO;
+	if (r == -FK_EDEGRADED)
+		cli_warn("durability degraded: directory sync not supported "
+			 "by the file system");
+	else if (r < 0 && !st.errors)
+		cli_error("sync: %s", fk_strerror(r));
+
+	if (json)
+		print_json(method, r, &st);
+	else
+		print_text(method, r, &st);
+	fflush(stdout);
+
+	if (r == 0)
+		return FK_EXIT_OK;
+	if (r == -FK_EDEGRADED)
+		return FK_EXIT_DEGRADED;
+	return FK_EXIT_FAILURE;
+}
