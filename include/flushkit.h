@@ -271,9 +271,17 @@ FK_API void fk_writeback_forget(struct fk_writeback *wb, int fd);
  * writer first compacts it (drops duplicate requests, PostgreSQL's
  * CompactCheckpointerRequestQueue, 2010); if that frees nothing the
  * writer is told to fsync the file itself (a "backend fsync").
- * From PostgreSQL's checkpointer.c / sync.c.
+ * From PostgreSQL's checkpointer.c (ForwardSyncRequest) and sync.c
+ * (RememberSyncRequest, ProcessSyncRequests, FORGET_RELATION_FSYNC).
  *
- * Thread-safe: every function may be called from any thread.
+ * Life of an id: registered (queued) -> absorbed (pending, distinct) ->
+ * synced by fk_fsyncq_process (gone), or failed (stays pending, and the
+ * queue's error becomes sticky: see fk_fsyncq_process).
+ *
+ * Thread-safety: every function may be called from any thread; one
+ * mutex protects the queue and is never held while a callback runs.
+ * Memory: the queue array (capacity ids) is allocated at create; the
+ * pending set grows with the number of distinct files.
  */
 struct fk_fsyncq;
 
@@ -286,43 +294,113 @@ struct fk_fsyncq_stats {
 	uint64_t forgotten;		/* requests cancelled by forget */
 	uint64_t absorbed;		/* requests moved to the pending set */
 	uint64_t synced;		/* files fsynced by process */
+	uint64_t missing;		/* sync said -ENOENT (file dropped) */
+	uint64_t queued;		/* now: requests in the queue */
+	uint64_t pending;		/* now: distinct pending files */
+	int error;			/* the sticky error, 0 if none */
 };
 
 /*
- * Callback that makes one file durable.  @file_id is the id given to
- * register.  Returns 0, or -errno (the error is recorded and returned by
- * fk_fsyncq_process; never retried into success), or -ENOENT when the
- * file no longer exists (reported, counted, not fatal).
+ * Callback that makes one file durable (typically open + fsync, or an
+ * fsync of a descriptor the caller kept open).  @arg is the @arg given
+ * to fk_fsyncq_process; @file_id the id given to register.  Returns 0
+ * when the file is durable; -ENOENT when the file no longer exists (it
+ * was dropped: counted in stats.missing, not an error); any other
+ * -errno is the fsync's failure: recorded as the queue's sticky error,
+ * and never retried.  Called without the queue's lock held, so it may
+ * call fk_fsyncq_register/_forget/_absorb (not _process).
  */
 typedef int (*fk_fsyncq_sync_fn)(void *arg, uint64_t file_id);
 
-/* @capacity: queued requests before compaction (>= 1).  @compact: 0
- * disables compaction (naive).  Returns 0 or -ENOMEM/-EINVAL. */
+/*
+ * fk_fsyncq_create - make an empty queue.
+ * @capacity: requests the queue holds before a writer must compact it
+ *      (>= 1; PostgreSQL uses NBuffers).
+ * @compact: nonzero to compact a full queue (PostgreSQL since 9.1); 0
+ *      makes every register on a full queue a backend fsync (the
+ *      behaviour before 2010, the "naive" preset).
+ * @out: receives the queue, owned by the caller (fk_fsyncq_destroy).
+ * Returns 0, -EINVAL (capacity 0 or @out NULL) or -ENOMEM.  No I/O.
+ */
 FK_API int fk_fsyncq_create(uint32_t capacity, int compact,
 			    struct fk_fsyncq **out);
+
+/* fk_fsyncq_destroy - free @q (NULL is ignored) and forget every
+ * request.  No other thread may be using @q.  No I/O. */
 FK_API void fk_fsyncq_destroy(struct fk_fsyncq *q);
-/* Returns 0, or -EAGAIN when full and compaction freed nothing: the
- * caller must fsync the file itself. Non-blocking (takes a mutex). */
-FK_API int fk_fsyncq_register(struct fk_fsyncq *q, uint64_t file_id);
-/* Cancel queued and pending requests for @file_id (file unlinked). */
-FK_API void fk_fsyncq_forget(struct fk_fsyncq *q, uint64_t file_id);
-/* Move queued requests into the pending set (checkpointer side).
- * Returns the number of distinct pending files. */
-FK_API int fk_fsyncq_absorb(struct fk_fsyncq *q);
-/* Number of distinct files currently pending (after absorb). */
-FK_API size_t fk_fsyncq_pending(struct fk_fsyncq *q);
+
 /*
- * Absorb, then call @sync for every pending file once (in file-id order),
- * removing each from the pending set as it succeeds.  If @between is
- * non-NULL it is called after each file with the fraction done (for a
- * pacer to sleep), and may return nonzero to stop early.  Requests that
- * arrive meanwhile stay for the next round.  Returns 0 or the first
- * error; a failed file stays pending and the error is sticky.
- * Blocks for as long as the callbacks do.
+ * fk_fsyncq_register - ask for @file_id to be fsynced by the next
+ * fk_fsyncq_process.  Call after the write it must cover has returned.
+ * Returns 0 (queued), or -EAGAIN when the queue was full and compaction
+ * freed nothing (or is disabled): the caller must then fsync the file
+ * itself before relying on it, and stats.backend_fsyncs counts it.
+ * Compaction sorts the queue and drops duplicate ids, O(capacity log
+ * capacity) under the mutex.  Non-blocking apart from the mutex; no
+ * I/O.  Thread-safe.
+ */
+FK_API int fk_fsyncq_register(struct fk_fsyncq *q, uint64_t file_id);
+
+/*
+ * fk_fsyncq_forget - cancel every queued and pending request for
+ * @file_id (the file was unlinked or truncated away, so its fsync no
+ * longer matters and may even fail); PostgreSQL's
+ * FORGET_RELATION_FSYNC.  If the id's sync is running in
+ * fk_fsyncq_process right now, its result is ignored.  Requests
+ * registered after forget returns count again.  Each cancelled request
+ * counts in stats.forgotten.  No I/O.  Thread-safe.
+ */
+FK_API void fk_fsyncq_forget(struct fk_fsyncq *q, uint64_t file_id);
+
+/*
+ * fk_fsyncq_absorb - move the queued requests into the pending set
+ * (checkpointer side; PostgreSQL's AbsorbSyncRequests), which keeps
+ * each id once.  Call it now and then during long work so writers do
+ * not find the queue full.  Returns the number of distinct pending
+ * files (capped at INT_MAX), or -ENOMEM (the requests stay queued).
+ * No I/O.  Thread-safe.
+ */
+FK_API int fk_fsyncq_absorb(struct fk_fsyncq *q);
+
+/* fk_fsyncq_pending - number of distinct files in the pending set
+ * (queued requests are not counted until absorbed).  Thread-safe. */
+FK_API size_t fk_fsyncq_pending(struct fk_fsyncq *q);
+
+/*
+ * fk_fsyncq_process - the sync phase: absorb, then call @sync(@arg, id)
+ * once for every pending file, in increasing file-id order, removing
+ * each from the pending set as it succeeds (or returns -ENOENT).
+ * @between: if non-NULL, called between two files (not after the last)
+ *      with the fraction of this round done (0..1), e.g. to sleep as
+ *      fk_pacer_delay_ns says (a spread sync phase); a nonzero return
+ *      stops the round, leaving the rest pending.  @between_arg is
+ *      passed to it.
+ * Requests absorbed while the round runs (by @sync, @between or another
+ * thread) wait for the next round; one for the file being synced at
+ * that moment keeps that file pending after its sync succeeds.
+ *
+ * Returns 0, or:
+ *   -errno    the first failure of @sync.  The round stops there; that
+ *             file and the rest stay pending.  The error is STICKY:
+ *             every later call returns it at once without calling @sync
+ *             (stats.error shows it).  The caller must treat it as fatal
+ *             for the data behind the queue: after a failed fsync Linux
+ *             may have dropped the dirty pages and marked them clean, so
+ *             a retried fsync can succeed without the data being on disk
+ *             (PostgreSQL's "fsyncgate", 2018, and data_sync_retry=off:
+ *             PANIC and recover from the WAL instead).
+ *   -EBUSY    another fk_fsyncq_process is running on @q.
+ *   -ENOMEM   absorbing failed; nothing was synced.
+ *   -EINVAL   @sync is NULL.
+ * Blocks for as long as the callbacks do; does no I/O itself.
+ * Thread-safe, but one process call at a time (-EBUSY otherwise).
  */
 FK_API int fk_fsyncq_process(struct fk_fsyncq *q, fk_fsyncq_sync_fn sync,
 			     void *arg, int (*between)(void *arg, double done),
 			     void *between_arg);
+
+/* fk_fsyncq_get_stats - copy the counters (cumulative) and current sizes
+ * into @st.  Thread-safe; no I/O. */
 FK_API void fk_fsyncq_get_stats(struct fk_fsyncq *q,
 				struct fk_fsyncq_stats *st);
 
