@@ -31,7 +31,7 @@
 #define FIX_FILES 4
 #define FIX_DIRS 3
 
-static void fix_path(char *out, size_t len, const char *root, const char *rel)
+static inline void fix_path(char *out, size_t len, const char *root, const char *rel)
 {
 	int n = snprintf(out, len, "%s/%s", root, rel);
 	if (n < 0 || (size_t)n >= len) {
@@ -41,7 +41,7 @@ static void fix_path(char *out, size_t len, const char *root, const char *rel)
 }
 
 /* Build the tree at @root (must not exist).  Exits on failure. */
-static void fix_build(const char *root)
+static inline void fix_build(const char *root)
 {
 	char p[4096], q[4096];
 	static const char *dirs[] = {"", "sub", "sub/deep"};
@@ -83,7 +83,7 @@ static void fix_build(const char *root)
 }
 
 /* fsync calls (files and directories) whose path ends with @suffix. */
-static size_t fix_nr_fsync(const char *suffix)
+static inline size_t fix_nr_fsync(const char *suffix)
 {
 	return fkt_trace_nr("fsync", suffix) + fkt_trace_nr("fdatasync", suffix);
 }
@@ -93,7 +93,7 @@ static size_t fix_nr_fsync(const char *suffix)
  * through any one of its names), each directory exactly once and after
  * every fsync below it, FIFO/socket/symlinks never opened.
  */
-static void fix_check_fsyncs(const char *root)
+static inline void fix_check_fsyncs(const char *root)
 {
 	CHECK_EQ(fix_nr_fsync("/a"), 1);
 	CHECK_EQ(fix_nr_fsync("/b"), 1);

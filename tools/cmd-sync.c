@@ -170,8 +170,8 @@ static void print_text(int method, int r, const struct fk_tree_stats *st)
 	printf("errors, warnings:  %llu, %llu\n",
 	       (unsigned long long)st->errors,
 	       (unsigned long long)st->warnings);
-	printf("time:              walk %.3f s, writeback %.3f s, "
-	       "fsync %.3f s, total %.3f s\n",
+	printf("time (s):          walk %.3f, writeback %.3f, fsync %.3f, "
+	       "total %.3f\n",
 	       secs(st->walk_ns), secs(st->writeback_ns), secs(st->fsync_ns),
 	       secs(st->total_ns));
 	if (r == 0)

@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test-tree-sync-cmd.c - "flushkit sync" in-process (cmd_sync) with
+ * faults injected through the syscall table:
+ *
+ *  - fsync EIO on one file: exit 1, the message names the path and the
+ *    error, the file is not retried, the rest is still synced, and the
+ *    summary does not report success; likewise for each method that
+ *    fsyncs;
+ *  - directory fsync EINVAL: exit 3 (durability degraded), warning;
+ *  - a file vanishing (ENOENT on open): counted, warned, exit 0;
+ *  - an unreadable file (EACCES on open): exit 1, the rest synced;
+ *  - syncfs EIO: exit 1;
+ *  - --json parses with json-c and has every field; --progress writes
+ *    progress to stderr; usage errors exit 2.
+ */
+#include "fktest.h"
+#include "cli.h"
+#include "sys.h"
+#include "test-tree-sync-fixture.h"
+
+#include <json-c/json.h>
+#include <limits.h>
+
+static char out_buf[65536], err_buf[65536];
+
+static void slurp(int fd, char *buf, size_t len)
+{
+	lseek(fd, 0, SEEK_SET);
+	ssize_t n = read(fd, buf, len - 1);
+	buf[n > 0 ? n : 0] = 0;
+	close(fd);
+}
+
+/* Run cmd_sync with stdout and stderr captured into out_buf/err_buf. */
+static int run_sync(int argc, const char **argv)
+{
+	char p1[PATH_MAX], p2[PATH_MAX];
+	snprintf(p1, sizeof(p1), "%s/.out.XXXXXX", fkt_tmpdir());
+	snprintf(p2, sizeof(p2), "%s/.err.XXXXXX", fkt_tmpdir());
+	int fo = mkstemp(p1), fe = mkstemp(p2);
+	unlink(p1);
+	unlink(p2);
+	fflush(stdout);
+	fflush(stderr);
+	int so = dup(1), se = dup(2);
+	dup2(fo, 1);
+	dup2(fe, 2);
+	int rc = cmd_sync(argc, (char **)argv);
+	fflush(stdout);
+	fflush(stderr);
+	dup2(so, 1);
+	dup2(se, 2);
+	close(so);
+	close(se);
+	slurp(fo, out_buf, sizeof(out_buf));
+	slurp(fe, err_buf, sizeof(err_buf));
+	fprintf(stderr, "--- sync exit %d\n[stdout]\n%s[stderr]\n%s", rc,
+		out_buf, err_buf);
+	return rc;
+}
+
+static char *make_tree(const char *name)
+{
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s/%s", fkt_tmpdir(), name);
+	fix_build(p);
+	char *real = realpath(p, NULL);
+	CHECK(real != NULL);
+	return real;
+}
+
+static int sync_tree(const char *method, const char *root)
+{
+	char m[64];
+	snprintf(m, sizeof(m), "--method=%s", method);
+	const char *argv[] = {"sync", m, root, NULL};
+	fkt_trace_start();
+	int rc = run_sync(3, argv);
+	fkt_fault_clear();
+	fkt_trace_stop();
+	return rc;
+}
+
+/* Injected fsync EIO on a: failure, named, not retried, rest synced. */
+static void test_fsync_eio(const char *method)
+{
+	char name[64];
+	snprintf(name, sizeof(name), "eio-%s", method);
+	char *root = make_tree(name);
+	fkt_trace_start();
+	fkt_fault_set("fsync", "/a", 0, -EIO);
+	int rc = sync_tree(method, root);
+	CHECK_EQ(rc, FK_EXIT_FAILURE);
+	char want[PATH_MAX + 64];
+	snprintf(want, sizeof(want), "flushkit: fsync '%s/a': Input/output "
+		 "error\n", root);
+	CHECK(strstr(err_buf, want) != NULL);
+	/* Never retried, never reopened-and-retried. */
+	CHECK_EQ(fkt_trace_nr("fsync", "/a"), 1);
+	/* Everything else was still synced. */
+	CHECK_EQ(fkt_trace_nr("fsync", "/sub/c"), 1);
+	CHECK_EQ(fkt_trace_nr("fsync", "/b"), 1);
+	CHECK_EQ(fkt_trace_nr("fsync", "/sub/deep"), 1);
+	CHECK_EQ(fkt_trace_nr("fsync", root), 1);
+	/* Nothing claims success. */
+	CHECK(strstr(out_buf, "ok: durable") == NULL);
+	CHECK(strstr(out_buf, "FAILED") != NULL);
+	CHECK(strstr(out_buf, "errors, warnings:  1, 0") != NULL);
+	free(root);
+}
+
+static void test_dir_einval(void)
+{
+	char *root = make_tree("einval");
+	fkt_trace_start();
+	fkt_fault_set("fsync", "/sub", 0, -EINVAL);
+	int rc = sync_tree("twopass", root);
+	CHECK_EQ(rc, FK_EXIT_DEGRADED);
+	CHECK(strstr(err_buf, "flushkit: warning: fsync '") != NULL);
+	CHECK(strstr(err_buf, "directory sync not supported") != NULL);
+	CHECK(strstr(out_buf, "degraded") != NULL);
+	/* Still everything else synced, the parent after the child. */
+	CHECK_EQ(fkt_trace_nr("fsync", "/sub/c"), 1);
+	CHECK_EQ(fkt_trace_nr("fsync", root), 1);
+	free(root);
+}
+
+static void test_vanished(void)
+{
+	char *root = make_tree("vanish");
+	/* fsync: the open of b fails with ENOENT, as if it was unlinked
+	 * between getdents and open. */
+	fkt_trace_start();
+	fkt_fault_set("open", "/b", 0, -ENOENT);
+	int rc = sync_tree("fsync", root);
+	CHECK_EQ(rc, FK_EXIT_OK);
+	CHECK(strstr(err_buf, "warning: open '") != NULL);
+	CHECK(strstr(err_buf, "/b': No such file or directory") != NULL);
+	CHECK(strstr(out_buf, "vanished:          1\n") != NULL);
+	CHECK(strstr(out_buf, "ok: durable") != NULL);
+	CHECK_EQ(fkt_trace_nr("fsync", "/b"), 0);
+	CHECK_EQ(fkt_trace_nr("fsync", "/a"), 1);
+
+	/* twopass: vanished in pass 1 and in pass 2: counted once. */
+	fkt_trace_start();
+	fkt_fault_set("open", "/b", 0, -ENOENT);
+	rc = sync_tree("twopass", root);
+	CHECK_EQ(rc, FK_EXIT_OK);
+	CHECK(strstr(out_buf, "vanished:          1\n") != NULL);
+
+	/* A whole directory vanishing (ENOENT opening it). */
+	fkt_trace_start();
+	fkt_fault_set("open", "/sub/deep", 0, -ENOENT);
+	rc = sync_tree("twopass", root);
+	CHECK_EQ(rc, FK_EXIT_OK);
+	CHECK(strstr(out_buf, "vanished:          1\n") != NULL);
+	free(root);
+}
+
+static void test_eacces(void)
+{
+	char *root = make_tree("eacces");
+	static const char *methods[] = {"fsync", "twopass"};
+	for (int i = 0; i < 2; i++) {
+		fkt_trace_start();
+		fkt_fault_set("open", "/sub/c", 0, -EACCES);
+		int rc = sync_tree(methods[i], root);
+		CHECK_EQ(rc, FK_EXIT_FAILURE);
+		char want[PATH_MAX + 64];
+		snprintf(want, sizeof(want),
+			 "flushkit: open '%s/sub/c': Permission denied\n", root);
+		CHECK(strstr(err_buf, want) != NULL);
+		/* Reported once, even with two passes. */
+		CHECK(strstr(strstr(err_buf, want) + 1, want) == NULL);
+		CHECK_EQ(fkt_trace_nr("fsync", "/a"), 1);
+		CHECK_EQ(fkt_trace_nr("fsync", "/sub"), 1);
+		CHECK_EQ(fkt_trace_nr("fsync", "/sub/c"), 0);
+		CHECK(strstr(out_buf, "FAILED") != NULL);
+	}
+
+	/* An unreadable directory: reported, the rest synced, exit 1. */
+	fkt_trace_start();
+	fkt_fault_set("open", "/sub/deep", 0, -EACCES);
+	int rc = sync_tree("twopass", root);
+	CHECK_EQ(rc, FK_EXIT_FAILURE);
+	CHECK(strstr(err_buf, "/sub/deep': Permission denied") != NULL);
+	CHECK_EQ(fkt_trace_nr("fsync", "/sub/c"), 1);
+	free(root);
+}
+
+static void test_syncfs_eio(void)
+{
+	char *root = make_tree("syncfs-eio");
+	fkt_trace_start();
+	fkt_fault_set("syncfs", NULL, 0, -EIO);
+	int rc = sync_tree("syncfs", root);
+	CHECK_EQ(rc, FK_EXIT_FAILURE);
+	CHECK(strstr(err_buf, "flushkit: syncfs '") != NULL);
+	CHECK(strstr(err_buf, "Input/output error") != NULL);
+	CHECK_EQ(fkt_trace_nr("syncfs", NULL), 1);
+	free(root);
+}
+
+static void test_json(void)
+{
+	char *root = make_tree("json");
+	const char *argv[] = {"sync", "--json", root, NULL};
+	CHECK_EQ(run_sync(3, argv), FK_EXIT_OK);
+	struct json_object *o = json_tokener_parse(out_buf);
+	CHECK(o != NULL);
+	if (!o)
+		return;
+	static const char *fields[] = {
+		"method", "result", "files", "dirs", "symlinks", "specials",
+		"hardlinks", "bytes", "fsync_calls", "dir_fsync_calls",
+		"syncfs_calls", "writeback_ranges", "writeback_bytes",
+		"vanished", "errors", "warnings", "walk_ns", "writeback_ns",
+		"fsync_ns", "total_ns", "degraded"};
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		struct json_object *v;
+		if (!json_object_object_get_ex(o, fields[i], &v)) {
+			fprintf(stderr, "missing JSON field %s\n", fields[i]);
+			fkt_failures++;
+		}
+	}
+	struct json_object *v;
+	if (json_object_object_get_ex(o, "files", &v))
+		CHECK_EQ(json_object_get_int64(v), FIX_FILES);
+	if (json_object_object_get_ex(o, "dirs", &v))
+		CHECK_EQ(json_object_get_int64(v), FIX_DIRS);
+	if (json_object_object_get_ex(o, "fsync_calls", &v))
+		CHECK_EQ(json_object_get_int64(v), FIX_FILES);
+	if (json_object_object_get_ex(o, "method", &v))
+		CHECK(!strcmp(json_object_get_string(v), "twopass"));
+	if (json_object_object_get_ex(o, "result", &v))
+		CHECK(!strcmp(json_object_get_string(v), "ok"));
+	json_object_put(o);
+
+	/* A failure in JSON mode: result "failed", exit 1. */
+	fkt_trace_start();
+	fkt_fault_set("fsync", "/a", 0, -EIO);
+	const char *argv2[] = {"sync", "--json", "--method=fsync", root, NULL};
+	CHECK_EQ(run_sync(4, argv2), FK_EXIT_FAILURE);
+	fkt_fault_clear();
+	fkt_trace_stop();
+	o = json_tokener_parse(out_buf);
+	CHECK(o != NULL);
+	if (o && json_object_object_get_ex(o, "result", &v))
+		CHECK(!strcmp(json_object_get_string(v), "failed"));
+	if (o && json_object_object_get_ex(o, "errors", &v))
+		CHECK_EQ(json_object_get_int64(v), 1);
+	json_object_put(o);
+
+	/* --progress: shown on stderr even though it is not a tty. */
+	const char *argv3[] = {"sync", "--progress", root, NULL};
+	CHECK_EQ(run_sync(3, argv3), FK_EXIT_OK);
+	CHECK(strstr(err_buf, "4 files") != NULL);
+	const char *argv4[] = {"sync", root, NULL};
+	CHECK_EQ(run_sync(2, argv4), FK_EXIT_OK);
+	CHECK_EQ(strlen(err_buf), 0);
+	free(root);
+}
+
+static void test_usage(void)
+{
+	const char *a1[] = {"sync", NULL};
+	CHECK_EQ(run_sync(1, a1), FK_EXIT_USAGE);
+	CHECK(strstr(err_buf, "no PATH") != NULL);
+	const char *a2[] = {"sync", "--method=bogus", ".", NULL};
+	CHECK_EQ(run_sync(3, a2), FK_EXIT_USAGE);
+	CHECK(strstr(err_buf, "unknown method 'bogus'") != NULL);
+	const char *a3[] = {"sync", "--bogus", ".", NULL};
+	CHECK_EQ(run_sync(3, a3), FK_EXIT_USAGE);
+	CHECK(strstr(err_buf, "--bogus") != NULL);
+	const char *a4[] = {"sync", "--method", NULL};
+	CHECK_EQ(run_sync(2, a4), FK_EXIT_USAGE);
+	const char *a5[] = {"sync", "-x", ".", NULL};
+	CHECK_EQ(run_sync(3, a5), FK_EXIT_USAGE);
+	const char *a6[] = {"sync", "--help", NULL};
+	CHECK_EQ(run_sync(2, a6), FK_EXIT_OK);
+	CHECK(strstr(out_buf, "usage: flushkit sync") != NULL);
+	/* A PATH that does not exist: a failure, not a usage error. */
+	char missing[PATH_MAX];
+	snprintf(missing, sizeof(missing), "%s/missing", fkt_tmpdir());
+	const char *a7[] = {"sync", missing, NULL};
+	CHECK_EQ(run_sync(2, a7), FK_EXIT_FAILURE);
+	CHECK(strstr(err_buf, "/missing': No such file or directory") != NULL);
+}
+
+int main(void)
+{
+	test_fsync_eio("fsync");
+	test_fsync_eio("twopass");
+	test_dir_einval();
+	test_vanished();
+	test_eacces();
+	test_syncfs_eio();
+	test_json();
+	test_usage();
+	return fkt_done();
+}
