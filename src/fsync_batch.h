@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fsync_batch.h - test hooks of the batched-fsync module (private).
+ *
+ * The thread-pool and sequential backends call fk_sys.fsync, .fdatasync
+ * and .sync_file_range, so tests inject faults through the syscall table
+ * as everywhere else.  io_uring requests never pass through fk_sys: the
+ * kernel executes them.  For that backend faults are injected at the
+ * ring level through these hooks:
+ *
+ *  - fk_uring_queue_init replaces io_uring_queue_init(3) (same
+ *    signature), so a test can refuse setup with -EPERM, -ENOSYS or
+ *    -ENOMEM and watch the fallback;
+ *  - fk_uring_submit_hook is called as each request's first SQE is
+ *    prepared (before io_uring_submit), for recording issue order;
+ *  - fk_uring_cqe_hook sees each CQE's res for request @index and
+ *    returns the res to use (e.g. -EIO for a chosen request).
+ *
+ * Set them before creating/running a batch, from one thread; NULL hooks
+ * (the default for the last two) are not called.
+ */
+#ifndef FK_FSYNC_BATCH_H
+#define FK_FSYNC_BATCH_H
+
+#include <stddef.h>
+
+#include "flushkit.h"
+
+struct io_uring;
+
+extern int (*fk_uring_queue_init)(unsigned entries, struct io_uring *ring,
+				  unsigned flags);
+extern void (*fk_uring_submit_hook)(const struct fk_fsync_req *req,
+				    size_t index);
+extern int (*fk_uring_cqe_hook)(const struct fk_fsync_req *req, size_t index,
+				int res);
+
+/* Restore the default hooks. */
+void fk_uring_hooks_reset(void);
+
+/* 1 if the library was built with liburing. */
+int fk_fsync_batch_have_uring(void);
+
+/* Longest range of one IORING_OP_SYNC_FILE_RANGE SQE (its len is 32
+ * bits): 4 GiB less one page, so pieces stay page-aligned. */
+#define FK_URING_SFR_MAX_BYTES 0xFFFFF000ull
+
+#endif

@@ -1,0 +1,920 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd-bench-fsmark.c - "flushkit bench fsmark": fs_mark's small-file
+ * create + write + fsync benchmark, plus batched fsync.
+ *
+ * Reproduces fs_mark 3.3 (Ric Wheeler's file-system benchmark): each of
+ * -t threads creates -n files of -s bytes in the -d directory (thread i
+ * in directory i % number-of-directories), written -w bytes per write(2),
+ * made durable by the -S method (fs_mark's 0-6), -L times; one line of
+ * fs_mark's table per loop (FSUse%, Count, Size, Files/sec, App
+ * Overhead, and with -v min/avg/max microseconds of each system call).
+ * flushkit adds two methods that use struct fk_fsync_batch:
+ *   -S batch    write all files of a thread (descriptors kept open), then
+ *               fsync them with queue_depth in flight (--sync-io,
+ *               --queue-depth), then close;
+ *   -S twopass  the same with a first pass of writeback hints
+ *               (sync_file_range(SYNC_FILE_RANGE_WRITE)) through the batch.
+ * Then wall time, user and system CPU time (getrusage) and the write
+ * IOPS and MB/s of the devices under the directories from
+ * /sys/block/DEV/stat.  --json prints the same as one JSON object.
+ *
+ * All file I/O goes through the syscall table (fk_sys) so tests can
+ * trace the order of writes and fsyncs and inject faults.  A failed
+ * create, write, fsync or close is reported with its path and makes the
+ * command exit 1; the other files still complete.
+ *
+ * Interface routine: cmd_bench_fsmark(argc, argv).
+ */
+#include "cli.h"
+#include "sys.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+enum {
+	M_NONE = 0,		/* fs_mark -S 0 */
+	M_FSYNC = 1,		/* fsync before close */
+	M_SYNC_FSYNC1 = 2,	/* sync(), then one fsync */
+	M_POST_REVERSE = 3,	/* fsync every file after the loop, reverse */
+	M_SYNC_POST_REVERSE = 4,
+	M_POST = 5,		/* fsync every file after the loop */
+	M_SYNC_POST = 6,
+	M_BATCH = 7,		/* flushkit: batched fsync */
+	M_TWOPASS = 8,		/* flushkit: hints, then batched fsync */
+};
+
+static const char *const method_desc[] = {
+	"NO SYNC: Test does not issue sync() or fsync() calls.",
+	"INBAND FSYNC: fsync() per file in write loop.",
+	"SYNC & FSYNC: sync() after write loop and 1 fsync() at the end.",
+	"POST: Reopen and fsync() each file in reverse order after main write loop.",
+	"SYNC POST REVERSE: sync() then reopen and fsync() each file in reverse order after main write loop.",
+	"POST: Reopen and fsync() each file in order after main write loop.",
+	"SYNC POST: sync() then reopen and fsync() each file in order after main write loop.",
+	"BATCH: write all files, then fsync() them with many in flight.",
+	"TWOPASS: write all files, writeback hints for all, then fsync() them with many in flight.",
+};
+
+static const char *const method_name[] = {
+	"0", "1", "2", "3", "4", "5", "6", "batch", "twopass",
+};
+
+enum { L_CREAT, L_WRITE, L_FSYNC, L_SYNC, L_CLOSE, L_UNLINK, NR_LAT };
+static const char *const lat_name[NR_LAT] = {
+	"CREAT", "WRITE", "FSYNC", "SYNC", "CLOSE", "UNLINK",
+};
+
+struct lat {
+	uint64_t n, min_ns, max_ns, sum_ns;
+};
+
+struct fsm;
+
+struct fsm_thread {
+	struct fsm *f;
+	unsigned id;
+	const char *dir;
+	int dirfd;
+	struct fk_fsync_batch *batch;
+	char (*names)[48];
+	int *fds;
+	struct fk_fsync_req *reqs;
+	uint32_t rng;
+	/* one loop */
+	struct lat lat[NR_LAT];
+	uint64_t syscall_ns;	/* time in file-writing system calls */
+	uint64_t start_ns, end_ns;
+	uint64_t overhead_ns;	/* elapsed less syscall_ns, before unlinks */
+	unsigned created;
+	unsigned errors;
+};
+
+struct fsm {
+	const char **dirs;
+	size_t nr_dirs;
+	unsigned threads, files, loops;
+	uint64_t size, write_size;
+	int keep, method, verbose, json;
+	struct fk_fsync_batch_opts bopts;
+	size_t fd_chunk;	/* files a thread keeps open at once */
+	char *buf;
+	struct fsm_thread *th;
+};
+
+static void lat_add(struct lat *l, uint64_t ns)
+{
+	if (!l->n || ns < l->min_ns)
+		l->min_ns = ns;
+	if (ns > l->max_ns)
+		l->max_ns = ns;
+	l->n++;
+	l->sum_ns += ns;
+}
+
+static void lat_merge(struct lat *d, const struct lat *s)
+{
+	if (!s->n)
+		return;
+	if (!d->n || s->min_ns < d->min_ns)
+		d->min_ns = s->min_ns;
+	if (s->max_ns > d->max_ns)
+		d->max_ns = s->max_ns;
+	d->n += s->n;
+	d->sum_ns += s->sum_ns;
+}
+
+static void report(struct fsm_thread *t, const char *op, const char *name,
+		   int err)
+{
+	cli_error("%s '%s/%s': %s", op, t->dir, name, fk_strerror(err));
+	t->errors++;
+}
+
+/* Time one call into lat[@which] and the thread's system-call time. */
+#define TIMED(t, which, expr)                                                  \
+	({                                                                     \
+		uint64_t t0_ = fk_now_ns();                                    \
+		long r_ = (long)(expr);                                        \
+		uint64_t d_ = fk_now_ns() - t0_;                               \
+		lat_add(&(t)->lat[which], d_);                                 \
+		(t)->syscall_ns += d_;                                         \
+		r_;                                                            \
+	})
+
+static uint32_t rnd(struct fsm_thread *t)
+{
+	uint32_t x = t->rng;
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	return t->rng = x;
+}
+
+/* fs_mark's names: 40 bytes, time stamp in hex, then random characters. */
+static void make_name(struct fsm_thread *t, char *name)
+{
+	static const char set[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+	int n = snprintf(name, 48, "%08x~~~~~~~~", (unsigned)time(NULL));
+	for (int i = 0; i < 24; i++)
+		name[n + i] = set[rnd(t) % 36];
+	name[n + 24] = 0;
+}
+
+/* Create file @i and write it.  Returns the descriptor or -errno. */
+static int create_write(struct fsm_thread *t, size_t i)
+{
+	struct fsm *f = t->f;
+	int fd = -EEXIST;
+	for (int tries = 0; fd == -EEXIST && tries < 16; tries++) {
+		make_name(t, t->names[i]);
+		fd = (int)TIMED(t, L_CREAT,
+				fk_sys.openat(t->dirfd, t->names[i],
+					      O_WRONLY | O_CREAT | O_EXCL |
+						      O_NOFOLLOW,
+					      0600));
+	}
+	if (fd < 0) {
+		report(t, "create", t->names[i], fd);
+		t->names[i][0] = 0;
+		return fd;
+	}
+	t->created++;
+	uint64_t left = f->size, w0 = fk_now_ns();
+	int err = 0;
+	while (left && !err) {
+		size_t n = left < f->write_size ? (size_t)left
+						: (size_t)f->write_size;
+		ssize_t r = fk_sys.write(fd, f->buf, n);
+		if (r < 0)
+			err = (int)r;
+		else if (r == 0)
+			err = -ENOSPC;
+		else
+			left -= (uint64_t)r;
+	}
+	uint64_t wd = fk_now_ns() - w0;
+	lat_add(&t->lat[L_WRITE], wd);
+	t->syscall_ns += wd;
+	if (err) {
+		report(t, "write", t->names[i], err);
+		TIMED(t, L_CLOSE, fk_sys.close(fd));
+		return err;
+	}
+	return fd;
+}
+
+static void close_file(struct fsm_thread *t, size_t i, int fd)
+{
+	int err = (int)TIMED(t, L_CLOSE, fk_sys.close(fd));
+	if (err)
+		report(t, "close", t->names[i], err);
+}
+
+static void fsync_fd(struct fsm_thread *t, size_t i, int fd)
+{
+	int err = (int)TIMED(t, L_FSYNC, fk_sys.fsync(fd));
+	if (err)
+		report(t, "fsync", t->names[i], err);
+}
+
+/* fs_mark's post methods: reopen a written file and fsync it. */
+static void reopen_fsync(struct fsm_thread *t, size_t i)
+{
+	if (!t->names[i][0])
+		return;
+	int fd = (int)TIMED(t, L_CREAT,
+			    fk_sys.openat(t->dirfd, t->names[i],
+					  O_RDONLY | O_NOFOLLOW, 0));
+	if (fd < 0) {
+		report(t, "open", t->names[i], fd);
+		return;
+	}
+	fsync_fd(t, i, fd);
+	close_file(t, i, fd);
+}
+
+/* Run one batch over files [lo, hi) kept open in t->fds. */
+static void batch_pass(struct fsm_thread *t, size_t lo, size_t hi, int op)
+{
+	size_t nr = 0;
+	for (size_t i = lo; i < hi; i++) {
+		if (t->fds[i] < 0)
+			continue;
+		struct fk_fsync_req *q = &t->reqs[nr++];
+		memset(q, 0, sizeof(*q));
+		q->fd = t->fds[i];
+		q->op = op;
+		q->cookie = i;
+	}
+	uint64_t t0 = fk_now_ns();
+	fk_fsync_batch_run(t->batch, t->reqs, nr);
+	t->syscall_ns += fk_now_ns() - t0;
+	for (size_t k = 0; k < nr; k++) {
+		const struct fk_fsync_req *q = &t->reqs[k];
+		if (op != FK_FSYNC_OP_WRITEBACK && q->issued)
+			lat_add(&t->lat[L_FSYNC], q->latency_ns);
+		/* A writeback hint that fails is reported too: it is a real
+		 * I/O error, and the fsync that follows will say so. */
+		if (q->result)
+			report(t, op == FK_FSYNC_OP_WRITEBACK ?
+				   "sync_file_range" : "fsync",
+			       t->names[q->cookie], q->result);
+	}
+}
+
+static void thread_loop(struct fsm_thread *t)
+{
+	struct fsm *f = t->f;
+	size_t n = f->files;
+	t->start_ns = fk_now_ns();
+	switch (f->method) {
+	case M_NONE:
+	case M_FSYNC:
+		for (size_t i = 0; i < n; i++) {
+			int fd = create_write(t, i);
+			if (fd < 0)
+				continue;
+			if (f->method == M_FSYNC)
+				fsync_fd(t, i, fd);
+			close_file(t, i, fd);
+		}
+		break;
+	case M_BATCH:
+	case M_TWOPASS:
+		for (size_t lo = 0; lo < n; lo += f->fd_chunk) {
+			size_t hi = lo + f->fd_chunk < n ? lo + f->fd_chunk : n;
+			for (size_t i = lo; i < hi; i++)
+				t->fds[i] = create_write(t, i);
+			/* Every write above has returned: only now may the
+			 * fsyncs be issued (see fsync_batch.c). */
+			if (f->method == M_TWOPASS)
+				batch_pass(t, lo, hi, FK_FSYNC_OP_WRITEBACK);
+			batch_pass(t, lo, hi, FK_FSYNC_OP_FSYNC);
+			for (size_t i = lo; i < hi; i++)
+				if (t->fds[i] >= 0)
+					close_file(t, i, t->fds[i]);
+		}
+		break;
+	default:
+		for (size_t i = 0; i < n; i++) {
+			int fd = create_write(t, i);
+			if (fd >= 0)
+				close_file(t, i, fd);
+		}
+		if (f->method == M_SYNC_FSYNC1 ||
+		    f->method == M_SYNC_POST_REVERSE ||
+		    f->method == M_SYNC_POST)
+			TIMED(t, L_SYNC, (fk_sys.sync(), 0));
+		if (f->method == M_SYNC_FSYNC1 && n)
+			reopen_fsync(t, n - 1);
+		else if (f->method == M_POST_REVERSE ||
+			 f->method == M_SYNC_POST_REVERSE)
+			for (size_t i = n; i-- > 0;)
+				reopen_fsync(t, i);
+		else if (f->method == M_POST || f->method == M_SYNC_POST)
+			for (size_t i = 0; i < n; i++)
+				reopen_fsync(t, i);
+		break;
+	}
+	t->end_ns = fk_now_ns();
+	t->overhead_ns = t->end_ns - t->start_ns > t->syscall_ns ?
+			 t->end_ns - t->start_ns - t->syscall_ns : 0;
+	if (!f->keep) {
+		for (size_t i = 0; i < n; i++) {
+			if (!t->names[i][0])
+				continue;
+			int err = (int)TIMED(t, L_UNLINK,
+					     fk_sys.unlinkat(t->dirfd,
+							     t->names[i], 0));
+			if (err)
+				report(t, "unlink", t->names[i], err);
+		}
+	}
+}
+
+static void *thread_main(void *arg)
+{
+	thread_loop(arg);
+	return NULL;
+}
+
+/* ---- device statistics ---- */
+
+struct dev_stat {
+	dev_t dev;
+	char name[128];
+	int ok;
+	char why[512];
+	uint64_t writes0, sectors0, writes1, sectors1;
+};
+
+/* Find /sys/block/DEV/stat for st_dev (a partition's parent disk). */
+static void dev_resolve(struct dev_stat *d)
+{
+	char link[128], real[PATH_MAX], path[PATH_MAX + 32];
+	if (major(d->dev) == 0) {
+		snprintf(d->why, sizeof(d->why),
+			 "st_dev %u:%u is not a block device",
+			 major(d->dev), minor(d->dev));
+		return;
+	}
+	snprintf(link, sizeof(link), "/sys/dev/block/%u:%u", major(d->dev),
+		 minor(d->dev));
+	if (!realpath(link, real)) {
+		snprintf(d->why, sizeof(d->why), "%.200s: %.200s", link,
+			 strerror(errno));
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/partition", real);
+	if (access(path, F_OK) == 0) {
+		char *slash = strrchr(real, '/');
+		if (slash)
+			*slash = 0;
+	}
+	const char *base = strrchr(real, '/');
+	snprintf(d->name, sizeof(d->name), "%.100s", base ? base + 1 : real);
+	d->ok = 1;
+}
+
+static int dev_read(struct dev_stat *d, uint64_t *writes, uint64_t *sectors)
+{
+	char path[192];
+	snprintf(path, sizeof(path), "/sys/block/%.100s/stat", d->name);
+	FILE *fp = fopen(path, "r");
+	if (!fp) {
+		snprintf(d->why, sizeof(d->why), "%.200s: %.200s", path,
+			 strerror(errno));
+		d->ok = 0;
+		return -1;
+	}
+	unsigned long long v[7];
+	int n = fscanf(fp, "%llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+		       &v[2], &v[3], &v[4], &v[5], &v[6]);
+	fclose(fp);
+	if (n != 7) {
+		snprintf(d->why, sizeof(d->why), "%.200s: unexpected format",
+			 path);
+		d->ok = 0;
+		return -1;
+	}
+	*writes = v[4];
+	*sectors = v[6];
+	return 0;
+}
+
+/* ---- options ---- */
+
+static void usage(FILE *fp)
+{
+	fprintf(fp,
+"usage: flushkit bench fsmark -d DIR [-d DIR...] [OPTIONS]\n"
+"\n"
+"fs_mark-compatible small-file benchmark: create, write and sync files.\n"
+"\n"
+"  -d DIR          directory (repeatable; thread i uses DIR number i %% N)\n"
+"  -t N            threads (default 1)\n"
+"  -n N            files per thread per loop (default 1000)\n"
+"  -s BYTES        file size (default 51200)\n"
+"  -w BYTES        bytes per write() (default 16384)\n"
+"  -L N            loops (default 1)\n"
+"  -k              keep files after each loop (default: unlink them)\n"
+"  -S METHOD       0 no sync, 1 fsync before close (default), 2 sync then\n"
+"                  one fsync, 3 post-reverse fsync, 4 sync + post-reverse\n"
+"                  fsync, 5 post fsync, 6 sync + post fsync;\n"
+"                  batch: write all, then batched fsync;\n"
+"                  twopass: write all, writeback hints, batched fsync\n"
+"  --sync-io=IO    batch backend: auto (default), uring, threads, sequential\n"
+"  --queue-depth N fsyncs in flight per thread (default 32)\n"
+"  -v              min/avg/max microseconds of each system call\n"
+"  --json          print the results as JSON\n"
+"  -h, --help      this help\n"
+"\n"
+"Exit status: 0 ok, 1 an I/O error (reported on stderr), 2 usage.\n");
+}
+
+static int parse_opts(struct fsm *f, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"sync-io", required_argument, NULL, 'I'},
+		{"queue-depth", required_argument, NULL, 'Q'},
+		{"json", no_argument, NULL, 'J'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	uint64_t v;
+	int c;
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+d:t:n:s:w:L:kS:vh", longopts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			f->dirs[f->nr_dirs++] = optarg;
+			break;
+		case 't':
+		case 'n':
+		case 'L':
+			if (cli_parse_u64(optarg, &v) || v < 1 || v > 1000000) {
+				cli_error("bad -%c '%s'", c, optarg);
+				return -1;
+			}
+			if (c == 't')
+				f->threads = (unsigned)v;
+			else if (c == 'n')
+				f->files = (unsigned)v;
+			else
+				f->loops = (unsigned)v;
+			break;
+		case 's':
+		case 'w':
+			if (cli_parse_size(optarg, &v) ||
+			    (c == 'w' && (v < 1 || v > (64u << 20)))) {
+				cli_error("bad -%c '%s'", c, optarg);
+				return -1;
+			}
+			if (c == 's')
+				f->size = v;
+			else
+				f->write_size = v;
+			break;
+		case 'k':
+			f->keep = 1;
+			break;
+		case 'S':
+			f->method = -1;
+			for (int m = 0; m <= M_TWOPASS; m++)
+				if (!strcmp(optarg, method_name[m]))
+					f->method = m;
+			if (f->method < 0) {
+				cli_error("bad -S '%s' (0-6, batch, twopass)",
+					  optarg);
+				return -1;
+			}
+			break;
+		case 'v':
+			f->verbose = 1;
+			break;
+		case 'I': {
+			int io = fk_sync_io_parse(optarg);
+			if (io < 0) {
+				cli_error("bad --sync-io '%s' (auto, uring, "
+					  "threads, sequential)", optarg);
+				return -1;
+			}
+			f->bopts.sync_io = io;
+			break;
+		}
+		case 'Q':
+			if (cli_parse_u64(optarg, &v) || v < 1 ||
+			    v > FK_FSYNC_BATCH_MAX_QUEUE_DEPTH) {
+				cli_error("bad --queue-depth '%s' (1-%u)",
+					  optarg,
+					  FK_FSYNC_BATCH_MAX_QUEUE_DEPTH);
+				return -1;
+			}
+			f->bopts.queue_depth = (uint32_t)v;
+			break;
+		case 'J':
+			f->json = 1;
+			break;
+		case 'h':
+			return 1;
+		default:
+			cli_error("unknown or incomplete option '%s'; see "
+				  "'flushkit bench fsmark --help'",
+				  argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		cli_error("unexpected argument '%s'", argv[optind]);
+		return -1;
+	}
+	if (!f->nr_dirs) {
+		cli_error("at least one -d DIR is needed");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- output ---- */
+
+static json_object *lat_json(const struct lat *l)
+{
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "count", json_object_new_int64((int64_t)l->n));
+	json_object_object_add(o, "min_us",
+			       json_object_new_int64((int64_t)(l->min_ns / 1000)));
+	json_object_object_add(o, "avg_us",
+			       json_object_new_int64(l->n ? (int64_t)(l->sum_ns /
+						l->n / 1000) : 0));
+	json_object_object_add(o, "max_us",
+			       json_object_new_int64((int64_t)(l->max_ns / 1000)));
+	return o;
+}
+
+static void print_header(const struct fsm *f, int argc, char **argv,
+			 const char *backend)
+{
+	printf("\n# ");
+	for (int i = 0; i < argc; i++)
+		printf(" %s", i == 0 ? "flushkit bench fsmark" : argv[i]);
+	printf("\n#\tflushkit %s, %u thread(s)\n", fk_version(), f->threads);
+	printf("#\tSync method: %s\n", method_desc[f->method]);
+	if (f->method >= M_BATCH)
+		printf("#\tSync io: %s, queue depth %u per thread\n", backend,
+		       f->bopts.queue_depth);
+	printf("#\tDirectories:  no subdirectories used\n");
+	printf("#\tFile names: 40 bytes long, (16 initial bytes of time stamp "
+	       "with 24 random bytes at end of name)\n");
+	printf("#\tFiles info: size %llu bytes, written with an IO size of "
+	       "%llu bytes per write\n", (unsigned long long)f->size,
+	       (unsigned long long)f->write_size);
+	printf("#\tApp overhead is time in microseconds spent in the test not "
+	       "doing file writing related system calls.\n");
+	if (f->verbose)
+		printf("#\tAll system call times are reported in "
+		       "microseconds.\n");
+	printf("\n%6s%13s%13s%13s%17s", "FSUse%", "Count", "Size", "Files/sec",
+	       "App Overhead");
+	if (f->verbose) {
+		for (int l = 0; l < NR_LAT; l++) {
+			char h[32];
+			snprintf(h, sizeof(h), "%s (Min/Avg/Max)", lat_name[l]);
+			printf("%27s", h);
+		}
+	}
+	printf("\n");
+	fflush(stdout);
+}
+
+/* ---- the command ---- */
+
+static int fsm_setup(struct fsm *f, const char **backend)
+{
+	/* Batch methods keep a thread's files open until their fsync. */
+	struct rlimit rl;
+	size_t budget = 1000;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		if (rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+			getrlimit(RLIMIT_NOFILE, &rl);
+		}
+		if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur > 128)
+			budget = (size_t)(rl.rlim_cur - 128);
+		else if (rl.rlim_cur == RLIM_INFINITY)
+			budget = 1u << 20;
+	}
+	f->fd_chunk = budget / f->threads;
+	if (f->fd_chunk < 1)
+		f->fd_chunk = 1;
+	if (f->fd_chunk > f->files)
+		f->fd_chunk = f->files;
+	f->buf = malloc(f->write_size);
+	f->th = calloc(f->threads, sizeof(*f->th));
+	if (!f->buf || !f->th)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->write_size; i++)
+		f->buf[i] = (char)('a' + i % 26);
+	for (unsigned i = 0; i < f->threads; i++) {
+		struct fsm_thread *t = &f->th[i];
+		t->f = f;
+		t->id = i;
+		t->dir = f->dirs[i % f->nr_dirs];
+		t->dirfd = -1;
+		t->rng = (uint32_t)(fk_now_ns() ^ (i * 2654435761u) ^
+				    ((uint32_t)getpid() << 16)) | 1;
+		t->names = calloc(f->files, sizeof(*t->names));
+		t->fds = calloc(f->files, sizeof(*t->fds));
+		t->reqs = calloc(f->fd_chunk, sizeof(*t->reqs));
+		if (!t->names || !t->fds || !t->reqs)
+			return -ENOMEM;
+		t->dirfd = fk_sys.openat(AT_FDCWD, t->dir,
+					 O_RDONLY | O_DIRECTORY, 0);
+		if (t->dirfd < 0) {
+			cli_error("open '%s': %s", t->dir,
+				  fk_strerror(t->dirfd));
+			return t->dirfd;
+		}
+		if (f->method >= M_BATCH) {
+			int err = fk_fsync_batch_create(&f->bopts, &t->batch);
+			if (err) {
+				cli_error("cannot set up --sync-io=%s: %s",
+					  fk_sync_io_name(f->bopts.sync_io),
+					  fk_strerror(err));
+				return err;
+			}
+			*backend = fk_sync_io_name(
+				fk_fsync_batch_backend(t->batch));
+		}
+	}
+	return 0;
+}
+
+static void fsm_release(struct fsm *f)
+{
+	for (unsigned i = 0; f->th && i < f->threads; i++) {
+		struct fsm_thread *t = &f->th[i];
+		if (t->dirfd >= 0)
+			fk_sys.close(t->dirfd);
+		fk_fsync_batch_destroy(t->batch);
+		free(t->names);
+		free(t->fds);
+		free(t->reqs);
+	}
+	free(f->th);
+	free(f->buf);
+}
+
+static double tv_s(struct timeval tv)
+{
+	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+int cmd_bench_fsmark(int argc, char **argv)
+{
+	const char *dirs_buf[256];
+	struct fsm f = {
+		.dirs = dirs_buf, .threads = 1, .files = 1000, .loops = 1,
+		.size = 51200, .write_size = 16384, .method = M_FSYNC,
+	};
+	fk_fsync_batch_opts_init(&f.bopts);
+	if (argc > 257) {
+		cli_error("too many arguments");
+		return FK_EXIT_USAGE;
+	}
+	int r = parse_opts(&f, argc, argv);
+	if (r) {
+		usage(r > 0 ? stdout : stderr);
+		return r > 0 ? FK_EXIT_OK : FK_EXIT_USAGE;
+	}
+	if (f.write_size > f.size && f.size)
+		f.write_size = f.size;
+
+	int status = FK_EXIT_OK;
+	const char *backend = "-";
+	json_object *jroot = NULL, *jloops = NULL;
+	struct dev_stat devs[256];
+	size_t nr_devs = 0;
+	struct rusage ru0, ru1;
+	uint64_t wall0 = 0, wall1 = 0, count = 0;
+	unsigned errors = 0;
+
+	if (fsm_setup(&f, &backend)) {
+		status = FK_EXIT_FAILURE;
+		goto out;
+	}
+	for (size_t i = 0; i < f.nr_dirs; i++) {
+		struct stat st;
+		if (fk_sys.fstatat(AT_FDCWD, f.dirs[i], &st, 0))
+			continue;
+		size_t k;
+		for (k = 0; k < nr_devs && devs[k].dev != st.st_dev; k++)
+			;
+		if (k < nr_devs)
+			continue;
+		memset(&devs[k], 0, sizeof(devs[k]));
+		devs[k].dev = st.st_dev;
+		dev_resolve(&devs[k]);
+		nr_devs++;
+	}
+	if (f.json) {
+		jroot = json_object_new_object();
+		jloops = json_object_new_array();
+		json_object_object_add(jroot, "loops", jloops);
+	} else {
+		print_header(&f, argc, argv, backend);
+	}
+
+	for (size_t k = 0; k < nr_devs; k++)
+		if (devs[k].ok)
+			dev_read(&devs[k], &devs[k].writes0, &devs[k].sectors0);
+	getrusage(RUSAGE_SELF, &ru0);
+	wall0 = fk_now_ns();
+	pthread_t *tids = calloc(f.threads, sizeof(*tids));
+	if (!tids) {
+		status = FK_EXIT_FAILURE;
+		goto out;
+	}
+	for (unsigned loop = 0; loop < f.loops && !errors; loop++) {
+		unsigned started = 0;
+		for (unsigned i = 0; i < f.threads; i++) {
+			struct fsm_thread *t = &f.th[i];
+			memset(t->lat, 0, sizeof(t->lat));
+			t->syscall_ns = 0;
+			t->created = 0;
+			if (pthread_create(&tids[i], NULL, thread_main, t)) {
+				cli_error("cannot start thread %u", i);
+				errors++;
+				break;
+			}
+			started++;
+		}
+		uint64_t first = UINT64_MAX, last = 0, overhead_ns = 0;
+		unsigned created = 0;
+		struct lat lat[NR_LAT];
+		memset(lat, 0, sizeof(lat));
+		for (unsigned i = 0; i < started; i++) {
+			struct fsm_thread *t = &f.th[i];
+			pthread_join(tids[i], NULL);
+			if (t->start_ns < first)
+				first = t->start_ns;
+			if (t->end_ns > last)
+				last = t->end_ns;
+			overhead_ns += t->overhead_ns;
+			created += t->created;
+			errors += t->errors;
+			for (int l = 0; l < NR_LAT; l++)
+				lat_merge(&lat[l], &t->lat[l]);
+		}
+		count += created;
+		double secs = last > first ? (double)(last - first) / 1e9 : 0;
+		double fps = secs > 0 ? created / secs : 0;
+		unsigned use_pct = 0;
+		struct statfs sf;
+		if (fk_sys.fstatfs(f.th[0].dirfd, &sf) == 0 && sf.f_blocks)
+			use_pct = (unsigned)((sf.f_blocks - sf.f_bavail) * 100 /
+					     sf.f_blocks);
+		if (f.json) {
+			json_object *o = json_object_new_object();
+			json_object_object_add(o, "fs_use_pct",
+					       json_object_new_int(use_pct));
+			json_object_object_add(o, "count",
+					       json_object_new_int64((int64_t)count));
+			json_object_object_add(o, "size",
+					       json_object_new_int64((int64_t)f.size));
+			json_object_object_add(o, "files_per_sec",
+					       json_object_new_double(fps));
+			json_object_object_add(o, "app_overhead_us",
+					       json_object_new_int64((int64_t)(overhead_ns / 1000)));
+			json_object_object_add(o, "seconds",
+					       json_object_new_double(secs));
+			for (int l = 0; l < NR_LAT; l++) {
+				char key[16];
+				snprintf(key, sizeof(key), "%s", lat_name[l]);
+				for (char *p = key; *p; p++)
+					*p = (char)(*p - 'A' + 'a');
+				json_object_object_add(o, key, lat_json(&lat[l]));
+			}
+			json_object_array_add(jloops, o);
+		} else {
+			printf("%6u%13llu%13llu%13.1f%17llu", use_pct,
+			       (unsigned long long)count,
+			       (unsigned long long)f.size, fps,
+			       (unsigned long long)(overhead_ns / 1000));
+			if (f.verbose)
+				for (int l = 0; l < NR_LAT; l++)
+					printf("%9llu%9llu%9llu",
+					       (unsigned long long)(lat[l].min_ns / 1000),
+					       (unsigned long long)(lat[l].n ?
+						lat[l].sum_ns / lat[l].n / 1000 : 0),
+					       (unsigned long long)(lat[l].max_ns / 1000));
+			printf("\n");
+			fflush(stdout);
+		}
+	}
+	free(tids);
+	wall1 = fk_now_ns();
+	getrusage(RUSAGE_SELF, &ru1);
+	for (size_t k = 0; k < nr_devs; k++)
+		if (devs[k].ok)
+			dev_read(&devs[k], &devs[k].writes1, &devs[k].sectors1);
+
+	double wall_s = (double)(wall1 - wall0) / 1e9;
+	double user_s = tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime);
+	double sys_s = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime);
+	json_object *jdevs = f.json ? json_object_new_array() : NULL;
+	if (!f.json)
+		printf("\nWall time: %.3f s, user CPU: %.3f s, system CPU: "
+		       "%.3f s\n", wall_s, user_s, sys_s);
+	for (size_t k = 0; k < nr_devs; k++) {
+		struct dev_stat *d = &devs[k];
+		uint64_t w = d->writes1 - d->writes0;
+		double mb = (double)(d->sectors1 - d->sectors0) * 512 / 1e6;
+		double iops = wall_s > 0 ? w / wall_s : 0;
+		double mbs = wall_s > 0 ? mb / wall_s : 0;
+		if (f.json) {
+			json_object *o = json_object_new_object();
+			char id[32];
+			snprintf(id, sizeof(id), "%u:%u", major(d->dev),
+				 minor(d->dev));
+			json_object_object_add(o, "st_dev",
+					       json_object_new_string(id));
+			if (d->ok) {
+				json_object_object_add(o, "name",
+					json_object_new_string(d->name));
+				json_object_object_add(o, "writes",
+					json_object_new_int64((int64_t)w));
+				json_object_object_add(o, "write_iops",
+					json_object_new_double(iops));
+				json_object_object_add(o, "write_mb_per_sec",
+					json_object_new_double(mbs));
+			} else {
+				json_object_object_add(o, "unavailable",
+					json_object_new_string(d->why));
+			}
+			json_object_array_add(jdevs, o);
+		} else if (d->ok) {
+			printf("Device %s: %llu write requests, %.1f write "
+			       "IOPS, %.2f MB/s written (whole device)\n",
+			       d->name, (unsigned long long)w, iops, mbs);
+		} else {
+			printf("Device statistics unavailable: %s\n", d->why);
+		}
+	}
+	if (f.json) {
+		json_object_object_add(jroot, "benchmark",
+				       json_object_new_string("fsmark"));
+		json_object_object_add(jroot, "sync_method",
+				       json_object_new_string(method_name[f.method]));
+		json_object_object_add(jroot, "sync_io",
+				       json_object_new_string(backend));
+		json_object_object_add(jroot, "queue_depth",
+				       json_object_new_int((int)f.bopts.queue_depth));
+		json_object_object_add(jroot, "threads",
+				       json_object_new_int((int)f.threads));
+		json_object_object_add(jroot, "files_per_thread",
+				       json_object_new_int((int)f.files));
+		json_object_object_add(jroot, "size",
+				       json_object_new_int64((int64_t)f.size));
+		json_object_object_add(jroot, "write_size",
+				       json_object_new_int64((int64_t)f.write_size));
+		json_object_object_add(jroot, "keep",
+				       json_object_new_boolean(f.keep));
+		json_object_object_add(jroot, "wall_s",
+				       json_object_new_double(wall_s));
+		json_object_object_add(jroot, "user_s",
+				       json_object_new_double(user_s));
+		json_object_object_add(jroot, "sys_s",
+				       json_object_new_double(sys_s));
+		json_object_object_add(jroot, "devices", jdevs);
+		json_object_object_add(jroot, "errors",
+				       json_object_new_int((int)errors));
+		printf("%s\n", json_object_to_json_string_ext(jroot,
+			JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(jroot);
+		jroot = NULL;
+	}
+	if (errors)
+		status = FK_EXIT_FAILURE;
+out:
+	if (jroot)
+		json_object_put(jroot);
+	fflush(stdout);
+	fsm_release(&f);
+	return status;
+}
