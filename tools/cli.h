@@ -28,6 +28,7 @@ enum {
 int cmd_sync(int argc, char **argv);
 int cmd_cp(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_bench_fsmark(int argc, char **argv);
 
 /* Print "flushkit: MESSAGE\n" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

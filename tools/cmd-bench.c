@@ -13,6 +13,7 @@ struct bench {
 };
 
 static const struct bench benches[] = {
+	{"fsmark", cmd_bench_fsmark, "fs_mark small-file create+fsync, batched fsync"},
 	{NULL, NULL, NULL},
 };
 
