@@ -91,6 +91,14 @@ static double secs(uint64_t ns)
 	return (double)ns / 1e9;
 }
 
+/* Seconds as a JSON number with microsecond precision. */
+static struct json_object *json_secs(uint64_t ns)
+{
+	char buf[32];
+	snprintf(buf, sizeof(buf), "%.6f", secs(ns));
+	return json_object_new_double_s(secs(ns), buf);
+}
+
 static const char *result_name(int exit_code)
 {
 	switch (exit_code) {
@@ -131,12 +139,9 @@ static void print_json(const char *src, const char *dst, int method,
 	ADD_U64("syncfs_calls", st->syncfs_calls);
 	ADD_U64("writeback_ranges", st->writeback_ranges);
 	ADD_U64("writeback_bytes", st->writeback_bytes);
-	json_object_object_add(o, "copy_s",
-			       json_object_new_double(secs(st->walk_ns)));
-	json_object_object_add(o, "fsync_s",
-			       json_object_new_double(secs(st->fsync_ns)));
-	json_object_object_add(o, "total_s",
-			       json_object_new_double(secs(st->total_ns)));
+	json_object_object_add(o, "copy_s", json_secs(st->walk_ns));
+	json_object_object_add(o, "fsync_s", json_secs(st->fsync_ns));
+	json_object_object_add(o, "total_s", json_secs(st->total_ns));
 	json_object_object_add(o, "degraded",
 			       json_object_new_boolean(st->degraded));
 	json_object_object_add(o, "result",
@@ -149,6 +154,7 @@ static void print_json(const char *src, const char *dst, int method,
 #undef ADD_U64
 	printf("%s\n", json_object_to_json_string_ext(
 			       o, JSON_C_TO_STRING_PRETTY |
+					  JSON_C_TO_STRING_SPACED |
 					  JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
 }
