@@ -889,14 +889,48 @@ struct fk_tree_opts {
 	void *progress_arg;
 };
 
-/* Defaults: method 0 (twopass / writeback), 256 KiB, no callbacks. */
+/*
+ * fk_tree_opts_init - defaults: method 0 (FK_SYNC_TWOPASS for sync,
+ * FK_COPY_WRITEBACK for copy), flush_after_bytes 256 KiB, no drop_cache,
+ * no callbacks.  No I/O; thread-safe.
+ */
 FK_API void fk_tree_opts_init(struct fk_tree_opts *o);
 
 /*
  * fk_tree_sync - make every file and directory under @paths durable.
+ * @paths: @nr_paths (>= 1) paths, each a directory (walked) or any
+ *      other file; a path that is a symlink to a directory is followed,
+ *      nothing below it is.  Borrowed for the call.
+ * @o: options (NULL: defaults).  @o->method is an enum fk_sync_method:
+ *      FK_SYNC_TWOPASS - pass 1 starts writeback of every regular file
+ *        (whole-file sync_file_range(SYNC_FILE_RANGE_WRITE) through
+ *        struct fk_writeback, batched by @o->flush_after_bytes, 0 = one
+ *        file at a time; posix_fadvise(DONTNEED) where unsupported),
+ *        pass 2 fsyncs every file, then every directory after its
+ *        contents; every hint precedes the first fsync.  Descriptors of
+ *        pass 1 stay open until their fsync, up to RLIMIT_NOFILE soft
+ *        limit - 128 (at most 65536).  PostgreSQL's SyncDataDirectory /
+ *        pre_sync_fname (src/backend/storage/file/fd.c, 9.5+).
+ *      FK_SYNC_FSYNC - one pass of fsync, directories after contents.
+ *      FK_SYNC_SYNCFS - one syncfs(2) per distinct st_dev found under
+ *        the paths (no file is opened except a regular file that is the
+ *        only one of its file system); on kernels before 5.8, which do
+ *        not report syncfs errors, one warning is reported.
+ *      Diagnostics go to @o->report (op "open", "stat", "getdents",
+ *      "fsync", "syncfs", "sync_file_range"), progress to @o->progress.
+ * @st: filled (zeroed first); may be NULL.
+ * Each inode (st_dev, st_ino) is synced at most once per call; FIFOs,
+ * sockets and devices are never opened; symlinks are never followed.
  * Returns 0; -FK_EDEGRADED when everything was synced but some directory
- * fsync was not supported; or the first -errno (after doing the rest).
- * Blocks; does I/O.  Thread-safe if each call has its own opts/stats.
+ * fsync failed with EINVAL/ENOTSUP/EOPNOTSUPP (st->degraded set, one
+ * warning per file system); or the first -errno after doing the rest:
+ * a failed fsync/syncfs (sticky: never retried, never reopened), -EACCES
+ * or another open/getdents error, -ENOENT for a path that does not
+ * exist.  Entries vanishing during the walk are warnings, counted in
+ * st->vanished, not errors.  -EINVAL: no paths, an empty path or an
+ * unknown method.  -ENOMEM.
+ * Blocks; does I/O.  Thread-safe if each call has its own @o and @st
+ * (and the callbacks are).
  */
 FK_API int fk_tree_sync(const char *const *paths, size_t nr_paths,
 			const struct fk_tree_opts *o, struct fk_tree_stats *st);
