@@ -253,7 +253,8 @@ static int first_degraded(struct fk_fdmap *m, dev_t dev)
 	return 1;
 }
 
-void fk_tree_report(const struct fk_tree_fsync_opts *o, struct fk_tree_stats *st,
+void fk_tree_report(const struct fk_tree_fsync_opts *o,
+		    struct fk_tree_stats *st,
 		    int level, const char *op, const char *path, int err)
 {
 	if (level == FK_REPORT_ERROR)

@@ -31,7 +31,8 @@
 #define FIX_FILES 4
 #define FIX_DIRS 3
 
-static inline void fix_path(char *out, size_t len, const char *root, const char *rel)
+static inline void fix_path(char *out, size_t len, const char *root,
+			    const char *rel)
 {
 	int n = snprintf(out, len, "%s/%s", root, rel);
 	if (n < 0 || (size_t)n >= len) {
