@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# t-cp.sh - smoke test of the built 'flushkit cp': copy a small tree with
+# each method, then 'diff -r' and 'cmp' are clean, modes, mtimes, link
+# targets and hard links match; cp -a destination rules; the summary and
+# --json output; usage errors exit 2.
+set -u
+: "${FLUSHKIT:?FLUSHKIT must name the built command}"
+t=$(mktemp -d /var/tmp/t-cp.XXXXXX)
+trap 'rm -rf "$t"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+src=$t/src
+mkdir -p "$src/a/b/c" "$src/empty dir"
+head -c 100000 /dev/urandom >"$src/a/data"
+head -c 1 /dev/urandom >"$src/a/b/one"
+: >"$src/a/b/c/empty"
+printf 'hello\n' >"$src/name with space"
+ln -s a/data "$src/link"
+ln -s does/not/exist "$src/dangling"
+ln "$src/a/data" "$src/a/b/hardlink"
+truncate -s 4M "$src/sparse"
+printf 'x' | dd of="$src/sparse" bs=1 seek=1000000 conv=notrunc 2>/dev/null
+chmod 0444 "$src/a/b/one"
+chmod 4755 "$src/a/data"
+touch -h -d '2001-02-03 04:05:06.789' "$src/link" "$src/a/b/c/empty" "$src/a/b/c"
+
+# Everything that can be compared with stat, per entry.
+describe() {
+	(cd "$1" && find . -printf '%p %y %m %s %n %T@ %l\n' | LC_ALL=C sort)
+}
+
+for m in writeback delayed fsync-each syncfs; do
+	dst=$t/dst-$m
+	"$FLUSHKIT" cp --method=$m "$src" "$dst" >"$t/out" 2>"$t/err"
+	rc=$?
+	[ $rc -eq 0 ] || bad "cp --method=$m exit $rc: $(cat "$t/err")"
+	diff -r --no-dereference "$src" "$dst" || bad "diff -r differs ($m)"
+	for f in a/data a/b/one sparse "name with space"; do
+		cmp "$src/$f" "$dst/$f" || bad "cmp $f ($m)"
+	done
+	[ "$(describe "$src")" = "$(describe "$dst")" ] ||
+		{ bad "metadata differs ($m)"; diff <(describe "$src") <(describe "$dst"); }
+	[ "$(stat -c %i "$dst/a/data")" = "$(stat -c %i "$dst/a/b/hardlink")" ] ||
+		bad "hard link not kept ($m)"
+	s_blocks=$(stat -c %b "$dst/sparse")
+	[ "$s_blocks" -lt 100 ] || bad "sparse file not sparse: $s_blocks blocks ($m)"
+	grep -q "^flushkit cp .*: ok (method $m)" "$t/out" || bad "summary ($m): $(cat "$t/out")"
+	grep -q '^  files *5$' "$t/out" || bad "files count ($m)"
+	grep -q '^  hard links *1$' "$t/out" || bad "hard links count ($m)"
+	[ ! -s "$t/err" ] || bad "stderr not empty ($m): $(cat "$t/err")"
+done
+cat "$t/out"
+
+# An existing directory receives DST/basename(SRC).
+mkdir "$t/into"
+"$FLUSHKIT" cp "$src" "$t/into" >/dev/null || bad "cp into a directory"
+diff -r --no-dereference "$src" "$t/into/src" || bad "diff -r into/src"
+
+# A single file, and --json.
+"$FLUSHKIT" cp --json --drop-cache "$src/a/data" "$t/single" >"$t/json" ||
+	bad "cp of one file"
+cmp "$src/a/data" "$t/single" || bad "cmp single"
+grep -q '"result": "ok"' "$t/json" || bad "json result: $(cat "$t/json")"
+grep -q '"files": 1,' "$t/json" || bad "json files"
+grep -q '"drop_cache": true' "$t/json" || bad "json drop_cache"
+
+# Usage errors.
+"$FLUSHKIT" cp --method=nope "$src" "$t/x" 2>/dev/null; [ $? -eq 2 ] || bad "bad method exit"
+"$FLUSHKIT" cp "$src" 2>/dev/null; [ $? -eq 2 ] || bad "one argument exit"
+"$FLUSHKIT" cp --help | grep -q 'usage: flushkit cp' || bad "--help"
+# A missing source fails with exit 1 and names it.
+"$FLUSHKIT" cp "$t/missing" "$t/y" 2>"$t/err"; rc=$?
+[ $rc -eq 1 ] || bad "missing source exit $rc"
+grep -q "'$t/missing'" "$t/err" || bad "missing source message: $(cat "$t/err")"
+
+[ $fail -eq 0 ] && echo "t-cp: ok"
+exit $fail
