@@ -948,103 +948,206 @@ FK_API int fk_tree_copy(const char *src, const char *dst,
 
 /* SECTION store (owner: store helper) */
 /*
- * The page store: an embeddable, crash-safe storage engine of fixed-size
- * row tables in 8 KiB pages, with a write-ahead log (group commit), a
- * buffer pool (clock sweep), a checkpointer thread and redo recovery.
- * See docs/design.md.  Every fk_store_* function is thread-safe unless
- * said otherwise; a struct fk_batch belongs to one thread.
+ * The page store: an embeddable, crash-safe storage engine of tables of
+ * fixed-size rows in 8 KiB pages, with a write-ahead log and group
+ * commit, a buffer pool with clock-sweep replacement, a checkpointer
+ * thread (sorted, paced writes with writeback hints, an fsync request
+ * queue, a spread sync phase) and redo recovery; the design of
+ * PostgreSQL (xlog.c, bufmgr.c, checkpointer.c, sync.c) scaled down.
+ * File formats and invariants: docs/design.md, "The page store".
+ *
+ * Thread-safety: every fk_store_* function may be called from any
+ * thread at once on the same store, except fk_store_open (once) and
+ * fk_store_close (after every other call returned).  A struct fk_batch
+ * belongs to one thread at a time.
+ *
+ * Errors: besides -errno values, -FK_ECORRUPT (a page or the control
+ * file or catalog failed its CRC-32C or identity check) and
+ * -FK_ESTOPPED.  A failed fsync of the WAL or of a data file, or a
+ * failed WAL write, STOPS the store: the commits waiting for that
+ * flush return the error itself (e.g. -EIO), every call started later
+ * returns -FK_ESTOPPED, nothing is retried, no page is written any
+ * more, and fk_store_close returns the original error.  The next
+ * fk_store_open recovers from the WAL: every commit that returned 0 is
+ * there.
  */
 struct fk_store;
 
 #define FK_PAGE_SIZE 8192u
 
 enum fk_wal_sync_method {
-	FK_WAL_FDATASYNC = 0,
-	FK_WAL_FSYNC = 1,
+	FK_WAL_FDATASYNC = 0,		/* write(), then fdatasync() */
+	FK_WAL_FSYNC = 1,		/* write(), then fsync() */
 	FK_WAL_OPEN_DATASYNC = 2,	/* O_DSYNC writes */
 };
 
-/* One finished checkpoint, as PostgreSQL's log_checkpoints prints it. */
+/*
+ * One finished (or failed) checkpoint, with what PostgreSQL's
+ * log_checkpoints prints.  Passed to fk_store_opts.on_checkpoint; valid
+ * during the call only.
+ */
 struct fk_checkpoint_info {
-	const char *reason;		/* "time", "wal", "shutdown", ... */
-	uint64_t start_ns, end_ns;	/* fk monotonic clock */
-	uint64_t redo_lsn;
-	uint64_t buffers_written;
-	uint64_t write_ms, sync_ms, total_ms;
-	uint64_t files_synced;
-	uint64_t longest_sync_ms;
+	const char *reason;		/* "time", "wal", "requested",
+					 * "shutdown", "end-of-recovery",
+					 * "init" (static string) */
+	uint64_t start_ns, end_ns;	/* fk monotonic clock (CLOCK_MONOTONIC) */
+	uint64_t redo_lsn;		/* WAL byte position replay starts at */
+	uint64_t buffers_written;	/* 8 KiB pages written by it */
+	uint64_t write_ms, sync_ms, total_ms;	/* phases, milliseconds */
+	uint64_t files_synced;		/* segment files fsynced */
+	uint64_t longest_sync_ms;	/* slowest single fsync */
 	uint64_t average_sync_ms;
-	uint64_t wal_segments_recycled;
-	uint64_t wal_segments_removed;
+	uint64_t wal_segments_recycled;	/* renamed for reuse */
+	uint64_t wal_segments_removed;	/* unlinked */
 	uint64_t writeback_bytes;	/* hinted with sync_file_range */
 	int error;			/* 0 or -errno if it failed */
 };
 
+/*
+ * checkpoint_sync_spread_ms value meaning "10% of checkpoint_timeout_ms"
+ * (resolved at fk_store_open, so it follows a later timeout change).
+ */
+#define FK_SYNC_SPREAD_AUTO UINT64_MAX
+
+/*
+ * Options: fill with fk_store_opts_init (then a preset), change fields,
+ * pass to fk_store_open, which copies them.  Sizes in bytes, times in
+ * milliseconds.  segment_bytes and wal_segment_bytes are fixed when the
+ * store is created; later opens use the stored values.
+ */
 struct fk_store_opts {
-	uint64_t shared_buffers_bytes;		/* default 128 MiB */
-	uint64_t segment_bytes;			/* table segment, 64 MiB */
-	uint64_t wal_segment_bytes;		/* 16 MiB */
-	uint64_t max_wal_size_bytes;		/* checkpoint trigger, 1 GiB */
+	uint64_t shared_buffers_bytes;		/* default 128 MiB; min 64
+						 * buffers */
+	uint64_t segment_bytes;			/* table segment file, 64 MiB;
+						 * multiple of 8 KiB */
+	uint64_t wal_segment_bytes;		/* 16 MiB; multiple of 8 KiB,
+						 * 64 KiB .. 1 GiB */
+	uint64_t max_wal_size_bytes;		/* 1 GiB: checkpoint when WAL
+						 * since the redo point passes
+						 * max_wal/(1+target) */
 	uint64_t checkpoint_timeout_ms;		/* 300000 */
-	double checkpoint_completion_target;	/* 0.9 */
+	double checkpoint_completion_target;	/* 0.9, in (0, 1] */
 	uint64_t checkpoint_flush_after_bytes;	/* 256 KiB; 0 = no hints */
 	int checkpoint_sorted;			/* sort writes by file/block */
-	uint64_t checkpoint_sync_spread_ms;	/* 0 = back-to-back fsyncs */
+	uint64_t checkpoint_sync_spread_ms;	/* 0 = back-to-back fsyncs;
+						 * FK_SYNC_SPREAD_AUTO */
 	int fsyncq_compaction;			/* compact when full */
 	uint32_t fsyncq_capacity;		/* 0 = number of buffers */
-	int full_page_writes;
+	int full_page_writes;			/* 1 (torn-page protection) */
 	int wal_sync_method;			/* enum fk_wal_sync_method */
 	int sync_io;				/* reserved: 0 = sequential */
 	uint32_t sync_jobs;			/* reserved */
-	/* Called from the checkpointer thread after each checkpoint. */
+	/* Called from the checkpointer thread (or from fk_store_open /
+	 * fk_store_close / fk_store_bulk_load's thread for their
+	 * checkpoints) after each checkpoint, failed ones included.  Must
+	 * not call fk_store_* functions. */
 	void (*on_checkpoint)(void *arg, const struct fk_checkpoint_info *ci);
 	void *on_checkpoint_arg;
-	/* Free-form log lines (recovery, errors).  May be NULL. */
+	/* Log lines (recovery, checkpoints as log_checkpoints, errors with
+	 * the failed operation), from any store thread.  May be NULL. */
 	void (*log)(void *arg, const char *line);
 	void *log_arg;
 };
 
+/* fk_store_opts_init - the defaults above, preset "smooth".  No I/O. */
 FK_API void fk_store_opts_init(struct fk_store_opts *o);
-/* Apply a preset: "smooth" (default) or "naive".  Returns 0 or -EINVAL. */
+
+/*
+ * fk_store_opts_preset - set the four flushing knobs.
+ * @flush: "smooth" (also NULL): checkpoint_sorted 1,
+ *      checkpoint_flush_after 256 KiB, checkpoint_sync_spread_ms
+ *      FK_SYNC_SPREAD_AUTO, fsyncq_compaction 1 - how PostgreSQL 9.6+
+ *      flushes; or "naive": unsorted writes, no writeback hints,
+ *      back-to-back fsyncs, no queue compaction - how servers flushed
+ *      before those fixes.  Other fields are untouched.
+ * Returns 0 or -EINVAL (unknown name).  No I/O.
+ */
 FK_API int fk_store_opts_preset(struct fk_store_opts *o, const char *flush);
 
 /*
- * fk_store_open - open (creating if missing) the store in directory
- * @dir, running crash recovery if it was not shut down cleanly.
+ * fk_store_open - open the store in directory @dir, creating it (mode
+ * 0700) if it has no control file, and running crash recovery if it
+ * was not shut down cleanly: replay the WAL from the control file's
+ * redo LSN (full-page images, then changes newer than each page), cut
+ * the WAL at the first invalid record, and take an end-of-recovery
+ * checkpoint.  Starts the checkpointer thread.
+ * @o: options (copied; NULL = defaults).  @out: receives the store.
+ * Returns 0, or -EINVAL (bad options), -ENOMEM, -FK_ECORRUPT (control
+ * file, catalog, checkpoint record or a page without a full-page image
+ * is corrupt), or the -errno of a failed file operation.  Blocks; does
+ * I/O (much of it, for a recovery: see stats.recovery_ms).
  */
 FK_API int fk_store_open(const char *dir, const struct fk_store_opts *o,
 			 struct fk_store **out);
-/* Shutdown checkpoint, stop the checkpointer, free.  Returns 0 or the
- * sticky error.  @s is freed in any case. */
+
+/*
+ * fk_store_close - stop the checkpointer, take a shutdown checkpoint
+ * (every dirty page written and fsynced), mark the control file clean,
+ * and free @s (in every case, also on error).
+ * Returns 0, or the sticky error (then no checkpoint is attempted: the
+ * next open recovers), or the error of the shutdown checkpoint.  Blocks;
+ * does I/O.  No other call on @s may run or follow.
+ */
 FK_API int fk_store_close(struct fk_store *s);
 
-/* Create a table of @row_bytes rows (durable on return). -EEXIST if it
- * exists.  @id receives its table id. */
+/*
+ * fk_store_create_table - create table @name (1..63 bytes) of rows of
+ * @row_bytes (1 .. FK_PAGE_SIZE - 24) bytes; durable on return (the
+ * catalog file is replaced atomically).  @id (may be NULL) receives its
+ * id (1..64).  Returns 0, -EEXIST, -EINVAL, -ENOSPC (64 tables),
+ * -FK_ESTOPPED or -errno.  Blocks; does I/O.
+ */
 FK_API int fk_store_create_table(struct fk_store *s, const char *name,
 				 uint32_t row_bytes, uint32_t *id);
-/* Look a table up by name: id and row size.  -ENOENT if missing. */
+
+/* fk_store_table - look table @name up: its @id and @row_bytes (either
+ * may be NULL).  Returns 0, -ENOENT or -EINVAL.  No I/O. */
 FK_API int fk_store_table(struct fk_store *s, const char *name, uint32_t *id,
 			  uint32_t *row_bytes);
-/* Number of rows in the table (the next row number appends get). */
+
+/* fk_store_table_rows - number of rows of table @id (rows 0..rows-1
+ * exist; the next append gets number rows).  Returns 0 or -ENOENT.
+ * No I/O. */
 FK_API int fk_store_table_rows(struct fk_store *s, uint32_t id,
 			       uint64_t *rows);
 
 /*
- * fk_store_bulk_load - append @nrows rows produced by @fill (which fills
- * @row, row_bytes long, for row number @rowno) without WAL, writing
- * pages directly with early writeback, then fsync the table's files
- * (like pgbench -i / COPY into a new table).  Durable on return.
+ * fk_store_bulk_load - fill an EMPTY table with @nrows rows produced by
+ * @fill (called in row order from this thread: it fills @row, row_bytes
+ * long, for row number @rowno), writing pages directly to the segment
+ * files (no WAL, no buffer pool) with writeback hints every
+ * checkpoint_flush_after bytes, then fsyncing them and taking a
+ * checkpoint that records the row count (like pgbench -i / COPY into a
+ * new table).  Durable on return.  Commits touching the table must not
+ * run meanwhile.
+ * Returns 0, -ENOENT, -ENOTEMPTY (the table has rows), -FK_ESTOPPED,
+ * or -errno (a failed fsync also stops the store).  Blocks; does I/O.
  */
 FK_API int fk_store_bulk_load(struct fk_store *s, uint32_t table,
 			      uint64_t nrows,
 			      void (*fill)(void *arg, uint64_t rowno, void *row),
 			      void *arg);
 
-/* Read row @row of @table into @buf (row_bytes long). */
+/*
+ * fk_store_read - copy row @row of @table into @buf (row_bytes long),
+ * as of the last commit applied (committed but maybe not yet durable
+ * changes included, as in PostgreSQL).  Returns 0, -ENOENT (no such
+ * table), -ERANGE (row >= rows), -FK_ECORRUPT (the page failed its
+ * CRC-32C check when read in), -ENOBUFS (every buffer pinned),
+ * -FK_ESTOPPED or -errno.  May block on I/O (a read, or writing out a
+ * dirty page to free a buffer).
+ */
 FK_API int fk_store_read(struct fk_store *s, uint32_t table, uint64_t row,
 			 void *buf);
 
-/* A write batch: the row changes of one transaction. Caller-allocated. */
+/*
+ * A write batch: the row changes of one transaction, applied atomically
+ * by fk_store_commit.  Caller-allocated; fk_batch_init, then add ops,
+ * commit, fk_batch_reset to reuse, fk_batch_release to free.  The add
+ * functions copy their data (except fk_batch_append, see there) and
+ * return 0, -EINVAL (NULL data, zero length) or -ENOMEM; tables, rows
+ * and ranges are checked at commit.  Not thread-safe.
+ */
 struct fk_batch {
 	void *ops;			/* private */
 	size_t nr_ops, alloc_ops;
@@ -1055,46 +1158,80 @@ struct fk_batch {
 FK_API void fk_batch_init(struct fk_batch *b);
 FK_API void fk_batch_release(struct fk_batch *b);
 FK_API void fk_batch_reset(struct fk_batch *b);
-/* Overwrite @len bytes at @offset of row @row. */
+/* Overwrite @len bytes at byte @offset of row @row (row < rows). */
 FK_API int fk_batch_set(struct fk_batch *b, uint32_t table, uint64_t row,
 			uint32_t offset, const void *data, uint32_t len);
-/* Add @delta to the little-endian int64 at @offset of row @row; after
- * commit *@result (if non-NULL) holds the new value. */
+/* Add @delta to the little-endian int64 at byte @offset of row @row
+ * (wrapping); after a successful commit *@result (if non-NULL) holds the
+ * new value.  Redo replays the delta. */
 FK_API int fk_batch_add_i64(struct fk_batch *b, uint32_t table, uint64_t row,
 			    uint32_t offset, int64_t delta, int64_t *result);
-/* Append a row (row_bytes long); after commit *@rowno holds its number. */
+/*
+ * Append a row (row_bytes long) at the end of @table; after a
+ * successful commit *@rowno (if non-NULL) holds its row number.  Row
+ * numbers are assigned at commit, in WAL order, so a table only
+ * appended to has no holes after a crash.  The batch does not know
+ * row_bytes, so @row is NOT copied: it must stay valid and unchanged
+ * until fk_store_commit returns (fk_batch_append_copy copies).
+ */
 FK_API int fk_batch_append(struct fk_batch *b, uint32_t table,
 			   const void *row, uint64_t *rowno);
+/* As fk_batch_append, but copies @row_bytes bytes now; the commit fails
+ * with -EINVAL if @row_bytes is not the table's row size. */
+FK_API int fk_batch_append_copy(struct fk_batch *b, uint32_t table,
+				const void *row, uint32_t row_bytes,
+				uint64_t *rowno);
 
 /*
- * fk_store_commit - log the batch as one WAL record, apply it to the
- * buffered pages, and wait until the record is durable (group commit).
- * Returns 0 once durable; -errno (e.g. -ENOSPC) if the commit failed
- * and was not applied; -FK_ESTOPPED after a sticky error.
- * @lsn (may be NULL) receives the commit's end LSN.  Blocks.
+ * fk_store_commit - commit batch @b atomically: pin and lock its pages
+ * in (table, block) order, insert ONE WAL record holding every change
+ * (plus full-page images of pages changed for the first time since the
+ * last checkpoint's redo point), apply the changes to the buffered
+ * pages, and wait until the record is durable.  Group commit: one
+ * fdatasync (wal_sync_method) makes every record inserted before it
+ * durable, so concurrent committers share syncs (PostgreSQL's
+ * XLogFlush).  An empty batch returns 0 at once.
+ * @lsn (may be NULL) receives the WAL position just past the record.
+ * Returns 0 once durable, or, with nothing applied: -ENOENT (no such
+ * table), -ERANGE (set/add row >= rows), -EINVAL (offset/length outside
+ * the row, append of the wrong size), -E2BIG (record larger than half
+ * the WAL buffer or a WAL segment), -ENOMEM, -ENOBUFS, -FK_ECORRUPT (a
+ * page failed its check when read in), -ENOSPC or another -errno from
+ * creating a WAL segment, -FK_ESTOPPED; or, applied in memory but NOT
+ * durable and never acknowledged: the WAL write/sync error that stopped
+ * the store (e.g. -EIO; recovery decides whether it survived).  Blocks
+ * (page reads, lock waits, the WAL sync).  The batch is not changed
+ * except for append row numbers; reuse it after fk_batch_reset.
  */
 FK_API int fk_store_commit(struct fk_store *s, struct fk_batch *b,
 			   uint64_t *lsn);
 
-/* Request a checkpoint now and wait for it. */
+/*
+ * fk_store_checkpoint - request an immediate (unpaced) checkpoint and
+ * wait for one that started after the request to finish.  Returns 0,
+ * -FK_ESTOPPED, or the checkpoint's error (a data-file fsync failure
+ * stops the store).  Blocks; does I/O (in the checkpointer thread).
+ */
 FK_API int fk_store_checkpoint(struct fk_store *s);
 
+/* Counters since fk_store_open (cumulative) and positions now. */
 struct fk_store_stats {
 	uint64_t commits;
-	uint64_t wal_bytes;		/* inserted */
+	uint64_t wal_bytes;		/* inserted, bytes */
 	uint64_t wal_flushes;		/* fdatasync/fsync of WAL */
 	uint64_t wal_fpi;		/* full-page images logged */
-	uint64_t checkpoints;
+	uint64_t checkpoints;		/* completed */
 	uint64_t buffers_checkpoint;	/* written by the checkpointer */
 	uint64_t buffers_backend;	/* written on eviction by backends */
 	uint64_t backend_fsyncs;	/* queue full, compaction freed nothing */
 	uint64_t fsyncq_compactions;
 	uint64_t recovery_ms;		/* last open's recovery time */
-	uint64_t recovery_records;
-	uint64_t insert_lsn, flush_lsn, redo_lsn;
+	uint64_t recovery_records;	/* COMMIT records replayed */
+	uint64_t insert_lsn, flush_lsn, redo_lsn;	/* WAL bytes */
 	int error;			/* sticky error, 0 if none */
 };
 
+/* fk_store_get_stats - fill @st.  Thread-safe; no I/O; never fails. */
 FK_API void fk_store_get_stats(struct fk_store *s, struct fk_store_stats *st);
 
 #ifdef __cplusplus

@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: MIT
+/*
+ * checkpointer.c - the checkpointer thread and the checkpoint procedure,
+ * after PostgreSQL's checkpointer.c (CheckpointerMain, CreateCheckPoint,
+ * BufferSync, CheckpointWriteDelay, ProcessSyncRequests).
+ *
+ * A checkpoint: (1) note the redo LSN under the WAL insert lock (from
+ * then on a page's first change logs a full-page image); (2) collect the
+ * dirty buffers, sort them by (table, segment, block) if
+ * checkpoint_sorted; (3) write each one still dirty (WAL rule first),
+ * with sync_file_range writeback hints every checkpoint_flush_after
+ * bytes, paced by a struct fk_pacer to finish at completion_target of
+ * the interval by time and by WAL volume; (4) the sync phase: absorb and
+ * compact the fsync request queue and fsync each file once, spread over
+ * checkpoint_sync_spread_ms or back-to-back; (5) insert the CHECKPOINT
+ * record and flush the WAL; (6) write the control file (temporary,
+ * fsync, rename, fsync directory); (7) recycle WAL before the redo LSN.
+ *
+ * Interface routines: fk_ckpt_start_thread, fk_ckpt_stop_thread,
+ * fk_checkpoint_run, fk_ckpt_request_wait, fk_ckpt_wal_nudge.
+ *
+ * Invariants:
+ *  C1. Checkpoints run one at a time: in the checkpointer thread while
+ *      it runs, else in the thread that opens or closes the store.
+ *  C2. Every buffer dirty at the redo point is written (or found clean)
+ *      before the sync phase, and every file written before the sync
+ *      phase has an fsync request (B5) that the sync phase absorbs.
+ *  C3. The CHECKPOINT record is inserted only after every data file
+ *      fsync succeeded, and the control file names it only after the
+ *      WAL up to its end is durable; so the control file's redo LSN
+ *      never passes a change that is not on disk.
+ *  C4. A failed data-file fsync fails the checkpoint, stops the store
+ *      (sticky), and leaves the control file and the WAL untouched.
+ *  C5. Pacing sleeps only between buffers or files, holding no lock,
+ *      and stops when a shutdown or an immediate checkpoint is asked.
+ *  C6. WAL segments are recycled only after the control file with the
+ *      new redo LSN is durable.
+ */
+#include "store-int.h"
+#include "sys.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define PACE_STEP_NS 100000000ull	/* sleep at most 100 ms at a time */
+
+static int cmp_dirty(const void *a, const void *b)
+{
+	const struct fk_dirty *x = a, *y = b;
+	if (x->table != y->table)
+		return x->table < y->table ? -1 : 1;
+	if (x->block != y->block)
+		return x->block < y->block ? -1 : 1;
+	return 0;
+}
+
+/* Sleep up to @ns on the checkpointer's condition variable (a request
+ * or shutdown wakes it).  Returns nonzero if pacing should stop. */
+static int pace_sleep(struct fk_store *s, uint64_t ns)
+{
+	struct timespec ts;
+	int stop;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t t = (uint64_t)ts.tv_sec * 1000000000ull +
+		     (uint64_t)ts.tv_nsec + ns;
+	ts.tv_sec = (time_t)(t / 1000000000ull);
+	ts.tv_nsec = (long)(t % 1000000000ull);
+	pthread_mutex_lock(&s->ckpt_mu);
+	stop = s->ckpt_shutdown ||
+	       (s->ckpt_flags & (CKPT_REQ_IMMEDIATE | CKPT_REQ_REQUESTED));
+	if (!stop) {
+		pthread_cond_timedwait(&s->ckpt_cv, &s->ckpt_mu, &ts);
+		stop = s->ckpt_shutdown ||
+		       (s->ckpt_flags &
+			(CKPT_REQ_IMMEDIATE | CKPT_REQ_REQUESTED));
+	}
+	pthread_mutex_unlock(&s->ckpt_mu);
+	return stop;
+}
+
+struct sync_ctx {
+	struct fk_store *s;
+	uint64_t start_ns, budget_ns;
+	int paced;
+};
+
+static int sync_one(void *arg, uint64_t file_id)
+{
+	struct sync_ctx *c = arg;
+	struct fk_store *s = c->s;
+	uint32_t table = (uint32_t)(file_id >> 32);
+	uint32_t seg = (uint32_t)file_id;
+	if (table == 0 || table > FK_STORE_MAX_TABLES ||
+	    !s->tables[table].id)
+		return -ENOENT;
+	int fd = fk_store_seg_fd(s, table, seg);
+	if (fd < 0)
+		return fd;
+	uint64_t t0 = fk_now_ns();
+	int r = fk_sys.fsync(fd);
+	uint64_t dt = fk_now_ns() - t0;
+	s->sync_files++;
+	s->sync_total_ns += dt;
+	if (dt > s->sync_longest_ns)
+		s->sync_longest_ns = dt;
+	if (r)
+		fk_store_log(s, "fsync of base/%u.%u failed: %s", table, seg,
+			     fk_strerror(r));
+	return r;
+}
+
+/* Between two fsyncs: sleep so that the fraction done tracks the
+ * spread budget. */
+static int sync_between(void *arg, double done)
+{
+	struct sync_ctx *c = arg;
+	if (!c->paced)
+		return 0;
+	for (;;) {
+		uint64_t due = c->start_ns + (uint64_t)(done * c->budget_ns);
+		uint64_t now = fk_now_ns();
+		if (now >= due)
+			return 0;
+		uint64_t ns = due - now;
+		if (ns > PACE_STEP_NS)
+			ns = PACE_STEP_NS;
+		if (pace_sleep(c->s, ns)) {
+			c->paced = 0;
+			return 0;
+		}
+	}
+}
+
+int fk_checkpoint_run(struct fk_store *s, const char *reason, int flags,
+		      int shutdown)
+{
+	struct fk_checkpoint_info ci;
+	struct fk_wal_ckpt ck;
+	struct fk_dirty *dirty = NULL;
+	int r = 0;
+
+	memset(&ci, 0, sizeof(ci));
+	memset(&ck, 0, sizeof(ck));
+	ci.reason = reason;
+	ci.start_ns = fk_now_ns();
+	pthread_mutex_lock(&s->ckpt_mu);
+	uint64_t number = ++s->ckpt_started;
+	pthread_mutex_unlock(&s->ckpt_mu);
+
+	r = fk_store_error(s);
+	if (r)
+		goto out;
+
+	/* (1) the redo point. */
+	pthread_mutex_lock(&s->insert_mu);
+	uint64_t redo = s->insert_lsn;
+	__atomic_store_n(&s->redo_lsn, redo, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&s->insert_mu);
+	ci.redo_lsn = redo;
+
+	/* (2) collect and sort. */
+	dirty = malloc((size_t)s->nbuf * sizeof(*dirty));
+	if (!dirty) {
+		r = -ENOMEM;
+		goto out;
+	}
+	size_t n = fk_bufpool_collect_dirty(s, dirty);
+	if (s->o.checkpoint_sorted)
+		qsort(dirty, n, sizeof(*dirty), cmp_dirty);
+
+	/* (3) write, paced. */
+	int paced = !shutdown && !(flags & CKPT_REQ_IMMEDIATE) &&
+		    !s->recovering;
+	struct fk_pacer pacer;
+	uint64_t budget_ns = (uint64_t)((double)s->o.checkpoint_timeout_ms *
+					1e6 *
+					s->o.checkpoint_completion_target);
+	uint64_t wal_budget = (uint64_t)((double)s->wal_trigger_bytes *
+					 s->o.checkpoint_completion_target);
+	fk_pacer_start(&pacer, budget_ns, redo, wal_budget);
+	uint64_t wb0 = s->wb.bytes_issued;
+	s->wb.flush_after_bytes = s->o.checkpoint_flush_after_bytes;
+	for (size_t i = 0; i < n; i++) {
+		if (fk_buf_pin_if(s, (int)dirty[i].idx, dirty[i].table,
+				  dirty[i].block) == 0) {
+			r = fk_buf_flush(s, (int)dirty[i].idx,
+					 FK_WRITER_CHECKPOINTER);
+			fk_buf_unpin(s, (int)dirty[i].idx);
+			if (r < 0)
+				goto out;
+			if (r > 0)
+				ci.buffers_written++;
+			r = 0;
+		}
+		if ((i & 31) == 31)
+			fk_fsyncq_absorb(s->fsq);
+		while (paced) {
+			uint64_t ns = fk_pacer_delay_ns(
+				&pacer, (double)(i + 1) / (double)n,
+				__atomic_load_n(&s->insert_lsn,
+						__ATOMIC_ACQUIRE),
+				PACE_STEP_NS);
+			if (!ns)
+				break;
+			if (pace_sleep(s, ns))
+				paced = 0;
+		}
+	}
+	fk_writeback_issue(&s->wb);
+	ci.writeback_bytes = s->wb.bytes_issued - wb0;
+	uint64_t t_write = fk_now_ns();
+	ci.write_ms = (t_write - ci.start_ns) / 1000000u;
+	__atomic_add_fetch(&s->st.buffers_checkpoint, ci.buffers_written,
+			   __ATOMIC_RELAXED);
+
+	/* (4) sync phase. */
+	struct sync_ctx sc = {
+		.s = s,
+		.start_ns = t_write,
+		.budget_ns = s->o.checkpoint_sync_spread_ms * 1000000ull,
+		.paced = paced && s->o.checkpoint_sync_spread_ms > 0,
+	};
+	s->sync_files = s->sync_total_ns = s->sync_longest_ns = 0;
+	r = fk_fsyncq_process(s->fsq, sync_one, &sc, sync_between, &sc);
+	ci.files_synced = s->sync_files;
+	ci.longest_sync_ms = s->sync_longest_ns / 1000000u;
+	ci.average_sync_ms = s->sync_files ?
+		s->sync_total_ns / s->sync_files / 1000000u : 0;
+	uint64_t t_sync = fk_now_ns();
+	ci.sync_ms = (t_sync - t_write) / 1000000u;
+	if (r) {
+		fk_store_stop(s, r, "fsync of a table segment (checkpoint)");
+		goto out;
+	}
+	struct fk_fsyncq_stats fst;
+	fk_fsyncq_get_stats(s->fsq, &fst);
+	__atomic_store_n(&s->st.fsyncq_compactions, fst.compactions,
+			 __ATOMIC_RELAXED);
+
+	/* (5) the checkpoint record, durable. */
+	ck.redo_lsn = redo;
+	uint64_t end, lsn;
+	for (;;) {
+		pthread_mutex_lock(&s->insert_mu);
+		uint64_t need = fk_wal_need_segment(
+			s, FK_WAL_REC_HDR + sizeof(ck));
+		if (!need)
+			break;
+		pthread_mutex_unlock(&s->insert_mu);
+		r = fk_wal_ensure_segment(s, need);
+		if (r) {
+			fk_store_stop(s, r, "WAL segment for a checkpoint");
+			goto out;
+		}
+	}
+	for (uint32_t t = 1; t <= FK_STORE_MAX_TABLES; t++)
+		ck.rows[t] = __atomic_load_n(&s->tables[t].rows,
+					     __ATOMIC_ACQUIRE);
+	struct fk_iovec iov = {&ck, sizeof(ck)};
+	lsn = fk_wal_insert(s, FK_WAL_CHECKPOINT, &iov, 1,
+			    fk_wal_payload_crc(&ck, sizeof(ck)), &end);
+	pthread_mutex_unlock(&s->insert_mu);
+	r = fk_wal_flush(s, end);
+	if (r)
+		goto out;
+
+	/* (6) the control file. */
+	s->ckpt_lsn = lsn;
+	r = fk_store_write_control(s, shutdown, &ck);
+	if (r) {
+		fk_store_stop(s, r, "control file");
+		goto out;
+	}
+	s->last_ckpt_end_lsn = end;
+
+	/* (7) recycle WAL. */
+	fk_wal_recycle(s, redo, &ci.wal_segments_recycled,
+		       &ci.wal_segments_removed);
+	__atomic_add_fetch(&s->st.checkpoints, 1, __ATOMIC_RELAXED);
+out:
+	free(dirty);
+	ci.end_ns = fk_now_ns();
+	ci.total_ms = (ci.end_ns - ci.start_ns) / 1000000u;
+	ci.error = r;
+	pthread_mutex_lock(&s->ckpt_mu);
+	s->ckpt_done = number;
+	s->ckpt_result = r;
+	s->last_ckpt_ns = ci.start_ns;
+	pthread_cond_broadcast(&s->ckpt_cv);
+	pthread_mutex_unlock(&s->ckpt_mu);
+	fk_store_log(s,
+		     "checkpoint %s: wrote %llu buffers; write=%.3f s, "
+		     "sync=%.3f s, total=%.3f s; sync files=%llu, "
+		     "longest=%.3f s, average=%.3f s; %llu WAL segments "
+		     "recycled, %llu removed%s%s",
+		     reason, (unsigned long long)ci.buffers_written,
+		     ci.write_ms / 1e3, ci.sync_ms / 1e3, ci.total_ms / 1e3,
+		     (unsigned long long)ci.files_synced,
+		     ci.longest_sync_ms / 1e3, ci.average_sync_ms / 1e3,
+		     (unsigned long long)ci.wal_segments_recycled,
+		     (unsigned long long)ci.wal_segments_removed,
+		     r ? "; FAILED: " : "", r ? fk_strerror(r) : "");
+	if (s->o.on_checkpoint)
+		s->o.on_checkpoint(s->o.on_checkpoint_arg, &ci);
+	return r;
+}
+
+static void *ckpt_main(void *arg)
+{
+	struct fk_store *s = arg;
+	pthread_mutex_lock(&s->ckpt_mu);
+	while (!s->ckpt_shutdown) {
+		uint64_t now = fk_now_ns();
+		uint64_t timeout_ns = s->o.checkpoint_timeout_ms * 1000000ull;
+		uint64_t due = s->last_ckpt_ns + timeout_ns;
+		int flags = s->ckpt_flags;
+		if (flags || now >= due) {
+			s->ckpt_flags = 0;
+			pthread_mutex_unlock(&s->ckpt_mu);
+			const char *reason = (flags & CKPT_REQ_REQUESTED) ?
+				"requested" : (flags & CKPT_REQ_WAL) ? "wal" :
+				"time";
+			if (!flags && __atomic_load_n(&s->insert_lsn,
+						      __ATOMIC_ACQUIRE) ==
+					      s->last_ckpt_end_lsn) {
+				/* Nothing happened: skip, as PostgreSQL
+				 * skips idle checkpoints. */
+				pthread_mutex_lock(&s->ckpt_mu);
+				s->last_ckpt_ns = now;
+				continue;
+			}
+			fk_checkpoint_run(s, reason, flags, 0);
+			pthread_mutex_lock(&s->ckpt_mu);
+			continue;
+		}
+		/* Keep one WAL segment ready ahead of the insert position. */
+		uint64_t next = __atomic_load_n(&s->insert_lsn,
+						__ATOMIC_ACQUIRE) /
+					s->wal_seg_bytes + 1;
+		if (!fk_store_error(s) &&
+		    __atomic_load_n(&s->wal_highest_seg, __ATOMIC_ACQUIRE) <
+			    next) {
+			pthread_mutex_unlock(&s->ckpt_mu);
+			fk_wal_ensure_segment(s, next);
+			pthread_mutex_lock(&s->ckpt_mu);
+			continue;
+		}
+		uint64_t wait = due - now;
+		if (wait > 1000000000ull)
+			wait = 1000000000ull;
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		uint64_t t = (uint64_t)ts.tv_sec * 1000000000ull +
+			     (uint64_t)ts.tv_nsec + wait;
+		ts.tv_sec = (time_t)(t / 1000000000ull);
+		ts.tv_nsec = (long)(t % 1000000000ull);
+		pthread_cond_timedwait(&s->ckpt_cv, &s->ckpt_mu, &ts);
+	}
+	pthread_mutex_unlock(&s->ckpt_mu);
+	return NULL;
+}
+
+int fk_ckpt_start_thread(struct fk_store *s)
+{
+	s->ckpt_shutdown = 0;
+	int r = pthread_create(&s->ckpt_thread, NULL, ckpt_main, s);
+	if (r)
+		return -r;
+	s->ckpt_thread_running = 1;
+	return 0;
+}
+
+void fk_ckpt_stop_thread(struct fk_store *s)
+{
+	if (!s->ckpt_thread_running)
+		return;
+	pthread_mutex_lock(&s->ckpt_mu);
+	s->ckpt_shutdown = 1;
+	pthread_cond_broadcast(&s->ckpt_cv);
+	pthread_mutex_unlock(&s->ckpt_mu);
+	pthread_join(s->ckpt_thread, NULL);
+	s->ckpt_thread_running = 0;
+}
+
+int fk_ckpt_request_wait(struct fk_store *s, int flags)
+{
+	if (!s->ckpt_thread_running)
+		return fk_checkpoint_run(s, "requested", flags, 0);
+	pthread_mutex_lock(&s->ckpt_mu);
+	uint64_t target = s->ckpt_started + 1;
+	s->ckpt_flags |= CKPT_REQ_REQUESTED | flags;
+	pthread_cond_broadcast(&s->ckpt_cv);
+	while (s->ckpt_done < target && !s->ckpt_shutdown)
+		pthread_cond_wait(&s->ckpt_cv, &s->ckpt_mu);
+	int r = s->ckpt_done >= target ? s->ckpt_result : -FK_ESTOPPED;
+	pthread_mutex_unlock(&s->ckpt_mu);
+	return r;
+}
+
+void fk_ckpt_wal_nudge(struct fk_store *s)
+{
+	pthread_mutex_lock(&s->ckpt_mu);
+	if (!(s->ckpt_flags & CKPT_REQ_WAL)) {
+		s->ckpt_flags |= CKPT_REQ_WAL;
+		pthread_cond_broadcast(&s->ckpt_cv);
+	}
+	pthread_mutex_unlock(&s->ckpt_mu);
+}

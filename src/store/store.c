@@ -1,0 +1,1284 @@
+// SPDX-License-Identifier: MIT
+/*
+ * store.c - the page store's public face: options and presets, open
+ * (creating or recovering), close, the catalog and control files,
+ * tables, reads, write batches, commit, bulk load, statistics.
+ *
+ * Data directory:
+ *   control        control file: geometry, state (clean / in
+ *                  production), last checkpoint and redo LSNs, row
+ *                  counts per table; CRC-32C; replaced atomically
+ *   catalog        tables (id, name, row size); CRC-32C; replaced
+ *                  atomically
+ *   wal/SEGNO      WAL segments (see wal.c)
+ *   base/T.S       segment S of table T: blocks [S*bps, (S+1)*bps)
+ * "Replaced atomically" is: write NAME.tmp, fsync it, rename it over
+ * NAME, fsync the directory.
+ *
+ * Interface routines: every fk_store_* and fk_batch_* function of
+ * include/flushkit.h; internally fk_store_log, fk_store_stop,
+ * fk_store_seg_fd, fk_store_write_control.
+ *
+ * Invariants:
+ *  S1. A commit is one COMMIT record; its pages are pinned and locked
+ *      exclusively in (table, block) order (after the append mutexes of
+ *      its append tables, in table order), marked dirty, the record
+ *      inserted, then the changes applied and the page LSNs set, all
+ *      before any page lock is released (PostgreSQL's critical section
+ *      around XLogInsert).  It returns 0 only once the record is
+ *      durable.
+ *  S2. A page's first change after the redo point logs its full image
+ *      (full_page_writes): PAGE_LSN <= redo LSN, decided under the
+ *      insert lock, where the redo LSN is set.
+ *  S3. Append row numbers are assigned under the table's append mutex
+ *      and published (rows) under the insert lock right after the
+ *      record is inserted, so rows never counts a row whose record
+ *      follows a checkpoint record that recorded it.
+ *  S4. After a sticky error nothing changes a page or writes a file:
+ *      commits return -FK_ESTOPPED before inserting, and page writes
+ *      fail the WAL rule's flush.
+ *  S5. Recovery replays every valid record from the redo LSN: full-page
+ *      images always restore their page; ops apply only to pages whose
+ *      LSN is older than the record (decided once per page per record);
+ *      then the WAL is cut at the first invalid record and an
+ *      end-of-recovery checkpoint makes the result durable.
+ */
+#include "store-int.h"
+#include "sys.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CTL_MAGIC 0x54434b46u	/* "FKCT" */
+#define CAT_MAGIC 0x54414b46u	/* "FKAT" */
+#define FMT_VERSION 1u
+enum { STATE_CLEAN = 1, STATE_PRODUCTION = 2 };
+
+struct control {
+	uint32_t magic, version;
+	uint32_t state, pad;
+	uint64_t checkpoint_lsn, redo_lsn;
+	uint64_t wal_seg_bytes, seg_bytes;
+	uint64_t rows[FK_STORE_MAX_TABLES + 1];
+	uint32_t crc, pad2;
+};
+
+struct cat_entry {
+	uint32_t id, row_bytes;
+	char name[64];
+};
+
+struct batch_op {
+	uint8_t kind;
+	uint32_t table;
+	uint64_t row;
+	uint32_t off, len;
+	size_t data_off;	/* in the batch's data, unless ext */
+	const void *ext;	/* fk_batch_append: the caller's row */
+	void *result;		/* int64_t * (ADD) or uint64_t * (APPEND) */
+};
+
+/* ---- options ---- */
+
+void fk_store_opts_init(struct fk_store_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->shared_buffers_bytes = 128ull << 20;
+	o->segment_bytes = 64ull << 20;
+	o->wal_segment_bytes = 16ull << 20;
+	o->max_wal_size_bytes = 1ull << 30;
+	o->checkpoint_timeout_ms = 300000;
+	o->checkpoint_completion_target = 0.9;
+	o->full_page_writes = 1;
+	o->wal_sync_method = FK_WAL_FDATASYNC;
+	fk_store_opts_preset(o, "smooth");
+}
+
+int fk_store_opts_preset(struct fk_store_opts *o, const char *flush)
+{
+	if (!flush || !strcmp(flush, "smooth")) {
+		o->checkpoint_sorted = 1;
+		o->checkpoint_flush_after_bytes =
+			FK_WRITEBACK_DEFAULT_FLUSH_AFTER;
+		o->checkpoint_sync_spread_ms = FK_SYNC_SPREAD_AUTO;
+		o->fsyncq_compaction = 1;
+		return 0;
+	}
+	if (!strcmp(flush, "naive")) {
+		o->checkpoint_sorted = 0;
+		o->checkpoint_flush_after_bytes = 0;
+		o->checkpoint_sync_spread_ms = 0;
+		o->fsyncq_compaction = 0;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* ---- logging and errors ---- */
+
+void fk_store_log(struct fk_store *s, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	if (!s->o.log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	s->o.log(s->o.log_arg, line);
+}
+
+void fk_store_stop(struct fk_store *s, int err, const char *what)
+{
+	int zero = 0;
+	if (__atomic_compare_exchange_n(&s->error, &zero, err, 0,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		fk_store_log(s, "store stopped: %s failed: %s", what,
+			     fk_strerror(err));
+	pthread_mutex_lock(&s->flush_mu);
+	pthread_cond_broadcast(&s->flush_cv);
+	pthread_mutex_unlock(&s->flush_mu);
+	pthread_mutex_lock(&s->ckpt_mu);
+	pthread_cond_broadcast(&s->ckpt_cv);
+	pthread_mutex_unlock(&s->ckpt_mu);
+}
+
+static int stopped(struct fk_store *s)
+{
+	return fk_store_error(s) ? -FK_ESTOPPED : 0;
+}
+
+/* ---- files ---- */
+
+int fk_store_seg_fd(struct fk_store *s, uint32_t table, uint32_t seg)
+{
+	struct fk_table *t = &s->tables[table];
+	int fd;
+	pthread_mutex_lock(&s->files_mu);
+	if (seg >= t->nr_seg_fds) {
+		size_t n = seg + 8;
+		int *p = realloc(t->seg_fds, n * sizeof(*p));
+		if (!p) {
+			pthread_mutex_unlock(&s->files_mu);
+			return -ENOMEM;
+		}
+		for (size_t i = t->nr_seg_fds; i < n; i++)
+			p[i] = -1;
+		t->seg_fds = p;
+		t->nr_seg_fds = n;
+	}
+	fd = t->seg_fds[seg];
+	if (fd < 0) {
+		char name[32];
+		snprintf(name, sizeof(name), "%u.%u", table, seg);
+		fd = fk_sys.openat(s->basefd, name, O_RDWR | O_CREAT, 0600);
+		if (fd >= 0)
+			t->seg_fds[seg] = fd;
+	}
+	pthread_mutex_unlock(&s->files_mu);
+	return fd;
+}
+
+/* Replace @name in @dirfd atomically and durably with @len bytes. */
+static int write_durable(int dirfd, const char *name, const void *buf,
+			 size_t len)
+{
+	char tmp[64];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
+	int fd = fk_sys.openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+		return fd;
+	int r = fk_pwrite_all(fd, buf, len, 0);
+	if (!r)
+		r = fk_sys.fsync(fd);
+	int rc = fk_sys.close(fd);
+	if (!r)
+		r = rc;
+	if (!r)
+		r = fk_sys.renameat(dirfd, tmp, dirfd, name);
+	if (!r)
+		r = fk_sys.fsync(dirfd);
+	return r;
+}
+
+int fk_store_write_control(struct fk_store *s, int clean,
+			   const struct fk_wal_ckpt *ck)
+{
+	struct control c;
+	memset(&c, 0, sizeof(c));
+	c.magic = CTL_MAGIC;
+	c.version = FMT_VERSION;
+	c.state = clean ? STATE_CLEAN : STATE_PRODUCTION;
+	c.checkpoint_lsn = s->ckpt_lsn;
+	c.redo_lsn = ck->redo_lsn;
+	c.wal_seg_bytes = s->wal_seg_bytes;
+	c.seg_bytes = s->seg_bytes;
+	memcpy(c.rows, ck->rows, sizeof(c.rows));
+	c.crc = fk_crc32c(0, &c, offsetof(struct control, crc));
+	return write_durable(s->dirfd, "control", &c, sizeof(c));
+}
+
+static int read_control(struct fk_store *s, struct control *c)
+{
+	int fd = fk_sys.openat(s->dirfd, "control", O_RDONLY, 0);
+	if (fd < 0)
+		return fd;
+	ssize_t n = fk_pread_all(fd, c, sizeof(*c), 0);
+	fk_sys.close(fd);
+	if (n < 0)
+		return (int)n;
+	if ((size_t)n != sizeof(*c) || c->magic != CTL_MAGIC ||
+	    c->version != FMT_VERSION ||
+	    c->crc != fk_crc32c(0, c, offsetof(struct control, crc)))
+		return -FK_ECORRUPT;
+	return 0;
+}
+
+/* Under cat_mu (or single-threaded). */
+static int write_catalog(struct fk_store *s)
+{
+	size_t n = 0, len;
+	uint8_t *buf = malloc(16 + (FK_STORE_MAX_TABLES + 1) *
+				   sizeof(struct cat_entry) + 4);
+	if (!buf)
+		return -ENOMEM;
+	for (uint32_t i = 1; i <= FK_STORE_MAX_TABLES; i++) {
+		struct fk_table *t = &s->tables[i];
+		if (!t->id)
+			continue;
+		struct cat_entry e;
+		memset(&e, 0, sizeof(e));
+		e.id = t->id;
+		e.row_bytes = t->row_bytes;
+		memcpy(e.name, t->name, sizeof(e.name));
+		memcpy(buf + 16 + n * sizeof(e), &e, sizeof(e));
+		n++;
+	}
+	uint32_t hdr[4] = {CAT_MAGIC, FMT_VERSION, (uint32_t)n, 0};
+	memcpy(buf, hdr, 16);
+	len = 16 + n * sizeof(struct cat_entry);
+	uint32_t crc = fk_crc32c(0, buf, len);
+	memcpy(buf + len, &crc, 4);
+	int r = write_durable(s->dirfd, "catalog", buf, len + 4);
+	free(buf);
+	return r;
+}
+
+static void table_setup(struct fk_table *t, uint32_t id, const char *name,
+			uint32_t row_bytes)
+{
+	t->id = id;
+	t->row_bytes = row_bytes;
+	t->rows_per_page = (FK_PAGE_SIZE - FK_PAGE_HDR) / row_bytes;
+	snprintf(t->name, sizeof(t->name), "%s", name);
+}
+
+static int read_catalog(struct fk_store *s)
+{
+	size_t cap = 16 + (FK_STORE_MAX_TABLES + 1) *
+			  sizeof(struct cat_entry) + 4;
+	uint8_t *buf = malloc(cap);
+	if (!buf)
+		return -ENOMEM;
+	int fd = fk_sys.openat(s->dirfd, "catalog", O_RDONLY, 0);
+	if (fd < 0) {
+		free(buf);
+		return fd;
+	}
+	ssize_t n = fk_pread_all(fd, buf, cap, 0);
+	fk_sys.close(fd);
+	int r = -FK_ECORRUPT;
+	uint32_t hdr[4], crc;
+	if (n < 20)
+		goto out;
+	memcpy(hdr, buf, 16);
+	if (hdr[0] != CAT_MAGIC || hdr[1] != FMT_VERSION ||
+	    hdr[2] > FK_STORE_MAX_TABLES ||
+	    (size_t)n != 16 + hdr[2] * sizeof(struct cat_entry) + 4)
+		goto out;
+	memcpy(&crc, buf + n - 4, 4);
+	if (crc != fk_crc32c(0, buf, (size_t)n - 4))
+		goto out;
+	for (uint32_t i = 0; i < hdr[2]; i++) {
+		struct cat_entry e;
+		memcpy(&e, buf + 16 + i * sizeof(e), sizeof(e));
+		if (!e.id || e.id > FK_STORE_MAX_TABLES || !e.row_bytes ||
+		    e.row_bytes > FK_PAGE_SIZE - FK_PAGE_HDR)
+			goto out;
+		e.name[sizeof(e.name) - 1] = 0;
+		table_setup(&s->tables[e.id], e.id, e.name, e.row_bytes);
+	}
+	r = 0;
+out:
+	if (n < 0)
+		r = (int)n;
+	free(buf);
+	return r;
+}
+
+/* ---- batches ---- */
+
+void fk_batch_init(struct fk_batch *b)
+{
+	memset(b, 0, sizeof(*b));
+}
+
+void fk_batch_release(struct fk_batch *b)
+{
+	free(b->ops);
+	free(b->data);
+	memset(b, 0, sizeof(*b));
+}
+
+void fk_batch_reset(struct fk_batch *b)
+{
+	b->nr_ops = 0;
+	b->data_len = 0;
+}
+
+static int batch_add(struct fk_batch *b, uint8_t kind, uint32_t table,
+		     uint64_t row, uint32_t off, const void *data,
+		     uint32_t len, void *result)
+{
+	if (!b || (len && !data))
+		return -EINVAL;
+	if (b->nr_ops == b->alloc_ops) {
+		size_t n = b->alloc_ops ? b->alloc_ops * 2 : 8;
+		void *p = realloc(b->ops, n * sizeof(struct batch_op));
+		if (!p)
+			return -ENOMEM;
+		b->ops = p;
+		b->alloc_ops = n;
+	}
+	if (b->data_len + len > b->data_alloc) {
+		size_t n = b->data_alloc ? b->data_alloc * 2 : 256;
+		while (n < b->data_len + len)
+			n *= 2;
+		void *p = realloc(b->data, n);
+		if (!p)
+			return -ENOMEM;
+		b->data = p;
+		b->data_alloc = n;
+	}
+	struct batch_op *op = (struct batch_op *)b->ops + b->nr_ops++;
+	op->kind = kind;
+	op->table = table;
+	op->row = row;
+	op->off = off;
+	op->len = len;
+	op->data_off = b->data_len;
+	op->ext = NULL;
+	op->result = result;
+	memcpy((uint8_t *)b->data + b->data_len, data, len);
+	b->data_len += len;
+	return 0;
+}
+
+int fk_batch_set(struct fk_batch *b, uint32_t table, uint64_t row,
+		 uint32_t offset, const void *data, uint32_t len)
+{
+	if (!len)
+		return -EINVAL;
+	return batch_add(b, FK_OP_SET, table, row, offset, data, len, NULL);
+}
+
+int fk_batch_add_i64(struct fk_batch *b, uint32_t table, uint64_t row,
+		     uint32_t offset, int64_t delta, int64_t *result)
+{
+	return batch_add(b, FK_OP_ADD_I64, table, row, offset, &delta, 8,
+			 result);
+}
+
+int fk_batch_append(struct fk_batch *b, uint32_t table, const void *row,
+		    uint64_t *rowno)
+{
+	/* The batch does not know the table's row size, so the row is
+	 * read at commit (documented: it must stay valid until then). */
+	if (!row)
+		return -EINVAL;
+	int r = batch_add(b, FK_OP_APPEND, table, 0, 0, row, 0, rowno);
+	if (r)
+		return r;
+	struct batch_op *op = (struct batch_op *)b->ops + b->nr_ops - 1;
+	op->len = UINT32_MAX;
+	op->ext = row;
+	return 0;
+}
+
+int fk_batch_append_copy(struct fk_batch *b, uint32_t table, const void *row,
+			 uint32_t row_bytes, uint64_t *rowno)
+{
+	if (!row_bytes)
+		return -EINVAL;
+	return batch_add(b, FK_OP_APPEND, table, 0, 0, row, row_bytes, rowno);
+}
+
+/* ---- tables ---- */
+
+static struct fk_table *get_table(struct fk_store *s, uint32_t id)
+{
+	if (id == 0 || id > FK_STORE_MAX_TABLES)
+		return NULL;
+	struct fk_table *t = &s->tables[id];
+	return __atomic_load_n(&t->id, __ATOMIC_ACQUIRE) ? t : NULL;
+}
+
+int fk_store_create_table(struct fk_store *s, const char *name,
+			  uint32_t row_bytes, uint32_t *id)
+{
+	if (!name || !*name || strlen(name) >= 64 || !row_bytes ||
+	    row_bytes > FK_PAGE_SIZE - FK_PAGE_HDR)
+		return -EINVAL;
+	int r = stopped(s);
+	if (r)
+		return r;
+	pthread_mutex_lock(&s->cat_mu);
+	uint32_t free_id = 0;
+	for (uint32_t i = 1; i <= FK_STORE_MAX_TABLES; i++) {
+		if (s->tables[i].id && !strcmp(s->tables[i].name, name)) {
+			pthread_mutex_unlock(&s->cat_mu);
+			return -EEXIST;
+		}
+		if (!s->tables[i].id && !free_id)
+			free_id = i;
+	}
+	if (!free_id) {
+		pthread_mutex_unlock(&s->cat_mu);
+		return -ENOSPC;
+	}
+	struct fk_table *t = &s->tables[free_id];
+	table_setup(t, 0, name, row_bytes);
+	t->id = free_id;		/* for write_catalog */
+	r = write_catalog(s);
+	if (r) {
+		t->id = 0;
+	} else {
+		__atomic_store_n(&t->rows, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&t->id, free_id, __ATOMIC_RELEASE);
+		if (id)
+			*id = free_id;
+	}
+	pthread_mutex_unlock(&s->cat_mu);
+	return r;
+}
+
+int fk_store_table(struct fk_store *s, const char *name, uint32_t *id,
+		   uint32_t *row_bytes)
+{
+	int r = -ENOENT;
+	if (!name)
+		return -EINVAL;
+	pthread_mutex_lock(&s->cat_mu);
+	for (uint32_t i = 1; i <= FK_STORE_MAX_TABLES; i++) {
+		if (s->tables[i].id && !strcmp(s->tables[i].name, name)) {
+			if (id)
+				*id = i;
+			if (row_bytes)
+				*row_bytes = s->tables[i].row_bytes;
+			r = 0;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&s->cat_mu);
+	return r;
+}
+
+int fk_store_table_rows(struct fk_store *s, uint32_t id, uint64_t *rows)
+{
+	struct fk_table *t = get_table(s, id);
+	if (!t)
+		return -ENOENT;
+	*rows = __atomic_load_n(&t->rows, __ATOMIC_ACQUIRE);
+	return 0;
+}
+
+/* ---- reading ---- */
+
+static uint8_t *row_ptr(struct fk_table *t, uint8_t *page, uint64_t row)
+{
+	return page + FK_PAGE_HDR + (row % t->rows_per_page) * t->row_bytes;
+}
+
+int fk_store_read(struct fk_store *s, uint32_t table, uint64_t row, void *buf)
+{
+	int r = stopped(s);
+	if (r)
+		return r;
+	struct fk_table *t = get_table(s, table);
+	if (!t || !buf)
+		return t ? -EINVAL : -ENOENT;
+	if (row >= __atomic_load_n(&t->rows, __ATOMIC_ACQUIRE))
+		return -ERANGE;
+	int idx = fk_buf_pin(s, table, (uint32_t)(row / t->rows_per_page),
+			     FK_PIN_READ);
+	if (idx < 0)
+		return idx;
+	struct fk_buf *b = &s->bufs[idx];
+	pthread_rwlock_rdlock(&b->content);
+	memcpy(buf, row_ptr(t, b->page, row), t->row_bytes);
+	pthread_rwlock_unlock(&b->content);
+	fk_buf_unpin(s, idx);
+	return 0;
+}
+
+/* ---- applying ops (commit and redo) ---- */
+
+static void apply_op(struct fk_table *t, uint8_t *page,
+		     const struct fk_wal_op *op, int64_t *result)
+{
+	uint8_t *p = row_ptr(t, page, op->row);
+	if (op->kind == FK_OP_ADD_I64) {
+		int64_t v, d;
+		memcpy(&v, p + op->off, 8);
+		memcpy(&d, op->data, 8);
+		v = (int64_t)((uint64_t)v + (uint64_t)d);
+		memcpy(p + op->off, &v, 8);
+		if (result)
+			*result = v;
+		return;
+	}
+	memcpy(p + op->off, op->data, op->len);
+	if (op->kind == FK_OP_APPEND) {
+		uint16_t nrows;
+		uint32_t slot = (uint32_t)(op->row % t->rows_per_page) + 1;
+		memcpy(&nrows, page + 20, 2);
+		if (slot > nrows) {
+			nrows = (uint16_t)slot;
+			memcpy(page + 20, &nrows, 2);
+		}
+	}
+}
+
+/* ---- commit ---- */
+
+struct cpage {
+	uint32_t table, block;
+	int idx;
+	int fpi;
+};
+
+static int cmp_cpage(const void *a, const void *b)
+{
+	const struct cpage *x = a, *y = b;
+	if (x->table != y->table)
+		return x->table < y->table ? -1 : 1;
+	if (x->block != y->block)
+		return x->block < y->block ? -1 : 1;
+	return 0;
+}
+
+static int find_cpage(const struct cpage *pg, size_t n, uint32_t table,
+		      uint32_t block)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (pg[mid].table < table ||
+		    (pg[mid].table == table && pg[mid].block < block))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (int)lo;
+}
+
+static uint64_t max_record(const struct fk_store *s)
+{
+	uint64_t m = s->wal_seg_bytes - FK_WAL_SEG_HDR;
+	if (m > s->walbuf_size / 2)
+		m = s->walbuf_size / 2;
+	return m;
+}
+
+static const void *op_data(const struct fk_batch *b, const struct batch_op *op)
+{
+	if (op->ext)
+		return op->ext;
+	return (const uint8_t *)b->data + op->data_off;
+}
+
+int fk_store_commit(struct fk_store *s, struct fk_batch *b, uint64_t *lsnp)
+{
+	struct batch_op *ops = b ? b->ops : NULL;
+	size_t nops = b ? b->nr_ops : 0;
+	uint64_t next_row[FK_STORE_MAX_TABLES + 1];
+	uint8_t appends[FK_STORE_MAX_TABLES + 1];
+	struct cpage *pg = NULL;
+	struct fk_iovec *iov = NULL;
+	uint8_t *opbuf = NULL;
+	size_t npg = 0, oplen = 8;
+	int r = stopped(s);
+
+	if (r)
+		return r;
+	if (!b)
+		return -EINVAL;
+	if (!nops) {
+		if (lsnp)
+			*lsnp = __atomic_load_n(&s->insert_lsn,
+						__ATOMIC_ACQUIRE);
+		return 0;
+	}
+	/* Validate. */
+	memset(appends, 0, sizeof(appends));
+	for (size_t i = 0; i < nops; i++) {
+		struct batch_op *op = &ops[i];
+		struct fk_table *t = get_table(s, op->table);
+		if (!t)
+			return -ENOENT;
+		if (op->kind == FK_OP_APPEND) {
+			if (!op->ext && op->len != t->row_bytes)
+				return -EINVAL;
+			appends[op->table] = 1;
+			oplen += fk_wal_op_size(t->row_bytes);
+			continue;
+		}
+		if ((uint64_t)op->off + op->len > t->row_bytes)
+			return -EINVAL;
+		if (op->row >= __atomic_load_n(&t->rows, __ATOMIC_ACQUIRE))
+			return -ERANGE;
+		oplen += fk_wal_op_size(op->len);
+	}
+	pg = malloc(nops * sizeof(*pg));
+	opbuf = malloc(oplen);
+	iov = malloc((2 * nops + 2) * sizeof(*iov));
+	if (!pg || !opbuf || !iov) {
+		r = -ENOMEM;
+		goto out_free;
+	}
+
+	/* S3: append rows, under the append mutexes in table order. */
+	for (uint32_t t = 1; t <= FK_STORE_MAX_TABLES; t++)
+		if (appends[t]) {
+			pthread_mutex_lock(&s->tables[t].append_mu);
+			next_row[t] = __atomic_load_n(&s->tables[t].rows,
+						      __ATOMIC_ACQUIRE);
+		}
+	for (size_t i = 0; i < nops; i++)
+		if (ops[i].kind == FK_OP_APPEND)
+			ops[i].row = next_row[ops[i].table]++;
+
+	/* Pages, sorted and distinct. */
+	for (size_t i = 0; i < nops; i++) {
+		struct fk_table *t = &s->tables[ops[i].table];
+		pg[npg].table = ops[i].table;
+		pg[npg].block = (uint32_t)(ops[i].row / t->rows_per_page);
+		pg[npg].idx = -1;
+		pg[npg].fpi = 0;
+		npg++;
+	}
+	qsort(pg, npg, sizeof(*pg), cmp_cpage);
+	size_t k = 0;
+	for (size_t i = 0; i < npg; i++)
+		if (!k || cmp_cpage(&pg[k - 1], &pg[i]))
+			pg[k++] = pg[i];
+	npg = k;
+
+	/* Pin, then lock in order (S1). */
+	for (size_t i = 0; i < npg; i++) {
+		int idx = fk_buf_pin(s, pg[i].table, pg[i].block, FK_PIN_READ);
+		if (idx < 0) {
+			r = idx;
+			goto out_unpin;
+		}
+		pg[i].idx = idx;
+	}
+	for (size_t i = 0; i < npg; i++)
+		pthread_rwlock_wrlock(&s->bufs[pg[i].idx].content);
+
+	/* The ops part of the payload. */
+	size_t at = 8;
+	for (size_t i = 0; i < nops; i++) {
+		struct batch_op *op = &ops[i];
+		uint32_t len = op->kind == FK_OP_APPEND ?
+			s->tables[op->table].row_bytes : op->len;
+		at += fk_wal_put_op(opbuf + at, op->kind, op->table, op->row,
+				    op->off, len, op_data(b, op));
+	}
+
+	uint64_t lsn, end;
+	size_t nfpi;
+	for (;;) {
+		/* S2: decide full-page images against the redo LSN seen
+		 * now; recheck it under the insert lock. */
+		uint64_t redo = __atomic_load_n(&s->redo_lsn, __ATOMIC_ACQUIRE);
+		int n = 1;
+		size_t total = FK_WAL_REC_HDR + oplen;
+		nfpi = 0;
+		for (size_t i = 0; i < npg; i++) {
+			pg[i].fpi = s->o.full_page_writes &&
+				    PAGE_LSN(s->bufs[pg[i].idx].page) <= redo;
+			if (pg[i].fpi)
+				nfpi++;
+		}
+		fk_wal_put_commit_hdr(opbuf, (uint32_t)nfpi, (uint32_t)nops);
+		uint32_t crc = fk_crc32c(0, opbuf, 8);
+		iov[0].base = opbuf;
+		iov[0].len = 8;
+		/* FPI headers live in pg[] itself: table, block, as the
+		 * format wants (two u32, then the page). */
+		for (size_t i = 0; i < npg; i++) {
+			if (!pg[i].fpi)
+				continue;
+			iov[n].base = &pg[i].table;
+			iov[n].len = 8;
+			crc = fk_crc32c(crc, &pg[i].table, 8);
+			n++;
+			iov[n].base = s->bufs[pg[i].idx].page;
+			iov[n].len = FK_PAGE_SIZE;
+			crc = fk_crc32c(crc, iov[n].base, FK_PAGE_SIZE);
+			n++;
+			total += FK_WAL_FPI_BYTES;
+		}
+		iov[n].base = opbuf + 8;
+		iov[n].len = oplen - 8;
+		crc = fk_crc32c(crc, opbuf + 8, oplen - 8);
+		n++;
+		if (total > max_record(s)) {
+			r = -E2BIG;
+			goto out_unlock;
+		}
+
+		pthread_mutex_lock(&s->insert_mu);
+		r = stopped(s);
+		if (r) {
+			pthread_mutex_unlock(&s->insert_mu);
+			goto out_unlock;
+		}
+		if (s->redo_lsn != redo) {
+			pthread_mutex_unlock(&s->insert_mu);
+			continue;
+		}
+		uint64_t need = fk_wal_need_segment(s, total);
+		if (need) {
+			/* W5: make the segment before changing anything,
+			 * so ENOSPC fails the commit cleanly. */
+			pthread_mutex_unlock(&s->insert_mu);
+			r = fk_wal_ensure_segment(s, need);
+			if (r)
+				goto out_unlock;
+			continue;
+		}
+		for (size_t i = 0; i < npg; i++)
+			fk_buf_mark_dirty(s, pg[i].idx);
+		lsn = fk_wal_insert(s, FK_WAL_COMMIT, iov, n, crc, &end);
+		for (uint32_t t = 1; t <= FK_STORE_MAX_TABLES; t++)
+			if (appends[t])
+				__atomic_store_n(&s->tables[t].rows,
+						 next_row[t],
+						 __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&s->insert_mu);
+		break;
+	}
+
+	/* Apply, set page LSNs (S1). */
+	for (size_t i = 0; i < nops; i++) {
+		struct batch_op *op = &ops[i];
+		struct fk_table *t = &s->tables[op->table];
+		struct fk_wal_op wop = {
+			.kind = op->kind,
+			.table = op->table,
+			.row = op->row,
+			.off = op->off,
+			.len = op->kind == FK_OP_APPEND ? t->row_bytes
+							: op->len,
+			.data = op_data(b, op),
+		};
+		int j = find_cpage(pg, npg, op->table,
+				   (uint32_t)(op->row / t->rows_per_page));
+		apply_op(t, s->bufs[pg[j].idx].page, &wop,
+			 op->kind == FK_OP_ADD_I64 ? op->result : NULL);
+		if (op->kind == FK_OP_APPEND && op->result)
+			*(uint64_t *)op->result = op->row;
+	}
+	for (size_t i = 0; i < npg; i++)
+		PAGE_LSN(s->bufs[pg[i].idx].page) = lsn;
+	__atomic_add_fetch(&s->st.commits, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&s->st.wal_fpi, nfpi, __ATOMIC_RELAXED);
+	r = 0;
+
+out_unlock:
+	for (size_t i = 0; i < npg; i++)
+		pthread_rwlock_unlock(&s->bufs[pg[i].idx].content);
+out_unpin:
+	for (size_t i = 0; i < npg; i++)
+		if (pg[i].idx >= 0)
+			fk_buf_unpin(s, pg[i].idx);
+	for (uint32_t t = 1; t <= FK_STORE_MAX_TABLES; t++)
+		if (appends[t])
+			pthread_mutex_unlock(&s->tables[t].append_mu);
+out_free:
+	free(pg);
+	free(opbuf);
+	free(iov);
+	if (r)
+		return r;
+
+	/* Checkpoint by WAL volume (PostgreSQL's XLogCheckpointNeeded). */
+	uint64_t redo = __atomic_load_n(&s->redo_lsn, __ATOMIC_ACQUIRE);
+	if (end - redo >= s->wal_trigger_bytes &&
+	    __atomic_exchange_n(&s->wal_nudged_redo, redo,
+				__ATOMIC_ACQ_REL) != redo)
+		fk_ckpt_wal_nudge(s);
+
+	/* Group commit. */
+	r = fk_wal_flush(s, end);
+	if (!r && lsnp)
+		*lsnp = end;
+	return r;
+}
+
+int fk_store_checkpoint(struct fk_store *s)
+{
+	int r = stopped(s);
+	if (r)
+		return r;
+	return fk_ckpt_request_wait(s, CKPT_REQ_IMMEDIATE);
+}
+
+/* ---- bulk load ---- */
+
+int fk_store_bulk_load(struct fk_store *s, uint32_t table, uint64_t nrows,
+		       void (*fill)(void *arg, uint64_t rowno, void *row),
+		       void *arg)
+{
+	enum { CHUNK = 32 };	/* pages per write */
+	struct fk_table *t = get_table(s, table);
+	struct fk_writeback wb;
+	uint8_t *buf = NULL;
+	int r = stopped(s);
+
+	if (r)
+		return r;
+	if (!t || !fill)
+		return t ? -EINVAL : -ENOENT;
+	pthread_mutex_lock(&t->append_mu);
+	if (__atomic_load_n(&t->rows, __ATOMIC_ACQUIRE) != 0) {
+		pthread_mutex_unlock(&t->append_mu);
+		return -ENOTEMPTY;
+	}
+	fk_bufpool_forget_table(s, table);
+	if (posix_memalign((void **)&buf, 4096, CHUNK * FK_PAGE_SIZE)) {
+		pthread_mutex_unlock(&t->append_mu);
+		return -ENOMEM;
+	}
+	fk_writeback_init(&wb, s->o.checkpoint_flush_after_bytes);
+	uint64_t npages = (nrows + t->rows_per_page - 1) / t->rows_per_page;
+	uint64_t row = 0;
+	uint32_t last_seg = UINT32_MAX;
+	for (uint64_t blk = 0; blk < npages && !r;) {
+		uint32_t seg = (uint32_t)(blk / s->blocks_per_seg);
+		uint64_t first = blk;
+		size_t n = 0;
+		while (n < CHUNK && blk < npages &&
+		       blk / s->blocks_per_seg == seg) {
+			uint8_t *p = buf + n * FK_PAGE_SIZE;
+			fk_page_init(p, table, (uint32_t)blk);
+			uint16_t cnt = 0;
+			for (; cnt < t->rows_per_page && row < nrows;
+			     cnt++, row++)
+				fill(arg, row, row_ptr(t, p, row));
+			memcpy(p + 20, &cnt, 2);
+			fk_page_set_crc(p);
+			n++;
+			blk++;
+		}
+		int fd = fk_store_seg_fd(s, table, seg);
+		if (fd < 0) {
+			r = fd;
+			break;
+		}
+		uint64_t off = (first % s->blocks_per_seg) * FK_PAGE_SIZE;
+		r = fk_pwrite_all(fd, buf, n * FK_PAGE_SIZE, off);
+		if (!r)
+			fk_writeback_note(&wb, fd, off, n * FK_PAGE_SIZE);
+		last_seg = seg;
+	}
+	fk_writeback_issue(&wb);
+	fk_writeback_release(&wb);
+	free(buf);
+	/* Durable before the rows count says they exist. */
+	for (uint32_t seg = 0; !r && last_seg != UINT32_MAX && seg <= last_seg;
+	     seg++) {
+		int fd = fk_store_seg_fd(s, table, seg);
+		r = fd < 0 ? fd : fk_sys.fsync(fd);
+		if (r && fd >= 0)
+			fk_store_stop(s, r, "fsync of a bulk-loaded segment");
+	}
+	if (!r)
+		__atomic_store_n(&t->rows, nrows, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&t->append_mu);
+	/* The control file records the row count at a checkpoint. */
+	if (!r)
+		r = fk_ckpt_request_wait(s, CKPT_REQ_IMMEDIATE);
+	return r;
+}
+
+/* ---- recovery ---- */
+
+static int replay_commit(struct fk_store *s, const struct fk_wal_rec *rec,
+			 uint64_t lsn)
+{
+	struct fk_wal_cursor c;
+	struct cpage pgs[64];
+	size_t npg = 0;
+	int r = fk_wal_commit_begin(&c, (const uint8_t *)rec + FK_WAL_REC_HDR,
+				    rec->total_len - FK_WAL_REC_HDR);
+	if (r)
+		return r;
+	/* Full-page images always restore their page (S5). */
+	for (;;) {
+		uint32_t table, block;
+		const uint8_t *img;
+		r = fk_wal_commit_next_fpi(&c, &table, &block, &img);
+		if (r <= 0)
+			break;
+		if (!get_table(s, table) || npg == 64)
+			return -FK_ECORRUPT;
+		int idx = fk_buf_pin(s, table, block, FK_PIN_NOREAD);
+		if (idx < 0)
+			return idx;
+		pthread_rwlock_wrlock(&s->bufs[idx].content);
+		memcpy(s->bufs[idx].page, img, FK_PAGE_SIZE);
+		pgs[npg++] = (struct cpage){table, block, idx, 1};
+	}
+	struct fk_wal_op op;
+	while (r >= 0 && (r = fk_wal_commit_next_op(&c, &op)) > 0) {
+		struct fk_table *t = get_table(s, op.table);
+		if (!t || (uint64_t)op.off + op.len > t->row_bytes ||
+		    (op.kind == FK_OP_APPEND && op.len != t->row_bytes)) {
+			r = -FK_ECORRUPT;
+			break;
+		}
+		uint32_t block = (uint32_t)(op.row / t->rows_per_page);
+		size_t j;
+		for (j = 0; j < npg; j++)
+			if (pgs[j].table == op.table && pgs[j].block == block)
+				break;
+		if (j == npg) {
+			if (npg == 64) {
+				r = -FK_ECORRUPT;
+				break;
+			}
+			int idx = fk_buf_pin(s, op.table, block, FK_PIN_READ);
+			if (idx < 0) {
+				r = idx;
+				break;
+			}
+			pthread_rwlock_wrlock(&s->bufs[idx].content);
+			/* Decided once per page per record. */
+			pgs[npg++] = (struct cpage){
+				op.table, block, idx,
+				PAGE_LSN(s->bufs[idx].page) < lsn};
+		}
+		if (pgs[j].fpi)
+			apply_op(t, s->bufs[pgs[j].idx].page, &op, NULL);
+		if (op.kind == FK_OP_APPEND && op.row >= t->rows)
+			t->rows = op.row + 1;
+	}
+	for (size_t j = 0; j < npg; j++) {
+		if (pgs[j].fpi && r >= 0) {
+			fk_buf_mark_dirty(s, pgs[j].idx);
+			PAGE_LSN(s->bufs[pgs[j].idx].page) = lsn;
+		}
+		pthread_rwlock_unlock(&s->bufs[pgs[j].idx].content);
+		fk_buf_unpin(s, pgs[j].idx);
+	}
+	return r < 0 ? r : 0;
+}
+
+static int recover(struct fk_store *s, const struct control *ctl)
+{
+	struct fk_wal_reader rd;
+	const struct fk_wal_rec *rec;
+	uint64_t pos = ctl->redo_lsn, prev = 0, next, records = 0;
+	uint64_t t0 = fk_now_ns();
+	int crashed = ctl->state != STATE_CLEAN, saw_ckpt = 0, r;
+
+	for (uint32_t i = 1; i <= FK_STORE_MAX_TABLES; i++)
+		s->tables[i].rows = s->tables[i].id ? ctl->rows[i] : 0;
+	s->redo_lsn = ctl->redo_lsn;
+	s->ckpt_lsn = ctl->checkpoint_lsn;
+	s->recovering = 1;
+	if (crashed)
+		fk_store_log(s, "database was not shut down cleanly; redo "
+			     "starts at %llu",
+			     (unsigned long long)ctl->redo_lsn);
+	fk_wal_reader_init(&rd, s);
+	while ((r = fk_wal_read(&rd, &pos, prev, &rec, &next)) > 0) {
+		if (pos == ctl->checkpoint_lsn) {
+			struct fk_wal_ckpt ck;
+			if (rec->type != FK_WAL_CHECKPOINT ||
+			    rec->total_len != FK_WAL_REC_HDR + sizeof(ck)) {
+				r = -FK_ECORRUPT;
+				break;
+			}
+			memcpy(&ck, (const uint8_t *)rec + FK_WAL_REC_HDR,
+			       sizeof(ck));
+			if (ck.redo_lsn != ctl->redo_lsn) {
+				r = -FK_ECORRUPT;
+				break;
+			}
+			saw_ckpt = 1;
+			s->last_ckpt_end_lsn = next;
+		}
+		if (rec->type == FK_WAL_COMMIT) {
+			r = replay_commit(s, rec, pos);
+			if (r)
+				break;
+			records++;
+		}
+		prev = pos;
+		pos = next;
+	}
+	fk_wal_reader_release(&rd);
+	if (r < 0)
+		goto out;
+	if (!saw_ckpt) {
+		fk_store_log(s, "checkpoint record at %llu not found",
+			     (unsigned long long)ctl->checkpoint_lsn);
+		r = -FK_ECORRUPT;
+		goto out;
+	}
+	/* Cut the WAL at the first invalid record. */
+	if (crashed || records) {
+		r = fk_wal_cut(s, pos, prev);
+	} else {
+		s->insert_lsn = s->write_lsn = s->flush_lsn = pos;
+		s->prev_lsn = prev;
+	}
+	if (r)
+		goto out;
+	s->st.recovery_records = records;
+	if (crashed || records) {
+		fk_store_log(s, "redo done at %llu: %llu records replayed",
+			     (unsigned long long)pos,
+			     (unsigned long long)records);
+		r = fk_checkpoint_run(s, "end-of-recovery", CKPT_REQ_IMMEDIATE,
+				      0);
+	} else {
+		struct fk_wal_ckpt ck;
+		memset(&ck, 0, sizeof(ck));
+		ck.redo_lsn = ctl->redo_lsn;
+		memcpy(ck.rows, ctl->rows, sizeof(ck.rows));
+		r = fk_store_write_control(s, 0, &ck);
+	}
+out:
+	s->recovering = 0;
+	s->st.recovery_ms = (fk_now_ns() - t0) / 1000000u;
+	if (crashed)
+		fk_store_log(s, "recovery %s in %llu ms",
+			     r ? "failed" : "complete",
+			     (unsigned long long)s->st.recovery_ms);
+	return r;
+}
+
+/* ---- open and close ---- */
+
+static int open_dir(int at, const char *name, int create)
+{
+	if (create) {
+		int r = fk_sys.mkdirat(at, name, 0700);
+		if (r && r != -EEXIST)
+			return r;
+	}
+	return fk_sys.openat(at, name, O_RDONLY | O_DIRECTORY, 0);
+}
+
+static void store_free(struct fk_store *s)
+{
+	for (uint32_t i = 0; i <= FK_STORE_MAX_TABLES; i++) {
+		struct fk_table *t = &s->tables[i];
+		for (size_t j = 0; j < t->nr_seg_fds; j++)
+			if (t->seg_fds[j] >= 0)
+				fk_sys.close(t->seg_fds[j]);
+		free(t->seg_fds);
+		pthread_mutex_destroy(&t->append_mu);
+	}
+	fk_writeback_release(&s->wb);
+	fk_fsyncq_destroy(s->fsq);
+	fk_bufpool_destroy(s);
+	if (s->walbuf)
+		fk_wal_destroy(s);
+	if (s->basefd >= 0)
+		fk_sys.close(s->basefd);
+	if (s->waldirfd >= 0)
+		fk_sys.close(s->waldirfd);
+	if (s->dirfd >= 0)
+		fk_sys.close(s->dirfd);
+	pthread_mutex_destroy(&s->cat_mu);
+	pthread_mutex_destroy(&s->files_mu);
+	pthread_mutex_destroy(&s->ckpt_mu);
+	pthread_cond_destroy(&s->ckpt_cv);
+	free(s);
+}
+
+static int check_opts(const struct fk_store_opts *o)
+{
+	if (!o->segment_bytes || o->segment_bytes % FK_PAGE_SIZE ||
+	    o->segment_bytes / FK_PAGE_SIZE > UINT32_MAX ||
+	    o->wal_segment_bytes < 65536 || o->wal_segment_bytes % 8192 ||
+	    o->wal_segment_bytes > (1ull << 30) ||
+	    o->checkpoint_completion_target <= 0 ||
+	    o->checkpoint_completion_target > 1 ||
+	    o->wal_sync_method < 0 || o->wal_sync_method > 2 ||
+	    !o->checkpoint_timeout_ms)
+		return -EINVAL;
+	return 0;
+}
+
+int fk_store_open(const char *dir, const struct fk_store_opts *o,
+		  struct fk_store **out)
+{
+	struct fk_store *s;
+	struct control ctl;
+	pthread_condattr_t ca;
+	int r, fresh = 0;
+
+	if (!dir || !out)
+		return -EINVAL;
+	*out = NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->dirfd = s->basefd = s->waldirfd = -1;
+	if (o)
+		s->o = *o;
+	else
+		fk_store_opts_init(&s->o);
+	pthread_mutex_init(&s->cat_mu, NULL);
+	pthread_mutex_init(&s->files_mu, NULL);
+	pthread_mutex_init(&s->ckpt_mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->ckpt_cv, &ca);
+	pthread_condattr_destroy(&ca);
+	for (uint32_t i = 0; i <= FK_STORE_MAX_TABLES; i++)
+		pthread_mutex_init(&s->tables[i].append_mu, NULL);
+	r = check_opts(&s->o);
+	if (r)
+		goto fail;
+	if (s->o.checkpoint_sync_spread_ms == FK_SYNC_SPREAD_AUTO)
+		s->o.checkpoint_sync_spread_ms = s->o.checkpoint_timeout_ms / 10;
+
+	r = s->dirfd = open_dir(AT_FDCWD, dir, 1);
+	if (r < 0)
+		goto fail;
+	r = read_control(s, &ctl);
+	if (r == -ENOENT) {
+		fresh = 1;
+		s->wal_seg_bytes = s->o.wal_segment_bytes;
+		s->seg_bytes = s->o.segment_bytes;
+	} else if (r) {
+		fk_store_log(s, "control file: %s", fk_strerror(r));
+		goto fail;
+	} else {
+		/* The geometry is fixed when the store is created. */
+		s->wal_seg_bytes = ctl.wal_seg_bytes;
+		s->seg_bytes = ctl.seg_bytes;
+	}
+	s->blocks_per_seg = (uint32_t)(s->seg_bytes / FK_PAGE_SIZE);
+	s->wal_trigger_bytes = (uint64_t)((double)s->o.max_wal_size_bytes /
+					  (1.0 +
+					   s->o.checkpoint_completion_target));
+	if (s->wal_trigger_bytes < s->wal_seg_bytes)
+		s->wal_trigger_bytes = s->wal_seg_bytes;
+	r = s->basefd = open_dir(s->dirfd, "base", 1);
+	if (r < 0)
+		goto fail;
+	r = s->waldirfd = open_dir(s->dirfd, "wal", 1);
+	if (r < 0)
+		goto fail;
+	if (fresh) {
+		r = fk_sys.fsync(s->dirfd);
+		if (r)
+			goto fail;
+	}
+	r = fk_bufpool_init(s);
+	if (r)
+		goto fail;
+	r = fk_wal_init(s);
+	if (r)
+		goto fail;
+	r = fk_fsyncq_create(s->o.fsyncq_capacity ? s->o.fsyncq_capacity
+						   : s->nbuf,
+			     s->o.fsyncq_compaction, &s->fsq);
+	if (r)
+		goto fail;
+	fk_writeback_init(&s->wb, s->o.checkpoint_flush_after_bytes);
+	r = fk_wal_scan_dir(s);
+	if (r)
+		goto fail;
+	if (fresh) {
+		r = write_catalog(s);
+		if (r)
+			goto fail;
+		/* The WAL starts at segment 1 (LSN 0 means "none"). */
+		s->insert_lsn = s->write_lsn = s->flush_lsn =
+			s->wal_seg_bytes;
+		if (s->wal_highest_seg < 1)
+			s->wal_oldest_seg = 1;
+		r = fk_checkpoint_run(s, "init", CKPT_REQ_IMMEDIATE, 0);
+	} else {
+		r = read_catalog(s);
+		if (!r)
+			r = recover(s, &ctl);
+	}
+	if (r)
+		goto fail;
+	s->last_ckpt_ns = fk_now_ns();
+	r = fk_ckpt_start_thread(s);
+	if (r)
+		goto fail;
+	*out = s;
+	return 0;
+fail:
+	if (!r)
+		r = -EIO;
+	store_free(s);
+	return r;
+}
+
+int fk_store_close(struct fk_store *s)
+{
+	if (!s)
+		return 0;
+	fk_ckpt_stop_thread(s);
+	int r = fk_store_error(s);
+	if (!r)
+		r = fk_checkpoint_run(s, "shutdown", CKPT_REQ_IMMEDIATE, 1);
+	if (!r)
+		r = fk_store_error(s);
+	store_free(s);
+	return r;
+}
+
+void fk_store_get_stats(struct fk_store *s, struct fk_store_stats *st)
+{
+	st->commits = __atomic_load_n(&s->st.commits, __ATOMIC_RELAXED);
+	st->wal_bytes = __atomic_load_n(&s->st.wal_bytes, __ATOMIC_RELAXED);
+	st->wal_flushes = __atomic_load_n(&s->st.wal_flushes,
+					  __ATOMIC_RELAXED);
+	st->wal_fpi = __atomic_load_n(&s->st.wal_fpi, __ATOMIC_RELAXED);
+	st->checkpoints = __atomic_load_n(&s->st.checkpoints,
+					  __ATOMIC_RELAXED);
+	st->buffers_checkpoint = __atomic_load_n(&s->st.buffers_checkpoint,
+						 __ATOMIC_RELAXED);
+	st->buffers_backend = __atomic_load_n(&s->st.buffers_backend,
+					      __ATOMIC_RELAXED);
+	st->backend_fsyncs = __atomic_load_n(&s->st.backend_fsyncs,
+					     __ATOMIC_RELAXED);
+	struct fk_fsyncq_stats fst;
+	fk_fsyncq_get_stats(s->fsq, &fst);
+	st->fsyncq_compactions = fst.compactions;
+	st->recovery_ms = s->st.recovery_ms;
+	st->recovery_records = s->st.recovery_records;
+	st->insert_lsn = __atomic_load_n(&s->insert_lsn, __ATOMIC_ACQUIRE);
+	st->flush_lsn = __atomic_load_n(&s->flush_lsn, __ATOMIC_ACQUIRE);
+	st->redo_lsn = __atomic_load_n(&s->redo_lsn, __ATOMIC_ACQUIRE);
+	st->error = fk_store_error(s);
+}

@@ -1,0 +1,579 @@
+// SPDX-License-Identifier: MIT
+/*
+ * wal.c - the write-ahead log at run time: insertion, group commit,
+ * segment files, and the reader used by recovery.
+ *
+ * The WAL is one stream of bytes; an LSN is a byte position in it.
+ * Segment file wal/%016llX (its segment number, hex) holds LSNs
+ * [segno * seg_bytes, (segno + 1) * seg_bytes) and begins with a
+ * 32-byte segment header (magic, segno, start LSN, CRC) that is part of
+ * the stream.  Records are 8-byte aligned, never span segments (a PAD
+ * record, or a tail shorter than a record header, fills the rest).
+ *
+ * Interface routines: fk_wal_init/destroy, fk_wal_insert (under
+ * insert_mu), fk_wal_need_segment + fk_wal_ensure_segment
+ * (preallocation), fk_wal_flush (group commit), fk_wal_recycle,
+ * fk_wal_scan_dir, fk_wal_cut, fk_wal_reader_init/read/release.
+ *
+ * Invariants:
+ *  W1. flush_lsn <= write_lsn <= insert_lsn; all three only grow while
+ *      the store runs.  Every byte below insert_lsn (as published with
+ *      release semantics) is in the WAL buffer or already written.
+ *  W2. The WAL buffer maps LSN x to walbuf[x % walbuf_size]; an
+ *      inserter never overwrites bytes not yet written: it first makes
+ *      insert_end - write_lsn <= walbuf_size (flushing if need be).
+ *  W3. At most one flusher runs (flusher_active, under flush_mu); it
+ *      writes [write_lsn, insert_lsn) and syncs it (fdatasync, fsync, or
+ *      O_DSYNC writes), then publishes write_lsn = flush_lsn and wakes
+ *      every waiter: one sync serves every commit inserted before it
+ *      started (group commit, as PostgreSQL's XLogFlush).
+ *  W4. A failed WAL write or sync stops the store (sticky error); no
+ *      waiter whose LSN was not covered by a successful sync returns 0,
+ *      and nothing is ever retried.
+ *  W5. A record is inserted only into a segment file that already
+ *      exists at full size and was fsynced (fk_wal_need_segment is
+ *      checked under insert_mu before any page is changed), so WAL
+ *      ENOSPC surfaces before a commit is applied.
+ *  W6. A record is valid only if its length is sane, its LSN field is
+ *      its position, its prev-LSN field is the previous record's LSN,
+ *      its CRC matches, and its segment's header names this segment:
+ *      stale records in a recycled segment fail the LSN and header
+ *      checks, not only the CRC.
+ *  W7. Segments [wal_oldest_seg, wal_highest_seg] exist; those wholly
+ *      before the last checkpoint's redo LSN are renamed to new numbers
+ *      past the highest (recycled) or unlinked.
+ */
+#include "store-int.h"
+#include "sys.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const uint8_t zeros[65536];
+
+static void seg_name(char *out, size_t len, uint64_t segno)
+{
+	snprintf(out, len, "%016llX", (unsigned long long)segno);
+}
+
+int fk_wal_init(struct fk_store *s)
+{
+	s->walbuf_size = s->wal_seg_bytes;
+	if (s->walbuf_size < (1u << 20))
+		s->walbuf_size = 1u << 20;
+	if (s->walbuf_size > (16u << 20))
+		s->walbuf_size = 16u << 20;
+	s->walbuf = malloc(s->walbuf_size);
+	if (!s->walbuf)
+		return -ENOMEM;
+	s->wal_wfd = -1;
+	s->wal_wseg = UINT64_MAX;
+	pthread_mutex_init(&s->insert_mu, NULL);
+	pthread_mutex_init(&s->flush_mu, NULL);
+	pthread_cond_init(&s->flush_cv, NULL);
+	pthread_mutex_init(&s->seg_mu, NULL);
+	return 0;
+}
+
+void fk_wal_destroy(struct fk_store *s)
+{
+	if (s->wal_wfd >= 0)
+		fk_sys.close(s->wal_wfd);
+	s->wal_wfd = -1;
+	free(s->walbuf);
+	s->walbuf = NULL;
+	pthread_mutex_destroy(&s->insert_mu);
+	pthread_mutex_destroy(&s->flush_mu);
+	pthread_cond_destroy(&s->flush_cv);
+	pthread_mutex_destroy(&s->seg_mu);
+}
+
+/* ---- segment files ---- */
+
+static int create_segment(struct fk_store *s, uint64_t segno)
+{
+	char name[32];
+	int fd = fk_sys.openat(s->waldirfd, "segtemp",
+			       O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+		return fd;
+	int r = 0;
+	/* Write zeros rather than fallocate: later overwrites then need no
+	 * metadata change, so fdatasync stays cheap (as PostgreSQL's
+	 * XLogFileInit). */
+	for (uint64_t off = 0; off < s->wal_seg_bytes && !r;
+	     off += sizeof(zeros)) {
+		uint64_t n = s->wal_seg_bytes - off;
+		if (n > sizeof(zeros))
+			n = sizeof(zeros);
+		r = fk_pwrite_all(fd, zeros, n, off);
+	}
+	if (!r)
+		r = fk_sys.fsync(fd);
+	int rc = fk_sys.close(fd);
+	if (!r)
+		r = rc;
+	seg_name(name, sizeof(name), segno);
+	if (!r)
+		r = fk_sys.renameat(s->waldirfd, "segtemp", s->waldirfd, name);
+	if (!r)
+		r = fk_sys.fsync(s->waldirfd);
+	if (r)
+		fk_sys.unlinkat(s->waldirfd, "segtemp", 0);
+	return r;
+}
+
+int fk_wal_ensure_segment(struct fk_store *s, uint64_t segno)
+{
+	int r = 0;
+	pthread_mutex_lock(&s->seg_mu);
+	while (s->wal_highest_seg < segno) {
+		r = create_segment(s, s->wal_highest_seg + 1);
+		if (r)
+			break;
+		__atomic_store_n(&s->wal_highest_seg, s->wal_highest_seg + 1,
+				 __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&s->seg_mu);
+	if (r)
+		fk_store_log(s, "cannot create WAL segment: %s",
+			     fk_strerror(r));
+	return r;
+}
+
+int fk_wal_scan_dir(struct fk_store *s)
+{
+	char buf[8192];
+	int fd = fk_sys.openat(s->waldirfd, ".", O_RDONLY | O_DIRECTORY, 0);
+	if (fd < 0)
+		return fd;
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (;;) {
+		ssize_t n = fk_sys.getdents64(fd, buf, sizeof(buf));
+		if (n < 0) {
+			fk_sys.close(fd);
+			return (int)n;
+		}
+		if (n == 0)
+			break;
+		for (ssize_t off = 0; off < n;) {
+			uint16_t reclen;
+			memcpy(&reclen, buf + off + 16, 2);
+			const char *name = buf + off + 19;
+			off += reclen;
+			if (strlen(name) != 16)
+				continue;
+			char *end;
+			unsigned long long v = strtoull(name, &end, 16);
+			if (*end)
+				continue;
+			if (v < lo)
+				lo = v;
+			if (v > hi)
+				hi = v;
+		}
+	}
+	fk_sys.close(fd);
+	if (lo == UINT64_MAX)
+		lo = 1, hi = 0;		/* none: [1, 0] is empty */
+	s->wal_oldest_seg = lo;
+	s->wal_highest_seg = hi;
+	return 0;
+}
+
+void fk_wal_recycle(struct fk_store *s, uint64_t redo_lsn,
+		    uint64_t *recycled, uint64_t *removed)
+{
+	char from[32], to[32];
+	uint64_t redo_seg = redo_lsn / s->wal_seg_bytes;
+	uint64_t cur_seg = __atomic_load_n(&s->insert_lsn, __ATOMIC_ACQUIRE) /
+			   s->wal_seg_bytes;
+	uint64_t keep = s->wal_trigger_bytes / s->wal_seg_bytes + 1;
+	int any = 0;
+
+	if (keep < 2)
+		keep = 2;
+	pthread_mutex_lock(&s->seg_mu);
+	while (s->wal_oldest_seg < redo_seg &&
+	       s->wal_oldest_seg <= s->wal_highest_seg) {
+		uint64_t seg = s->wal_oldest_seg;
+		seg_name(from, sizeof(from), seg);
+		int r;
+		if (s->wal_highest_seg < cur_seg + keep) {
+			seg_name(to, sizeof(to), s->wal_highest_seg + 1);
+			r = fk_sys.renameat(s->waldirfd, from, s->waldirfd, to);
+			if (!r) {
+				__atomic_store_n(&s->wal_highest_seg,
+						 s->wal_highest_seg + 1,
+						 __ATOMIC_RELEASE);
+				(*recycled)++;
+			}
+		} else {
+			r = fk_sys.unlinkat(s->waldirfd, from, 0);
+			if (!r)
+				(*removed)++;
+		}
+		if (r && r != -ENOENT) {
+			fk_store_log(s, "cannot recycle WAL segment %s: %s",
+				     from, fk_strerror(r));
+			break;
+		}
+		s->wal_oldest_seg++;
+		any = 1;
+	}
+	if (any) {
+		int r = fk_sys.fsync(s->waldirfd);
+		if (r)
+			fk_store_stop(s, r, "fsync of the WAL directory");
+	}
+	pthread_mutex_unlock(&s->seg_mu);
+}
+
+/* ---- insertion ---- */
+
+/* Where a record of aligned length @alen inserted at @pos lands: returns
+ * its LSN; *@pad is the PAD needed first (0, or bytes to the next
+ * segment), *@end the new insert position. */
+static uint64_t place(const struct fk_store *s, uint64_t pos, uint64_t alen,
+		      uint64_t *end)
+{
+	uint64_t seg = s->wal_seg_bytes;
+	uint64_t off = pos % seg;
+	if (off == 0)
+		pos += FK_WAL_SEG_HDR, off = FK_WAL_SEG_HDR;
+	if (seg - off < alen) {
+		pos += seg - off;
+		pos += FK_WAL_SEG_HDR;
+	}
+	*end = pos + alen;
+	return pos;
+}
+
+uint64_t fk_wal_need_segment(struct fk_store *s, size_t len)
+{
+	uint64_t end;
+	place(s, s->insert_lsn, FK_WAL_ALIGN(len), &end);
+	uint64_t segno = (end - 1) / s->wal_seg_bytes;
+	if (segno > __atomic_load_n(&s->wal_highest_seg, __ATOMIC_ACQUIRE))
+		return segno;
+	return 0;
+}
+
+/* Copy @len bytes (NULL: zeros) into the WAL buffer at LSN @lsn. */
+static void buf_put(struct fk_store *s, uint64_t lsn, const void *data,
+		    size_t len)
+{
+	const uint8_t *p = data;
+	while (len) {
+		uint64_t bo = lsn % s->walbuf_size;
+		size_t n = len;
+		if (n > s->walbuf_size - bo)
+			n = (size_t)(s->walbuf_size - bo);
+		if (p) {
+			memcpy(s->walbuf + bo, p, n);
+			p += n;
+		} else {
+			memset(s->walbuf + bo, 0, n);
+		}
+		lsn += n;
+		len -= n;
+	}
+}
+
+static void put_seg_hdr(struct fk_store *s, uint64_t pos)
+{
+	struct fk_wal_seg h;
+	fk_wal_seg_fill(&h, pos / s->wal_seg_bytes, s->wal_seg_bytes);
+	buf_put(s, pos, &h, sizeof(h));
+}
+
+uint64_t fk_wal_insert(struct fk_store *s, uint8_t type,
+		       const struct fk_iovec *parts, int nparts,
+		       uint32_t payload_crc, uint64_t *endp)
+{
+	size_t len = FK_WAL_REC_HDR;
+	for (int i = 0; i < nparts; i++)
+		len += parts[i].len;
+	uint64_t alen = FK_WAL_ALIGN(len);
+	uint64_t pos = s->insert_lsn, end;
+	uint64_t lsn = place(s, pos, alen, &end);
+
+	/* W2: room in the buffer. */
+	if (end - __atomic_load_n(&s->write_lsn, __ATOMIC_ACQUIRE) >
+	    s->walbuf_size)
+		fk_wal_flush(s, pos);
+	/* If that failed the store is stopped; the record is still copied
+	 * (it can never become durable, and nobody waits successfully). */
+
+	uint64_t seg = s->wal_seg_bytes;
+	if (pos % seg == 0) {
+		put_seg_hdr(s, pos);
+		pos += FK_WAL_SEG_HDR;
+	}
+	if (pos != lsn) {
+		/* Fill the rest of the segment. */
+		uint64_t rem = seg - pos % seg;
+		if (rem >= FK_WAL_REC_HDR) {
+			struct fk_wal_rec h;
+			fk_wal_rec_fill(&h, (uint32_t)rem, FK_WAL_PAD, pos,
+					s->prev_lsn, 0);
+			buf_put(s, pos, &h, sizeof(h));
+			buf_put(s, pos + FK_WAL_REC_HDR, NULL,
+				rem - FK_WAL_REC_HDR);
+			s->prev_lsn = pos;
+		} else {
+			buf_put(s, pos, NULL, rem);
+		}
+		pos += rem;
+		put_seg_hdr(s, pos);
+		pos += FK_WAL_SEG_HDR;
+	}
+	struct fk_wal_rec h;
+	fk_wal_rec_fill(&h, (uint32_t)len, type, lsn, s->prev_lsn,
+			payload_crc);
+	buf_put(s, lsn, &h, sizeof(h));
+	uint64_t at = lsn + FK_WAL_REC_HDR;
+	for (int i = 0; i < nparts; i++) {
+		buf_put(s, at, parts[i].base, parts[i].len);
+		at += parts[i].len;
+	}
+	buf_put(s, at, NULL, (size_t)(end - at));
+	s->prev_lsn = lsn;
+	__atomic_add_fetch(&s->st.wal_bytes, end - s->insert_lsn,
+			   __ATOMIC_RELAXED);
+	__atomic_store_n(&s->insert_lsn, end, __ATOMIC_RELEASE);
+	*endp = end;
+	return lsn;
+}
+
+/* ---- writing and syncing (group commit) ---- */
+
+static int wal_sync_fd(struct fk_store *s, int fd)
+{
+	__atomic_add_fetch(&s->st.wal_flushes, 1, __ATOMIC_RELAXED);
+	switch (s->o.wal_sync_method) {
+	case FK_WAL_FSYNC:
+		return fk_sys.fsync(fd);
+	case FK_WAL_OPEN_DATASYNC:
+		return 0;	/* every write was O_DSYNC */
+	default:
+		return fk_sys.fdatasync(fd);
+	}
+}
+
+static int wal_open_seg(struct fk_store *s, uint64_t segno)
+{
+	char name[32];
+	int flags = O_RDWR;
+	if (s->o.wal_sync_method == FK_WAL_OPEN_DATASYNC)
+		flags |= O_DSYNC;
+	seg_name(name, sizeof(name), segno);
+	return fk_sys.openat(s->waldirfd, name, flags, 0);
+}
+
+/* Write [start, end) from the buffer and make it durable.  Only the
+ * active flusher calls this (W3). */
+static int wal_write_sync(struct fk_store *s, uint64_t start, uint64_t end)
+{
+	uint64_t seg = s->wal_seg_bytes, lsn = start;
+	int r, unsynced = 0;
+
+	while (lsn < end) {
+		uint64_t segno = lsn / seg, off = lsn % seg;
+		uint64_t n = end - lsn;
+		if (n > seg - off)
+			n = seg - off;
+		uint64_t bo = lsn % s->walbuf_size;
+		if (n > s->walbuf_size - bo)
+			n = s->walbuf_size - bo;
+		if (segno != s->wal_wseg) {
+			if (s->wal_wfd >= 0) {
+				if (unsynced) {
+					r = wal_sync_fd(s, s->wal_wfd);
+					if (r)
+						return r;
+					unsynced = 0;
+				}
+				fk_sys.close(s->wal_wfd);
+				s->wal_wfd = -1;
+			}
+			s->wal_wseg = UINT64_MAX;
+			r = wal_open_seg(s, segno);
+			if (r < 0)
+				return r;
+			s->wal_wfd = r;
+			s->wal_wseg = segno;
+		}
+		r = fk_pwrite_all(s->wal_wfd, s->walbuf + bo, (size_t)n, off);
+		if (r)
+			return r;
+		unsynced = 1;
+		lsn += n;
+	}
+	if (unsynced)
+		return wal_sync_fd(s, s->wal_wfd);
+	return 0;
+}
+
+int fk_wal_flush(struct fk_store *s, uint64_t upto)
+{
+	int r = 0;
+	if (__atomic_load_n(&s->flush_lsn, __ATOMIC_ACQUIRE) >= upto)
+		return 0;
+	pthread_mutex_lock(&s->flush_mu);
+	for (;;) {
+		if (s->flush_lsn >= upto)
+			break;
+		r = fk_store_error(s);
+		if (r)
+			break;
+		if (s->flusher_active) {
+			pthread_cond_wait(&s->flush_cv, &s->flush_mu);
+			continue;
+		}
+		s->flusher_active = 1;
+		uint64_t start = s->write_lsn;
+		uint64_t target = __atomic_load_n(&s->insert_lsn,
+						  __ATOMIC_ACQUIRE);
+		pthread_mutex_unlock(&s->flush_mu);
+		r = wal_write_sync(s, start, target);
+		pthread_mutex_lock(&s->flush_mu);
+		s->flusher_active = 0;
+		if (r) {
+			pthread_mutex_unlock(&s->flush_mu);
+			fk_store_stop(s, r, "WAL write or sync");
+			pthread_mutex_lock(&s->flush_mu);
+			pthread_cond_broadcast(&s->flush_cv);
+			break;
+		}
+		__atomic_store_n(&s->write_lsn, target, __ATOMIC_RELEASE);
+		__atomic_store_n(&s->flush_lsn, target, __ATOMIC_RELEASE);
+		pthread_cond_broadcast(&s->flush_cv);
+	}
+	pthread_mutex_unlock(&s->flush_mu);
+	return r;
+}
+
+/* ---- end of recovery ---- */
+
+int fk_wal_cut(struct fk_store *s, uint64_t end, uint64_t prev_lsn)
+{
+	char name[32];
+	uint64_t seg = s->wal_seg_bytes, segno = end / seg;
+	int r = 0;
+
+	for (uint64_t n = segno; n <= s->wal_highest_seg && !r; n++) {
+		if (n < s->wal_oldest_seg)
+			continue;
+		seg_name(name, sizeof(name), n);
+		int fd = fk_sys.openat(s->waldirfd, name, O_RDWR, 0);
+		if (fd == -ENOENT)
+			continue;
+		if (fd < 0)
+			return fd;
+		/* The cut segment: zero from the cut point to its end;
+		 * later ones: zero the header, so no garbage after the cut
+		 * can be replayed by a later recovery. */
+		uint64_t from = n == segno ? end % seg : 0;
+		uint64_t to = n == segno ? seg : FK_WAL_SEG_HDR;
+		for (uint64_t off = from; off < to && !r;) {
+			uint64_t len = to - off;
+			if (len > sizeof(zeros))
+				len = sizeof(zeros);
+			r = fk_pwrite_all(fd, zeros, len, off);
+			off += len;
+		}
+		if (!r)
+			r = fk_sys.fdatasync(fd);
+		fk_sys.close(fd);
+	}
+	if (r)
+		return r;
+	s->insert_lsn = s->write_lsn = s->flush_lsn = end;
+	s->prev_lsn = prev_lsn;
+	return 0;
+}
+
+/* ---- reader ---- */
+
+void fk_wal_reader_init(struct fk_wal_reader *r, struct fk_store *s)
+{
+	memset(r, 0, sizeof(*r));
+	r->s = s;
+	r->segno = UINT64_MAX;
+}
+
+void fk_wal_reader_release(struct fk_wal_reader *r)
+{
+	free(r->seg);
+	r->seg = NULL;
+}
+
+/* Load a segment whole and make it durable (recovery replays it, so
+ * pages written from it must not get ahead of it: the WAL rule). */
+static int load_seg(struct fk_wal_reader *r, uint64_t segno)
+{
+	struct fk_store *s = r->s;
+	char name[32];
+	r->segno = segno;
+	r->seg_ok = 0;
+	if (!r->seg) {
+		r->seg = malloc(s->wal_seg_bytes);
+		if (!r->seg)
+			return -ENOMEM;
+	}
+	seg_name(name, sizeof(name), segno);
+	int fd = fk_sys.openat(s->waldirfd, name, O_RDONLY, 0);
+	if (fd == -ENOENT)
+		return 0;
+	if (fd < 0)
+		return fd;
+	ssize_t n = fk_pread_all(fd, r->seg, s->wal_seg_bytes, 0);
+	int e = n < 0 ? (int)n : fk_sys.fdatasync(fd);
+	fk_sys.close(fd);
+	if (e)
+		return e;
+	if ((uint64_t)n < s->wal_seg_bytes)
+		memset(r->seg + n, 0, s->wal_seg_bytes - (uint64_t)n);
+	r->seg_ok = fk_wal_seg_check(r->seg, segno, s->wal_seg_bytes) == 0;
+	return 0;
+}
+
+int fk_wal_read(struct fk_wal_reader *r, uint64_t *pos, uint64_t prev,
+		const struct fk_wal_rec **rec, uint64_t *next)
+{
+	uint64_t seg = r->s->wal_seg_bytes, p = *pos;
+	for (;;) {
+		uint64_t segno = p / seg, off = p % seg;
+		if (segno != r->segno) {
+			int e = load_seg(r, segno);
+			if (e)
+				return e;
+		}
+		if (!r->seg_ok) {
+			*pos = segno * seg;
+			return 0;
+		}
+		if (off < FK_WAL_SEG_HDR) {
+			p = segno * seg + FK_WAL_SEG_HDR;
+			continue;
+		}
+		if (seg - off < FK_WAL_REC_HDR) {
+			p = (segno + 1) * seg;
+			continue;
+		}
+		long n = fk_wal_rec_check(r->seg + off, (size_t)(seg - off), p,
+					  prev);
+		if (n < 0) {
+			*pos = p;
+			return 0;
+		}
+		*rec = (const struct fk_wal_rec *)(void *)(r->seg + off);
+		*pos = p;
+		*next = p + FK_WAL_ALIGN((uint64_t)n);
+		return 1;
+	}
+}
