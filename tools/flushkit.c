@@ -18,6 +18,8 @@ static const struct subcommand commands[] = {
 	{"sync", cmd_sync, "make files and directories durable"},
 	{"cp", cmd_cp, "copy a tree like cp -a and make the copy durable"},
 	{"bench", cmd_bench, "benchmarks: tpcb"},
+	{"monitor", cmd_monitor, "watch Dirty, Writeback and disk writes"},
+	{"report", cmd_report, "HTML page with plots from result files"},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,494 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cli-results.c - benchmark result files (JSON lines) and the monitor
+ * sampler thread that appends to them.  See results.h for the interface
+ * and docs/report.md for the schema.
+ *
+ * Invariants of struct result_file:
+ *  1. every line is written whole under @lock, then flushed, so lines
+ *     from the benchmark and from the sampler thread never interleave;
+ *  2. @err is the first write error and is returned by results_close;
+ *  3. the sampler thread runs iff @mon_running; it is joined before
+ *     the file is closed.
+ */
+#include "cli.h"
+#include "results.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+struct result_file {
+	FILE *f;
+	char *path;
+	pthread_mutex_t lock;
+	uint64_t start_ns;		/* CLOCK_MONOTONIC of t_s = 0 */
+	int err;
+
+	/* the sampler thread */
+	pthread_t thread;
+	pthread_cond_t cond;		/* signalled to stop */
+	int mon_running, mon_stop;
+	uint64_t interval_ms;
+	struct fk_monitor *mon;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int results_open(const char *dir, const char *bench,
+		 struct result_file **out)
+{
+	if (!dir)
+		dir = "results";
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return -errno;
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+
+	char stamp[32], name[128];
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	int fd = -1;
+	for (int i = 0; i < 100 && fd < 0; i++) {
+		if (i == 0)
+			snprintf(name, sizeof(name), "%s-%s-%ld.jsonl", bench,
+				 stamp, (long)getpid());
+		else
+			snprintf(name, sizeof(name), "%s-%s-%ld-%d.jsonl",
+				 bench, stamp, (long)getpid(), i);
+		fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+			    0644);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
+	int e = errno;
+	close(dfd);
+	if (fd < 0)
+		return -e;
+
+	struct result_file *rf = calloc(1, sizeof(*rf));
+	size_t plen = strlen(dir) + strlen(name) + 2;
+	char *path = malloc(plen);
+	FILE *f = fdopen(fd, "w");
+	if (!rf || !path || !f) {
+		if (f)
+			fclose(f);
+		else
+			close(fd);
+		free(rf);
+		free(path);
+		return -ENOMEM;
+	}
+	snprintf(path, plen, "%s/%s", dir, name);
+	rf->f = f;
+	rf->path = path;
+	rf->start_ns = mono_ns();
+	pthread_mutex_init(&rf->lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&rf->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	*out = rf;
+	return 0;
+}
+
+const char *results_path(const struct result_file *rf)
+{
+	return rf->path;
+}
+
+void results_reset_clock(struct result_file *rf)
+{
+	pthread_mutex_lock(&rf->lock);
+	rf->start_ns = mono_ns();
+	pthread_mutex_unlock(&rf->lock);
+}
+
+double results_mono_s(struct result_file *rf, uint64_t t_ns)
+{
+	pthread_mutex_lock(&rf->lock);
+	uint64_t s = rf->start_ns;
+	pthread_mutex_unlock(&rf->lock);
+	return ((double)t_ns - (double)s) / 1e9;
+}
+
+double results_elapsed_s(struct result_file *rf)
+{
+	return results_mono_s(rf, mono_ns());
+}
+
+int results_write(struct result_file *rf, const char *type,
+		  struct json_object *obj)
+{
+	struct json_object *line = json_object_new_object();
+	json_object_object_add(line, "type", json_object_new_string(type));
+	if (obj) {
+		json_object_object_foreach(obj, key, val)
+			json_object_object_add(line, key, json_object_get(val));
+		json_object_put(obj);
+	}
+	const char *s = json_object_to_json_string_ext(
+		line, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	pthread_mutex_lock(&rf->lock);
+	int r = 0;
+	if (fputs(s, rf->f) == EOF || fputc('\n', rf->f) == EOF ||
+	    fflush(rf->f) == EOF)
+		r = errno ? -errno : -EIO;
+	if (r && !rf->err)
+		rf->err = r;
+	pthread_mutex_unlock(&rf->lock);
+	json_object_put(line);
+	return r;
+}
+
+struct json_object *results_json_double(double v, int decimals)
+{
+	char buf[64];
+	if (isnan(v) || isinf(v))
+		return NULL;
+	snprintf(buf, sizeof(buf), "%.*f", decimals, v);
+	/* trim trailing zeros, keeping one decimal ("2.0") */
+	char *dot = strchr(buf, '.');
+	if (dot) {
+		char *e = buf + strlen(buf) - 1;
+		while (e > dot + 1 && *e == '0')
+			*e-- = '\0';
+	}
+	return json_object_new_double_s(v, buf);
+}
+
+static struct json_object *jd(double v)
+{
+	return results_json_double(v, 6);
+}
+
+static struct json_object *ji(int64_t v)
+{
+	return json_object_new_int64(v);
+}
+
+int results_progress(struct result_file *rf, double t_s, double tps,
+		     double lat_avg_ms, double lat_stddev_ms,
+		     double lat_max_ms)
+{
+	struct json_object *o = json_object_new_object();
+	json_object_object_add(o, "t_s", jd(t_s));
+	json_object_object_add(o, "tps", jd(tps));
+	json_object_object_add(o, "lat_avg_ms", jd(lat_avg_ms));
+	json_object_object_add(o, "lat_stddev_ms", jd(lat_stddev_ms));
+	if (lat_max_ms >= 0)
+		json_object_object_add(o, "lat_max_ms", jd(lat_max_ms));
+	return results_write(rf, "progress", o);
+}
+
+int results_checkpoint(struct result_file *rf,
+		       const struct fk_checkpoint_info *ci)
+{
+	struct json_object *o = json_object_new_object();
+	json_object_object_add(o, "reason",
+			       json_object_new_string(ci->reason ? ci->reason
+								 : ""));
+	json_object_object_add(o, "start_s", jd(results_mono_s(rf,
+							       ci->start_ns)));
+	json_object_object_add(o, "end_s", jd(results_mono_s(rf, ci->end_ns)));
+	json_object_object_add(o, "buffers", ji((int64_t)ci->buffers_written));
+	json_object_object_add(o, "write_s", jd((double)ci->write_ms / 1e3));
+	json_object_object_add(o, "sync_s", jd((double)ci->sync_ms / 1e3));
+	json_object_object_add(o, "total_s", jd((double)ci->total_ms / 1e3));
+	json_object_object_add(o, "files", ji((int64_t)ci->files_synced));
+	json_object_object_add(o, "longest_s",
+			       jd((double)ci->longest_sync_ms / 1e3));
+	json_object_object_add(o, "average_s",
+			       jd((double)ci->average_sync_ms / 1e3));
+	json_object_object_add(o, "writeback_kb",
+			       ji((int64_t)(ci->writeback_bytes / 1024)));
+	json_object_object_add(o, "error", ji(ci->error));
+	return results_write(rf, "checkpoint", o);
+}
+
+/* ---- environment ------------------------------------------------------- */
+
+static struct json_object *jstr(const char *s)
+{
+	return json_object_new_string(s);
+}
+
+static struct json_object *device_json(const struct fk_blockdev *d,
+				       const struct fk_blockdev_env *e)
+{
+	struct json_object *o = json_object_new_object();
+	json_object_object_add(o, "name", jstr(d->name));
+	if (d->part[0])
+		json_object_object_add(o, "partition", jstr(d->part));
+	if (d->backing_of[0])
+		json_object_object_add(o, "backing_of", jstr(d->backing_of));
+	json_object_object_add(o, "scheduler", jstr(e->scheduler));
+	json_object_object_add(o, "write_cache", jstr(e->write_cache));
+	if (e->rotational >= 0)
+		json_object_object_add(o, "rotational",
+				       json_object_new_boolean(e->rotational));
+	return o;
+}
+
+struct json_object *results_env_json(const char *const *paths,
+				     size_t nr_paths)
+{
+	struct fk_monitor_env env;
+	struct json_object *o = json_object_new_object();
+	fk_monitor_env(NULL, &env);
+	json_object_object_add(o, "kernel", jstr(env.kernel_release));
+	json_object_object_add(o, "kernel_version", jstr(env.kernel_version));
+	struct utsname u;
+	if (!uname(&u)) {
+		json_object_object_add(o, "hostname", jstr(u.nodename));
+		json_object_object_add(o, "machine", jstr(u.machine));
+	}
+	json_object_object_add(o, "cpus", ji(sysconf(_SC_NPROCESSORS_ONLN)));
+	struct fk_meminfo mi;
+	if (!fk_meminfo_read(NULL, &mi))
+		json_object_object_add(o, "mem_total_kb",
+				       ji((int64_t)mi.mem_total_kb));
+	struct json_object *sc = json_object_new_object();
+	json_object_object_add(sc, "vm.dirty_ratio", ji(env.dirty_ratio));
+	json_object_object_add(sc, "vm.dirty_background_ratio",
+			       ji(env.dirty_background_ratio));
+	json_object_object_add(sc, "vm.dirty_bytes", ji(env.dirty_bytes));
+	json_object_object_add(sc, "vm.dirty_background_bytes",
+			       ji(env.dirty_background_bytes));
+	json_object_object_add(sc, "vm.dirty_expire_centisecs",
+			       ji(env.dirty_expire_centisecs));
+	json_object_object_add(sc, "vm.dirty_writeback_centisecs",
+			       ji(env.dirty_writeback_centisecs));
+	json_object_object_add(o, "sysctl", sc);
+
+	struct json_object *arr = json_object_new_array();
+	for (size_t i = 0; i < nr_paths; i++) {
+		struct json_object *p = json_object_new_object();
+		json_object_object_add(p, "path", jstr(paths[i]));
+		int r = fk_monitor_env(paths[i], &env);
+		if (r) {
+			json_object_object_add(p, "error", jstr(fk_strerror(r)));
+			json_object_array_add(arr, p);
+			continue;
+		}
+		json_object_object_add(p, "fs_type", jstr(env.fs_type));
+		json_object_object_add(p, "mount_point", jstr(env.mount_point));
+		json_object_object_add(p, "mount_source",
+				       jstr(env.mount_source));
+		json_object_object_add(p, "mount_options",
+				       jstr(env.mount_options));
+		json_object_object_add(p, "super_options",
+				       jstr(env.super_options));
+		struct json_object *devs = json_object_new_array();
+		for (size_t d = 0; d < env.nr_devices; d++)
+			json_object_array_add(devs,
+					      device_json(&env.devs[d],
+							  &env.dev_env[d]));
+		json_object_object_add(p, "devices", devs);
+		json_object_array_add(arr, p);
+	}
+	json_object_object_add(o, "paths", arr);
+	return o;
+}
+
+int results_env(struct result_file *rf, const char *const *paths,
+		size_t nr_paths)
+{
+	return results_write(rf, "env", results_env_json(paths, nr_paths));
+}
+
+/* ---- monitor samples ---------------------------------------------------- */
+
+static uint64_t delta(uint64_t a, uint64_t b)
+{
+	return b >= a ? b - a : 0;	/* a counter reset counts as 0 */
+}
+
+static void add_dev_counters(struct json_object *o,
+			     const struct fk_blkstat *a,
+			     const struct fk_blkstat *b)
+{
+	if (!a)
+		a = b;		/* the first sample: differences 0 */
+	json_object_object_add(o, "write_ios",
+			       ji((int64_t)delta(a->write_ios, b->write_ios)));
+	json_object_object_add(o, "write_merges",
+			       ji((int64_t)delta(a->write_merges,
+						 b->write_merges)));
+	json_object_object_add(o, "write_kb",
+			       ji((int64_t)(delta(a->write_sectors,
+						  b->write_sectors) / 2)));
+	json_object_object_add(o, "write_ticks_ms",
+			       ji((int64_t)delta(a->write_ticks_ms,
+						 b->write_ticks_ms)));
+	json_object_object_add(o, "read_ios",
+			       ji((int64_t)delta(a->read_ios, b->read_ios)));
+	json_object_object_add(o, "read_kb",
+			       ji((int64_t)(delta(a->read_sectors,
+						  b->read_sectors) / 2)));
+	if (b->nr_fields >= 17)
+		json_object_object_add(o, "flush_ios",
+				       ji((int64_t)delta(a->flush_ios,
+							 b->flush_ios)));
+	json_object_object_add(o, "in_flight", ji((int64_t)b->in_flight));
+	json_object_object_add(o, "io_ticks_ms",
+			       ji((int64_t)delta(a->io_ticks_ms,
+						 b->io_ticks_ms)));
+}
+
+struct json_object *results_sample_json(const struct fk_monitor *m,
+					const struct fk_monitor_sample *prev,
+					const struct fk_monitor_sample *cur,
+					double t_s)
+{
+	struct json_object *o = json_object_new_object();
+	uint64_t page_kb = (uint64_t)sysconf(_SC_PAGESIZE) / 1024;
+	json_object_object_add(o, "t_s", results_json_double(t_s, 3));
+	json_object_object_add(o, "interval_s",
+			       results_json_double(
+				       prev ? (double)(cur->time_ns -
+						       prev->time_ns) / 1e9
+					    : 0.0,
+				       3));
+	json_object_object_add(o, "dirty_kb", ji((int64_t)cur->mem.dirty_kb));
+	json_object_object_add(o, "writeback_kb",
+			       ji((int64_t)cur->mem.writeback_kb));
+	json_object_object_add(o, "cached_kb", ji((int64_t)cur->mem.cached_kb));
+	json_object_object_add(o, "mem_available_kb",
+			       ji((int64_t)cur->mem.mem_available_kb));
+	json_object_object_add(o, "dirty_threshold_kb",
+			       ji((int64_t)(cur->vm.nr_dirty_threshold *
+					    page_kb)));
+	json_object_object_add(
+		o, "dirty_background_threshold_kb",
+		ji((int64_t)(cur->vm.nr_dirty_background_threshold * page_kb)));
+	if (cur->nr_devices == 0)
+		return o;
+	/* The first disk's counters at the top level, for plotting. */
+	json_object_object_add(o, "dev", jstr(fk_monitor_device(m, 0)->name));
+	add_dev_counters(o, prev ? &prev->dev[0] : NULL, &cur->dev[0]);
+	struct json_object *arr = json_object_new_array();
+	for (size_t i = 0; i < cur->nr_devices; i++) {
+		const struct fk_blockdev *d = fk_monitor_device(m, i);
+		struct json_object *dj = json_object_new_object();
+		json_object_object_add(dj, "name", jstr(d->name));
+		if (d->backing_of[0])
+			json_object_object_add(dj, "backing_of",
+					       jstr(d->backing_of));
+		add_dev_counters(dj, prev ? &prev->dev[i] : NULL,
+				 &cur->dev[i]);
+		json_object_array_add(arr, dj);
+	}
+	json_object_object_add(o, "devices", arr);
+	return o;
+}
+
+static void *sampler(void *arg)
+{
+	struct result_file *rf = arg;
+	struct fk_monitor_sample s[2];
+	int cur = 0, have_prev = 0;
+	uint64_t next = mono_ns();
+
+	pthread_mutex_lock(&rf->lock);
+	for (;;) {
+		int stopping = rf->mon_stop;
+		pthread_mutex_unlock(&rf->lock);
+		fk_monitor_sample(rf->mon, &s[cur]);
+		struct json_object *o = results_sample_json(
+			rf->mon, have_prev ? &s[!cur] : NULL, &s[cur],
+			results_mono_s(rf, s[cur].time_ns));
+		results_write(rf, "monitor", o);
+		have_prev = 1;
+		cur = !cur;
+		pthread_mutex_lock(&rf->lock);
+		if (stopping)
+			break;
+		next += rf->interval_ms * 1000000ull;
+		struct timespec ts = {.tv_sec = (time_t)(next / 1000000000ull),
+				      .tv_nsec = (long)(next % 1000000000ull)};
+		while (!rf->mon_stop &&
+		       pthread_cond_timedwait(&rf->cond, &rf->lock, &ts) !=
+			       ETIMEDOUT)
+			;
+	}
+	pthread_mutex_unlock(&rf->lock);
+	return NULL;
+}
+
+int results_monitor_start(struct result_file *rf, const char *const *paths,
+			  size_t nr_paths, uint64_t interval_ms)
+{
+	if (interval_ms < 100)
+		return -EINVAL;
+	if (rf->mon_running)
+		return -EBUSY;
+	int r = fk_monitor_create(&rf->mon);
+	if (r)
+		return r;
+	for (size_t i = 0; i < nr_paths; i++) {
+		r = fk_monitor_add_path(rf->mon, paths[i]);
+		if (r < 0) {
+			fk_monitor_destroy(rf->mon);
+			rf->mon = NULL;
+			return r;
+		}
+	}
+	rf->interval_ms = interval_ms;
+	rf->mon_stop = 0;
+	r = pthread_create(&rf->thread, NULL, sampler, rf);
+	if (r) {
+		fk_monitor_destroy(rf->mon);
+		rf->mon = NULL;
+		return -r;
+	}
+	rf->mon_running = 1;
+	return 0;
+}
+
+void results_monitor_stop(struct result_file *rf)
+{
+	if (!rf->mon_running)
+		return;
+	pthread_mutex_lock(&rf->lock);
+	rf->mon_stop = 1;
+	pthread_cond_signal(&rf->cond);
+	pthread_mutex_unlock(&rf->lock);
+	pthread_join(rf->thread, NULL);
+	rf->mon_running = 0;
+	fk_monitor_destroy(rf->mon);
+	rf->mon = NULL;
+}
+
+int results_close(struct result_file *rf)
+{
+	results_monitor_stop(rf);
+	int r = rf->err;
+	if (fflush(rf->f) == EOF && !r)
+		r = -errno;
+	if (fsync(fileno(rf->f)) && !r)
+		r = -errno;
+	if (fclose(rf->f) == EOF && !r)
+		r = -errno;
+	pthread_mutex_destroy(&rf->lock);
+	pthread_cond_destroy(&rf->cond);
+	free(rf->path);
+	free(rf);
+	return r;
+}

@@ -1,0 +1,1318 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd-report.c - "flushkit report RESULT... -o DIR": one static HTML page
+ * with gnuplot plots from benchmark result files (docs/report.md).
+ *
+ * Steps: read each result file (JSON lines, results.h); label each run by
+ * the settings that differ between the runs ("flush=naive"); write the
+ * series as whitespace-separated data files in DIR/data/; write
+ * DIR/plots.gp and run gnuplot on it (fork + execvp, cwd DIR, no shell;
+ * every string put into the script is ours or sanitized to a safe
+ * alphabet); write DIR/index.html with the plots, a summary table and
+ * each run's settings, environment and checkpoints.  Nothing on the page
+ * refers to the network.
+ *
+ * Plots (x: seconds since the run's start; shaded: checkpoints, in the
+ * run's colour): tps; latency average (solid) and max (dashed); Dirty and
+ * Writeback; write IOPS; write MiB/s; and a latency scatter from
+ * pgbench-format per-transaction logs when a result names them.
+ */
+#include "cli.h"
+#include "results.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_SCATTER_POINTS 200000
+
+struct prog {
+	double t, tps, lat_avg, lat_std, lat_max;	/* lat_max NAN if none */
+};
+
+struct mon {
+	double t, interval, dirty_kb, writeback_kb, bg_thresh_kb, thresh_kb;
+	double write_ios, write_kb;		/* NAN if no disk */
+};
+
+struct ckpt {
+	double start, end, write_s, sync_s, total_s, longest_s;
+	int64_t buffers, files;
+};
+
+struct run {
+	const char *path;
+	char label[160];
+	const char *color;
+	struct json_object *settings, *env, *summary;
+	double epoch_s;			/* wall clock of t_s = 0, or 0 */
+	struct prog *prog;
+	size_t nr_prog, alloc_prog;
+	struct mon *mon;
+	size_t nr_mon, alloc_mon;
+	struct ckpt *ck;
+	size_t nr_ck, alloc_ck;
+	char dev[FK_DEVNAME_MAX];
+	int has_lat_max, has_scatter;
+	size_t bad_lines;
+};
+
+/* Grow *arr (of *alloc elements of @size) to hold one more. */
+static int grow(void **arr, size_t *alloc, size_t nr, size_t size)
+{
+	if (nr < *alloc)
+		return 0;
+	size_t n = *alloc ? *alloc * 2 : 64;
+	void *p = realloc(*arr, n * size);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*alloc = n;
+	return 0;
+}
+
+static double num(struct json_object *o, const char *key, double def)
+{
+	struct json_object *v;
+	if (!o || !json_object_object_get_ex(o, key, &v) || !v)
+		return def;
+	if (!json_object_is_type(v, json_type_double) &&
+	    !json_object_is_type(v, json_type_int))
+		return def;
+	return json_object_get_double(v);
+}
+
+static const char *str(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+	if (!o || !json_object_object_get_ex(o, key, &v) || !v ||
+	    !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+static int add_line(struct run *r, struct json_object *o)
+{
+	const char *type = str(o, "type");
+	if (!type)
+		return -EINVAL;
+	if (!strcmp(type, "settings")) {
+		json_object_put(r->settings);
+		r->settings = json_object_get(o);
+	} else if (!strcmp(type, "env")) {
+		json_object_put(r->env);
+		r->env = json_object_get(o);
+	} else if (!strcmp(type, "summary")) {
+		json_object_put(r->summary);
+		r->summary = json_object_get(o);
+	} else if (!strcmp(type, "clock")) {
+		r->epoch_s = num(o, "epoch_s", 0);
+	} else if (!strcmp(type, "progress")) {
+		if (grow((void **)&r->prog, &r->alloc_prog, r->nr_prog,
+			 sizeof(*r->prog)))
+			return -ENOMEM;
+		struct prog *p = &r->prog[r->nr_prog++];
+		p->t = num(o, "t_s", NAN);
+		p->tps = num(o, "tps", NAN);
+		p->lat_avg = num(o, "lat_avg_ms", NAN);
+		p->lat_std = num(o, "lat_stddev_ms", NAN);
+		p->lat_max = num(o, "lat_max_ms", NAN);
+		if (!isnan(p->lat_max))
+			r->has_lat_max = 1;
+	} else if (!strcmp(type, "monitor")) {
+		if (grow((void **)&r->mon, &r->alloc_mon, r->nr_mon,
+			 sizeof(*r->mon)))
+			return -ENOMEM;
+		struct mon *m = &r->mon[r->nr_mon++];
+		m->t = num(o, "t_s", NAN);
+		m->interval = num(o, "interval_s", 0);
+		m->dirty_kb = num(o, "dirty_kb", NAN);
+		m->writeback_kb = num(o, "writeback_kb", NAN);
+		m->thresh_kb = num(o, "dirty_threshold_kb", NAN);
+		m->bg_thresh_kb = num(o, "dirty_background_threshold_kb", NAN);
+		m->write_ios = num(o, "write_ios", NAN);
+		m->write_kb = num(o, "write_kb", NAN);
+		const char *dev = str(o, "dev");
+		if (dev && !r->dev[0])
+			snprintf(r->dev, sizeof(r->dev), "%s", dev);
+	} else if (!strcmp(type, "checkpoint")) {
+		if (grow((void **)&r->ck, &r->alloc_ck, r->nr_ck,
+			 sizeof(*r->ck)))
+			return -ENOMEM;
+		struct ckpt *c = &r->ck[r->nr_ck++];
+		c->start = num(o, "start_s", NAN);
+		c->end = num(o, "end_s", NAN);
+		c->write_s = num(o, "write_s", NAN);
+		c->sync_s = num(o, "sync_s", NAN);
+		c->total_s = num(o, "total_s", NAN);
+		c->longest_s = num(o, "longest_s", NAN);
+		c->buffers = (int64_t)num(o, "buffers", -1);
+		c->files = (int64_t)num(o, "files", -1);
+	}
+	/* unknown types are skipped: newer writers may add some */
+	return 0;
+}
+
+static int read_run(struct run *r)
+{
+	FILE *f = fopen(r->path, "re");
+	if (!f)
+		return -errno;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	size_t lineno = 0;
+	int ret = 0;
+	while ((n = getline(&line, &cap, f)) > 0) {
+		lineno++;
+		if (n <= 1)
+			continue;
+		struct json_object *o = json_tokener_parse(line);
+		if (!o || !json_object_is_type(o, json_type_object)) {
+			if (r->bad_lines++ < 3)
+				cli_warn("%s:%zu: not a JSON object, skipped",
+					 r->path, lineno);
+			json_object_put(o);
+			continue;
+		}
+		ret = add_line(r, o);
+		json_object_put(o);
+		if (ret == -ENOMEM)
+			break;
+		ret = 0;
+	}
+	free(line);
+	fclose(f);
+	return ret;
+}
+
+static void free_run(struct run *r)
+{
+	json_object_put(r->settings);
+	json_object_put(r->env);
+	json_object_put(r->summary);
+	free(r->prog);
+	free(r->mon);
+	free(r->ck);
+}
+
+/* ---- labels and colours --------------------------------------------- */
+
+/* Settings that name files or seeds, not strategies: never in labels. */
+static int label_worthy(const char *key)
+{
+	static const char *skip[] = {"type", "latency_log", "data_dir",
+				     "log_prefix", "seed", "results", "path",
+				     "paths", "start_time", NULL};
+	for (int i = 0; skip[i]; i++)
+		if (!strcmp(key, skip[i]))
+			return 0;
+	return 1;
+}
+
+/* Keep what is safe in gnuplot single-quoted strings and HTML. */
+static void sanitize(char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || strchr(" =._,:/+-()%#", c)))
+			*s = '_';
+	}
+}
+
+static const char *value_text(struct json_object *v, char *buf, size_t len)
+{
+	if (!v)
+		return "-";
+	if (json_object_is_type(v, json_type_string))
+		snprintf(buf, len, "%s", json_object_get_string(v));
+	else
+		snprintf(buf, len, "%s",
+			 json_object_to_json_string_ext(v,
+							JSON_C_TO_STRING_PLAIN));
+	return buf;
+}
+
+static void base_name(const char *path, char *buf, size_t len)
+{
+	const char *b = strrchr(path, '/');
+	snprintf(buf, len, "%s", b ? b + 1 : path);
+	char *dot = strstr(buf, ".jsonl");
+	if (dot)
+		*dot = '\0';
+}
+
+static void make_labels(struct run *runs, size_t nr)
+{
+	/* keys of any run's settings whose values differ between runs */
+	const char *keys[16];
+	size_t nr_keys = 0;
+	for (size_t i = 0; i < nr && nr > 1; i++) {
+		if (!runs[i].settings)
+			continue;
+		json_object_object_foreach(runs[i].settings, key, val)
+		{
+			(void)val;
+			if (!label_worthy(key) || nr_keys >= 16)
+				continue;
+			int seen = 0;
+			for (size_t k = 0; k < nr_keys; k++)
+				seen |= !strcmp(keys[k], key);
+			if (seen)
+				continue;
+			char a[128], b[128];
+			struct json_object *v0 = NULL, *vj = NULL;
+			if (runs[0].settings)
+				json_object_object_get_ex(runs[0].settings,
+							  key, &v0);
+			value_text(v0, a, sizeof(a));
+			for (size_t j = 1; j < nr; j++) {
+				vj = NULL;
+				if (runs[j].settings)
+					json_object_object_get_ex(
+						runs[j].settings, key, &vj);
+				if (strcmp(a, value_text(vj, b, sizeof(b)))) {
+					keys[nr_keys++] = key;
+					break;
+				}
+			}
+		}
+	}
+	for (size_t i = 0; i < nr; i++) {
+		struct run *r = &runs[i];
+		char v[128];
+		size_t len = 0;
+		r->label[0] = '\0';
+		/* "flush" first: it is what the page is usually about */
+		for (size_t k = 0; k < nr_keys; k++)
+			if (!strcmp(keys[k], "flush") && k) {
+				const char *t = keys[0];
+				keys[0] = keys[k];
+				keys[k] = t;
+			}
+		for (size_t k = 0; k < nr_keys && k < 3; k++) {
+			struct json_object *val = NULL;
+			if (r->settings)
+				json_object_object_get_ex(r->settings, keys[k],
+							  &val);
+			len += (size_t)snprintf(r->label + len,
+						sizeof(r->label) - len,
+						"%s%s=%s", len ? " " : "",
+						keys[k],
+						value_text(val, v, sizeof(v)));
+			if (len >= sizeof(r->label))
+				len = sizeof(r->label) - 1;
+		}
+		if (!len) {
+			const char *flush = str(r->settings, "flush");
+			if (flush)
+				snprintf(r->label, sizeof(r->label),
+					 "flush=%s", flush);
+			else
+				base_name(r->path, r->label, sizeof(r->label));
+		}
+		sanitize(r->label);
+	}
+	/* identical labels (repeated runs): number them */
+	for (size_t i = 0; i < nr; i++) {
+		int dup = 0, idx = 0;
+		for (size_t j = 0; j < nr; j++) {
+			if (!strcmp(runs[i].label, runs[j].label)) {
+				dup++;
+				if (j < i)
+					idx++;
+			}
+		}
+		if (dup > 1) {
+			size_t l = strlen(runs[i].label);
+			if (l + 12 < sizeof(runs[i].label))
+				snprintf(runs[i].label + l,
+					 sizeof(runs[i].label) - l, " #%d",
+					 idx + 1);
+		}
+	}
+	/* Colours: naive red, smooth blue, the rest from a palette. */
+	static const char *palette[] = {"#1f77b4", "#d62728", "#2ca02c",
+					"#ff7f0e", "#9467bd", "#8c564b",
+					"#e377c2", "#17becf"};
+	int reserved = 0;
+	for (size_t i = 0; i < nr; i++) {
+		const char *flush = str(runs[i].settings, "flush");
+		if (flush && !strcmp(flush, "smooth"))
+			runs[i].color = palette[0];
+		else if (flush && !strcmp(flush, "naive"))
+			runs[i].color = palette[1];
+		reserved |= runs[i].color != NULL;
+	}
+	/* the others: the rest of the palette (all of it if no run is
+	 * naive or smooth) */
+	size_t next = reserved ? 2 : 0;
+	for (size_t i = 0; i < nr; i++)
+		if (!runs[i].color)
+			runs[i].color = palette[next++ % 8];
+}
+
+/* ---- data files --------------------------------------------------------- */
+
+static int write_file_at(int dfd, const char *name, FILE **out)
+{
+	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+			0644);
+	if (fd < 0)
+		return -errno;
+	*out = fdopen(fd, "w");
+	if (!*out) {
+		close(fd);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int close_file(FILE *f)
+{
+	int bad = ferror(f);
+	if (fclose(f) == EOF || bad)
+		return -EIO;
+	return 0;
+}
+
+static void put_num(FILE *f, double v)
+{
+	if (isnan(v))
+		fputs(" NaN", f);
+	else
+		fprintf(f, " %.6g", v);
+}
+
+/* Read the pgbench-format logs named by the run's "latency_log" setting
+ * (a string or array of strings; relative to the result file's
+ * directory) into data/rN-latency.dat as "t_s latency_ms". */
+static int write_scatter(struct run *r, int ddfd, size_t i)
+{
+	struct json_object *v;
+	if (!r->settings ||
+	    !json_object_object_get_ex(r->settings, "latency_log", &v) || !v)
+		return 0;
+	size_t nr_logs = json_object_is_type(v, json_type_array)
+				 ? json_object_array_length(v)
+				 : 1;
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s", r->path);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		slash[1] = '\0';
+	else
+		dir[0] = '\0';
+
+	/* first pass: count lines, to thin out huge logs evenly */
+	size_t total = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		FILE *out = NULL;
+		char name[64];
+		size_t step = total > MAX_SCATTER_POINTS
+				      ? (total + MAX_SCATTER_POINTS - 1) /
+						MAX_SCATTER_POINTS
+				      : 1;
+		size_t seen = 0;
+		if (pass == 1) {
+			snprintf(name, sizeof(name), "r%zu-latency.dat", i + 1);
+			int e = write_file_at(ddfd, name, &out);
+			if (e)
+				return e;
+			fprintf(out, "# t_s latency_ms (every %zu. transaction"
+				     " of %zu)\n", step, total);
+		}
+		for (size_t l = 0; l < nr_logs; l++) {
+			struct json_object *p =
+				json_object_is_type(v, json_type_array)
+					? json_object_array_get_idx(v, l)
+					: v;
+			if (!p || !json_object_is_type(p, json_type_string))
+				continue;
+			const char *lp = json_object_get_string(p);
+			char path[8192];
+			snprintf(path, sizeof(path), "%s%s",
+				 lp[0] == '/' ? "" : dir, lp);
+			FILE *f = fopen(path, "re");
+			if (!f) {
+				if (pass == 0)
+					cli_warn("open '%s': %s (latency "
+						 "scatter)", path,
+						 strerror(errno));
+				continue;
+			}
+			char line[512];
+			while (fgets(line, sizeof(line), f)) {
+				long client, xact, script;
+				double lat_us, ep, us;
+				if (sscanf(line, "%ld %ld %lf %ld %lf %lf",
+					   &client, &xact, &lat_us, &script,
+					   &ep, &us) != 6)
+					continue;
+				if (pass == 0) {
+					total++;
+					continue;
+				}
+				if (seen++ % step)
+					continue;
+				double t = ep + us / 1e6;
+				/* without a clock line: first log line */
+				if (r->epoch_s <= 0)
+					r->epoch_s = t;
+				fprintf(out, "%.6f %.3f\n", t - r->epoch_s,
+					lat_us / 1000.0);
+			}
+			fclose(f);
+		}
+		if (pass == 1) {
+			int e = close_file(out);
+			if (e)
+				return e;
+		}
+	}
+	r->has_scatter = total > 0;
+	return 0;
+}
+
+static int write_data(struct run *r, int ddfd, size_t i)
+{
+	char name[64];
+	FILE *f;
+	int e;
+	if (r->nr_prog) {
+		snprintf(name, sizeof(name), "r%zu-progress.dat", i + 1);
+		if ((e = write_file_at(ddfd, name, &f)))
+			return e;
+		fprintf(f, "# %s\n# t_s tps lat_avg_ms lat_stddev_ms "
+			   "lat_max_ms\n", r->label);
+		for (size_t k = 0; k < r->nr_prog; k++) {
+			const struct prog *p = &r->prog[k];
+			fprintf(f, "%.3f", p->t);
+			put_num(f, p->tps);
+			put_num(f, p->lat_avg);
+			put_num(f, p->lat_std);
+			put_num(f, p->lat_max);
+			fputc('\n', f);
+		}
+		if ((e = close_file(f)))
+			return e;
+	}
+	if (r->nr_mon) {
+		snprintf(name, sizeof(name), "r%zu-monitor.dat", i + 1);
+		if ((e = write_file_at(ddfd, name, &f)))
+			return e;
+		fprintf(f, "# %s (disk %s)\n# t_s dirty_mib writeback_mib "
+			   "dirty_threshold_mib dirty_bg_threshold_mib "
+			   "write_iops write_mib_s\n",
+			r->label, r->dev[0] ? r->dev : "none");
+		for (size_t k = 0; k < r->nr_mon; k++) {
+			const struct mon *m = &r->mon[k];
+			fprintf(f, "%.3f", m->t);
+			put_num(f, m->dirty_kb / 1024);
+			put_num(f, m->writeback_kb / 1024);
+			put_num(f, m->thresh_kb / 1024);
+			put_num(f, m->bg_thresh_kb / 1024);
+			int rate = m->interval > 0;
+			put_num(f, rate ? m->write_ios / m->interval : NAN);
+			put_num(f, rate ? m->write_kb / 1024 / m->interval
+					: NAN);
+			fputc('\n', f);
+		}
+		if ((e = close_file(f)))
+			return e;
+	}
+	if (r->nr_ck) {
+		snprintf(name, sizeof(name), "r%zu-checkpoints.dat", i + 1);
+		if ((e = write_file_at(ddfd, name, &f)))
+			return e;
+		fprintf(f, "# %s\n# start_s end_s write_s sync_s buffers\n",
+			r->label);
+		for (size_t k = 0; k < r->nr_ck; k++) {
+			const struct ckpt *c = &r->ck[k];
+			fprintf(f, "%.3f %.3f", c->start, c->end);
+			put_num(f, c->write_s);
+			put_num(f, c->sync_s);
+			fprintf(f, " %lld\n", (long long)c->buffers);
+		}
+		if ((e = close_file(f)))
+			return e;
+	}
+	return write_scatter(r, ddfd, i);
+}
+
+/* ---- gnuplot ----------------------------------------------------------- */
+
+/* Shaded checkpoint spans of every run, as gnuplot rectangles. */
+static void gp_checkpoints(FILE *g, const struct run *runs, size_t nr)
+{
+	fputs("unset object\n", g);
+	int obj = 1;
+	for (size_t i = 0; i < nr; i++)
+		for (size_t k = 0; k < runs[i].nr_ck; k++) {
+			const struct ckpt *c = &runs[i].ck[k];
+			if (isnan(c->start) || isnan(c->end))
+				continue;
+			fprintf(g,
+				"set object %d rect from %.3f, graph 0 to "
+				"%.3f, graph 1 behind fc rgb '%s' fs "
+				"transparent solid 0.13 noborder\n",
+				obj++, c->start, c->end, runs[i].color);
+		}
+}
+
+/* Key entries for the shaded spans. */
+static void gp_ck_keys(FILE *g, const struct run *runs, size_t nr)
+{
+	for (size_t i = 0; i < nr; i++)
+		if (runs[i].nr_ck)
+			fprintf(g,
+				", keyentry with boxes fc rgb '%s' fs "
+				"transparent solid 0.25 noborder title "
+				"'checkpoints (%s)'",
+				runs[i].color, runs[i].label);
+}
+
+struct plot_set {
+	int tps, latency, dirty, io, scatter;
+	const char *ext;
+};
+
+static int write_script(int dfd, const struct run *runs, size_t nr,
+			const char *terminal, struct plot_set *ps)
+{
+	FILE *g;
+	int e = write_file_at(dfd, "plots.gp", &g);
+	if (e)
+		return e;
+	double xmin = INFINITY, xmax = -INFINITY;
+	for (size_t i = 0; i < nr; i++) {
+		for (size_t k = 0; k < runs[i].nr_prog; k++) {
+			xmin = fmin(xmin, runs[i].prog[k].t);
+			xmax = fmax(xmax, runs[i].prog[k].t);
+			ps->tps = 1;
+			ps->latency = 1;
+		}
+		for (size_t k = 0; k < runs[i].nr_mon; k++) {
+			xmin = fmin(xmin, runs[i].mon[k].t);
+			xmax = fmax(xmax, runs[i].mon[k].t);
+			ps->dirty = 1;
+			if (!isnan(runs[i].mon[k].write_ios))
+				ps->io = 1;
+		}
+		if (runs[i].has_scatter)
+			ps->scatter = 1;
+	}
+	if (xmin < 0)
+		xmin = 0;	/* monitor samples before the run */
+	fprintf(g, "# generated by flushkit report; run: gnuplot plots.gp\n"
+		   "%s\n"
+		   "set datafile missing 'NaN'\n"
+		   "set grid lc rgb '#dddddd'\n"
+		   "set border lc rgb '#555555'\n"
+		   "set key outside top center horizontal samplen 2 "
+		   "font ',9'\n"
+		   "set xlabel 'time since start of run (s)'\n"
+		   "set tics nomirror\n"
+		   "set style fill transparent solid 0.13 noborder\n",
+		terminal);
+	if (xmax > xmin)
+		fprintf(g, "set xrange [%.3f:%.3f]\n", xmin, xmax);
+
+	if (ps->tps) {
+		gp_checkpoints(g, runs, nr);
+		fprintf(g, "set output 'tps.%s'\n"
+			   "set title 'Throughput per progress interval'\n"
+			   "set ylabel 'transactions per second'\n"
+			   "set yrange [0:*]\nplot ",
+			ps->ext);
+		int first = 1;
+		for (size_t i = 0; i < nr; i++) {
+			if (!runs[i].nr_prog)
+				continue;
+			fprintf(g, "%s'data/r%zu-progress.dat' using 1:2 with "
+				   "lines lw 1.5 lc rgb '%s' title '%s'",
+				first ? "" : ", ", i + 1, runs[i].color,
+				runs[i].label);
+			first = 0;
+		}
+		gp_ck_keys(g, runs, nr);
+		fputs("\n", g);
+	}
+	if (ps->latency) {
+		gp_checkpoints(g, runs, nr);
+		fprintf(g, "set output 'latency.%s'\n"
+			   "set title 'Latency per progress interval: average "
+			   "(solid), maximum (dashed)'\n"
+			   "set ylabel 'latency (ms, log scale)'\n"
+			   "set logscale y\nset yrange [*:*]\nplot ",
+			ps->ext);
+		int first = 1;
+		for (size_t i = 0; i < nr; i++) {
+			if (!runs[i].nr_prog)
+				continue;
+			fprintf(g, "%s'data/r%zu-progress.dat' using 1:($3 > 0 "
+				   "? $3 : NaN) with lines lw 1.5 lc rgb '%s' "
+				   "title '%s avg'",
+				first ? "" : ", ", i + 1, runs[i].color,
+				runs[i].label);
+			first = 0;
+			if (runs[i].has_lat_max)
+				fprintf(g, ", 'data/r%zu-progress.dat' using "
+					   "1:($5 > 0 ? $5 : NaN) with lines "
+					   "dt 2 lw 1 lc rgb '%s' title '%s "
+					   "max'",
+					i + 1, runs[i].color, runs[i].label);
+		}
+		gp_ck_keys(g, runs, nr);
+		fputs("\nunset logscale y\n", g);
+	}
+	if (ps->dirty) {
+		gp_checkpoints(g, runs, nr);
+		fprintf(g, "set output 'dirty.%s'\n"
+			   "set title 'Page cache: Dirty (solid) and Writeback "
+			   "(dashed), /proc/meminfo'\n"
+			   "set ylabel 'MiB'\nset yrange [0:*]\nplot ",
+			ps->ext);
+		int first = 1;
+		for (size_t i = 0; i < nr; i++) {
+			if (!runs[i].nr_mon)
+				continue;
+			fprintf(g, "%s'data/r%zu-monitor.dat' using 1:2 with "
+				   "lines lw 1.5 lc rgb '%s' title '%s "
+				   "Dirty', 'data/r%zu-monitor.dat' using 1:3 "
+				   "with lines dt 2 lw 1.5 lc rgb '%s' title "
+				   "'%s Writeback'",
+				first ? "" : ", ", i + 1, runs[i].color,
+				runs[i].label, i + 1, runs[i].color,
+				runs[i].label);
+			first = 0;
+		}
+		/* The background threshold of the first run, where the
+		 * flusher threads start writing back. */
+		for (size_t i = 0; i < nr; i++)
+			if (runs[i].nr_mon) {
+				fprintf(g, ", 'data/r%zu-monitor.dat' using "
+					   "1:5 with lines dt 3 lw 1 lc rgb "
+					   "'#888888' title 'dirty background "
+					   "threshold'",
+					i + 1);
+				break;
+			}
+		gp_ck_keys(g, runs, nr);
+		fputs("\n", g);
+	}
+	if (ps->io) {
+		static const struct {
+			const char *file, *title, *ylabel;
+			int col;
+		} io[] = {
+			{"iops", "Write requests completed per second", "write IOPS", 6},
+			{"mbps", "Data written per second", "MiB/s", 7},
+		};
+		for (int k = 0; k < 2; k++) {
+			gp_checkpoints(g, runs, nr);
+			fprintf(g, "set output '%s.%s'\n"
+				   "set title '%s (/sys/block/DEV/stat)'\n"
+				   "set ylabel '%s'\nset yrange [0:*]\nplot ",
+				io[k].file, ps->ext, io[k].title,
+				io[k].ylabel);
+			int first = 1;
+			for (size_t i = 0; i < nr; i++) {
+				if (!runs[i].nr_mon || !runs[i].dev[0])
+					continue;
+				fprintf(g, "%s'data/r%zu-monitor.dat' using "
+					   "1:%d with steps lw 1.5 lc rgb '%s' "
+					   "title '%s (%s)'",
+					first ? "" : ", ", i + 1, io[k].col,
+					runs[i].color, runs[i].label,
+					runs[i].dev);
+				first = 0;
+			}
+			gp_ck_keys(g, runs, nr);
+			fputs("\n", g);
+		}
+	}
+	if (ps->scatter) {
+		gp_checkpoints(g, runs, nr);
+		fprintf(g, "set output 'scatter.%s'\n"
+			   "set title 'Latency of each transaction "
+			   "(per-transaction log)'\n"
+			   "set ylabel 'latency (ms, log scale)'\n"
+			   "set logscale y\nset yrange [*:*]\nplot ",
+			ps->ext);
+		int first = 1;
+		for (size_t i = 0; i < nr; i++) {
+			if (!runs[i].has_scatter)
+				continue;
+			fprintf(g, "%s'data/r%zu-latency.dat' using 1:2 with "
+				   "dots lc rgb '%s' title '%s'",
+				first ? "" : ", ", i + 1, runs[i].color,
+				runs[i].label);
+			first = 0;
+		}
+		gp_ck_keys(g, runs, nr);
+		fputs("\nunset logscale y\n", g);
+	}
+	fputs("unset output\n", g);
+	return close_file(g);
+}
+
+/* Run gnuplot SCRIPT in directory @dir, its output in DIR/gnuplot.log.
+ * Returns the exit status, or -errno if it could not run. */
+static int run_gnuplot(const char *dir, const char *script)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		if (chdir(dir))
+			_exit(126);
+		int fd = open("gnuplot.log", O_WRONLY | O_CREAT | O_TRUNC |
+					     O_CLOEXEC, 0644);
+		if (fd >= 0) {
+			dup2(fd, STDOUT_FILENO);
+			dup2(fd, STDERR_FILENO);
+		}
+		int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (nul >= 0)
+			dup2(nul, STDIN_FILENO);
+		char *argv[] = {"gnuplot", (char *)script, NULL};
+		execvp("gnuplot", argv);
+		_exit(127);
+	}
+	int status;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return 128 + WTERMSIG(status);
+}
+
+/* The best terminal this gnuplot has: pngcairo, png, or svg. */
+static const char *pick_terminal(int dfd, const char *dir, int want_svg,
+				 const char **ext)
+{
+	static const struct {
+		const char *name, *set, *ext;
+	} terms[] = {
+		{"pngcairo", "set terminal pngcairo size 1100,400 "
+			     "font 'Sans,10' noenhanced", "png"},
+		{"png", "set terminal png size 1100,400 noenhanced", "png"},
+		{"svg", "set terminal svg size 1100,400 font 'Sans,11' "
+			"noenhanced background '#ffffff'", "svg"},
+	};
+	for (size_t i = want_svg ? 2 : 0; i < 3; i++) {
+		FILE *f;
+		if (write_file_at(dfd, "probe.gp", &f))
+			break;
+		fprintf(f, "%s\n", terms[i].set);
+		if (close_file(f))
+			break;
+		int r = run_gnuplot(dir, "probe.gp");
+		unlinkat(dfd, "probe.gp", 0);
+		if (r == 127 || r < 0)
+			return NULL;	/* no gnuplot at all */
+		if (r == 0) {
+			*ext = terms[i].ext;
+			return terms[i].set;
+		}
+	}
+	return NULL;
+}
+
+/* ---- HTML -------------------------------------------------------------- */
+
+static void html_text(FILE *f, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
+		default:
+			fputc(*s, f);
+		}
+	}
+}
+
+static void html_num(FILE *f, double v, const char *fmt, int computed)
+{
+	if (isnan(v)) {
+		fputs("<td class=na>&ndash;</td>", f);
+		return;
+	}
+	fputs("<td>", f);
+	fprintf(f, fmt, v);
+	if (computed)
+		fputs("<sup title=\"computed from the progress lines\">*</sup>",
+		      f);
+	fputs("</td>", f);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Worst one-second tps / median (as bench tpcb's summary), from the
+ * progress lines. */
+static double stall_ratio(const struct run *r)
+{
+	if (r->nr_prog < 2)
+		return NAN;
+	double *v = malloc(r->nr_prog * sizeof(*v));
+	if (!v)
+		return NAN;
+	for (size_t i = 0; i < r->nr_prog; i++)
+		v[i] = r->prog[i].tps;
+	qsort(v, r->nr_prog, sizeof(*v), cmp_double);
+	double med = v[r->nr_prog / 2], worst = v[0];
+	free(v);
+	return med > 0 ? worst / med : NAN;
+}
+
+static void summary_table(FILE *f, const struct run *runs, size_t nr)
+{
+	fputs("<table class=sum><tr><th>run</th><th>tps</th>"
+	      "<th>latency avg<br>(ms)</th><th>latency p99<br>(ms)</th>"
+	      "<th>latency max<br>(ms)</th><th title=\"worst one-second "
+	      "tps divided by the median one-second tps; 1 = no stalls\">"
+	      "stall ratio</th><th>checkpoints</th><th>backend<br>fsyncs"
+	      "</th><th>duration<br>(s)</th></tr>\n", f);
+	int any_computed = 0;
+	for (size_t i = 0; i < nr; i++) {
+		const struct run *r = &runs[i];
+		struct json_object *s = r->summary;
+		fprintf(f, "<tr><td class=run><span class=sw style=\"background:"
+			   "%s\"></span>", r->color);
+		html_text(f, r->label);
+		fputs("</td>", f);
+		double tps = num(s, "tps", NAN), avg = num(s, "lat_avg_ms", NAN);
+		double mx = num(s, "lat_max_ms", NAN);
+		double stall = num(s, "stall_ratio", NAN);
+		double ck = num(s, "checkpoints", NAN);
+		int c_tps = 0, c_avg = 0, c_max = 0, c_stall = 0, c_ck = 0;
+		if (isnan(tps) && r->nr_prog) {
+			double sum = 0;
+			for (size_t k = 0; k < r->nr_prog; k++)
+				sum += r->prog[k].tps;
+			tps = sum / (double)r->nr_prog;
+			c_tps = 1;
+		}
+		if (isnan(avg) && r->nr_prog) {
+			double sum = 0, w = 0;
+			for (size_t k = 0; k < r->nr_prog; k++) {
+				sum += r->prog[k].lat_avg * r->prog[k].tps;
+				w += r->prog[k].tps;
+			}
+			avg = w > 0 ? sum / w : NAN;
+			c_avg = 1;
+		}
+		if (isnan(mx) && r->has_lat_max) {
+			for (size_t k = 0; k < r->nr_prog; k++)
+				if (isnan(mx) || r->prog[k].lat_max > mx)
+					mx = r->prog[k].lat_max;
+			c_max = 1;
+		}
+		if (isnan(stall) && r->nr_prog) {
+			stall = stall_ratio(r);
+			c_stall = !isnan(stall);
+		}
+		if (isnan(ck) && r->nr_ck) {
+			ck = (double)r->nr_ck;
+			c_ck = 1;
+		}
+		any_computed |= c_tps | c_avg | c_max | c_stall | c_ck;
+		html_num(f, tps, "%.1f", c_tps);
+		html_num(f, avg, "%.3f", c_avg);
+		html_num(f, num(s, "lat_p99_ms", NAN), "%.3f", 0);
+		html_num(f, mx, "%.3f", c_max);
+		html_num(f, stall, "%.3f", c_stall);
+		html_num(f, ck, "%.0f", c_ck);
+		html_num(f, num(s, "backend_fsyncs", NAN), "%.0f", 0);
+		double dur = num(s, "duration_s", NAN);
+		if (isnan(dur) && r->nr_prog)
+			dur = r->prog[r->nr_prog - 1].t;
+		html_num(f, dur, "%.0f", 0);
+		fputs("</tr>\n", f);
+	}
+	fputs("</table>\n", f);
+	if (any_computed)
+		fputs("<p class=note><sup>*</sup> not in the result's summary "
+		      "line: computed from its progress (or checkpoint) "
+		      "lines.</p>\n", f);
+}
+
+static void kv_table(FILE *f, struct json_object *o, const char *skip)
+{
+	fputs("<table class=kv>", f);
+	json_object_object_foreach(o, key, val)
+	{
+		char buf[512];
+		if (skip && !strcmp(key, skip))
+			continue;
+		fputs("<tr><th>", f);
+		html_text(f, key);
+		fputs("</th><td>", f);
+		html_text(f, value_text(val, buf, sizeof(buf)));
+		fputs("</td></tr>", f);
+	}
+	fputs("</table>\n", f);
+}
+
+static void env_html(FILE *f, struct json_object *env)
+{
+	struct json_object *v, *paths;
+	fputs("<table class=kv>", f);
+	const char *kern = str(env, "kernel");
+	if (kern) {
+		fputs("<tr><th>kernel</th><td>", f);
+		html_text(f, kern);
+		fputs("</td></tr>", f);
+	}
+	if (json_object_object_get_ex(env, "cpus", &v)) {
+		fprintf(f, "<tr><th>CPUs, memory</th><td>%lld, %.1f GiB</td>"
+			   "</tr>",
+			(long long)json_object_get_int64(v),
+			num(env, "mem_total_kb", 0) / 1048576.0);
+	}
+	if (json_object_object_get_ex(env, "sysctl", &v)) {
+		json_object_object_foreach(v, key, val)
+		{
+			fputs("<tr><th>", f);
+			html_text(f, key);
+			fprintf(f, "</th><td>%lld</td></tr>",
+				(long long)json_object_get_int64(val));
+		}
+	}
+	if (json_object_object_get_ex(env, "paths", &paths)) {
+		for (size_t i = 0; i < json_object_array_length(paths); i++) {
+			struct json_object *p =
+				json_object_array_get_idx(paths, i), *devs;
+			fputs("<tr><th>", f);
+			html_text(f, str(p, "path"));
+			fputs("</th><td>", f);
+			html_text(f, str(p, "fs_type"));
+			fputs(" on ", f);
+			html_text(f, str(p, "mount_source"));
+			fputs(" at ", f);
+			html_text(f, str(p, "mount_point"));
+			fputs(" (", f);
+			html_text(f, str(p, "mount_options"));
+			fputs("; ", f);
+			html_text(f, str(p, "super_options"));
+			fputs(")", f);
+			if (json_object_object_get_ex(p, "devices", &devs)) {
+				for (size_t d = 0;
+				     d < json_object_array_length(devs); d++) {
+					struct json_object *dj =
+						json_object_array_get_idx(devs,
+									  d);
+					fputs("<br>disk ", f);
+					html_text(f, str(dj, "name"));
+					if (str(dj, "backing_of")) {
+						fputs(" (holds the backing file"
+						      " of ", f);
+						html_text(f,
+							  str(dj, "backing_of"));
+						fputs(")", f);
+					}
+					fputs(": scheduler ", f);
+					html_text(f, str(dj, "scheduler"));
+					fputs(", write cache ", f);
+					html_text(f, str(dj, "write_cache"));
+				}
+			}
+			fputs("</td></tr>", f);
+		}
+	}
+	fputs("</table>\n", f);
+}
+
+static void ck_table(FILE *f, const struct run *r)
+{
+	fputs("<table class=ck><tr><th>start (s)</th><th>end (s)</th>"
+	      "<th>buffers</th><th>write (s)</th><th>sync (s)</th>"
+	      "<th>total (s)</th><th>files synced</th>"
+	      "<th>longest sync (s)</th></tr>", f);
+	for (size_t k = 0; k < r->nr_ck; k++) {
+		const struct ckpt *c = &r->ck[k];
+		fputs("<tr>", f);
+		html_num(f, c->start, "%.1f", 0);
+		html_num(f, c->end, "%.1f", 0);
+		html_num(f, c->buffers < 0 ? NAN : (double)c->buffers, "%.0f",
+			 0);
+		html_num(f, c->write_s, "%.3f", 0);
+		html_num(f, c->sync_s, "%.3f", 0);
+		html_num(f, c->total_s, "%.3f", 0);
+		html_num(f, c->files < 0 ? NAN : (double)c->files, "%.0f", 0);
+		html_num(f, c->longest_s, "%.3f", 0);
+		fputs("</tr>", f);
+	}
+	fputs("</table>\n", f);
+}
+
+static const char css[] =
+	"body{font-family:sans-serif;max-width:1140px;margin:1em auto;"
+	"padding:0 1em;color:#222}"
+	"h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.15em;"
+	"margin-top:1.6em;border-bottom:1px solid #ccc}"
+	"table{border-collapse:collapse;font-size:.9em}"
+	"th,td{padding:.25em .6em;border:1px solid #ddd}"
+	"table.sum td{text-align:right}table.sum td.run{text-align:left;"
+	"white-space:nowrap}th{background:#f3f3f3;font-weight:600}"
+	"table.kv th{text-align:left}table.ck td{text-align:right}"
+	".sw{display:inline-block;width:.9em;height:.9em;margin-right:.4em;"
+	"vertical-align:-.1em;border-radius:2px}"
+	"td.na{color:#999;text-align:center}"
+	"figure{margin:1em 0}figure img{width:100%;height:auto;"
+	"border:1px solid #eee}"
+	"figcaption{font-size:.85em;color:#555;margin-top:.2em}"
+	".note,.meta{font-size:.85em;color:#555}"
+	"details{margin:.5em 0}summary{cursor:pointer;font-weight:600}";
+
+static const struct {
+	const char *file, *title, *caption;
+} figures[] = {
+	{"tps", "Throughput",
+	 "Transactions per second in each progress interval. Shaded spans "
+	 "are checkpoints (start to end), in the colour of their run: a "
+	 "strategy that stalls shows tps dropping inside or right after "
+	 "them."},
+	{"latency", "Latency",
+	 "Average (solid) and, where recorded, maximum (dashed) latency of "
+	 "the transactions completed in each interval, log scale."},
+	{"scatter", "Latency of every transaction",
+	 "One dot per transaction from the per-transaction log (thinned "
+	 "evenly if very large), at its completion time."},
+	{"dirty", "Dirty and Writeback memory",
+	 "Dirty: page cache waiting to be written; Writeback: being written "
+	 "right now (/proc/meminfo). The dotted line is the background "
+	 "threshold where the kernel's flusher threads start writing."},
+	{"iops", "Write IOPS",
+	 "Write requests completed per second on the run's first disk "
+	 "(/sys/block/DEV/stat)."},
+	{"mbps", "Write throughput",
+	 "MiB written per second on the run's first disk."},
+};
+
+static int write_html(int dfd, const struct run *runs, size_t nr,
+		      const struct plot_set *ps, const char *gp_note)
+{
+	FILE *f;
+	int e = write_file_at(dfd, "index.html", &f);
+	if (e)
+		return e;
+	char stamp[64];
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S %Z", &tm);
+	fprintf(f, "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
+		   "<title>flushkit report</title><style>%s</style></head>"
+		   "<body>\n<h1>flushkit report</h1>\n<p class=meta>%zu "
+		   "run%s, generated %s by flushkit %s.</p>\n",
+		css, nr, nr == 1 ? "" : "s", stamp, fk_version());
+	if (gp_note) {
+		fputs("<p class=note><b>Plots missing:</b> ", f);
+		html_text(f, gp_note);
+		fputs("</p>\n", f);
+	}
+	fputs("<h2>Summary</h2>\n", f);
+	summary_table(f, runs, nr);
+	int on[] = {ps->tps, ps->latency, ps->scatter, ps->dirty, ps->io,
+		    ps->io};
+	for (size_t k = 0; k < sizeof(figures) / sizeof(figures[0]); k++) {
+		if (!on[k] || gp_note)
+			continue;
+		fprintf(f, "<h2>%s</h2>\n<figure><img src=\"%s.%s\" alt=\"%s\">"
+			   "<figcaption>%s</figcaption></figure>\n",
+			figures[k].title, figures[k].file, ps->ext,
+			figures[k].title, figures[k].caption);
+	}
+	fputs("<h2>Runs</h2>\n", f);
+	for (size_t i = 0; i < nr; i++) {
+		const struct run *r = &runs[i];
+		fprintf(f, "<details%s><summary><span class=sw style=\""
+			   "background:%s\"></span>",
+			nr == 1 ? " open" : "", r->color);
+		html_text(f, r->label);
+		fputs(" &mdash; ", f);
+		html_text(f, r->path);
+		fputs("</summary>\n", f);
+		if (r->settings) {
+			fputs("<h3>Settings</h3>\n", f);
+			kv_table(f, r->settings, "type");
+		}
+		if (r->env) {
+			fputs("<h3>Environment</h3>\n", f);
+			env_html(f, r->env);
+		}
+		if (r->nr_ck) {
+			fputs("<h3>Checkpoints</h3>\n", f);
+			ck_table(f, r);
+		}
+		if (r->summary) {
+			fputs("<h3>Summary line</h3>\n", f);
+			kv_table(f, r->summary, "type");
+		}
+		fputs("</details>\n", f);
+	}
+	fputs("<p class=meta>Data files and the gnuplot script "
+	      "(plots.gp) are beside this page; rerun "
+	      "<code>gnuplot plots.gp</code> there to redraw.</p>\n"
+	      "</body></html>\n", f);
+	return close_file(f);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: flushkit report RESULT... -o DIR [--svg]\n\n"
+		"Write DIR/index.html with gnuplot plots of benchmark result "
+		"files (JSON\nlines, as written by 'flushkit bench ... "
+		"--results'): tps, latency, Dirty\nand Writeback, write IOPS "
+		"and MiB/s over time with checkpoints shaded, and\na summary "
+		"table.  Several results overlay on the same plots.\n\n"
+		"  -o, --output DIR   where to write the page (created)\n"
+		"      --svg          SVG plots instead of PNG\n"
+		"  -h, --help         this help\n");
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"svg", no_argument, NULL, 's'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *out = NULL;
+	int svg = 0, c;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			out = optarg;
+			break;
+		case 's':
+			svg = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return FK_EXIT_OK;
+		default:
+			usage(stderr);
+			return FK_EXIT_USAGE;
+		}
+	}
+	if (!out || optind >= argc) {
+		cli_error(!out ? "report: -o DIR is required"
+			       : "report: no result files given");
+		usage(stderr);
+		return FK_EXIT_USAGE;
+	}
+	size_t nr = (size_t)(argc - optind);
+	struct run *runs = calloc(nr, sizeof(*runs));
+	if (!runs)
+		return FK_EXIT_FAILURE;
+	int ret = FK_EXIT_OK;
+	for (size_t i = 0; i < nr; i++) {
+		runs[i].path = argv[optind + (int)i];
+		int e = read_run(&runs[i]);
+		if (e) {
+			cli_error("read '%s': %s", runs[i].path, strerror(-e));
+			ret = FK_EXIT_FAILURE;
+			goto out;
+		}
+		if (!runs[i].nr_prog && !runs[i].nr_mon && !runs[i].summary)
+			cli_warn("'%s': no progress, monitor or summary lines",
+				 runs[i].path);
+	}
+	make_labels(runs, nr);
+
+	if (mkdir(out, 0755) && errno != EEXIST) {
+		cli_error("mkdir '%s': %s", out, strerror(errno));
+		ret = FK_EXIT_FAILURE;
+		goto out;
+	}
+	int dfd = open(out, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		cli_error("open '%s': %s", out, strerror(errno));
+		ret = FK_EXIT_FAILURE;
+		goto out;
+	}
+	if (mkdirat(dfd, "data", 0755) && errno != EEXIST) {
+		cli_error("mkdir '%s/data': %s", out, strerror(errno));
+		close(dfd);
+		ret = FK_EXIT_FAILURE;
+		goto out;
+	}
+	int ddfd = openat(dfd, "data", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int e = ddfd < 0 ? -errno : 0;
+	for (size_t i = 0; i < nr && !e; i++)
+		e = write_data(&runs[i], ddfd, i);
+	if (ddfd >= 0)
+		close(ddfd);
+	if (e) {
+		cli_error("write '%s/data': %s", out, strerror(-e));
+		close(dfd);
+		ret = FK_EXIT_FAILURE;
+		goto out;
+	}
+
+	struct plot_set ps = {0};
+	const char *ext = "png";
+	const char *note = NULL;
+	const char *term = pick_terminal(dfd, out, svg, &ext);
+	ps.ext = ext;
+	if (!term) {
+		note = "gnuplot was not found or has no png/svg terminal "
+		       "(Debian: apt-get install gnuplot-nox).";
+		cli_warn("%s", note);
+	} else if ((e = write_script(dfd, runs, nr, term, &ps))) {
+		cli_error("write '%s/plots.gp': %s", out, strerror(-e));
+		ret = FK_EXIT_FAILURE;
+	} else {
+		int r = run_gnuplot(out, "plots.gp");
+		if (r) {
+			cli_error("gnuplot failed (exit %d); see '%s/gnuplot.log'",
+				  r, out);
+			note = "gnuplot failed; see gnuplot.log.";
+			ret = FK_EXIT_FAILURE;
+		}
+	}
+	e = write_html(dfd, runs, nr, &ps, note);
+	if (e) {
+		cli_error("write '%s/index.html': %s", out, strerror(-e));
+		ret = FK_EXIT_FAILURE;
+	} else {
+		printf("%s/index.html\n", out);
+	}
+	close(dfd);
+out:
+	for (size_t i = 0; i < nr; i++)
+		free_run(&runs[i]);
+	free(runs);
+	return ret;
+}

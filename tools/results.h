@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * results.h - benchmark result files: one JSON object per line.
+ *
+ * Every "flushkit bench ..." run writes DIR/BENCH-YYYYMMDD-HHMMSS-PID.jsonl
+ * (DIR default "results"), which "flushkit report" turns into plots.
+ * Each line is {"type": T, ...} with T one of:
+ *   settings    the benchmark's options (once, first)
+ *   env         kernel, dirty-writeback sysctls, file system, disks (once)
+ *   progress    one per progress interval: t_s, tps, lat_avg_ms, ...
+ *   monitor     one per monitor interval: dirty_kb, writeback_kb, and the
+ *               first disk's write_ios, write_kb, ... in that interval
+ *   checkpoint  one per checkpoint: start_s, end_s, buffers, write_s, ...
+ *   summary     the run's totals (once, last)
+ * The fields and units are in docs/report.md.  Times "t_s", "start_s",
+ * "end_s" are seconds since the result's clock started (results_open, or
+ * results_reset_clock when the measured run begins).
+ *
+ * Usage in a benchmark:
+ *	struct result_file *rf;
+ *	results_open(dir, "tpcb", &rf);
+ *	results_write(rf, "settings", settings_obj);
+ *	results_env(rf, paths, nr_paths);
+ *	results_reset_clock(rf);		(the measured run starts)
+ *	results_monitor_start(rf, paths, nr_paths, 1000);
+ *	... results_progress(), results_checkpoint() as the run goes ...
+ *	results_write(rf, "summary", summary_obj);
+ *	results_close(rf);
+ *
+ * Every function may be called from any thread (a mutex orders lines).
+ * Lines are flushed as written, so a crashed run leaves usable data.
+ */
+#ifndef FK_RESULTS_H
+#define FK_RESULTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "flushkit.h"
+
+struct result_file;
+
+/*
+ * Create DIR (@dir, NULL for "results"; mode 0755, parents not created)
+ * if missing, and in it a new file BENCH-YYYYMMDD-HHMMSS-PID.jsonl
+ * (local time; mode 0644; never overwrites: O_EXCL).  Returns 0 or
+ * -errno (the caller prints "flushkit: open 'DIR': ...").
+ */
+int results_open(const char *dir, const char *bench,
+		 struct result_file **out);
+/* The file's path ("results/tpcb-20261129-185000-4242.jsonl"). */
+const char *results_path(const struct result_file *rf);
+
+/* Make "now" t_s = 0 (call when the measured run starts). */
+void results_reset_clock(struct result_file *rf);
+/* Seconds since the clock started. */
+double results_elapsed_s(struct result_file *rf);
+/* A CLOCK_MONOTONIC time in ns (fk_now_ns, fk_checkpoint_info) as t_s. */
+double results_mono_s(struct result_file *rf, uint64_t mono_ns);
+
+/*
+ * Write one line {"type": @type, ...the members of @obj...}.  Takes
+ * ownership of @obj (a json object; NULL writes just the type).
+ * Returns 0 or -errno of the write (also remembered for results_close).
+ */
+int results_write(struct result_file *rf, const char *type,
+		  struct json_object *obj);
+
+/* A "progress" line.  Pass a negative @lat_max_ms if not measured. */
+int results_progress(struct result_file *rf, double t_s, double tps,
+		     double lat_avg_ms, double lat_stddev_ms,
+		     double lat_max_ms);
+/* A "checkpoint" line from the store's on_checkpoint callback. */
+int results_checkpoint(struct result_file *rf,
+		       const struct fk_checkpoint_info *ci);
+
+/* An "env" line for the file systems and disks under @paths. */
+int results_env(struct result_file *rf, const char *const *paths,
+		size_t nr_paths);
+
+/*
+ * Start a thread that samples the disks under @paths (fk_monitor) every
+ * @interval_ms (>= 100) and writes a "monitor" line per sample, from
+ * now until results_monitor_stop or results_close.  Returns 0 or -errno
+ * (-EINVAL bad interval, -EBUSY already running, errors of
+ * fk_monitor_add_path or pthread_create).
+ */
+int results_monitor_start(struct result_file *rf, const char *const *paths,
+			  size_t nr_paths, uint64_t interval_ms);
+/* Stop the sampler thread (takes a last sample first).  Idempotent. */
+void results_monitor_stop(struct result_file *rf);
+
+/*
+ * Stop the sampler, fsync and close the file, free @rf.  Returns 0 or
+ * the first -errno of any write, the fsync or the close.
+ */
+int results_close(struct result_file *rf);
+
+/* ---- shared with "flushkit monitor" ------------------------------------ */
+
+/* A JSON number printed with at most @decimals decimals ("1.5", not
+ * "1.5000000000000002"); NaN and infinities become null. */
+struct json_object *results_json_double(double v, int decimals);
+
+/* The "env" object (without "type") for @paths. */
+struct json_object *results_env_json(const char *const *paths,
+				     size_t nr_paths);
+/*
+ * The "monitor" object (without "type") of sample @cur, with the device
+ * counters as differences from @prev (NULL: the first sample, interval
+ * 0, differences 0) and @t_s as its time.
+ */
+struct json_object *results_sample_json(const struct fk_monitor *m,
+					const struct fk_monitor_sample *prev,
+					const struct fk_monitor_sample *cur,
+					double t_s);
+
+#endif
