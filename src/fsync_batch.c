@@ -214,6 +214,11 @@ static int uring_setup(struct fk_fsync_batch *b)
 		io_uring_queue_exit(&b->ring);
 		return err;
 	}
+	/* fsync runs in io-wq's bounded workers, by default at most
+	 * 4 x CPUs per ring: allow queue_depth of them (5.15+; older
+	 * kernels keep their limit, which is not an error). */
+	unsigned workers[2] = {b->queue_depth, 0};
+	io_uring_register_iowq_max_workers(&b->ring, workers);
 	b->have_ring = 1;
 	return 0;
 }
