@@ -40,6 +40,8 @@ struct result_file {
 	struct fk_monitor *mon;
 };
 
+static int write_clock(struct result_file *rf);
+
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -104,6 +106,7 @@ int results_open(const char *dir, const char *bench,
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&rf->cond, &ca);
 	pthread_condattr_destroy(&ca);
+	write_clock(rf);
 	*out = rf;
 	return 0;
 }
@@ -113,11 +116,27 @@ const char *results_path(const struct result_file *rf)
 	return rf->path;
 }
 
+/* A "clock" line: the wall-clock time of t_s = 0, to line up logs that
+ * carry epoch times (pgbench's per-transaction log). */
+static int write_clock(struct result_file *rf)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	struct json_object *o = json_object_new_object();
+	json_object_object_add(o, "epoch_s",
+			       results_json_double((double)ts.tv_sec +
+							   (double)ts.tv_nsec /
+								   1e9,
+						   6));
+	return results_write(rf, "clock", o);
+}
+
 void results_reset_clock(struct result_file *rf)
 {
 	pthread_mutex_lock(&rf->lock);
 	rf->start_ns = mono_ns();
 	pthread_mutex_unlock(&rf->lock);
+	write_clock(rf);
 }
 
 double results_mono_s(struct result_file *rf, uint64_t t_ns)

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #define MAX_SCATTER_POINTS 200000
+#define LANE_HEIGHT 0.035	/* checkpoint strip, fraction of the plot */
 
 struct prog {
 	double t, tps, lat_avg, lat_std, lat_max;	/* lat_max NAN if none */
@@ -98,6 +99,8 @@ static const char *str(struct json_object *o, const char *key)
 	return json_object_get_string(v);
 }
 
+static void sanitize(char *s);
+
 static int add_line(struct run *r, struct json_object *o)
 {
 	const char *type = str(o, "type");
@@ -140,8 +143,10 @@ static int add_line(struct run *r, struct json_object *o)
 		m->write_ios = num(o, "write_ios", NAN);
 		m->write_kb = num(o, "write_kb", NAN);
 		const char *dev = str(o, "dev");
-		if (dev && !r->dev[0])
+		if (dev && !r->dev[0]) {
 			snprintf(r->dev, sizeof(r->dev), "%s", dev);
+			sanitize(r->dev);	/* goes into the script */
+		}
 	} else if (!strcmp(type, "checkpoint")) {
 		if (grow((void **)&r->ck, &r->alloc_ck, r->nr_ck,
 			 sizeof(*r->ck)))
@@ -550,12 +555,21 @@ static int write_data(struct run *r, int ddfd, size_t i)
 
 /* ---- gnuplot ----------------------------------------------------------- */
 
-/* Shaded checkpoint spans of every run, as gnuplot rectangles. */
+/*
+ * Checkpoints as gnuplot rectangles: a light full-height span, and a
+ * solid strip in the run's own lane at the top of the plot (lanes keep
+ * the runs apart where the spans of two runs overlap and their colours
+ * mix).  "set offsets" in the script leaves room above the data for the
+ * lanes.
+ */
 static void gp_checkpoints(FILE *g, const struct run *runs, size_t nr)
 {
 	fputs("unset object\n", g);
-	int obj = 1;
-	for (size_t i = 0; i < nr; i++)
+	int obj = 1, lane = 0;
+	for (size_t i = 0; i < nr; i++) {
+		if (!runs[i].nr_ck)
+			continue;
+		double top = 1.0 - LANE_HEIGHT * lane, bot = top - LANE_HEIGHT;
 		for (size_t k = 0; k < runs[i].nr_ck; k++) {
 			const struct ckpt *c = &runs[i].ck[k];
 			if (isnan(c->start) || isnan(c->end))
@@ -563,9 +577,17 @@ static void gp_checkpoints(FILE *g, const struct run *runs, size_t nr)
 			fprintf(g,
 				"set object %d rect from %.3f, graph 0 to "
 				"%.3f, graph 1 behind fc rgb '%s' fs "
-				"transparent solid 0.13 noborder\n",
+				"transparent solid 0.08 noborder\n",
 				obj++, c->start, c->end, runs[i].color);
+			fprintf(g,
+				"set object %d rect from %.3f, graph %.3f to "
+				"%.3f, graph %.3f front fc rgb '%s' fs "
+				"transparent solid 0.7 noborder\n",
+				obj++, c->start, bot + 0.004, c->end, top - 0.004,
+				runs[i].color);
 		}
+		lane++;
+	}
 }
 
 /* Key entries for the shaded spans. */
@@ -575,7 +597,7 @@ static void gp_ck_keys(FILE *g, const struct run *runs, size_t nr)
 		if (runs[i].nr_ck)
 			fprintf(g,
 				", keyentry with boxes fc rgb '%s' fs "
-				"transparent solid 0.25 noborder title "
+				"transparent solid 0.7 noborder title "
 				"'checkpoints (%s)'",
 				runs[i].color, runs[i].label);
 }
@@ -583,6 +605,8 @@ static void gp_ck_keys(FILE *g, const struct run *runs, size_t nr)
 struct plot_set {
 	int tps, latency, dirty, io, scatter;
 	const char *ext;
+	int bg_thresh_shown;		/* the line is on the Dirty plot */
+	double bg_thresh_mib;		/* NAN if unknown */
 };
 
 static int write_script(int dfd, const struct run *runs, size_t nr,
@@ -625,6 +649,12 @@ static int write_script(int dfd, const struct run *runs, size_t nr,
 		terminal);
 	if (xmax > xmin)
 		fprintf(g, "set xrange [%.3f:%.3f]\n", xmin, xmax);
+	int lanes = 0;
+	for (size_t i = 0; i < nr; i++)
+		lanes += runs[i].nr_ck > 0;
+	if (lanes)	/* room above the data for the checkpoint lanes */
+		fprintf(g, "set offsets 0, 0, graph %.3f, 0\n",
+			LANE_HEIGHT * lanes + 0.02);
 
 	if (ps->tps) {
 		gp_checkpoints(g, runs, nr);
@@ -696,12 +726,24 @@ static int write_script(int dfd, const struct run *runs, size_t nr,
 			first = 0;
 		}
 		/* The background threshold of the first run, where the
-		 * flusher threads start writing back. */
+		 * flusher threads start writing back, unless it would squash
+		 * the curves (it is then in the caption). */
+		double peak = 0, bg = NAN;
 		for (size_t i = 0; i < nr; i++)
+			for (size_t k = 0; k < runs[i].nr_mon; k++) {
+				const struct mon *m = &runs[i].mon[k];
+				peak = fmax(peak, fmax(m->dirty_kb,
+						       m->writeback_kb));
+				if (isnan(bg))
+					bg = m->bg_thresh_kb;
+			}
+		ps->bg_thresh_mib = bg / 1024;
+		ps->bg_thresh_shown = !isnan(bg) && bg <= 1.5 * peak;
+		for (size_t i = 0; i < nr && ps->bg_thresh_shown; i++)
 			if (runs[i].nr_mon) {
 				fprintf(g, ", 'data/r%zu-monitor.dat' using "
-					   "1:5 with lines dt 3 lw 1 lc rgb "
-					   "'#888888' title 'dirty background "
+					   "1:5 with lines dt 3 lw 2 lc rgb "
+					   "'#555555' title 'dirty background "
 					   "threshold'",
 					i + 1);
 				break;
@@ -729,7 +771,7 @@ static int write_script(int dfd, const struct run *runs, size_t nr,
 				if (!runs[i].nr_mon || !runs[i].dev[0])
 					continue;
 				fprintf(g, "%s'data/r%zu-monitor.dat' using "
-					   "1:%d with steps lw 1.5 lc rgb '%s' "
+					   "1:%d with fsteps lw 1.5 lc rgb '%s' "
 					   "title '%s (%s)'",
 					first ? "" : ", ", i + 1, io[k].col,
 					runs[i].color, runs[i].label,
@@ -753,7 +795,7 @@ static int write_script(int dfd, const struct run *runs, size_t nr,
 			if (!runs[i].has_scatter)
 				continue;
 			fprintf(g, "%s'data/r%zu-latency.dat' using 1:2 with "
-				   "dots lc rgb '%s' title '%s'",
+				   "points pt 7 ps 0.25 lc rgb '%s' title '%s'",
 				first ? "" : ", ", i + 1, runs[i].color,
 				runs[i].label);
 			first = 0;
@@ -1096,9 +1138,9 @@ static const struct {
 } figures[] = {
 	{"tps", "Throughput",
 	 "Transactions per second in each progress interval. Shaded spans "
-	 "are checkpoints (start to end), in the colour of their run: a "
-	 "strategy that stalls shows tps dropping inside or right after "
-	 "them."},
+	 "are checkpoints (start to end), with a strip per run at the top in "
+	 "the run's colour: a strategy that stalls shows tps dropping inside "
+	 "or right after them."},
 	{"latency", "Latency",
 	 "Average (solid) and, where recorded, maximum (dashed) latency of "
 	 "the transactions completed in each interval, log scale."},
@@ -1107,8 +1149,7 @@ static const struct {
 	 "evenly if very large), at its completion time."},
 	{"dirty", "Dirty and Writeback memory",
 	 "Dirty: page cache waiting to be written; Writeback: being written "
-	 "right now (/proc/meminfo). The dotted line is the background "
-	 "threshold where the kernel's flusher threads start writing."},
+	 "right now (/proc/meminfo), whole machine."},
 	{"iops", "Write IOPS",
 	 "Write requests completed per second on the run's first disk "
 	 "(/sys/block/DEV/stat)."},
@@ -1146,9 +1187,21 @@ static int write_html(int dfd, const struct run *runs, size_t nr,
 		if (!on[k] || gp_note)
 			continue;
 		fprintf(f, "<h2>%s</h2>\n<figure><img src=\"%s.%s\" alt=\"%s\">"
-			   "<figcaption>%s</figcaption></figure>\n",
+			   "<figcaption>%s",
 			figures[k].title, figures[k].file, ps->ext,
 			figures[k].title, figures[k].caption);
+		if (!strcmp(figures[k].file, "dirty")) {
+			if (ps->bg_thresh_shown)
+				fputs(" The dotted line is the background "
+				      "threshold, where the kernel's flusher "
+				      "threads start writing back.", f);
+			else if (!isnan(ps->bg_thresh_mib))
+				fprintf(f, " The background threshold, where "
+					   "the kernel's flusher threads start "
+					   "writing back, is %.0f MiB: off this "
+					   "scale.", ps->bg_thresh_mib);
+		}
+		fputs("</figcaption></figure>\n", f);
 	}
 	fputs("<h2>Runs</h2>\n", f);
 	for (size_t i = 0; i < nr; i++) {
@@ -1281,7 +1334,7 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 
-	struct plot_set ps = {0};
+	struct plot_set ps = {.bg_thresh_mib = NAN};
 	const char *ext = "png";
 	const char *note = NULL;
 	const char *term = pick_terminal(dfd, out, svg, &ext);
