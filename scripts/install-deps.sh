@@ -4,7 +4,8 @@
 # its benchmarks.  Run as root.  Skips apt when everything is present.
 set -eu
 pkgs=(build-essential cmake pkg-config bc liburing-dev libjson-c-dev
-      e2fsprogs xfsprogs btrfs-progs rsync util-linux procps)
+      e2fsprogs xfsprogs btrfs-progs rsync util-linux procps
+      gnuplot-nox)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
