@@ -940,7 +940,8 @@ static void summary_table(FILE *f, const struct run *runs, size_t nr)
 	      "<th>latency max<br>(ms)</th><th title=\"worst one-second "
 	      "tps divided by the median one-second tps; 1 = no stalls\">"
 	      "stall ratio</th><th>checkpoints</th><th>backend<br>fsyncs"
-	      "</th><th>duration<br>(s)</th></tr>\n", f);
+	      "</th><th>duration<br>(s)</th><th>peak Dirty<br>(MiB)</th>"
+	      "<th>written<br>(MiB)</th></tr>\n", f);
 	int any_computed = 0;
 	for (size_t i = 0; i < nr; i++) {
 		const struct run *r = &runs[i];
@@ -996,6 +997,19 @@ static void summary_table(FILE *f, const struct run *runs, size_t nr)
 		if (isnan(dur) && r->nr_prog)
 			dur = r->prog[r->nr_prog - 1].t;
 		html_num(f, dur, "%.0f", 0);
+		/* from the monitor lines */
+		double peak = NAN, written = NAN;
+		for (size_t k = 0; k < r->nr_mon; k++) {
+			const struct mon *m = &r->mon[k];
+			if (!isnan(m->dirty_kb))
+				peak = isnan(peak) ? m->dirty_kb
+						   : fmax(peak, m->dirty_kb);
+			if (!isnan(m->write_kb))
+				written = (isnan(written) ? 0 : written) +
+					  m->write_kb;
+		}
+		html_num(f, peak / 1024, "%.0f", 0);
+		html_num(f, written / 1024, "%.0f", 0);
 		fputs("</tr>\n", f);
 	}
 	fputs("</table>\n", f);
