@@ -1145,7 +1145,9 @@ static const char css[] =
 	"border:1px solid #eee}"
 	"figcaption{font-size:.85em;color:#555;margin-top:.2em}"
 	".note,.meta{font-size:.85em;color:#555}"
-	"details{margin:.5em 0}summary{cursor:pointer;font-weight:600}";
+	"details{margin:.5em 0}summary{cursor:pointer;font-weight:600}"
+	".cols{display:flex;flex-wrap:wrap;gap:0 2em;align-items:flex-start}"
+	"h3{font-size:1em;margin:.8em 0 .3em}";
 
 static const struct {
 	const char *file, *title, *caption;
@@ -1226,24 +1228,28 @@ static int write_html(int dfd, const struct run *runs, size_t nr,
 		html_text(f, r->label);
 		fputs(" &mdash; ", f);
 		html_text(f, r->path);
-		fputs("</summary>\n", f);
+		fputs("</summary>\n<div class=cols>", f);
 		if (r->settings) {
-			fputs("<h3>Settings</h3>\n", f);
+			fputs("<div><h3>Settings</h3>\n", f);
 			kv_table(f, r->settings, "type");
-		}
-		if (r->env) {
-			fputs("<h3>Environment</h3>\n", f);
-			env_html(f, r->env);
-		}
-		if (r->nr_ck) {
-			fputs("<h3>Checkpoints</h3>\n", f);
-			ck_table(f, r);
+			fputs("</div>", f);
 		}
 		if (r->summary) {
-			fputs("<h3>Summary line</h3>\n", f);
+			fputs("<div><h3>Summary line</h3>\n", f);
 			kv_table(f, r->summary, "type");
+			fputs("</div>", f);
 		}
-		fputs("</details>\n", f);
+		if (r->env) {
+			fputs("<div><h3>Environment</h3>\n", f);
+			env_html(f, r->env);
+			fputs("</div>", f);
+		}
+		if (r->nr_ck) {
+			fputs("<div><h3>Checkpoints</h3>\n", f);
+			ck_table(f, r);
+			fputs("</div>", f);
+		}
+		fputs("</div></details>\n", f);
 	}
 	fputs("<p class=meta>Data files and the gnuplot script "
 	      "(plots.gp) are beside this page; rerun "
