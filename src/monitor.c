@@ -43,9 +43,9 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 
-#define TEXT_MAX (64u * 1024u)			/* /proc/meminfo, vmstat */
+#define TEXT_MAX (64u * 1024u) /* /proc/meminfo, vmstat */
 #define MOUNTINFO_MAX (4u * 1024u * 1024u)
-#define RESOLVE_DEPTH 4				/* loops on loops */
+#define RESOLVE_DEPTH 4 /* loops on loops */
 
 /* Copy @src into @dst of @len bytes, truncating, always terminated. */
 static void copy_str(char *dst, size_t len, const char *src)
@@ -150,8 +150,8 @@ static ssize_t reread(int fd, char **buf, size_t *alloc)
 			*buf = p;
 			*alloc = n;
 		}
-		ssize_t n = fk_sys.pread(fd, *buf + len, *alloc - len - 1,
-					 (off_t)len);
+		ssize_t n =
+		    fk_sys.pread(fd, *buf + len, *alloc - len - 1, (off_t)len);
 		if (n < 0)
 			return n;
 		if (n == 0)
@@ -327,8 +327,8 @@ static int parse_mount_line(const char *line, struct fk_mount *m)
 	char tmp[256];
 	const char *p = line;
 	memset(m, 0, sizeof(*m));
-	if (next_field(&p, tmp, sizeof(tmp)) ||	/* mount id */
-	    next_field(&p, tmp, sizeof(tmp)) ||	/* parent id */
+	if (next_field(&p, tmp, sizeof(tmp)) || /* mount id */
+	    next_field(&p, tmp, sizeof(tmp)) || /* parent id */
 	    next_field(&p, tmp, sizeof(tmp)))	/* major:minor */
 		return -EINVAL;
 	unsigned maj, min;
@@ -376,8 +376,8 @@ int fk_mountinfo_find(const char *buf, uint32_t major, uint32_t minor,
 	const char *line = buf;
 	while (line && *line) {
 		if (!parse_mount_line(line, &m)) {
-			long pl = abs_path ? prefix_len(m.mount_point, abs_path)
-					   : -1;
+			long pl =
+			    abs_path ? prefix_len(m.mount_point, abs_path) : -1;
 			if (m.major == major && m.minor == minor) {
 				dev_last = m;
 				have_dev_last = 1;
@@ -544,11 +544,11 @@ static int resolve_rec(const char *sys, const char *mountinfo, uint32_t maj,
 		return 0;
 	struct stat st;
 	if (fk_sys.fstatat(AT_FDCWD, file, &st, 0))
-		return 0;	/* deleted or not visible from here */
+		return 0; /* deleted or not visible from here */
 	char name[FK_DEVNAME_MAX];
 	memcpy(name, d.name, sizeof(name));
-	return resolve_rec(sys, mountinfo, major(st.st_dev),
-			   minor(st.st_dev), name, devs, max, nr, depth + 1);
+	return resolve_rec(sys, mountinfo, major(st.st_dev), minor(st.st_dev),
+			   name, devs, max, nr, depth + 1);
 }
 
 int fk_blockdev_resolve_dev(const char *sys_root, const char *mountinfo,
@@ -556,21 +556,20 @@ int fk_blockdev_resolve_dev(const char *sys_root, const char *mountinfo,
 			    struct fk_blockdev *devs, size_t max)
 {
 	size_t nr = 0;
-	int r = resolve_rec(sys_root, mountinfo, major_nr, minor_nr, NULL,
-			    devs, max, &nr, 0);
+	int r = resolve_rec(sys_root, mountinfo, major_nr, minor_nr, NULL, devs,
+			    max, &nr, 0);
 	return r < 0 ? r : (int)nr;
 }
 
-int fk_blockdev_resolve(const char *path, struct fk_blockdev *devs,
-			size_t max)
+int fk_blockdev_resolve(const char *path, struct fk_blockdev *devs, size_t max)
 {
 	struct stat st;
 	int r = fk_sys.fstatat(AT_FDCWD, path, &st, 0);
 	if (r)
 		return r;
 	return fk_blockdev_resolve_dev("/sys", "/proc/self/mountinfo",
-				       major(st.st_dev), minor(st.st_dev),
-				       devs, max);
+				       major(st.st_dev), minor(st.st_dev), devs,
+				       max);
 }
 
 /* ---- the sampler ------------------------------------------------------ */
@@ -663,14 +662,13 @@ int fk_monitor_sample(struct fk_monitor *m, struct fk_monitor_sample *s)
 	memset(s, 0, sizeof(*s));
 	s->time_ns = fk_now_ns();
 	clock_gettime(CLOCK_REALTIME, &ts);
-	s->realtime_ns = (uint64_t)ts.tv_sec * 1000000000ull +
-			 (uint64_t)ts.tv_nsec;
+	s->realtime_ns =
+	    (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	r = sample_file(m, &m->meminfo_fd, "/proc/meminfo", parse_meminfo,
 			&s->mem);
 	if (r && !err)
 		err = r;
-	r = sample_file(m, &m->vmstat_fd, "/proc/vmstat", parse_vmstat,
-			&s->vm);
+	r = sample_file(m, &m->vmstat_fd, "/proc/vmstat", parse_vmstat, &s->vm);
 	if (r && !err)
 		err = r;
 	s->nr_devices = m->nr;
@@ -722,8 +720,7 @@ void fk_blockdev_env_read(const char *sys_root, const char *name,
 		}
 		copy_str(env->scheduler, sizeof(env->scheduler), s);
 	}
-	snprintf(p, sizeof(p), "%s/block/%s/queue/write_cache", sys_root,
-		 name);
+	snprintf(p, sizeof(p), "%s/block/%s/queue/write_cache", sys_root, name);
 	if (fk_read_line(p, buf, sizeof(buf)) > 0)
 		copy_str(env->write_cache, sizeof(env->write_cache), buf);
 	snprintf(p, sizeof(p), "%s/block/%s/queue/rotational", sys_root, name);
@@ -784,16 +781,15 @@ int fk_monitor_env(const char *path, struct fk_monitor_env *env)
 		struct fk_mount m;
 		if (!fk_mountinfo_find(buf, major(st.st_dev), minor(st.st_dev),
 				       abs[0] ? abs : NULL, &m)) {
-			copy_str(env->fs_type, sizeof(env->fs_type),
-				 m.fs_type);
+			copy_str(env->fs_type, sizeof(env->fs_type), m.fs_type);
 			copy_str(env->mount_point, sizeof(env->mount_point),
 				 m.mount_point);
-			copy_str(env->mount_source,
-				 sizeof(env->mount_source), m.source);
-			copy_str(env->mount_options,
-				 sizeof(env->mount_options), m.mount_options);
-			copy_str(env->super_options,
-				 sizeof(env->super_options), m.super_options);
+			copy_str(env->mount_source, sizeof(env->mount_source),
+				 m.source);
+			copy_str(env->mount_options, sizeof(env->mount_options),
+				 m.mount_options);
+			copy_str(env->super_options, sizeof(env->super_options),
+				 m.super_options);
 		}
 		free(buf);
 	}

@@ -20,13 +20,13 @@
 
 /* One line of /proc/self/mountinfo (proc(5)), with escapes decoded. */
 struct fk_mount {
-	uint32_t major, minor;		/* st_dev of files on it */
-	char root[256];			/* subtree mounted ("/" mostly) */
+	uint32_t major, minor; /* st_dev of files on it */
+	char root[256];	       /* subtree mounted ("/" mostly) */
 	char mount_point[256];
-	char mount_options[256];	/* per-mount options */
+	char mount_options[256]; /* per-mount options */
 	char fs_type[32];
-	char source[256];		/* "/dev/vda1", "tmpfs", ... */
-	char super_options[256];	/* per-superblock options */
+	char source[256];	 /* "/dev/vda1", "tmpfs", ... */
+	char super_options[256]; /* per-superblock options */
 };
 
 /*

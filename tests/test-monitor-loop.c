@@ -43,8 +43,8 @@ int main(void)
 	snprintf(out, sizeof(out), "%s/loopdev", t);
 	atexit(cleanup);
 
-	if (fkt_sh("truncate -s 32M '%s' && losetup -f --show '%s' >'%s'",
-		   img, img, out))
+	if (fkt_sh("truncate -s 32M '%s' && losetup -f --show '%s' >'%s'", img,
+		   img, out))
 		SKIP("no free loop device");
 	char *dev = fkt_read_file(out, NULL);
 	if (!dev)

@@ -7,8 +7,8 @@
  * and "flushkit report" turns the file into a page (when gnuplot is
  * installed).
  */
-#include "fktest.h"
 #include "cli.h"
+#include "fktest.h"
 #include "results.h"
 
 #include <dirent.h>
@@ -39,7 +39,7 @@ int main(void)
 
 	struct result_file *rf, *rf2;
 	CHECK_EQ(results_open(dir, "tpcb", &rf), 0);
-	CHECK_EQ(results_open(dir, "tpcb", &rf2), 0);	/* same second */
+	CHECK_EQ(results_open(dir, "tpcb", &rf2), 0); /* same second */
 	CHECK(strcmp(results_path(rf), results_path(rf2)) != 0);
 	CHECK_EQ(results_close(rf2), 0);
 
@@ -68,28 +68,29 @@ int main(void)
 	CHECK_EQ(results_monitor_start(rf, paths, 1, 100), -EBUSY);
 	for (int i = 1; i <= 3; i++) {
 		sleep_ms(120);
-		CHECK_EQ(results_progress(rf, results_elapsed_s(rf),
-					  1000.0 + i, 2.5, 0.5, 9.0), 0);
+		CHECK_EQ(results_progress(rf, results_elapsed_s(rf), 1000.0 + i,
+					  2.5, 0.5, 9.0),
+			 0);
 	}
 	struct fk_checkpoint_info ci = {
-		.reason = "time",
-		.start_ns = 0,
-		.end_ns = 0,
-		.buffers_written = 1234,
-		.write_ms = 1500,
-		.sync_ms = 250,
-		.total_ms = 1750,
-		.files_synced = 7,
-		.longest_sync_ms = 90,
+	    .reason = "time",
+	    .start_ns = 0,
+	    .end_ns = 0,
+	    .buffers_written = 1234,
+	    .write_ms = 1500,
+	    .sync_ms = 250,
+	    .total_ms = 1750,
+	    .files_synced = 7,
+	    .longest_sync_ms = 90,
 	};
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	ci.end_ns = (uint64_t)now.tv_sec * 1000000000ull +
-		    (uint64_t)now.tv_nsec;
+	ci.end_ns =
+	    (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
 	ci.start_ns = ci.end_ns - 1750000000ull;
 	CHECK_EQ(results_checkpoint(rf, &ci), 0);
 	results_monitor_stop(rf);
-	results_monitor_stop(rf);	/* idempotent */
+	results_monitor_stop(rf); /* idempotent */
 	struct json_object *sum = json_object_new_object();
 	json_object_object_add(sum, "tps", json_object_new_double(1002.0));
 	CHECK_EQ(results_write(rf, "summary", sum), 0);
@@ -159,7 +160,7 @@ int main(void)
 			if (json_object_object_get_ex(o, "end_s", &v))
 				s1 = json_object_get_double(v);
 			CHECK(s1 - s0 > 1.749 && s1 - s0 < 1.751);
-			CHECK(s1 > 0.3 && s1 < 30);	/* after the reset */
+			CHECK(s1 > 0.3 && s1 < 30); /* after the reset */
 		} else if (!strcmp(type, "summary")) {
 			n_sum++;
 		} else if (!strcmp(type, "clock")) {
@@ -173,8 +174,8 @@ int main(void)
 	CHECK_EQ(bad, 0);
 	CHECK_EQ(n_settings, 1);
 	CHECK_EQ(n_env, 1);
-	CHECK_EQ(n_clock, 2);	/* at open and at the reset */
-	CHECK(n_mon >= 3);	/* first, every 100 ms, last */
+	CHECK_EQ(n_clock, 2); /* at open and at the reset */
+	CHECK(n_mon >= 3);    /* first, every 100 ms, last */
 	CHECK_EQ(n_prog, 3);
 	CHECK_EQ(n_ck, 1);
 	CHECK_EQ(n_sum, 1);

@@ -34,11 +34,10 @@ static void test_meminfo(void)
 	CHECK_EQ(fk_meminfo_read(data("meminfo-6.1"), &mi), 0);
 	CHECK_EQ(mi.mem_total_kb, 8000000);
 	CHECK_EQ(mi.mem_available_kb, 3500000);
-	CHECK_EQ(mi.cached_kb, 2000000);	/* not SwapCached */
+	CHECK_EQ(mi.cached_kb, 2000000); /* not SwapCached */
 	CHECK_EQ(mi.dirty_kb, 123456);
-	CHECK_EQ(mi.writeback_kb, 7890);	/* not WritebackTmp */
-	CHECK_EQ(fk_meminfo_parse("MemTotal: 5 kB\nFoo: 1 kB\n", &mi),
-		 -EINVAL);
+	CHECK_EQ(mi.writeback_kb, 7890); /* not WritebackTmp */
+	CHECK_EQ(fk_meminfo_parse("MemTotal: 5 kB\nFoo: 1 kB\n", &mi), -EINVAL);
 	CHECK_EQ(fk_meminfo_parse("Writeback: 7 kB\n", &mi), 0);
 	CHECK_EQ(mi.writeback_kb, 7);
 	CHECK_EQ(mi.dirty_kb, 0);
@@ -161,23 +160,24 @@ static void test_resolve_fake_sysfs(void)
 
 	/* sdz (8:16) with partition sdz2 (8:18); loop5 (7:5) backed by
 	 * disk.img, whose st_dev we map to sdz2 too. */
-	CHECK_EQ(fkt_sh("cd '%s' && mkdir -p sys/devices/pci/block/sdz/sdz2 "
-			"sys/devices/virtual/block/loop5/loop sys/dev/block "
-			"sys/block && echo 8:16 >sys/devices/pci/block/sdz/dev"
-			" && echo 2 >sys/devices/pci/block/sdz/sdz2/partition"
-			" && echo '%s' >sys/devices/virtual/block/loop5/loop/"
-			"backing_file"
-			" && ln -s ../../devices/pci/block/sdz/sdz2 "
-			"sys/dev/block/8:18"
-			" && ln -s ../../devices/pci/block/sdz sys/dev/block/8:16"
-			" && ln -s ../../devices/virtual/block/loop5 "
-			"sys/dev/block/7:5"
-			" && ln -s ../devices/virtual/block/loop5 sys/block/loop5"
-			" && ln -s ../devices/pci/block/sdz sys/block/sdz"
-			" && { [ -e sys/dev/block/%u:%u ] || ln -s "
-			"../../devices/pci/block/sdz/sdz2 sys/dev/block/%u:%u; }",
-			t, img, imaj, imin, imaj, imin),
-		 0);
+	CHECK_EQ(
+	    fkt_sh("cd '%s' && mkdir -p sys/devices/pci/block/sdz/sdz2 "
+		   "sys/devices/virtual/block/loop5/loop sys/dev/block "
+		   "sys/block && echo 8:16 >sys/devices/pci/block/sdz/dev"
+		   " && echo 2 >sys/devices/pci/block/sdz/sdz2/partition"
+		   " && echo '%s' >sys/devices/virtual/block/loop5/loop/"
+		   "backing_file"
+		   " && ln -s ../../devices/pci/block/sdz/sdz2 "
+		   "sys/dev/block/8:18"
+		   " && ln -s ../../devices/pci/block/sdz sys/dev/block/8:16"
+		   " && ln -s ../../devices/virtual/block/loop5 "
+		   "sys/dev/block/7:5"
+		   " && ln -s ../devices/virtual/block/loop5 sys/block/loop5"
+		   " && ln -s ../devices/pci/block/sdz sys/block/sdz"
+		   " && { [ -e sys/dev/block/%u:%u ] || ln -s "
+		   "../../devices/pci/block/sdz/sdz2 sys/dev/block/%u:%u; }",
+		   t, img, imaj, imin, imaj, imin),
+	    0);
 
 	/* a partition: the whole disk, and which partition */
 	int n = fk_blockdev_resolve_dev(sys, mi, 8, 18, d, 8);
@@ -207,15 +207,17 @@ static void test_resolve_fake_sysfs(void)
 	}
 	CHECK_EQ(fk_blockdev_resolve_dev(sys, mi, 7, 5, d, 1), 1);
 	/* not a block device in sysfs (tmpfs, NFS): nothing */
-	CHECK_EQ(fkt_sh("echo '60 1 0:77 / /mnt/x rw - tmpfs tmpfs rw' >'%s'",
-			mi), 0);
+	CHECK_EQ(
+	    fkt_sh("echo '60 1 0:77 / /mnt/x rw - tmpfs tmpfs rw' >'%s'", mi),
+	    0);
 	CHECK_EQ(fk_blockdev_resolve_dev(sys, mi, 0, 77, d, 8), 0);
 
 	/* anonymous st_dev (btrfs): found through the mount source */
 	char node[PATH_MAX];
 	struct stat bst;
 	if (!find_block_node(node, sizeof(node), &bst)) {
-		fprintf(stderr, "no block device node: anonymous case skipped\n");
+		fprintf(stderr,
+			"no block device node: anonymous case skipped\n");
 		return;
 	}
 	unsigned bmaj = major(bst.st_rdev), bmin = minor(bst.st_rdev);
@@ -240,13 +242,14 @@ static void test_blockdev_env_fake(void)
 	char sys[PATH_MAX];
 	struct fk_blockdev_env e;
 	snprintf(sys, sizeof(sys), "%s/sys2", t);
-	CHECK_EQ(fkt_sh("mkdir -p '%s/block/sdq/queue' '%s/block/nv0/queue' "
-			"&& cd '%s/block' && echo 'mq-deadline kyber [bfq] none'"
-			" >sdq/queue/scheduler && echo 'write back' "
-			">sdq/queue/write_cache && echo 1 >sdq/queue/rotational"
-			" && echo none >nv0/queue/scheduler",
-			sys, sys, sys),
-		 0);
+	CHECK_EQ(
+	    fkt_sh("mkdir -p '%s/block/sdq/queue' '%s/block/nv0/queue' "
+		   "&& cd '%s/block' && echo 'mq-deadline kyber [bfq] none'"
+		   " >sdq/queue/scheduler && echo 'write back' "
+		   ">sdq/queue/write_cache && echo 1 >sdq/queue/rotational"
+		   " && echo none >nv0/queue/scheduler",
+		   sys, sys, sys),
+	    0);
 	fk_blockdev_env_read(sys, "sdq", &e);
 	CHECK(!strcmp(e.scheduler, "bfq"));
 	CHECK(!strcmp(e.write_cache, "write back"));
@@ -267,7 +270,7 @@ static void test_sampler_live(void)
 	CHECK_EQ(fk_monitor_create(&m), 0);
 	int n = fk_monitor_add_path(m, t);
 	CHECK(n >= 0);
-	CHECK_EQ(fk_monitor_add_path(m, t), n);	/* no duplicates */
+	CHECK_EQ(fk_monitor_add_path(m, t), n); /* no duplicates */
 	CHECK_EQ(fk_monitor_add_path(m, "/no/such/dir"), -ENOENT);
 	CHECK_EQ(fk_monitor_nr_devices(m), (size_t)(n < 0 ? 0 : n));
 
@@ -280,7 +283,7 @@ static void test_sampler_live(void)
 	snprintf(path, sizeof(path), "%s/f", t);
 	CHECK_EQ(fkt_write_file(path, 1 << 20, 7), 0);
 	CHECK_EQ(fk_monitor_sample(m, &b), 0);
-	CHECK_EQ(fkt_trace_nr("open", NULL), opens);	/* reread, not reopened */
+	CHECK_EQ(fkt_trace_nr("open", NULL), opens); /* reread, not reopened */
 	fkt_trace_stop();
 
 	CHECK(a.mem.mem_total_kb > 0);

@@ -29,12 +29,12 @@ struct result_file {
 	FILE *f;
 	char *path;
 	pthread_mutex_t lock;
-	uint64_t start_ns;		/* CLOCK_MONOTONIC of t_s = 0 */
+	uint64_t start_ns; /* CLOCK_MONOTONIC of t_s = 0 */
 	int err;
 
 	/* the sampler thread */
 	pthread_t thread;
-	pthread_cond_t cond;		/* signalled to stop */
+	pthread_cond_t cond; /* signalled to stop */
 	int mon_running, mon_stop;
 	uint64_t interval_ms;
 	struct fk_monitor *mon;
@@ -49,8 +49,7 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-int results_open(const char *dir, const char *bench,
-		 struct result_file **out)
+int results_open(const char *dir, const char *bench, struct result_file **out)
 {
 	if (!dir)
 		dir = "results";
@@ -123,11 +122,10 @@ static int write_clock(struct result_file *rf)
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	struct json_object *o = json_object_new_object();
-	json_object_object_add(o, "epoch_s",
-			       results_json_double((double)ts.tv_sec +
-							   (double)ts.tv_nsec /
-								   1e9,
-						   6));
+	json_object_object_add(
+	    o, "epoch_s",
+	    results_json_double((double)ts.tv_sec + (double)ts.tv_nsec / 1e9,
+				6));
 	return results_write(rf, "clock", o);
 }
 
@@ -159,11 +157,11 @@ int results_write(struct result_file *rf, const char *type,
 	json_object_object_add(line, "type", json_object_new_string(type));
 	if (obj) {
 		json_object_object_foreach(obj, key, val)
-			json_object_object_add(line, key, json_object_get(val));
+		    json_object_object_add(line, key, json_object_get(val));
 		json_object_put(obj);
 	}
 	const char *s = json_object_to_json_string_ext(
-		line, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	    line, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 	pthread_mutex_lock(&rf->lock);
 	int r = 0;
 	if (fputs(s, rf->f) == EOF || fputc('\n', rf->f) == EOF ||
@@ -203,8 +201,7 @@ static struct json_object *ji(int64_t v)
 }
 
 int results_progress(struct result_file *rf, double t_s, double tps,
-		     double lat_avg_ms, double lat_stddev_ms,
-		     double lat_max_ms)
+		     double lat_avg_ms, double lat_stddev_ms, double lat_max_ms)
 {
 	struct json_object *o = json_object_new_object();
 	json_object_object_add(o, "t_s", jd(t_s));
@@ -220,11 +217,10 @@ int results_checkpoint(struct result_file *rf,
 		       const struct fk_checkpoint_info *ci)
 {
 	struct json_object *o = json_object_new_object();
-	json_object_object_add(o, "reason",
-			       json_object_new_string(ci->reason ? ci->reason
-								 : ""));
-	json_object_object_add(o, "start_s", jd(results_mono_s(rf,
-							       ci->start_ns)));
+	json_object_object_add(
+	    o, "reason", json_object_new_string(ci->reason ? ci->reason : ""));
+	json_object_object_add(o, "start_s",
+			       jd(results_mono_s(rf, ci->start_ns)));
 	json_object_object_add(o, "end_s", jd(results_mono_s(rf, ci->end_ns)));
 	json_object_object_add(o, "buffers", ji((int64_t)ci->buffers_written));
 	json_object_object_add(o, "write_s", jd((double)ci->write_ms / 1e3));
@@ -265,8 +261,7 @@ static struct json_object *device_json(const struct fk_blockdev *d,
 	return o;
 }
 
-struct json_object *results_env_json(const char *const *paths,
-				     size_t nr_paths)
+struct json_object *results_env_json(const char *const *paths, size_t nr_paths)
 {
 	struct fk_monitor_env env;
 	struct json_object *o = json_object_new_object();
@@ -302,7 +297,8 @@ struct json_object *results_env_json(const char *const *paths,
 		json_object_object_add(p, "path", jstr(paths[i]));
 		int r = fk_monitor_env(paths[i], &env);
 		if (r) {
-			json_object_object_add(p, "error", jstr(fk_strerror(r)));
+			json_object_object_add(p, "error",
+					       jstr(fk_strerror(r)));
 			json_object_array_add(arr, p);
 			continue;
 		}
@@ -316,9 +312,8 @@ struct json_object *results_env_json(const char *const *paths,
 				       jstr(env.super_options));
 		struct json_object *devs = json_object_new_array();
 		for (size_t d = 0; d < env.nr_devices; d++)
-			json_object_array_add(devs,
-					      device_json(&env.devs[d],
-							  &env.dev_env[d]));
+			json_object_array_add(
+			    devs, device_json(&env.devs[d], &env.dev_env[d]));
 		json_object_object_add(p, "devices", devs);
 		json_object_array_add(arr, p);
 	}
@@ -336,39 +331,38 @@ int results_env(struct result_file *rf, const char *const *paths,
 
 static uint64_t delta(uint64_t a, uint64_t b)
 {
-	return b >= a ? b - a : 0;	/* a counter reset counts as 0 */
+	return b >= a ? b - a : 0; /* a counter reset counts as 0 */
 }
 
-static void add_dev_counters(struct json_object *o,
-			     const struct fk_blkstat *a,
+static void add_dev_counters(struct json_object *o, const struct fk_blkstat *a,
 			     const struct fk_blkstat *b)
 {
 	if (!a)
-		a = b;		/* the first sample: differences 0 */
+		a = b; /* the first sample: differences 0 */
 	json_object_object_add(o, "write_ios",
 			       ji((int64_t)delta(a->write_ios, b->write_ios)));
-	json_object_object_add(o, "write_merges",
-			       ji((int64_t)delta(a->write_merges,
-						 b->write_merges)));
-	json_object_object_add(o, "write_kb",
-			       ji((int64_t)(delta(a->write_sectors,
-						  b->write_sectors) / 2)));
-	json_object_object_add(o, "write_ticks_ms",
-			       ji((int64_t)delta(a->write_ticks_ms,
-						 b->write_ticks_ms)));
+	json_object_object_add(
+	    o, "write_merges",
+	    ji((int64_t)delta(a->write_merges, b->write_merges)));
+	json_object_object_add(
+	    o, "write_kb",
+	    ji((int64_t)(delta(a->write_sectors, b->write_sectors) / 2)));
+	json_object_object_add(
+	    o, "write_ticks_ms",
+	    ji((int64_t)delta(a->write_ticks_ms, b->write_ticks_ms)));
 	json_object_object_add(o, "read_ios",
 			       ji((int64_t)delta(a->read_ios, b->read_ios)));
-	json_object_object_add(o, "read_kb",
-			       ji((int64_t)(delta(a->read_sectors,
-						  b->read_sectors) / 2)));
+	json_object_object_add(
+	    o, "read_kb",
+	    ji((int64_t)(delta(a->read_sectors, b->read_sectors) / 2)));
 	if (b->nr_fields >= 17)
-		json_object_object_add(o, "flush_ios",
-				       ji((int64_t)delta(a->flush_ios,
-							 b->flush_ios)));
+		json_object_object_add(
+		    o, "flush_ios",
+		    ji((int64_t)delta(a->flush_ios, b->flush_ios)));
 	json_object_object_add(o, "in_flight", ji((int64_t)b->in_flight));
-	json_object_object_add(o, "io_ticks_ms",
-			       ji((int64_t)delta(a->io_ticks_ms,
-						 b->io_ticks_ms)));
+	json_object_object_add(
+	    o, "io_ticks_ms",
+	    ji((int64_t)delta(a->io_ticks_ms, b->io_ticks_ms)));
 }
 
 struct json_object *results_sample_json(const struct fk_monitor *m,
@@ -379,24 +373,22 @@ struct json_object *results_sample_json(const struct fk_monitor *m,
 	struct json_object *o = json_object_new_object();
 	uint64_t page_kb = (uint64_t)sysconf(_SC_PAGESIZE) / 1024;
 	json_object_object_add(o, "t_s", results_json_double(t_s, 3));
-	json_object_object_add(o, "interval_s",
-			       results_json_double(
-				       prev ? (double)(cur->time_ns -
-						       prev->time_ns) / 1e9
-					    : 0.0,
-				       3));
+	json_object_object_add(
+	    o, "interval_s",
+	    results_json_double(
+		prev ? (double)(cur->time_ns - prev->time_ns) / 1e9 : 0.0, 3));
 	json_object_object_add(o, "dirty_kb", ji((int64_t)cur->mem.dirty_kb));
 	json_object_object_add(o, "writeback_kb",
 			       ji((int64_t)cur->mem.writeback_kb));
 	json_object_object_add(o, "cached_kb", ji((int64_t)cur->mem.cached_kb));
 	json_object_object_add(o, "mem_available_kb",
 			       ji((int64_t)cur->mem.mem_available_kb));
-	json_object_object_add(o, "dirty_threshold_kb",
-			       ji((int64_t)(cur->vm.nr_dirty_threshold *
-					    page_kb)));
 	json_object_object_add(
-		o, "dirty_background_threshold_kb",
-		ji((int64_t)(cur->vm.nr_dirty_background_threshold * page_kb)));
+	    o, "dirty_threshold_kb",
+	    ji((int64_t)(cur->vm.nr_dirty_threshold * page_kb)));
+	json_object_object_add(
+	    o, "dirty_background_threshold_kb",
+	    ji((int64_t)(cur->vm.nr_dirty_background_threshold * page_kb)));
 	if (cur->nr_devices == 0)
 		return o;
 	/* The first disk's counters at the top level, for plotting. */
@@ -410,8 +402,7 @@ struct json_object *results_sample_json(const struct fk_monitor *m,
 		if (d->backing_of[0])
 			json_object_object_add(dj, "backing_of",
 					       jstr(d->backing_of));
-		add_dev_counters(dj, prev ? &prev->dev[i] : NULL,
-				 &cur->dev[i]);
+		add_dev_counters(dj, prev ? &prev->dev[i] : NULL, &cur->dev[i]);
 		json_object_array_add(arr, dj);
 	}
 	json_object_object_add(o, "devices", arr);
@@ -431,8 +422,8 @@ static void *sampler(void *arg)
 		pthread_mutex_unlock(&rf->lock);
 		fk_monitor_sample(rf->mon, &s[cur]);
 		struct json_object *o = results_sample_json(
-			rf->mon, have_prev ? &s[!cur] : NULL, &s[cur],
-			results_mono_s(rf, s[cur].time_ns));
+		    rf->mon, have_prev ? &s[!cur] : NULL, &s[cur],
+		    results_mono_s(rf, s[cur].time_ns));
 		results_write(rf, "monitor", o);
 		have_prev = 1;
 		cur = !cur;
@@ -444,7 +435,7 @@ static void *sampler(void *arg)
 				      .tv_nsec = (long)(next % 1000000000ull)};
 		while (!rf->mon_stop &&
 		       pthread_cond_timedwait(&rf->cond, &rf->lock, &ts) !=
-			       ETIMEDOUT)
+			   ETIMEDOUT)
 			;
 	}
 	pthread_mutex_unlock(&rf->lock);

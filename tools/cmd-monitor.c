@@ -72,9 +72,14 @@ static int parse_interval(const char *s, uint64_t *ms)
 /* CSV header or row from the JSON sample: memory columns, then each
  * disk's counters prefixed with its name ("vda_write_ios"). */
 static const char *mem_keys[] = {
-	"t_s", "interval_s", "dirty_kb", "writeback_kb", "cached_kb",
-	"mem_available_kb", "dirty_threshold_kb",
-	"dirty_background_threshold_kb",
+    "t_s",
+    "interval_s",
+    "dirty_kb",
+    "writeback_kb",
+    "cached_kb",
+    "mem_available_kb",
+    "dirty_threshold_kb",
+    "dirty_background_threshold_kb",
 };
 
 static void print_csv(struct json_object *o, int header)
@@ -96,8 +101,9 @@ static void print_csv(struct json_object *o, int header)
 	struct json_object *devs;
 	if (json_object_object_get_ex(o, "devices", &devs)) {
 		for (size_t d = 0; d < json_object_array_length(devs); d++) {
-			struct json_object *dj =
-				json_object_array_get_idx(devs, d), *nm;
+			struct json_object *dj = json_object_array_get_idx(devs,
+									   d),
+					   *nm;
 			json_object_object_get_ex(dj, "name", &nm);
 			json_object_object_foreach(dj, key, val)
 			{
@@ -106,11 +112,12 @@ static void print_csv(struct json_object *o, int header)
 					continue;
 				putchar(',');
 				if (header)
-					printf("%s_%s", json_object_get_string(nm),
-					       key);
+					printf("%s_%s",
+					       json_object_get_string(nm), key);
 				else
-					printf("%lld", (long long)
-					       json_object_get_int64(val));
+					printf("%lld",
+					       (long long)json_object_get_int64(
+						   val));
 			}
 		}
 	}
@@ -136,8 +143,8 @@ static void print_table(struct json_object *o, const char *dev, size_t line)
 	if (line % 20 == 0) {
 		printf("%8s %10s %10s", "time_s", "Dirty_KiB", "Wback_KiB");
 		if (dev)
-			printf("  %-8s %7s %7s %8s %8s %7s %5s", "disk",
-			       "w/s", "wmrg/s", "wMB/s", "await_ms", "flush/s",
+			printf("  %-8s %7s %7s %8s %8s %7s %5s", "disk", "w/s",
+			       "wmrg/s", "wMB/s", "await_ms", "flush/s",
 			       "infl");
 		putchar('\n');
 	}
@@ -153,8 +160,9 @@ static void print_table(struct json_object *o, const char *dev, size_t line)
 			       (double)geti(o, "write_merges") / iv,
 			       (double)geti(o, "write_kb") / 1024.0 / iv);
 			if (ios)
-				printf(" %8.2f", (double)geti(o,
-						"write_ticks_ms") / (double)ios);
+				printf(" %8.2f",
+				       (double)geti(o, "write_ticks_ms") /
+					   (double)ios);
 			else
 				printf(" %8s", "-");
 			if (json_object_object_get_ex(o, "flush_ios", NULL))
@@ -179,20 +187,20 @@ static struct json_object *summary_json(struct fk_monitor *m,
 					const struct summary *sum)
 {
 	struct json_object *o = json_object_new_object();
-	json_object_object_add(o, "duration_s",
-			       results_json_double(
-				       (double)(b->time_ns - a->time_ns) / 1e9,
-				       3));
+	json_object_object_add(
+	    o, "duration_s",
+	    results_json_double((double)(b->time_ns - a->time_ns) / 1e9, 3));
 	json_object_object_add(o, "samples",
 			       json_object_new_int64((int64_t)sum->samples));
-	json_object_object_add(o, "peak_dirty_kb",
-			       json_object_new_int64(
-				       (int64_t)sum->peak_dirty_kb));
-	json_object_object_add(o, "peak_writeback_kb",
-			       json_object_new_int64(
-				       (int64_t)sum->peak_writeback_kb));
-	json_object_object_add(o, "writeback_nonzero_s",
-			       results_json_double(sum->writeback_nonzero_s, 3));
+	json_object_object_add(
+	    o, "peak_dirty_kb",
+	    json_object_new_int64((int64_t)sum->peak_dirty_kb));
+	json_object_object_add(
+	    o, "peak_writeback_kb",
+	    json_object_new_int64((int64_t)sum->peak_writeback_kb));
+	json_object_object_add(
+	    o, "writeback_nonzero_s",
+	    results_json_double(sum->writeback_nonzero_s, 3));
 	struct json_object *arr = json_object_new_array();
 	for (size_t i = 0; i < b->nr_devices; i++) {
 		const struct fk_blkstat *x = &a->dev[i], *y = &b->dev[i];
@@ -204,33 +212,32 @@ static struct json_object *summary_json(struct fk_monitor *m,
 				       json_object_new_string(d->name));
 		if (d->backing_of[0])
 			json_object_object_add(
-				dj, "backing_of",
-				json_object_new_string(d->backing_of));
+			    dj, "backing_of",
+			    json_object_new_string(d->backing_of));
 		json_object_object_add(dj, "write_ios",
 				       json_object_new_int64((int64_t)ios));
 		json_object_object_add(
-			dj, "write_merges",
-			json_object_new_int64(
-				(int64_t)(y->write_merges - x->write_merges)));
+		    dj, "write_merges",
+		    json_object_new_int64(
+			(int64_t)(y->write_merges - x->write_merges)));
 		json_object_object_add(dj, "write_kb",
 				       json_object_new_int64((int64_t)kb));
 		json_object_object_add(
-			dj, "avg_write_kb",
-			results_json_double(ios ? (double)kb / (double)ios : 0,
-					    1));
+		    dj, "avg_write_kb",
+		    results_json_double(ios ? (double)kb / (double)ios : 0, 1));
 		json_object_object_add(
-			dj, "avg_write_wait_ms",
-			results_json_double(ios ? (double)(y->write_ticks_ms -
-							   x->write_ticks_ms) /
-							  (double)ios
-						: 0,
-					    3));
+		    dj, "avg_write_wait_ms",
+		    results_json_double(
+			ios ? (double)(y->write_ticks_ms - x->write_ticks_ms) /
+				  (double)ios
+			    : 0,
+			3));
 		json_object_object_add(
-			dj, "flush_ios",
-			y->nr_fields >= 17
-				? json_object_new_int64(
-					  (int64_t)(y->flush_ios - x->flush_ios))
-				: NULL);
+		    dj, "flush_ios",
+		    y->nr_fields >= 17
+			? json_object_new_int64(
+			      (int64_t)(y->flush_ios - x->flush_ios))
+			: NULL);
 		json_object_object_add(dj, "stat_fields",
 				       json_object_new_int(y->nr_fields));
 		json_object_array_add(arr, dj);
@@ -258,8 +265,9 @@ static void print_summary_text(FILE *f, struct json_object *s)
 	for (size_t i = 0; i < json_object_array_length(devs); i++) {
 		struct json_object *d = json_object_array_get_idx(devs, i), *v;
 		struct json_object *bo;
-		fprintf(f, "  %s:\n", json_object_get_string(
-					     json_object_object_get(d, "name")));
+		fprintf(
+		    f, "  %s:\n",
+		    json_object_get_string(json_object_object_get(d, "name")));
 		if (json_object_object_get_ex(d, "backing_of", &bo))
 			fprintf(f, "    (holds the backing file of %s)\n",
 				json_object_get_string(bo));
@@ -277,8 +285,9 @@ static void print_summary_text(FILE *f, struct json_object *s)
 			fprintf(f, "    flushes:                 %lld\n",
 				(long long)json_object_get_int64(v));
 		else
-			fprintf(f, "    flushes:                 n/a (kernel's "
-				   "stat has %lld fields, flushes need 17)\n",
+			fprintf(f,
+				"    flushes:                 n/a (kernel's "
+				"stat has %lld fields, flushes need 17)\n",
 				(long long)geti(d, "stat_fields"));
 	}
 }
@@ -291,7 +300,7 @@ static void emit(enum format fmt, struct json_object *o, const char *dev,
 		json_object_object_add(line, "type",
 				       json_object_new_string("monitor"));
 		json_object_object_foreach(o, key, val)
-			json_object_object_add(line, key, json_object_get(val));
+		    json_object_object_add(line, key, json_object_get(val));
 		puts(json_object_to_json_string_ext(line,
 						    JSON_C_TO_STRING_PLAIN));
 		json_object_put(line);
@@ -309,12 +318,12 @@ static void emit(enum format fmt, struct json_object *o, const char *dev,
 int cmd_monitor(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"interval", required_argument, NULL, 'i'},
-		{"csv", no_argument, NULL, 'c'},
-		{"json", no_argument, NULL, 'j'},
-		{"path", required_argument, NULL, 'p'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"interval", required_argument, NULL, 'i'},
+	    {"csv", no_argument, NULL, 'c'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"path", required_argument, NULL, 'p'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	uint64_t interval_ms = 1000;
 	enum format fmt = isatty(STDOUT_FILENO) ? FMT_TABLE : FMT_CSV;
@@ -331,7 +340,8 @@ int cmd_monitor(int argc, char **argv)
 			if (parse_interval(optarg, &interval_ms) ||
 			    interval_ms < 100) {
 				cli_error("--interval: '%s' is not a number of "
-					  "milliseconds >= 100", optarg);
+					  "milliseconds >= 100",
+					  optarg);
 				free(paths);
 				return FK_EXIT_USAGE;
 			}
@@ -406,11 +416,10 @@ int cmd_monitor(int argc, char **argv)
 		}
 	}
 
-	struct fk_monitor_sample s[3];	/* first, previous, current */
+	struct fk_monitor_sample s[3]; /* first, previous, current */
 	struct summary sum = {0};
-	const char *dev = fk_monitor_nr_devices(m)
-				  ? fk_monitor_device(m, 0)->name
-				  : NULL;
+	const char *dev =
+	    fk_monitor_nr_devices(m) ? fk_monitor_device(m, 0)->name : NULL;
 	int warned = 0, done = 0, status = 0;
 	size_t n = 0;
 	uint64_t t0 = 0;
@@ -428,10 +437,10 @@ int cmd_monitor(int argc, char **argv)
 			t0 = s[0].time_ns;
 		}
 		const struct fk_monitor_sample *prev =
-			n ? &s[cur == 1 ? 2 : 1] : NULL;
+		    n ? &s[cur == 1 ? 2 : 1] : NULL;
 		double t_s = (double)(s[cur].time_ns - t0) / 1e9;
-		struct json_object *o = results_sample_json(m, prev, &s[cur],
-							    t_s);
+		struct json_object *o =
+		    results_sample_json(m, prev, &s[cur], t_s);
 		emit(fmt, o, dev, n);
 		json_object_put(o);
 		if (s[cur].mem.dirty_kb > sum.peak_dirty_kb)
@@ -440,7 +449,7 @@ int cmd_monitor(int argc, char **argv)
 			sum.peak_writeback_kb = s[cur].mem.writeback_kb;
 		if (prev && s[cur].mem.writeback_kb > 0)
 			sum.writeback_nonzero_s +=
-				(double)(s[cur].time_ns - prev->time_ns) / 1e9;
+			    (double)(s[cur].time_ns - prev->time_ns) / 1e9;
 		sum.samples = ++n;
 		cur = cur == 1 ? 2 : 1;
 
@@ -455,12 +464,12 @@ int cmd_monitor(int argc, char **argv)
 				break;
 			uint64_t wait = next - now_ns;
 			struct timespec ts = {
-				.tv_sec = (time_t)(wait / 1000000000ull),
-				.tv_nsec = (long)(wait % 1000000000ull)};
+			    .tv_sec = (time_t)(wait / 1000000000ull),
+			    .tv_nsec = (long)(wait % 1000000000ull)};
 			siginfo_t si;
 			int sig = sigtimedwait(&set, &si, &ts);
 			if (sig < 0)
-				continue;	/* timeout (EAGAIN) or EINTR */
+				continue; /* timeout (EAGAIN) or EINTR */
 			if (sig == SIGCHLD) {
 				if (pid > 0 &&
 				    waitpid(pid, &status, WNOHANG) == pid) {
@@ -492,8 +501,8 @@ int cmd_monitor(int argc, char **argv)
 				sum.peak_writeback_kb = s[cur].mem.writeback_kb;
 			if (s[cur].mem.writeback_kb > 0)
 				sum.writeback_nonzero_s +=
-					(double)(s[cur].time_ns -
-						 prev->time_ns) / 1e9;
+				    (double)(s[cur].time_ns - prev->time_ns) /
+				    1e9;
 			sum.samples = ++n;
 			break;
 		}
@@ -515,7 +524,7 @@ int cmd_monitor(int argc, char **argv)
 		json_object_object_add(line, "type",
 				       json_object_new_string("summary"));
 		json_object_object_foreach(so, key, val)
-			json_object_object_add(line, key, json_object_get(val));
+		    json_object_object_add(line, key, json_object_get(val));
 		puts(json_object_to_json_string_ext(line,
 						    JSON_C_TO_STRING_PLAIN));
 		json_object_put(line);

@@ -32,15 +32,15 @@
 #include <unistd.h>
 
 #define MAX_SCATTER_POINTS 200000
-#define LANE_HEIGHT 0.035	/* checkpoint strip, fraction of the plot */
+#define LANE_HEIGHT 0.035 /* checkpoint strip, fraction of the plot */
 
 struct prog {
-	double t, tps, lat_avg, lat_std, lat_max;	/* lat_max NAN if none */
+	double t, tps, lat_avg, lat_std, lat_max; /* lat_max NAN if none */
 };
 
 struct mon {
 	double t, interval, dirty_kb, writeback_kb, bg_thresh_kb, thresh_kb;
-	double write_ios, write_kb;		/* NAN if no disk */
+	double write_ios, write_kb; /* NAN if no disk */
 };
 
 struct ckpt {
@@ -53,7 +53,7 @@ struct run {
 	char label[160];
 	const char *color;
 	struct json_object *settings, *env, *summary;
-	double epoch_s;			/* wall clock of t_s = 0, or 0 */
+	double epoch_s; /* wall clock of t_s = 0, or 0 */
 	struct prog *prog;
 	size_t nr_prog, alloc_prog;
 	struct mon *mon;
@@ -145,7 +145,7 @@ static int add_line(struct run *r, struct json_object *o)
 		const char *dev = str(o, "dev");
 		if (dev && !r->dev[0]) {
 			snprintf(r->dev, sizeof(r->dev), "%s", dev);
-			sanitize(r->dev);	/* goes into the script */
+			sanitize(r->dev); /* goes into the script */
 		}
 	} else if (!strcmp(type, "checkpoint")) {
 		if (grow((void **)&r->ck, &r->alloc_ck, r->nr_ck,
@@ -213,9 +213,9 @@ static void free_run(struct run *r)
 /* Settings that name files or seeds, not strategies: never in labels. */
 static int label_worthy(const char *key)
 {
-	static const char *skip[] = {"type", "latency_log", "data_dir",
-				     "log_prefix", "seed", "results", "path",
-				     "paths", "start_time", NULL};
+	static const char *skip[] = {
+	    "type",    "latency_log", "data_dir", "log_prefix", "seed",
+	    "results", "path",	      "paths",	  "start_time", NULL};
 	for (int i = 0; skip[i]; i++)
 		if (!strcmp(key, skip[i]))
 			return 0;
@@ -240,9 +240,9 @@ static const char *value_text(struct json_object *v, char *buf, size_t len)
 	if (json_object_is_type(v, json_type_string))
 		snprintf(buf, len, "%s", json_object_get_string(v));
 	else
-		snprintf(buf, len, "%s",
-			 json_object_to_json_string_ext(v,
-							JSON_C_TO_STRING_PLAIN));
+		snprintf(
+		    buf, len, "%s",
+		    json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN));
 	return buf;
 }
 
@@ -276,14 +276,14 @@ static void make_labels(struct run *runs, size_t nr)
 			char a[128], b[128];
 			struct json_object *v0 = NULL, *vj = NULL;
 			if (runs[0].settings)
-				json_object_object_get_ex(runs[0].settings,
-							  key, &v0);
+				json_object_object_get_ex(runs[0].settings, key,
+							  &v0);
 			value_text(v0, a, sizeof(a));
 			for (size_t j = 1; j < nr; j++) {
 				vj = NULL;
 				if (runs[j].settings)
 					json_object_object_get_ex(
-						runs[j].settings, key, &vj);
+					    runs[j].settings, key, &vj);
 				if (strcmp(a, value_text(vj, b, sizeof(b)))) {
 					keys[nr_keys++] = key;
 					break;
@@ -308,19 +308,18 @@ static void make_labels(struct run *runs, size_t nr)
 			if (r->settings)
 				json_object_object_get_ex(r->settings, keys[k],
 							  &val);
-			len += (size_t)snprintf(r->label + len,
-						sizeof(r->label) - len,
-						"%s%s=%s", len ? " " : "",
-						keys[k],
-						value_text(val, v, sizeof(v)));
+			len += (size_t)snprintf(
+			    r->label + len, sizeof(r->label) - len, "%s%s=%s",
+			    len ? " " : "", keys[k],
+			    value_text(val, v, sizeof(v)));
 			if (len >= sizeof(r->label))
 				len = sizeof(r->label) - 1;
 		}
 		if (!len) {
 			const char *flush = str(r->settings, "flush");
 			if (flush)
-				snprintf(r->label, sizeof(r->label),
-					 "flush=%s", flush);
+				snprintf(r->label, sizeof(r->label), "flush=%s",
+					 flush);
 			else
 				base_name(r->path, r->label, sizeof(r->label));
 		}
@@ -369,8 +368,8 @@ static void make_labels(struct run *runs, size_t nr)
 
 static int write_file_at(int dfd, const char *name, FILE **out)
 {
-	int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-			0644);
+	int fd =
+	    openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
 	*out = fdopen(fd, "w");
@@ -407,8 +406,8 @@ static int write_scatter(struct run *r, int ddfd, size_t i)
 	    !json_object_object_get_ex(r->settings, "latency_log", &v) || !v)
 		return 0;
 	size_t nr_logs = json_object_is_type(v, json_type_array)
-				 ? json_object_array_length(v)
-				 : 1;
+			     ? json_object_array_length(v)
+			     : 1;
 	char dir[4096];
 	snprintf(dir, sizeof(dir), "%s", r->path);
 	char *slash = strrchr(dir, '/');
@@ -422,24 +421,26 @@ static int write_scatter(struct run *r, int ddfd, size_t i)
 	for (int pass = 0; pass < 2; pass++) {
 		FILE *out = NULL;
 		char name[64];
-		size_t step = total > MAX_SCATTER_POINTS
-				      ? (total + MAX_SCATTER_POINTS - 1) /
-						MAX_SCATTER_POINTS
-				      : 1;
+		size_t step =
+		    total > MAX_SCATTER_POINTS
+			? (total + MAX_SCATTER_POINTS - 1) / MAX_SCATTER_POINTS
+			: 1;
 		size_t seen = 0;
 		if (pass == 1) {
 			snprintf(name, sizeof(name), "r%zu-latency.dat", i + 1);
 			int e = write_file_at(ddfd, name, &out);
 			if (e)
 				return e;
-			fprintf(out, "# t_s latency_ms (every %zu. transaction"
-				     " of %zu)\n", step, total);
+			fprintf(out,
+				"# t_s latency_ms (every %zu. transaction"
+				" of %zu)\n",
+				step, total);
 		}
 		for (size_t l = 0; l < nr_logs; l++) {
 			struct json_object *p =
-				json_object_is_type(v, json_type_array)
-					? json_object_array_get_idx(v, l)
-					: v;
+			    json_object_is_type(v, json_type_array)
+				? json_object_array_get_idx(v, l)
+				: v;
 			if (!p || !json_object_is_type(p, json_type_string))
 				continue;
 			const char *lp = json_object_get_string(p);
@@ -450,8 +451,8 @@ static int write_scatter(struct run *r, int ddfd, size_t i)
 			if (!f) {
 				if (pass == 0)
 					cli_warn("open '%s': %s (latency "
-						 "scatter)", path,
-						 strerror(errno));
+						 "scatter)",
+						 path, strerror(errno));
 				continue;
 			}
 			char line[512];
@@ -496,8 +497,10 @@ static int write_data(struct run *r, int ddfd, size_t i)
 		snprintf(name, sizeof(name), "r%zu-progress.dat", i + 1);
 		if ((e = write_file_at(ddfd, name, &f)))
 			return e;
-		fprintf(f, "# %s\n# t_s tps lat_avg_ms lat_stddev_ms "
-			   "lat_max_ms\n", r->label);
+		fprintf(f,
+			"# %s\n# t_s tps lat_avg_ms lat_stddev_ms "
+			"lat_max_ms\n",
+			r->label);
 		for (size_t k = 0; k < r->nr_prog; k++) {
 			const struct prog *p = &r->prog[k];
 			fprintf(f, "%.3f", p->t);
@@ -514,9 +517,10 @@ static int write_data(struct run *r, int ddfd, size_t i)
 		snprintf(name, sizeof(name), "r%zu-monitor.dat", i + 1);
 		if ((e = write_file_at(ddfd, name, &f)))
 			return e;
-		fprintf(f, "# %s (disk %s)\n# t_s dirty_mib writeback_mib "
-			   "dirty_threshold_mib dirty_bg_threshold_mib "
-			   "write_iops write_mib_s\n",
+		fprintf(f,
+			"# %s (disk %s)\n# t_s dirty_mib writeback_mib "
+			"dirty_threshold_mib dirty_bg_threshold_mib "
+			"write_iops write_mib_s\n",
 			r->label, r->dev[0] ? r->dev : "none");
 		for (size_t k = 0; k < r->nr_mon; k++) {
 			const struct mon *m = &r->mon[k];
@@ -527,8 +531,8 @@ static int write_data(struct run *r, int ddfd, size_t i)
 			put_num(f, m->bg_thresh_kb / 1024);
 			int rate = m->interval > 0;
 			put_num(f, rate ? m->write_ios / m->interval : NAN);
-			put_num(f, rate ? m->write_kb / 1024 / m->interval
-					: NAN);
+			put_num(f,
+				rate ? m->write_kb / 1024 / m->interval : NAN);
 			fputc('\n', f);
 		}
 		if ((e = close_file(f)))
@@ -583,8 +587,8 @@ static void gp_checkpoints(FILE *g, const struct run *runs, size_t nr)
 				"set object %d rect from %.3f, graph %.3f to "
 				"%.3f, graph %.3f front fc rgb '%s' fs "
 				"transparent solid 0.7 noborder\n",
-				obj++, c->start, bot + 0.004, c->end, top - 0.004,
-				runs[i].color);
+				obj++, c->start, bot + 0.004, c->end,
+				top - 0.004, runs[i].color);
 		}
 		lane++;
 	}
@@ -605,8 +609,8 @@ static void gp_ck_keys(FILE *g, const struct run *runs, size_t nr)
 struct plot_set {
 	int tps, latency, dirty, io, scatter;
 	const char *ext;
-	int bg_thresh_shown;		/* the line is on the Dirty plot */
-	double bg_thresh_mib;		/* NAN if unknown */
+	int bg_thresh_shown;  /* the line is on the Dirty plot */
+	double bg_thresh_mib; /* NAN if unknown */
 };
 
 static int write_script(int dfd, const struct run *runs, size_t nr,
@@ -635,40 +639,43 @@ static int write_script(int dfd, const struct run *runs, size_t nr,
 			ps->scatter = 1;
 	}
 	if (xmin < 0)
-		xmin = 0;	/* monitor samples before the run */
-	fprintf(g, "# generated by flushkit report; run: gnuplot plots.gp\n"
-		   "%s\n"
-		   "set datafile missing 'NaN'\n"
-		   "set grid lc rgb '#dddddd'\n"
-		   "set border lc rgb '#555555'\n"
-		   "set key outside top center horizontal samplen 2 "
-		   "font ',9'\n"
-		   "set xlabel 'time since start of run (s)'\n"
-		   "set tics nomirror\n"
-		   "set style fill transparent solid 0.13 noborder\n",
+		xmin = 0; /* monitor samples before the run */
+	fprintf(g,
+		"# generated by flushkit report; run: gnuplot plots.gp\n"
+		"%s\n"
+		"set datafile missing 'NaN'\n"
+		"set grid lc rgb '#dddddd'\n"
+		"set border lc rgb '#555555'\n"
+		"set key outside top center horizontal samplen 2 "
+		"font ',9'\n"
+		"set xlabel 'time since start of run (s)'\n"
+		"set tics nomirror\n"
+		"set style fill transparent solid 0.13 noborder\n",
 		terminal);
 	if (xmax > xmin)
 		fprintf(g, "set xrange [%.3f:%.3f]\n", xmin, xmax);
 	int lanes = 0;
 	for (size_t i = 0; i < nr; i++)
 		lanes += runs[i].nr_ck > 0;
-	if (lanes)	/* room above the data for the checkpoint lanes */
+	if (lanes) /* room above the data for the checkpoint lanes */
 		fprintf(g, "set offsets 0, 0, graph %.3f, 0\n",
 			LANE_HEIGHT * lanes + 0.02);
 
 	if (ps->tps) {
 		gp_checkpoints(g, runs, nr);
-		fprintf(g, "set output 'tps.%s'\n"
-			   "set title 'Throughput per progress interval'\n"
-			   "set ylabel 'transactions per second'\n"
-			   "set yrange [0:*]\nplot ",
+		fprintf(g,
+			"set output 'tps.%s'\n"
+			"set title 'Throughput per progress interval'\n"
+			"set ylabel 'transactions per second'\n"
+			"set yrange [0:*]\nplot ",
 			ps->ext);
 		int first = 1;
 		for (size_t i = 0; i < nr; i++) {
 			if (!runs[i].nr_prog)
 				continue;
-			fprintf(g, "%s'data/r%zu-progress.dat' using 1:2 with "
-				   "lines lw 1.5 lc rgb '%s' title '%s'",
+			fprintf(g,
+				"%s'data/r%zu-progress.dat' using 1:2 with "
+				"lines lw 1.5 lc rgb '%s' title '%s'",
 				first ? "" : ", ", i + 1, runs[i].color,
 				runs[i].label);
 			first = 0;
@@ -678,27 +685,30 @@ static int write_script(int dfd, const struct run *runs, size_t nr,
 	}
 	if (ps->latency) {
 		gp_checkpoints(g, runs, nr);
-		fprintf(g, "set output 'latency.%s'\n"
-			   "set title 'Latency per progress interval: average "
-			   "(solid), maximum (dashed)'\n"
-			   "set ylabel 'latency (ms, log scale)'\n"
-			   "set logscale y\nset yrange [*:*]\nplot ",
+		fprintf(g,
+			"set output 'latency.%s'\n"
+			"set title 'Latency per progress interval: average "
+			"(solid), maximum (dashed)'\n"
+			"set ylabel 'latency (ms, log scale)'\n"
+			"set logscale y\nset yrange [*:*]\nplot ",
 			ps->ext);
 		int first = 1;
 		for (size_t i = 0; i < nr; i++) {
 			if (!runs[i].nr_prog)
 				continue;
-			fprintf(g, "%s'data/r%zu-progress.dat' using 1:($3 > 0 "
-				   "? $3 : NaN) with lines lw 1.5 lc rgb '%s' "
-				   "title '%s avg'",
+			fprintf(g,
+				"%s'data/r%zu-progress.dat' using 1:($3 > 0 "
+				"? $3 : NaN) with lines lw 1.5 lc rgb '%s' "
+				"title '%s avg'",
 				first ? "" : ", ", i + 1, runs[i].color,
 				runs[i].label);
 			first = 0;
 			if (runs[i].has_lat_max)
-				fprintf(g, ", 'data/r%zu-progress.dat' using "
-					   "1:($5 > 0 ? $5 : NaN) with lines "
-					   "dt 2 lw 1 lc rgb '%s' title '%s "
-					   "max'",
+				fprintf(g,
+					", 'data/r%zu-progress.dat' using "
+					"1:($5 > 0 ? $5 : NaN) with lines "
+					"dt 2 lw 1 lc rgb '%s' title '%s "
+					"max'",
 					i + 1, runs[i].color, runs[i].label);
 		}
 		gp_ck_keys(g, runs, nr);
@@ -706,20 +716,22 @@ static int write_script(int dfd, const struct run *runs, size_t nr,
 	}
 	if (ps->dirty) {
 		gp_checkpoints(g, runs, nr);
-		fprintf(g, "set output 'dirty.%s'\n"
-			   "set title 'Page cache: Dirty (solid) and Writeback "
-			   "(dashed), /proc/meminfo'\n"
-			   "set ylabel 'MiB'\nset yrange [0:*]\nplot ",
+		fprintf(g,
+			"set output 'dirty.%s'\n"
+			"set title 'Page cache: Dirty (solid) and Writeback "
+			"(dashed), /proc/meminfo'\n"
+			"set ylabel 'MiB'\nset yrange [0:*]\nplot ",
 			ps->ext);
 		int first = 1;
 		for (size_t i = 0; i < nr; i++) {
 			if (!runs[i].nr_mon)
 				continue;
-			fprintf(g, "%s'data/r%zu-monitor.dat' using 1:2 with "
-				   "lines lw 1.5 lc rgb '%s' title '%s "
-				   "Dirty', 'data/r%zu-monitor.dat' using 1:3 "
-				   "with lines dt 2 lw 1.5 lc rgb '%s' title "
-				   "'%s Writeback'",
+			fprintf(g,
+				"%s'data/r%zu-monitor.dat' using 1:2 with "
+				"lines lw 1.5 lc rgb '%s' title '%s "
+				"Dirty', 'data/r%zu-monitor.dat' using 1:3 "
+				"with lines dt 2 lw 1.5 lc rgb '%s' title "
+				"'%s Writeback'",
 				first ? "" : ", ", i + 1, runs[i].color,
 				runs[i].label, i + 1, runs[i].color,
 				runs[i].label);
@@ -732,8 +744,8 @@ static int write_script(int dfd, const struct run *runs, size_t nr,
 		for (size_t i = 0; i < nr; i++)
 			for (size_t k = 0; k < runs[i].nr_mon; k++) {
 				const struct mon *m = &runs[i].mon[k];
-				peak = fmax(peak, fmax(m->dirty_kb,
-						       m->writeback_kb));
+				peak = fmax(peak,
+					    fmax(m->dirty_kb, m->writeback_kb));
 				if (isnan(bg))
 					bg = m->bg_thresh_kb;
 			}
@@ -741,10 +753,11 @@ static int write_script(int dfd, const struct run *runs, size_t nr,
 		ps->bg_thresh_shown = !isnan(bg) && bg <= 1.5 * peak;
 		for (size_t i = 0; i < nr && ps->bg_thresh_shown; i++)
 			if (runs[i].nr_mon) {
-				fprintf(g, ", 'data/r%zu-monitor.dat' using "
-					   "1:5 with lines dt 3 lw 2 lc rgb "
-					   "'#555555' title 'dirty background "
-					   "threshold'",
+				fprintf(g,
+					", 'data/r%zu-monitor.dat' using "
+					"1:5 with lines dt 3 lw 2 lc rgb "
+					"'#555555' title 'dirty background "
+					"threshold'",
 					i + 1);
 				break;
 			}
@@ -756,23 +769,25 @@ static int write_script(int dfd, const struct run *runs, size_t nr,
 			const char *file, *title, *ylabel;
 			int col;
 		} io[] = {
-			{"iops", "Write requests completed per second", "write IOPS", 6},
-			{"mbps", "Data written per second", "MiB/s", 7},
+		    {"iops", "Write requests completed per second",
+		     "write IOPS", 6},
+		    {"mbps", "Data written per second", "MiB/s", 7},
 		};
 		for (int k = 0; k < 2; k++) {
 			gp_checkpoints(g, runs, nr);
-			fprintf(g, "set output '%s.%s'\n"
-				   "set title '%s (/sys/block/DEV/stat)'\n"
-				   "set ylabel '%s'\nset yrange [0:*]\nplot ",
-				io[k].file, ps->ext, io[k].title,
-				io[k].ylabel);
+			fprintf(g,
+				"set output '%s.%s'\n"
+				"set title '%s (/sys/block/DEV/stat)'\n"
+				"set ylabel '%s'\nset yrange [0:*]\nplot ",
+				io[k].file, ps->ext, io[k].title, io[k].ylabel);
 			int first = 1;
 			for (size_t i = 0; i < nr; i++) {
 				if (!runs[i].nr_mon || !runs[i].dev[0])
 					continue;
-				fprintf(g, "%s'data/r%zu-monitor.dat' using "
-					   "1:%d with fsteps lw 1.5 lc rgb '%s' "
-					   "title '%s (%s)'",
+				fprintf(g,
+					"%s'data/r%zu-monitor.dat' using "
+					"1:%d with fsteps lw 1.5 lc rgb '%s' "
+					"title '%s (%s)'",
 					first ? "" : ", ", i + 1, io[k].col,
 					runs[i].color, runs[i].label,
 					runs[i].dev);
@@ -784,18 +799,20 @@ static int write_script(int dfd, const struct run *runs, size_t nr,
 	}
 	if (ps->scatter) {
 		gp_checkpoints(g, runs, nr);
-		fprintf(g, "set output 'scatter.%s'\n"
-			   "set title 'Latency of each transaction "
-			   "(per-transaction log)'\n"
-			   "set ylabel 'latency (ms, log scale)'\n"
-			   "set logscale y\nset yrange [*:*]\nplot ",
+		fprintf(g,
+			"set output 'scatter.%s'\n"
+			"set title 'Latency of each transaction "
+			"(per-transaction log)'\n"
+			"set ylabel 'latency (ms, log scale)'\n"
+			"set logscale y\nset yrange [*:*]\nplot ",
 			ps->ext);
 		int first = 1;
 		for (size_t i = 0; i < nr; i++) {
 			if (!runs[i].has_scatter)
 				continue;
-			fprintf(g, "%s'data/r%zu-latency.dat' using 1:2 with "
-				   "points pt 7 ps 0.25 lc rgb '%s' title '%s'",
+			fprintf(g,
+				"%s'data/r%zu-latency.dat' using 1:2 with "
+				"points pt 7 ps 0.25 lc rgb '%s' title '%s'",
 				first ? "" : ", ", i + 1, runs[i].color,
 				runs[i].label);
 			first = 0;
@@ -818,8 +835,8 @@ static int run_gnuplot(const char *dir, const char *script)
 	if (pid == 0) {
 		if (chdir(dir))
 			_exit(126);
-		int fd = open("gnuplot.log", O_WRONLY | O_CREAT | O_TRUNC |
-					     O_CLOEXEC, 0644);
+		int fd = open("gnuplot.log",
+			      O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (fd >= 0) {
 			dup2(fd, STDOUT_FILENO);
 			dup2(fd, STDERR_FILENO);
@@ -847,11 +864,15 @@ static const char *pick_terminal(int dfd, const char *dir, int want_svg,
 	static const struct {
 		const char *name, *set, *ext;
 	} terms[] = {
-		{"pngcairo", "set terminal pngcairo size 1100,400 "
-			     "font 'Sans,10' noenhanced", "png"},
-		{"png", "set terminal png size 1100,400 noenhanced", "png"},
-		{"svg", "set terminal svg size 1100,400 font 'Sans,11' "
-			"noenhanced background '#ffffff'", "svg"},
+	    {"pngcairo",
+	     "set terminal pngcairo size 1100,400 "
+	     "font 'Sans,10' noenhanced",
+	     "png"},
+	    {"png", "set terminal png size 1100,400 noenhanced", "png"},
+	    {"svg",
+	     "set terminal svg size 1100,400 font 'Sans,11' "
+	     "noenhanced background '#ffffff'",
+	     "svg"},
 	};
 	for (size_t i = want_svg ? 2 : 0; i < 3; i++) {
 		FILE *f;
@@ -863,7 +884,7 @@ static const char *pick_terminal(int dfd, const char *dir, int want_svg,
 		int r = run_gnuplot(dir, "probe.gp");
 		unlinkat(dfd, "probe.gp", 0);
 		if (r == 127 || r < 0)
-			return NULL;	/* no gnuplot at all */
+			return NULL; /* no gnuplot at all */
 		if (r == 0) {
 			*ext = terms[i].ext;
 			return terms[i].set;
@@ -941,16 +962,20 @@ static void summary_table(FILE *f, const struct run *runs, size_t nr)
 	      "tps divided by the median one-second tps; 1 = no stalls\">"
 	      "stall ratio</th><th>checkpoints</th><th>backend<br>fsyncs"
 	      "</th><th>duration<br>(s)</th><th>peak Dirty<br>(MiB)</th>"
-	      "<th>written<br>(MiB)</th></tr>\n", f);
+	      "<th>written<br>(MiB)</th></tr>\n",
+	      f);
 	int any_computed = 0;
 	for (size_t i = 0; i < nr; i++) {
 		const struct run *r = &runs[i];
 		struct json_object *s = r->summary;
-		fprintf(f, "<tr><td class=run><span class=sw style=\"background:"
-			   "%s\"></span>", r->color);
+		fprintf(f,
+			"<tr><td class=run><span class=sw style=\"background:"
+			"%s\"></span>",
+			r->color);
 		html_text(f, r->label);
 		fputs("</td>", f);
-		double tps = num(s, "tps", NAN), avg = num(s, "lat_avg_ms", NAN);
+		double tps = num(s, "tps", NAN),
+		       avg = num(s, "lat_avg_ms", NAN);
 		double mx = num(s, "lat_max_ms", NAN);
 		double stall = num(s, "stall_ratio", NAN);
 		double ck = num(s, "checkpoints", NAN);
@@ -1016,7 +1041,8 @@ static void summary_table(FILE *f, const struct run *runs, size_t nr)
 	if (any_computed)
 		fputs("<p class=note><sup>*</sup> not in the result's summary "
 		      "line: computed from its progress (or checkpoint) "
-		      "lines.</p>\n", f);
+		      "lines.</p>\n",
+		      f);
 }
 
 static void kv_table(FILE *f, struct json_object *o, const char *skip)
@@ -1047,8 +1073,9 @@ static void env_html(FILE *f, struct json_object *env)
 		fputs("</td></tr>", f);
 	}
 	if (json_object_object_get_ex(env, "cpus", &v)) {
-		fprintf(f, "<tr><th>CPUs, memory</th><td>%lld, %.1f GiB</td>"
-			   "</tr>",
+		fprintf(f,
+			"<tr><th>CPUs, memory</th><td>%lld, %.1f GiB</td>"
+			"</tr>",
 			(long long)json_object_get_int64(v),
 			num(env, "mem_total_kb", 0) / 1048576.0);
 	}
@@ -1063,8 +1090,9 @@ static void env_html(FILE *f, struct json_object *env)
 	}
 	if (json_object_object_get_ex(env, "paths", &paths)) {
 		for (size_t i = 0; i < json_object_array_length(paths); i++) {
-			struct json_object *p =
-				json_object_array_get_idx(paths, i), *devs;
+			struct json_object *p = json_object_array_get_idx(paths,
+									  i),
+					   *devs;
 			fputs("<tr><th>", f);
 			html_text(f, str(p, "path"));
 			fputs("</th><td>", f);
@@ -1082,15 +1110,15 @@ static void env_html(FILE *f, struct json_object *env)
 				for (size_t d = 0;
 				     d < json_object_array_length(devs); d++) {
 					struct json_object *dj =
-						json_object_array_get_idx(devs,
-									  d);
+					    json_object_array_get_idx(devs, d);
 					fputs("<br>disk ", f);
 					html_text(f, str(dj, "name"));
 					if (str(dj, "backing_of")) {
 						fputs(" (holds the backing file"
-						      " of ", f);
-						html_text(f,
-							  str(dj, "backing_of"));
+						      " of ",
+						      f);
+						html_text(
+						    f, str(dj, "backing_of"));
 						fputs(")", f);
 					}
 					fputs(": scheduler ", f);
@@ -1110,7 +1138,8 @@ static void ck_table(FILE *f, const struct run *r)
 	fputs("<table class=ck><tr><th>start (s)</th><th>end (s)</th>"
 	      "<th>buffers</th><th>write (s)</th><th>sync (s)</th>"
 	      "<th>total (s)</th><th>files synced</th>"
-	      "<th>longest sync (s)</th></tr>", f);
+	      "<th>longest sync (s)</th></tr>",
+	      f);
 	for (size_t k = 0; k < r->nr_ck; k++) {
 		const struct ckpt *c = &r->ck[k];
 		fputs("<tr>", f);
@@ -1129,48 +1158,48 @@ static void ck_table(FILE *f, const struct run *r)
 }
 
 static const char css[] =
-	"body{font-family:sans-serif;max-width:1140px;margin:1em auto;"
-	"padding:0 1em;color:#222}"
-	"h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.15em;"
-	"margin-top:1.6em;border-bottom:1px solid #ccc}"
-	"table{border-collapse:collapse;font-size:.9em}"
-	"th,td{padding:.25em .6em;border:1px solid #ddd}"
-	"table.sum td{text-align:right}table.sum td.run{text-align:left;"
-	"white-space:nowrap}th{background:#f3f3f3;font-weight:600}"
-	"table.kv th{text-align:left}table.ck td{text-align:right}"
-	".sw{display:inline-block;width:.9em;height:.9em;margin-right:.4em;"
-	"vertical-align:-.1em;border-radius:2px}"
-	"td.na{color:#999;text-align:center}"
-	"figure{margin:1em 0}figure img{width:100%;height:auto;"
-	"border:1px solid #eee}"
-	"figcaption{font-size:.85em;color:#555;margin-top:.2em}"
-	".note,.meta{font-size:.85em;color:#555}"
-	"details{margin:.5em 0}summary{cursor:pointer;font-weight:600}"
-	".cols{display:flex;flex-wrap:wrap;gap:0 2em;align-items:flex-start}"
-	"h3{font-size:1em;margin:.8em 0 .3em}";
+    "body{font-family:sans-serif;max-width:1140px;margin:1em auto;"
+    "padding:0 1em;color:#222}"
+    "h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.15em;"
+    "margin-top:1.6em;border-bottom:1px solid #ccc}"
+    "table{border-collapse:collapse;font-size:.9em}"
+    "th,td{padding:.25em .6em;border:1px solid #ddd}"
+    "table.sum td{text-align:right}table.sum td.run{text-align:left;"
+    "white-space:nowrap}th{background:#f3f3f3;font-weight:600}"
+    "table.kv th{text-align:left}table.ck td{text-align:right}"
+    ".sw{display:inline-block;width:.9em;height:.9em;margin-right:.4em;"
+    "vertical-align:-.1em;border-radius:2px}"
+    "td.na{color:#999;text-align:center}"
+    "figure{margin:1em 0}figure img{width:100%;height:auto;"
+    "border:1px solid #eee}"
+    "figcaption{font-size:.85em;color:#555;margin-top:.2em}"
+    ".note,.meta{font-size:.85em;color:#555}"
+    "details{margin:.5em 0}summary{cursor:pointer;font-weight:600}"
+    ".cols{display:flex;flex-wrap:wrap;gap:0 2em;align-items:flex-start}"
+    "h3{font-size:1em;margin:.8em 0 .3em}";
 
 static const struct {
 	const char *file, *title, *caption;
 } figures[] = {
-	{"tps", "Throughput",
-	 "Transactions per second in each progress interval. Shaded spans "
-	 "are checkpoints (start to end), with a strip per run at the top in "
-	 "the run's colour: a strategy that stalls shows tps dropping inside "
-	 "or right after them."},
-	{"latency", "Latency",
-	 "Average (solid) and, where recorded, maximum (dashed) latency of "
-	 "the transactions completed in each interval, log scale."},
-	{"scatter", "Latency of every transaction",
-	 "One dot per transaction from the per-transaction log (thinned "
-	 "evenly if very large), at its completion time."},
-	{"dirty", "Dirty and Writeback memory",
-	 "Dirty: page cache waiting to be written; Writeback: being written "
-	 "right now (/proc/meminfo), whole machine."},
-	{"iops", "Write IOPS",
-	 "Write requests completed per second on the run's first disk "
-	 "(/sys/block/DEV/stat)."},
-	{"mbps", "Write throughput",
-	 "MiB written per second on the run's first disk."},
+    {"tps", "Throughput",
+     "Transactions per second in each progress interval. Shaded spans "
+     "are checkpoints (start to end), with a strip per run at the top in "
+     "the run's colour: a strategy that stalls shows tps dropping inside "
+     "or right after them."},
+    {"latency", "Latency",
+     "Average (solid) and, where recorded, maximum (dashed) latency of "
+     "the transactions completed in each interval, log scale."},
+    {"scatter", "Latency of every transaction",
+     "One dot per transaction from the per-transaction log (thinned "
+     "evenly if very large), at its completion time."},
+    {"dirty", "Dirty and Writeback memory",
+     "Dirty: page cache waiting to be written; Writeback: being written "
+     "right now (/proc/meminfo), whole machine."},
+    {"iops", "Write IOPS",
+     "Write requests completed per second on the run's first disk "
+     "(/sys/block/DEV/stat)."},
+    {"mbps", "Write throughput",
+     "MiB written per second on the run's first disk."},
 };
 
 static int write_html(int dfd, const struct run *runs, size_t nr,
@@ -1185,10 +1214,11 @@ static int write_html(int dfd, const struct run *runs, size_t nr,
 	struct tm tm;
 	localtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S %Z", &tm);
-	fprintf(f, "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
-		   "<title>flushkit report</title><style>%s</style></head>"
-		   "<body>\n<h1>flushkit report</h1>\n<p class=meta>%zu "
-		   "run%s, generated %s by flushkit %s.</p>\n",
+	fprintf(f,
+		"<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
+		"<title>flushkit report</title><style>%s</style></head>"
+		"<body>\n<h1>flushkit report</h1>\n<p class=meta>%zu "
+		"run%s, generated %s by flushkit %s.</p>\n",
 		css, nr, nr == 1 ? "" : "s", stamp, fk_version());
 	if (gp_note) {
 		fputs("<p class=note><b>Plots missing:</b> ", f);
@@ -1197,33 +1227,38 @@ static int write_html(int dfd, const struct run *runs, size_t nr,
 	}
 	fputs("<h2>Summary</h2>\n", f);
 	summary_table(f, runs, nr);
-	int on[] = {ps->tps, ps->latency, ps->scatter, ps->dirty, ps->io,
-		    ps->io};
+	int on[] = {ps->tps,   ps->latency, ps->scatter,
+		    ps->dirty, ps->io,	    ps->io};
 	for (size_t k = 0; k < sizeof(figures) / sizeof(figures[0]); k++) {
 		if (!on[k] || gp_note)
 			continue;
-		fprintf(f, "<h2>%s</h2>\n<figure><img src=\"%s.%s\" alt=\"%s\">"
-			   "<figcaption>%s",
+		fprintf(f,
+			"<h2>%s</h2>\n<figure><img src=\"%s.%s\" alt=\"%s\">"
+			"<figcaption>%s",
 			figures[k].title, figures[k].file, ps->ext,
 			figures[k].title, figures[k].caption);
 		if (!strcmp(figures[k].file, "dirty")) {
 			if (ps->bg_thresh_shown)
 				fputs(" The dotted line is the background "
 				      "threshold, where the kernel's flusher "
-				      "threads start writing back.", f);
+				      "threads start writing back.",
+				      f);
 			else if (!isnan(ps->bg_thresh_mib))
-				fprintf(f, " The background threshold, where "
-					   "the kernel's flusher threads start "
-					   "writing back, is %.0f MiB: off this "
-					   "scale.", ps->bg_thresh_mib);
+				fprintf(f,
+					" The background threshold, where "
+					"the kernel's flusher threads start "
+					"writing back, is %.0f MiB: off this "
+					"scale.",
+					ps->bg_thresh_mib);
 		}
 		fputs("</figcaption></figure>\n", f);
 	}
 	fputs("<h2>Runs</h2>\n", f);
 	for (size_t i = 0; i < nr; i++) {
 		const struct run *r = &runs[i];
-		fprintf(f, "<details%s><summary><span class=sw style=\""
-			   "background:%s\"></span>",
+		fprintf(f,
+			"<details%s><summary><span class=sw style=\""
+			"background:%s\"></span>",
 			nr == 1 ? " open" : "", r->color);
 		html_text(f, r->label);
 		fputs(" &mdash; ", f);
@@ -1254,7 +1289,8 @@ static int write_html(int dfd, const struct run *runs, size_t nr,
 	fputs("<p class=meta>Data files and the gnuplot script "
 	      "(plots.gp) are beside this page; rerun "
 	      "<code>gnuplot plots.gp</code> there to redraw.</p>\n"
-	      "</body></html>\n", f);
+	      "</body></html>\n",
+	      f);
 	return close_file(f);
 }
 
@@ -1275,10 +1311,10 @@ static void usage(FILE *f)
 int cmd_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"output", required_argument, NULL, 'o'},
-		{"svg", no_argument, NULL, 's'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"output", required_argument, NULL, 'o'},
+	    {"svg", no_argument, NULL, 's'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *out = NULL;
 	int svg = 0, c;
@@ -1369,8 +1405,9 @@ int cmd_report(int argc, char **argv)
 	} else {
 		int r = run_gnuplot(out, "plots.gp");
 		if (r) {
-			cli_error("gnuplot failed (exit %d); see '%s/gnuplot.log'",
-				  r, out);
+			cli_error(
+			    "gnuplot failed (exit %d); see '%s/gnuplot.log'", r,
+			    out);
 			note = "gnuplot failed; see gnuplot.log.";
 			ret = FK_EXIT_FAILURE;
 		}

@@ -48,8 +48,7 @@ struct result_file;
  * (local time; mode 0644; never overwrites: O_EXCL).  Returns 0 or
  * -errno (the caller prints "flushkit: open 'DIR': ...").
  */
-int results_open(const char *dir, const char *bench,
-		 struct result_file **out);
+int results_open(const char *dir, const char *bench, struct result_file **out);
 /* The file's path ("results/tpcb-20261129-185000-4242.jsonl"). */
 const char *results_path(const struct result_file *rf);
 
@@ -105,8 +104,7 @@ int results_close(struct result_file *rf);
 struct json_object *results_json_double(double v, int decimals);
 
 /* The "env" object (without "type") for @paths. */
-struct json_object *results_env_json(const char *const *paths,
-				     size_t nr_paths);
+struct json_object *results_env_json(const char *const *paths, size_t nr_paths);
 /*
  * The "monitor" object (without "type") of sample @cur, with the device
  * counters as differences from @prev (NULL: the first sample, interval
