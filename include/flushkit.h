@@ -487,25 +487,50 @@ FK_API uint64_t fk_pacer_sleep(struct fk_pacer *p, double progress,
 /*
  * struct fk_hist - latency histogram with bounded relative error
  * (log-linear buckets, as HdrHistogram): percentiles without storing
- * every sample.  Values are microseconds.  Not thread-safe: one per
- * thread, then fk_hist_merge.
+ * every sample.  Values are microseconds.  Values below 128 us are
+ * exact; above, each power-of-two range is split into 64 buckets, so a
+ * percentile is at most 1/64 (1.6%) above the true value and never
+ * below it.  Values up to 2^36 us (19 hours) are resolved; larger ones
+ * share the last bucket.  count, min_us, max_us, sum and sumsq are
+ * exact (sum and sumsq as doubles), so mean, stddev, min and max are
+ * exact.  About 16 KiB of buckets per histogram.
+ *
+ * Caller-allocated; fk_hist_init allocates the buckets, which
+ * fk_hist_release frees.  Not thread-safe: one per thread, then
+ * fk_hist_merge.  No I/O anywhere.
  */
 struct fk_hist {
-	uint64_t *buckets;
+	uint64_t *buckets;	/* private */
 	uint32_t nr_buckets;
-	uint64_t count;
-	uint64_t min_us, max_us;
-	double sum, sumsq;
+	uint64_t count;		/* samples */
+	uint64_t min_us, max_us;	/* exact; 0 when empty */
+	double sum, sumsq;	/* of the values, us and us^2 */
 };
 
+/* fk_hist_init - an empty histogram.  Returns 0 or -ENOMEM. */
 FK_API int fk_hist_init(struct fk_hist *h);
+/* fk_hist_release - free the buckets (counters stay readable). */
 FK_API void fk_hist_release(struct fk_hist *h);
+/* fk_hist_reset - empty the histogram, keeping its buckets. */
 FK_API void fk_hist_reset(struct fk_hist *h);
+/* fk_hist_add - record one sample of @value_us microseconds.  O(1). */
 FK_API void fk_hist_add(struct fk_hist *h, uint64_t value_us);
+/* fk_hist_merge - add every sample of @src to @dst (@src unchanged):
+ * the result is what one histogram fed with both would hold. */
 FK_API void fk_hist_merge(struct fk_hist *dst, const struct fk_hist *src);
-/* @pct in [0,100]; returns the value at that percentile (0 if empty). */
+/*
+ * fk_hist_percentile - the value at percentile @pct.
+ * @pct: 0..100; 0 (or less, or NaN) gives min_us, 100 gives max_us.
+ * Returns the smallest bucket bound with at least @pct% of the samples
+ * at or below it (clamped to [min_us, max_us]): within +1.6% of the
+ * exact percentile, never below it.  0 if the histogram is empty.
+ * O(number of buckets).
+ */
 FK_API uint64_t fk_hist_percentile(const struct fk_hist *h, double pct);
+/* fk_hist_mean - exact arithmetic mean, us; 0 if empty. */
 FK_API double fk_hist_mean(const struct fk_hist *h);
+/* fk_hist_stddev - exact population standard deviation, us (as
+ * pgbench reports "latency stddev"); 0 if empty. */
 FK_API double fk_hist_stddev(const struct fk_hist *h);
 
 /* ===================================================================
