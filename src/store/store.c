@@ -1053,6 +1053,7 @@ static int recover(struct fk_store *s, const struct control *ctl)
 	}
 	if (r)
 		goto out;
+	s->recovering = 0;	/* the WAL is ours again: flushes are real */
 	s->st.recovery_records = records;
 	if (crashed || records) {
 		fk_store_log(s, "redo done at %llu: %llu records replayed",
