@@ -18,6 +18,7 @@
 #include <getopt.h>
 #include <json-c/json.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 static const struct {
@@ -84,6 +85,17 @@ static void show_progress(void *arg, const struct fk_tree_stats *st)
 		cli_human_bytes(st->bytes, b, sizeof(b)), rate,
 		p->tty ? "\033[K" : "\n");
 	p->shown = 1;
+}
+
+/* Allow as many kept descriptors (written files awaiting their fsync)
+ * as the hard limit allows. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 }
 
 static double secs(uint64_t ns)
@@ -262,6 +274,7 @@ int cmd_cp(int argc, char **argv)
 		o.progress_arg = &ps;
 	}
 
+	raise_nofile();
 	struct fk_tree_stats st;
 	int r = fk_tree_copy(src, dst, &o, &st);
 	if (ps.shown && ps.tty)
