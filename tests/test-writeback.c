@@ -240,6 +240,7 @@ static void test_errors(void)
 	/* A closed descriptor that was not forgotten: EBADF, recorded. */
 	int fd = open("/dev/null", O_RDONLY);
 	close(fd);
+	fk_writeback_release(&wb);
 	fk_writeback_init(&wb, 1u << 20);
 	CHECK_EQ(fk_writeback_note(&wb, fd, 0, 4096), 0);
 	CHECK_EQ(fk_writeback_issue(&wb), -EBADF);
