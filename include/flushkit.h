@@ -1006,7 +1006,57 @@ FK_API int fk_tree_sync(const char *const *paths, size_t nr_paths,
 
 /*
  * fk_tree_copy - copy @src to @dst with cp -a semantics and make the
- * copy durable.  Returns as fk_tree_sync.
+ * copy durable.
+ * @src: the file or directory to copy (a symlink is copied as a
+ *      symlink).  Borrowed for the call.
+ * @dst: where the copy goes: if it is an existing directory (or a
+ *      symlink to one), the copy is @dst/basename(@src); otherwise @dst
+ *      itself.  An existing non-directory in the way of a file is
+ *      replaced; an existing directory in the way of a directory is
+ *      merged into.  Borrowed for the call.
+ * @o: options (NULL: defaults).  @o->method is an enum fk_copy_method:
+ *      FK_COPY_WRITEBACK - while copying, writeback of the written data
+ *        is started every @o->flush_after_bytes bytes (0: never) through
+ *        struct fk_writeback (sync_file_range(SYNC_FILE_RANGE_WRITE));
+ *        then every file is fsynced, then every directory after its
+ *        contents (PostgreSQL's checkpoint_flush_after, 9.6);
+ *      FK_COPY_DELAYED - the same without the hints;
+ *      FK_COPY_FSYNC_EACH - each file fsynced right after it is written,
+ *        each directory after its contents (rsync --fsync);
+ *      FK_COPY_SYNCFS - one syncfs(2) of the destination at the end.
+ *      In every method the destination's parent directory is fsynced
+ *      last.  With WRITEBACK and DELAYED the writing descriptor stays
+ *      open until its fsync, within the RLIMIT_NOFILE budget.
+ *      @o->drop_cache: POSIX_FADV_DONTNEED on each source file once
+ *      copied and each destination file once fsynced.
+ *      Diagnostics go to @o->report (ops "open", "read", "create",
+ *      "mkdir", "symlink", "mknod", "link", "chown", "chmod", "utimens",
+ *      "fsync", "syncfs", "copy stopped, incomplete file", ...), progress
+ *      to @o->progress.
+ * @st: filled (zeroed first); may be NULL.  st->bytes counts file data
+ *      copied (not holes); st->walk_ns the copy phase, st->fsync_ns the
+ *      durability phase (for FSYNC_EACH, the fsyncs made while copying).
+ * Regular files are copied with copy_file_range(2), falling back to
+ * pread/pwrite on EXDEV, ENOSYS, EINVAL, EOPNOTSUPP; sparse files keep
+ * their holes (SEEK_DATA/SEEK_HOLE).  Hard links stay hard links (by
+ * source (st_dev, st_ino)); symlinks are copied, never followed; FIFOs,
+ * sockets and devices are recreated with mknodat(2), never opened.
+ * Files are created 0600, directories 0700; mode, owner (when euid is
+ * 0), xattrs (best effort) and times are applied after the content, a
+ * directory's after its entries.  No PATH_MAX limit below @src.
+ * Returns 0; -FK_EDEGRADED when the copy is complete and synced but some
+ * directory fsync failed with EINVAL/ENOTSUP/EOPNOTSUPP; or the first
+ * -errno: a failed fsync/syncfs (sticky: reported, never retried), an
+ * entry that could not be read or created (-EACCES, -EIO, ...; the rest
+ * is still copied and synced).  -ENOSPC/-EDQUOT stop the copy at once:
+ * the file being written is left incomplete and reported, and nothing is
+ * fsynced.  -EEXIST: @dst is @src itself; -ENOTDIR: @src is a directory
+ * and @dst an existing non-directory; -EINVAL: bad method or NULL
+ * argument, or a directory copied into itself (that subtree is skipped);
+ * -ENOENT: @src does not exist; -ENOMEM.  Entries vanishing during the
+ * copy are warnings counted in st->vanished.
+ * Blocks; does I/O.  Thread-safe if each call has its own @o and @st
+ * (and the callbacks are).
  */
 FK_API int fk_tree_copy(const char *src, const char *dst,
 			const struct fk_tree_opts *o, struct fk_tree_stats *st);
