@@ -39,6 +39,15 @@ static const char *method_name(int method)
 	return "?";
 }
 
+/* enum fk_copy_method for @name, or -1. */
+static int parse_method(const char *name)
+{
+	for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
+		if (!strcmp(name, methods[i].name))
+			return methods[i].method;
+	return -1;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -69,7 +78,6 @@ static void usage(FILE *f)
 
 struct progress_state {
 	int tty;
-	uint64_t start_ns;
 	int shown;
 };
 
@@ -77,8 +85,9 @@ static void show_progress(void *arg, const struct fk_tree_stats *st)
 {
 	struct progress_state *p = arg;
 	char b[32];
-	double secs = (double)st->walk_ns / 1e9;
-	double rate = secs > 0 ? (double)st->bytes / secs / (1 << 20) : 0;
+	double elapsed_s = (double)st->walk_ns / 1e9;
+	double rate = elapsed_s > 0 ?
+			      (double)st->bytes / elapsed_s / (1 << 20) : 0;
 	fprintf(stderr, "%scopied %llu files, %llu dirs, %s, %.1f MiB/s%s",
 		p->tty ? "\r" : "", (unsigned long long)st->files,
 		(unsigned long long)st->dirs,
@@ -224,20 +233,15 @@ int cmd_cp(int argc, char **argv)
 	optind = 0;	/* callable more than once (tests run it in-process) */
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'm': {
-			size_t i, n = sizeof(methods) / sizeof(methods[0]);
-			for (i = 0; i < n; i++)
-				if (!strcmp(optarg, methods[i].name))
-					break;
-			if (i == n) {
+		case 'm':
+			o.method = parse_method(optarg);
+			if (o.method < 0) {
 				cli_error("cp: unknown method '%s' (writeback, "
 					  "delayed, fsync-each, syncfs)",
 					  optarg);
 				return FK_EXIT_USAGE;
 			}
-			o.method = methods[i].method;
 			break;
-		}
 		case 'f':
 			if (cli_parse_size(optarg, &o.flush_after_bytes)) {
 				cli_error("cp: bad size '%s'", optarg);
