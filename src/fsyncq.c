@@ -50,7 +50,7 @@
 
 struct pending {
 	uint64_t id;
-	uint32_t cycle;		/* q->cycle when absorbed */
+	uint32_t cycle; /* q->cycle when absorbed */
 };
 
 struct fk_fsyncq {
@@ -63,11 +63,11 @@ struct fk_fsyncq {
 	size_t nr_pend, alloc_pend;
 	uint32_t cycle;
 	int processing;
-	int inflight;		/* inflight_id's sync is running */
+	int inflight; /* inflight_id's sync is running */
 	uint64_t inflight_id;
 	int inflight_redirtied;
 	int inflight_forgotten;
-	int error;		/* sticky, invariant 4 */
+	int error; /* sticky, invariant 4 */
 	struct fk_fsyncq_stats st;
 };
 
@@ -276,8 +276,7 @@ static size_t next_in_round(const struct fk_fsyncq *q, int have_last,
 }
 
 int fk_fsyncq_process(struct fk_fsyncq *q, fk_fsyncq_sync_fn sync, void *arg,
-		      int (*between)(void *arg, double done),
-		      void *between_arg)
+		      int (*between)(void *arg, double done), void *between_arg)
 {
 	int ret = 0;
 

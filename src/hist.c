@@ -29,9 +29,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SUB_BITS 6			/* 64 sub-buckets per power of two */
+#define SUB_BITS 6 /* 64 sub-buckets per power of two */
 #define SUB (1u << SUB_BITS)
-#define MAX_BITS 36			/* 2^36 us: 19 hours */
+#define MAX_BITS 36 /* 2^36 us: 19 hours */
 /* Buckets for values below 2^MAX_BITS (the last one has shift
  * MAX_BITS-1-SUB_BITS, sub 2*SUB-1), plus one overflow bucket. */
 #define NR_BUCKETS ((MAX_BITS - 1 - SUB_BITS) * SUB + 2 * SUB + 1)
@@ -42,7 +42,7 @@ static uint32_t bucket_of(uint64_t v)
 		return NR_BUCKETS - 1;
 	if (v < 2 * SUB)
 		return (uint32_t)v;
-	unsigned k = 63u - (unsigned)__builtin_clzll(v);	/* >= SUB_BITS+1 */
+	unsigned k = 63u - (unsigned)__builtin_clzll(v); /* >= SUB_BITS+1 */
 	unsigned shift = k - SUB_BITS;
 	return shift * SUB + (uint32_t)(v >> shift);
 }
@@ -53,7 +53,7 @@ static uint64_t bucket_high(uint32_t i)
 	if (i < 2 * SUB)
 		return i;
 	unsigned shift = i / SUB - 1;
-	uint64_t sub = i - shift * SUB;		/* SUB .. 2*SUB-1 */
+	uint64_t sub = i - shift * SUB; /* SUB .. 2*SUB-1 */
 	return ((sub + 1) << shift) - 1;
 }
 
@@ -103,8 +103,8 @@ void fk_hist_merge(struct fk_hist *dst, const struct fk_hist *src)
 		return;
 	if (dst->buckets && src->buckets) {
 		uint32_t n = dst->nr_buckets < src->nr_buckets
-				     ? dst->nr_buckets
-				     : src->nr_buckets;
+				 ? dst->nr_buckets
+				 : src->nr_buckets;
 		for (uint32_t i = 0; i < n; i++)
 			dst->buckets[i] += src->buckets[i];
 	}
@@ -136,8 +136,8 @@ uint64_t fk_hist_percentile(const struct fk_hist *h, double pct)
 		seen += h->buckets[i];
 		if (seen >= rank) {
 			/* The overflow bucket is bounded by max_us only. */
-			uint64_t v = i == h->nr_buckets - 1 ? h->max_us
-							    : bucket_high(i);
+			uint64_t v =
+			    i == h->nr_buckets - 1 ? h->max_us : bucket_high(i);
 			if (v > h->max_us)
 				v = h->max_us;
 			if (v < h->min_us)

@@ -40,7 +40,7 @@ static double clamp01(double x)
 static double time_fraction(const struct fk_pacer *p, uint64_t now_ns)
 {
 	if (p->budget_ns == 0)
-		return 1.0;	/* no time at all: the deadline is now */
+		return 1.0; /* no time at all: the deadline is now */
 	if (now_ns <= p->start_ns)
 		return 0.0;
 	return (double)(now_ns - p->start_ns) / (double)p->budget_ns;
@@ -54,9 +54,8 @@ static double wal_fraction(const struct fk_pacer *p, uint64_t wal_now)
 	return (double)(wal_now - p->wal_start) / (double)p->wal_budget;
 }
 
-void fk_pacer_start_at(struct fk_pacer *p, uint64_t now_ns,
-		       uint64_t budget_ns, uint64_t wal_now,
-		       uint64_t wal_budget)
+void fk_pacer_start_at(struct fk_pacer *p, uint64_t now_ns, uint64_t budget_ns,
+		       uint64_t wal_now, uint64_t wal_budget)
 {
 	p->start_ns = now_ns;
 	p->budget_ns = budget_ns;
@@ -95,8 +94,8 @@ uint64_t fk_pacer_delay_ns_at(const struct fk_pacer *p, double progress,
 	if (!fk_pacer_on_schedule_at(p, progress, wal_now, now_ns))
 		return 0;
 	/* The instant at which elapsed time equals progress. */
-	uint64_t due = p->start_ns +
-		       (uint64_t)(clamp01(progress) * (double)p->budget_ns);
+	uint64_t due =
+	    p->start_ns + (uint64_t)(clamp01(progress) * (double)p->budget_ns);
 	if (due <= now_ns)
 		return 0;
 	uint64_t d = due - now_ns;
@@ -117,8 +116,8 @@ uint64_t fk_pacer_sleep(struct fk_pacer *p, double progress, uint64_t wal_now,
 	if (d == 0)
 		return 0;
 	struct timespec ts = {
-		.tv_sec = (time_t)(d / 1000000000u),
-		.tv_nsec = (long)(d % 1000000000u),
+	    .tv_sec = (time_t)(d / 1000000000u),
+	    .tv_nsec = (long)(d % 1000000000u),
 	};
 	/* Sleep the whole delay even if a signal interrupts it. */
 	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)

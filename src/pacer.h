@@ -15,9 +15,8 @@
 #include "flushkit.h"
 
 /* fk_pacer_start with start time @now_ns (fk_now_ns clock). */
-void fk_pacer_start_at(struct fk_pacer *p, uint64_t now_ns,
-		       uint64_t budget_ns, uint64_t wal_now,
-		       uint64_t wal_budget);
+void fk_pacer_start_at(struct fk_pacer *p, uint64_t now_ns, uint64_t budget_ns,
+		       uint64_t wal_now, uint64_t wal_budget);
 /* fk_pacer_on_schedule as seen at @now_ns. */
 int fk_pacer_on_schedule_at(const struct fk_pacer *p, double progress,
 			    uint64_t wal_now, uint64_t now_ns);

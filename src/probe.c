@@ -37,7 +37,7 @@
 
 /* File systems that accept sync_file_range and do nothing with it. */
 static const unsigned long noop_fs_magic[] = {
-	0x2fc12fc2, /* ZFS (ZFS_SUPER_MAGIC): ARC, not the page cache */
+    0x2fc12fc2, /* ZFS (ZFS_SUPER_MAGIC): ARC, not the page cache */
 };
 
 struct cache_entry {
@@ -178,7 +178,7 @@ int fk_probe_sync_file_range(int fd)
 	r = fk_sys.sync_file_range(fd, off, 1, SYNC_FILE_RANGE_WRITE);
 	int support = fk_probe_sfr_classify(r);
 	if (support < 0)
-		return r;	/* this call failed; the file system is unknown */
+		return r; /* this call failed; the file system is unknown */
 	fk_probe_sfr_learn(st.st_dev, support);
 	return support;
 }

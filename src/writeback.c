@@ -154,10 +154,9 @@ static int issue_fd_ranges(struct fk_writeback *wb,
 			continue;
 		}
 		if (support == FK_SFR_WORKS || support == FK_SFR_UNKNOWN) {
-			int e = fk_sys.sync_file_range(r[i].fd,
-						       (off_t)r[i].offset,
-						       (off_t)r[i].length,
-						       SYNC_FILE_RANGE_WRITE);
+			int e = fk_sys.sync_file_range(
+			    r[i].fd, (off_t)r[i].offset, (off_t)r[i].length,
+			    SYNC_FILE_RANGE_WRITE);
 			wb->calls_sfr++;
 			int s = fk_probe_sfr_classify(e);
 			if (s == FK_SFR_WORKS) {
@@ -222,8 +221,7 @@ int fk_writeback_issue_fd(struct fk_writeback *wb, int fd)
 	size_t from, to;
 
 	sort_merge(wb);
-	for (from = 0; from < wb->nr_ranges && wb->ranges[from].fd < fd;
-	     from++)
+	for (from = 0; from < wb->nr_ranges && wb->ranges[from].fd < fd; from++)
 		;
 	for (to = from; to < wb->nr_ranges && wb->ranges[to].fd == fd; to++)
 		;
@@ -263,7 +261,7 @@ int fk_writeback_note(struct fk_writeback *wb, int fd, uint64_t offset,
 			if (n > MAX_RANGES)
 				n = MAX_RANGES;
 			struct fk_writeback_range *r =
-				realloc(wb->ranges, n * sizeof(*r));
+			    realloc(wb->ranges, n * sizeof(*r));
 			if (!r)
 				return -ENOMEM;
 			wb->ranges = r;

@@ -17,12 +17,12 @@
 struct rec {
 	uint64_t ids[4096];
 	size_t n;
-	uint64_t fail_id;	/* return fail_err for this id */
+	uint64_t fail_id; /* return fail_err for this id */
 	int fail_err;
 	struct fk_fsyncq *q;
-	uint64_t register_during;	/* while syncing ids[0]: register this */
-	int forget_during;		/* while syncing ids[0]: forget it */
-	int rereg_during;		/* while syncing ids[0]: register it again */
+	uint64_t register_during; /* while syncing ids[0]: register this */
+	int forget_during;	  /* while syncing ids[0]: forget it */
+	int rereg_during;	  /* while syncing ids[0]: register it again */
 };
 
 static int rec_sync(void *arg, uint64_t id)
@@ -41,10 +41,10 @@ static int rec_sync(void *arg, uint64_t id)
 	}
 	if (r->n == 1 && r->forget_during) {
 		fk_fsyncq_forget(r->q, id);
-		return -EIO;	/* ignored: the file is gone */
+		return -EIO; /* ignored: the file is gone */
 	}
 	if (r->q && fk_fsyncq_process(r->q, rec_sync, r, NULL, NULL) != -EBUSY)
-		fkt_failures++;	/* a nested round must be refused */
+		fkt_failures++; /* a nested round must be refused */
 	return id == r->fail_id ? r->fail_err : 0;
 }
 
@@ -135,7 +135,7 @@ static void test_order_once(void)
 	CHECK_EQ(fk_fsyncq_register(q, 4), 0);
 	CHECK_EQ(fk_fsyncq_register(q, 9), 0);
 	CHECK_EQ(fk_fsyncq_absorb(q), 7);
-	CHECK_EQ(fk_fsyncq_register(q, 2), 0);	/* process absorbs too */
+	CHECK_EQ(fk_fsyncq_register(q, 2), 0); /* process absorbs too */
 	CHECK_EQ(fk_fsyncq_pending(q), 7);
 	struct rec r = {.q = q};
 	CHECK_EQ(fk_fsyncq_process(q, rec_sync, &r, NULL, NULL), 0);
@@ -167,7 +167,7 @@ static void test_forget(void)
 	CHECK_EQ(stats(q).forgotten, 2);
 	CHECK_EQ(fk_fsyncq_pending(q), 1);
 	CHECK_EQ(stats(q).queued, 1);
-	fk_fsyncq_forget(q, 12345);	/* unknown: nothing */
+	fk_fsyncq_forget(q, 12345); /* unknown: nothing */
 	CHECK_EQ(stats(q).forgotten, 2);
 	struct rec r = {0};
 	CHECK_EQ(fk_fsyncq_process(q, rec_sync, &r, NULL, NULL), 0);
@@ -335,8 +335,9 @@ static void test_threads(void)
 	CHECK_EQ(fk_fsyncq_create(64, 1, &cq), 0);
 	pthread_t th[THREADS];
 	for (int t = 0; t < THREADS; t++)
-		CHECK_EQ(pthread_create(&th[t], NULL, writer,
-					(void *)(intptr_t)t), 0);
+		CHECK_EQ(
+		    pthread_create(&th[t], NULL, writer, (void *)(intptr_t)t),
+		    0);
 	for (round_nr = 1; round_nr <= 50; round_nr++) {
 		CHECK_EQ(fk_fsyncq_process(cq, count_sync, NULL, NULL, NULL),
 			 0);

@@ -117,7 +117,8 @@ static void test_random_accuracy(void)
 	for (size_t i = 0; i < sizeof(pcts) / sizeof(pcts[0]); i++) {
 		uint64_t want = exact_pct(v, N, pcts[i]);
 		uint64_t got = fk_hist_percentile(&h, pcts[i]);
-		if (got < want || (double)got > (double)want * (1.0 + 1.0 / 64)) {
+		if (got < want ||
+		    (double)got > (double)want * (1.0 + 1.0 / 64)) {
 			fprintf(stderr, "p%g: got %llu, exact %llu\n", pcts[i],
 				(unsigned long long)got,
 				(unsigned long long)want);
@@ -150,12 +151,15 @@ static void test_bucket_bounds(void)
 				/* The middle sample (rank 2 of 3). */
 				uint64_t got = fk_hist_percentile(&two, 50);
 				if (got < val ||
-				    (double)got > (double)val * (1.0 + 1.0 / 64)) {
-					if (val < (UINT64_C(1) << 36) && bad++ < 5)
-						fprintf(stderr,
-							"value %llu -> %llu\n",
-							(unsigned long long)val,
-							(unsigned long long)got);
+				    (double)got >
+					(double)val * (1.0 + 1.0 / 64)) {
+					if (val < (UINT64_C(1) << 36) &&
+					    bad++ < 5)
+						fprintf(
+						    stderr,
+						    "value %llu -> %llu\n",
+						    (unsigned long long)val,
+						    (unsigned long long)got);
 				}
 				fk_hist_add(&h, val);
 			}
@@ -187,11 +191,11 @@ static void test_merge(void)
 		fk_hist_add(i % 3 ? &a : &b, v);
 		fk_hist_add(&all, v);
 	}
-	fk_hist_add(&b, 3);	/* b holds the minimum */
+	fk_hist_add(&b, 3); /* b holds the minimum */
 	fk_hist_add(&all, 3);
 	struct fk_hist empty;
 	CHECK_EQ(fk_hist_init(&empty), 0);
-	fk_hist_merge(&a, &empty);	/* no-op */
+	fk_hist_merge(&a, &empty); /* no-op */
 	fk_hist_merge(&a, &b);
 	CHECK_EQ(a.count, all.count);
 	CHECK_EQ(a.min_us, all.min_us);
@@ -201,7 +205,8 @@ static void test_merge(void)
 	CHECK(memcmp(a.buckets, all.buckets,
 		     all.nr_buckets * sizeof(all.buckets[0])) == 0);
 	for (double p = 0; p <= 100; p += 0.5)
-		CHECK_EQ(fk_hist_percentile(&a, p), fk_hist_percentile(&all, p));
+		CHECK_EQ(fk_hist_percentile(&a, p),
+			 fk_hist_percentile(&all, p));
 	/* Into an empty histogram: a copy. */
 	fk_hist_merge(&empty, &b);
 	CHECK_EQ(empty.count, b.count);

@@ -12,7 +12,7 @@
 
 #include <math.h>
 
-#define S 1000000000ull	/* one second in ns */
+#define S 1000000000ull /* one second in ns */
 #define MS 1000000ull
 
 static void test_time(void)
@@ -115,7 +115,7 @@ static void test_simulated_job(void)
 	fk_pacer_start_at(&p, t0, budget, 0, 0);
 	now = t0;
 	for (int i = 1; i <= 10; i++) {
-		now += 2 * S;	/* each tenth takes 2 s */
+		now += 2 * S; /* each tenth takes 2 s */
 		CHECK_EQ(fk_pacer_delay_ns_at(&p, i / 10.0, 0, S, now), 0);
 	}
 }

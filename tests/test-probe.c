@@ -38,7 +38,7 @@ static void *probe_thread(void *arg)
 	int first = fk_probe_sync_file_range(file_fd);
 	for (int i = 0; i < 200; i++) {
 		if (fk_probe_sync_file_range(file_fd) != first) {
-			*out = -1000;	/* disagreement */
+			*out = -1000; /* disagreement */
 			return NULL;
 		}
 	}
@@ -77,8 +77,7 @@ int main(void)
 	fk_probe_reset();
 	fkt_trace_start();
 	int r = fk_probe_sync_file_range(fd);
-	CHECK(r == FK_SFR_WORKS || r == FK_SFR_NOOP ||
-	      r == FK_SFR_UNSUPPORTED);
+	CHECK(r == FK_SFR_WORKS || r == FK_SFR_NOOP || r == FK_SFR_UNSUPPORTED);
 	if (sfs.f_type == EXT4_MAGIC || sfs.f_type == XFS_MAGIC)
 		CHECK_EQ(r, FK_SFR_WORKS);
 	if (r != FK_SFR_NOOP) {
@@ -93,7 +92,8 @@ int main(void)
 	/* Cached: no further call for the same file system. */
 	CHECK_EQ(fk_probe_sync_file_range(fd), r);
 	CHECK_EQ(fk_probe_sync_file_range(fd), r);
-	CHECK_EQ(fkt_trace_nr("sync_file_range", NULL), r == FK_SFR_NOOP ? 0 : 1);
+	CHECK_EQ(fkt_trace_nr("sync_file_range", NULL),
+		 r == FK_SFR_NOOP ? 0 : 1);
 	fkt_trace_stop();
 
 	/* The errors that mean "unsupported". */
@@ -163,7 +163,8 @@ int main(void)
 	pthread_t th[4];
 	int res[4];
 	for (int i = 0; i < 4; i++)
-		CHECK_EQ(pthread_create(&th[i], NULL, probe_thread, &res[i]), 0);
+		CHECK_EQ(pthread_create(&th[i], NULL, probe_thread, &res[i]),
+			 0);
 	for (int i = 0; i < 4; i++) {
 		pthread_join(th[i], NULL);
 		CHECK_EQ(res[i], r);

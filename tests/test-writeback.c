@@ -15,7 +15,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-static int fa, fb;	/* two files in the temporary directory */
+static int fa, fb; /* two files in the temporary directory */
 
 static const struct fkt_call *nth_call(const char *op, size_t n)
 {
@@ -40,14 +40,16 @@ static void check_call(const char *op, size_t n, int fd, uint64_t off,
 	}
 	if (c->fd != fd || c->off != off || c->len != len) {
 		fprintf(stderr,
-			"line %d: %s #%zu is (fd %d, %llu, %llu), want (fd %d, %llu, %llu)\n",
+			"line %d: %s #%zu is (fd %d, %llu, %llu), want (fd %d, "
+			"%llu, %llu)\n",
 			line, op, n, c->fd, (unsigned long long)c->off,
-			(unsigned long long)c->len, fd,
-			(unsigned long long)off, (unsigned long long)len);
+			(unsigned long long)c->len, fd, (unsigned long long)off,
+			(unsigned long long)len);
 		fkt_failures++;
 	}
 }
-#define CHECK_CALL(op, n, fd, off, len) check_call(op, n, fd, off, len, __LINE__)
+#define CHECK_CALL(op, n, fd, off, len)                                        \
+	check_call(op, n, fd, off, len, __LINE__)
 
 static void start(void)
 {
@@ -100,12 +102,12 @@ static void test_merge(void)
 	struct fk_writeback wb;
 	fk_writeback_init(&wb, 1u << 20);
 	start();
-	CHECK_EQ(fk_writeback_note(&wb, fa, 4096, 4096), 0);	/* adjacent */
+	CHECK_EQ(fk_writeback_note(&wb, fa, 4096, 4096), 0); /* adjacent */
 	CHECK_EQ(fk_writeback_note(&wb, fa, 0, 4096), 0);
-	CHECK_EQ(fk_writeback_note(&wb, fa, 6000, 4000), 0);	/* overlaps */
-	CHECK_EQ(fk_writeback_note(&wb, fa, 1000, 100), 0);	/* inside */
-	CHECK_EQ(fk_writeback_note(&wb, fa, 20000, 100), 0);	/* apart */
-	CHECK_EQ(fk_writeback_note(&wb, fb, 10000, 100), 0);	/* other fd */
+	CHECK_EQ(fk_writeback_note(&wb, fa, 6000, 4000), 0); /* overlaps */
+	CHECK_EQ(fk_writeback_note(&wb, fa, 1000, 100), 0);  /* inside */
+	CHECK_EQ(fk_writeback_note(&wb, fa, 20000, 100), 0); /* apart */
+	CHECK_EQ(fk_writeback_note(&wb, fb, 10000, 100), 0); /* other fd */
 	CHECK_EQ(fk_writeback_issue(&wb), 0);
 	CHECK_EQ(fkt_trace_nr("sync_file_range", NULL), 3);
 	CHECK_CALL("sync_file_range", 0, fa, 0, 10000);
@@ -208,7 +210,7 @@ static void test_errors(void)
 	CHECK_EQ(fk_writeback_note(&wb, -1, 0, 1), -EBADF);
 	CHECK_EQ(fk_writeback_note(&wb, fa, (uint64_t)INT64_MAX, 1), -EINVAL);
 	CHECK_EQ(fk_writeback_note(&wb, fa, 1, (uint64_t)INT64_MAX), -EINVAL);
-	CHECK_EQ(fk_writeback_note(&wb, fa, 0, 0), 0);	/* ignored */
+	CHECK_EQ(fk_writeback_note(&wb, fa, 0, 0), 0); /* ignored */
 	CHECK_EQ(wb.nr_ranges, 0);
 
 	/* EIO on the second call: returned, sticky, the rest still go. */
@@ -223,7 +225,7 @@ static void test_errors(void)
 	CHECK_EQ(wb.first_error, -EIO);
 	CHECK_EQ(wb.ranges_issued, 2);
 	CHECK_EQ(wb.ranges_skipped, 1);
-	CHECK_EQ(wb.nr_ranges, 0);	/* not retried */
+	CHECK_EQ(wb.nr_ranges, 0); /* not retried */
 	/* A later, different error is returned; first_error stays. */
 	fkt_fault_set("sync_file_range", NULL, 0, -ENOSPC);
 	CHECK_EQ(fk_writeback_note(&wb, fa, 0, 4096), 0);
@@ -271,7 +273,7 @@ static void test_forget_and_issue_fd(void)
 	CHECK_CALL("sync_file_range", 1, fb, 0, 200);
 	CHECK_EQ(wb.nr_ranges, 1);
 	CHECK_EQ(wb.pending_bytes, 4096);
-	CHECK_EQ(fk_writeback_issue_fd(&wb, fb), 0);	/* nothing left */
+	CHECK_EQ(fk_writeback_issue_fd(&wb, fb), 0); /* nothing left */
 	CHECK_EQ(fkt_trace_nr("sync_file_range", NULL), 2);
 	CHECK_EQ(fk_writeback_issue(&wb), 0);
 	CHECK_CALL("sync_file_range", 2, fa, 0, 4096);
