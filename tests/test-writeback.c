@@ -333,6 +333,36 @@ static void test_many_ranges(void)
 	fk_writeback_release(&wb);
 }
 
+static unsigned flags_seen, sfr_seen;
+static int flags_sfr(int fd, off_t off, off_t len, unsigned int flags)
+{
+	flags_seen |= flags;
+	sfr_seen++;
+	return fk_sys_default.sync_file_range(fd, off, len, flags);
+}
+
+/* Only SYNC_FILE_RANGE_WRITE, never the WAIT flags (they would consume
+ * a pending writeback error that the file's fsync must report). */
+static void test_flags(void)
+{
+	struct fk_writeback wb;
+	fk_writeback_init(&wb, 8192);
+	fk_probe_reset();
+	fk_sys.sync_file_range = flags_sfr;
+	for (int i = 0; i < 8; i++)
+		CHECK_EQ(fk_writeback_note(&wb, i % 2 ? fa : fb,
+					   (uint64_t)i * 65536, 4096),
+			 0);
+	CHECK_EQ(fk_writeback_issue(&wb), 0);
+	CHECK_EQ(fk_probe_sync_file_range(fa), FK_SFR_WORKS);
+	fk_probe_reset();
+	CHECK_EQ(fk_probe_sync_file_range(fa), FK_SFR_WORKS);
+	CHECK_EQ(sfr_seen, 8 + 1); /* 4 issues of 2 files, 1 probe */
+	CHECK_EQ(flags_seen, SYNC_FILE_RANGE_WRITE);
+	fk_sys_reset();
+	fk_writeback_release(&wb);
+}
+
 int main(void)
 {
 	char path[4096];
@@ -359,6 +389,7 @@ int main(void)
 	test_forget_and_issue_fd();
 	test_noop_fs();
 	test_many_ranges();
+	test_flags();
 
 	close(fa);
 	close(fb);
