@@ -5,7 +5,8 @@
  *  - fsync EIO on a file (each fsync method): exit 1, the message names
  *    the path, that fsync is never retried, the summary says failed;
  *  - directory fsync EINVAL: completed, degraded, exit 3;
- *  - EACCES opening a source file: reported, the rest copied, exit 1;
+ *  - EACCES opening a source file or directory: reported, the rest
+ *    copied, exit 1;
  *  - a source file vanishing: counted and warned, exit 0;
  *  - copy_file_range EXDEV/ENOSYS/EINVAL/EOPNOTSUPP: read/write fallback,
  *    identical copy;
@@ -171,6 +172,23 @@ static void test_eacces(void)
 	CHECK(exists(dst, "d1/f2") && exists(dst, "f0") &&
 	      exists(dst, "d1/d2/f3"));
 	CHECK(strstr(out, "\"errors\": 1,") != NULL);
+	free(out);
+	free(err);
+
+	/* An unreadable source directory: skipped, the rest copied. */
+	next_dst(dst, sizeof(dst));
+	fkt_trace_start();
+	fkt_fault_set("open", "/src/d1/d2", 0, -EACCES);
+	rc = run_cp("delayed", dst, &out, &err);
+	CHECK_EQ(fkt_fault_fired(), 1);
+	fkt_fault_clear();
+	fkt_trace_stop();
+	CHECK_EQ(rc, FK_EXIT_FAILURE);
+	snprintf(want, sizeof(want), "open '%s/d1/d2': %s", src,
+		 strerror(EACCES));
+	CHECK(strstr(err, want) != NULL);
+	CHECK(!exists(dst, "d1/d2"));
+	CHECK(exists(dst, "d1/f1") && exists(dst, "d1/f2"));
 	free(out);
 	free(err);
 }
