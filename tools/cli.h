@@ -31,6 +31,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_monitor(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_bench_fsmark(int argc, char **argv);
+int cmd_bench_tpcb(int argc, char **argv);
 
 /* Print "flushkit: MESSAGE\n" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -570,9 +570,13 @@ out:
 	pthread_mutex_unlock(&r->ckpt_lock);
 }
 
+/* Store log lines (recovery, errors) on stderr; its checkpoint lines are
+ * printed by on_checkpoint instead. */
 static void on_log(void *arg, const char *line)
 {
 	(void)arg;
+	if (!strncmp(line, "checkpoint ", 11))
+		return;
 	fprintf(stderr, "flushkit: store: %s\n", line);
 }
 

@@ -13,6 +13,7 @@ struct bench {
 };
 
 static const struct bench benches[] = {
+	{"tpcb", cmd_bench_tpcb, "pgbench TPC-B (sort of) on the page store"},
 	{"fsmark", cmd_bench_fsmark, "fs_mark small-file create+fsync, batched fsync"},
 	{NULL, NULL, NULL},
 };
