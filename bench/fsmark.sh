@@ -49,7 +49,8 @@ run_one() {	# variant threads -> files/sec
 	rm -rf "$d"; mkdir "$d"
 	sync
 	case $v in
-	fs_mark) fs_mark -d "$d" -t "$t" -n "$n" -s 4096 -w 4096 -S 1 -k 2>&1 | fps;;
+	# fs_mark writes fs_log.txt into its working directory.
+	fs_mark) (cd "$work" && fs_mark -d "$d" -t "$t" -n "$n" -s 4096 -w 4096 -S 1 -k 2>&1) | fps;;
 	fk-S1) "$fk" bench fsmark -d "$d" -t "$t" -n "$n" -s 4096 -w 4096 -S 1 -k | fps;;
 	fk-*) "$fk" bench fsmark -d "$d" -t "$t" -n "$n" -s 4096 -w 4096 -k \
 		-S batch --sync-io="${v#fk-}" --queue-depth "$qd" | fps;;

@@ -135,6 +135,7 @@ int (*fk_uring_queue_init)(unsigned entries, struct io_uring *ring,
 void (*fk_uring_submit_hook)(const struct fk_fsync_req *req, size_t index);
 int (*fk_uring_cqe_hook)(const struct fk_fsync_req *req, size_t index,
 			 int res);
+int (*fk_uring_submit_fault)(unsigned queued);
 
 void fk_uring_hooks_reset(void)
 {
@@ -145,6 +146,7 @@ void fk_uring_hooks_reset(void)
 #endif
 	fk_uring_submit_hook = NULL;
 	fk_uring_cqe_hook = NULL;
+	fk_uring_submit_fault = NULL;
 }
 
 int fk_fsync_batch_have_uring(void)
@@ -553,6 +555,16 @@ static void uring_reap(struct run *r, struct slot *slots, unsigned *inflight,
 	*inflight -= seen;
 }
 
+static int submit_and_wait(struct io_uring *ring, unsigned queued)
+{
+	if (fk_uring_submit_fault) {
+		int err = fk_uring_submit_fault(queued);
+		if (err < 0)
+			return err;	/* as if io_uring_enter(2) failed */
+	}
+	return io_uring_submit_and_wait(ring, 1);
+}
+
 /*
  * Returns 0 when every request is DONE, or the -errno of a ring-level
  * failure after which the ring is drained and the caller finishes the
@@ -625,7 +637,7 @@ static int run_uring(struct run *r)
 			break;
 		int ret;
 		if (queued)
-			ret = io_uring_submit_and_wait(ring, 1);
+			ret = submit_and_wait(ring, queued);
 		else {
 			struct io_uring_cqe *cqe;
 			ret = io_uring_wait_cqe(ring, &cqe);
@@ -688,17 +700,19 @@ int fk_fsync_batch_run(struct fk_fsync_batch *b, struct fk_fsync_req *reqs,
 		goto out;
 	b->st.requests += nr;
 	pthread_mutex_init(&r.lock, NULL);
+	int use_threads = b->backend == FK_SYNC_IO_THREADS;
 #ifdef FK_HAVE_LIBURING
-	if (b->backend == FK_SYNC_IO_URING && run_uring(&r) == -ENOMEM)
-		err = -ENOMEM;
+	/* Requests io_uring could not take (no memory for its slots, a
+	 * ring-level failure) are still PENDING: threads finish them. */
+	if (b->backend == FK_SYNC_IO_URING && run_uring(&r))
+		use_threads = 1;
 #endif
-	if (!err && b->backend == FK_SYNC_IO_THREADS)
+	if (use_threads)
 		run_threads(&r, b->queue_depth);
-	else if (!err && b->backend == FK_SYNC_IO_SEQUENTIAL)
+	else if (b->backend == FK_SYNC_IO_SEQUENTIAL)
 		run_threads(&r, 1);
 	pthread_mutex_destroy(&r.lock);
-	if (!err)
-		err = finish(&r);
+	err = finish(&r);
 out:
 	free(r.file_of);
 	free(r.state);

@@ -14,7 +14,11 @@
  *  - fk_uring_submit_hook is called as each request's first SQE is
  *    prepared (before io_uring_submit), for recording issue order;
  *  - fk_uring_cqe_hook sees each CQE's res for request @index and
- *    returns the res to use (e.g. -EIO for a chosen request).
+ *    returns the res to use (e.g. -EIO for a chosen request);
+ *  - fk_uring_submit_fault, called before each submission of @queued
+ *    SQEs, returns 0 or a -errno that is taken as io_uring_enter(2)'s
+ *    failure (nothing submitted): the ring-level failure path, where
+ *    the batch drains the ring and finishes with threads.
  *
  * Set them before creating/running a batch, from one thread; NULL hooks
  * (the default for the last two) are not called.
@@ -34,6 +38,7 @@ extern void (*fk_uring_submit_hook)(const struct fk_fsync_req *req,
 				    size_t index);
 extern int (*fk_uring_cqe_hook)(const struct fk_fsync_req *req, size_t index,
 				int res);
+extern int (*fk_uring_submit_fault)(unsigned queued);
 
 /* Restore the default hooks. */
 void fk_uring_hooks_reset(void);

@@ -12,7 +12,9 @@
  *    request's res into -EIO): that request and the other descriptor of
  *    its file report -EIO, the rest complete, later runs skip the file,
  *    and the results equal the thread pool's with the same fault
- *    injected through the syscall table.
+ *    injected through the syscall table;
+ *  - a ring-level failure (io_uring_enter fails) mid-run: the rest of
+ *    the run and the batch continue on threads, each request once.
  */
 #include "fktest.h"
 #include "fsync_batch.h"
@@ -121,6 +123,63 @@ static void test_split(void)
 	fk_fsync_batch_destroy(b);
 }
 
+static unsigned submits, completions;
+static int fail_third_submit(unsigned queued)
+{
+	(void)queued;
+	return ++submits == 3 ? -EFAULT : 0;
+}
+
+static int count_cqe(const struct fk_fsync_req *req, size_t index, int res)
+{
+	(void)req;
+	(void)index;
+	completions++;
+	return res;
+}
+
+/*
+ * io_uring_enter fails at the ring level in the middle of a run: what
+ * reached the kernel completes, the rest is issued by threads, each
+ * request exactly once, and the batch goes on with threads.
+ */
+static void test_ring_failure(void)
+{
+	struct fk_fsync_batch_opts o;
+	fk_fsync_batch_opts_init(&o);
+	o.sync_io = FK_SYNC_IO_URING;
+	o.queue_depth = 8;
+	struct fk_fsync_batch *b;
+	CHECK_EQ(fk_fsync_batch_create(&o, &b), 0);
+	size_t nr = NR_FILES;
+	struct fk_fsync_req *r = calloc(nr, sizeof(*r));
+	fill(r, nr);
+	submits = completions = 0;
+	fk_uring_submit_fault = fail_third_submit;
+	fk_uring_cqe_hook = count_cqe;
+	fkt_trace_start();
+	CHECK_EQ(fk_fsync_batch_run(b, r, nr), 0);
+	size_t by_threads = fkt_trace_nr("fsync", NULL) +
+			    fkt_trace_nr("fdatasync", NULL) +
+			    fkt_trace_nr("sync_file_range", NULL);
+	fkt_trace_stop();
+	fk_uring_hooks_reset();
+	CHECK(completions > 0);
+	CHECK(by_threads > 0);
+	CHECK_EQ(completions + by_threads, nr);
+	for (size_t i = 0; i < nr; i++) {
+		CHECK_EQ(r[i].result, 0);
+		CHECK_EQ(r[i].issued, 1);
+	}
+	CHECK_EQ(fk_fsync_batch_backend(b), FK_SYNC_IO_THREADS);
+	struct fk_fsync_batch_stats st;
+	fk_fsync_batch_get_stats(b, &st);
+	CHECK_EQ(st.uring_error, -EFAULT);
+	CHECK_EQ(fk_fsync_batch_run(b, r, 10), 0);
+	free(r);
+	fk_fsync_batch_destroy(b);
+}
+
 /* Results of a run with an EIO on file 77, as a string. */
 static void signature(int io, char *sig, size_t n)
 {
@@ -201,6 +260,7 @@ int main(void)
 	test_many(4);
 	test_many(8);
 	test_split();
+	test_ring_failure();
 
 	char sig_u[8192], sig_t[8192];
 	signature(FK_SYNC_IO_URING, sig_u, sizeof(sig_u));
