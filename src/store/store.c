@@ -37,9 +37,11 @@
  *  S4. After a sticky error nothing changes a page or writes a file:
  *      commits return -FK_ESTOPPED before inserting, and page writes
  *      fail the WAL rule's flush.
- *  S5. Recovery replays every valid record from the redo LSN: full-page
+ *  S5. A page's LSN is the END of the last record that changed it.
+ *      Recovery replays every valid record from the redo LSN: full-page
  *      images always restore their page; ops apply only to pages whose
- *      LSN is older than the record (decided once per page per record);
+ *      LSN is older than the record's end (decided once per page per
+ *      record), which then becomes the page LSN;
  *      then the WAL is cut at the first invalid record and an
  *      end-of-recovery checkpoint makes the result durable.
  */
@@ -795,8 +797,11 @@ int fk_store_commit(struct fk_store *s, struct fk_batch *b, uint64_t *lsnp)
 		if (op->kind == FK_OP_APPEND && op->result)
 			*(uint64_t *)op->result = op->row;
 	}
+	/* The page LSN is the record's END, as in PostgreSQL: flushing
+	 * the WAL up to it covers the whole record (WAL rule). */
+	(void)lsn;
 	for (size_t i = 0; i < npg; i++)
-		PAGE_LSN(s->bufs[pg[i].idx].page) = lsn;
+		PAGE_LSN(s->bufs[pg[i].idx].page) = end;
 	__atomic_add_fetch(&s->st.commits, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&s->st.wal_fpi, nfpi, __ATOMIC_RELAXED);
 	r = 0;
@@ -920,6 +925,7 @@ int fk_store_bulk_load(struct fk_store *s, uint32_t table, uint64_t nrows,
 
 /* ---- recovery ---- */
 
+/* Replay COMMIT @rec, which ends at @lsn (page LSNs are record ends). */
 static int replay_commit(struct fk_store *s, const struct fk_wal_rec *rec,
 			 uint64_t lsn)
 {
@@ -1027,7 +1033,7 @@ static int recover(struct fk_store *s, const struct control *ctl)
 			s->last_ckpt_end_lsn = next;
 		}
 		if (rec->type == FK_WAL_COMMIT) {
-			r = replay_commit(s, rec, pos);
+			r = replay_commit(s, rec, next);
 			if (r)
 				break;
 			records++;
