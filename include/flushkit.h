@@ -221,7 +221,8 @@ FK_API void fk_writeback_release(struct fk_writeback *wb);
  *   -EINVAL  offset + length beyond INT64_MAX (does not fit off_t);
  *   -ENOMEM  the range array could not grow (the range is not noted);
  *   -errno   an unexpected error of a call this note issued (see
- *            first_error; the ranges were issued and are gone).
+ *            first_error; the ranges were issued and are gone, and the
+ *            new range was noted all the same).
  * Does I/O (non-blocking hints) only when it issues.  Not thread-safe.
  */
 FK_API int fk_writeback_note(struct fk_writeback *wb, int fd,

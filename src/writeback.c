@@ -247,14 +247,14 @@ int fk_writeback_note(struct fk_writeback *wb, int fd, uint64_t offset,
 	if (wb->flush_after_bytes == 0 || length == 0)
 		return 0;
 
+	int ret = 0;
 	if (wb->nr_ranges == wb->alloc_ranges) {
 		if (wb->nr_ranges >= MAX_RANGES) {
 			sort_merge(wb);
-			if (wb->nr_ranges > MAX_RANGES / 2) {
-				int e = fk_writeback_issue(wb);
-				if (e)
-					return e;
-			}
+			/* An error here is reported, but the new range is
+			 * still noted. */
+			if (wb->nr_ranges > MAX_RANGES / 2)
+				ret = fk_writeback_issue(wb);
 		}
 		if (wb->nr_ranges == wb->alloc_ranges) {
 			size_t n = wb->alloc_ranges ? wb->alloc_ranges * 2 : 64;
@@ -276,9 +276,12 @@ int fk_writeback_note(struct fk_writeback *wb, int fd, uint64_t offset,
 	wb->ranges_noted++;
 	wb->bytes_noted += length;
 
-	if (wb->pending_bytes >= wb->flush_after_bytes)
-		return fk_writeback_issue(wb);
-	return 0;
+	if (wb->pending_bytes >= wb->flush_after_bytes) {
+		int e = fk_writeback_issue(wb);
+		if (!ret)
+			ret = e;
+	}
+	return ret;
 }
 
 void fk_writeback_forget(struct fk_writeback *wb, int fd)

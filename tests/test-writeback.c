@@ -329,6 +329,17 @@ static void test_many_ranges(void)
 	CHECK_EQ(fk_writeback_issue(&wb), 0);
 	CHECK_EQ(fkt_trace_nr("sync_file_range", NULL), 1 + 5000);
 	CHECK_EQ(wb.bytes_issued, 5000 * 512 * 2);
+	/* An error of the early issue is returned, and the range that
+	 * triggered it is still noted. */
+	for (int i = 0; i < 4096; i++)
+		CHECK_EQ(fk_writeback_note(&wb, fb, (uint64_t)i * 8192, 512),
+			 0);
+	fkt_fault_set("sync_file_range", NULL, 1, -EIO);
+	CHECK_EQ(fk_writeback_note(&wb, fa, 0, 512), -EIO);
+	CHECK_EQ(wb.nr_ranges, 1);
+	CHECK_EQ(wb.pending_bytes, 512);
+	CHECK_EQ(fk_writeback_issue(&wb), 0);
+	CHECK_CALL("sync_file_range", 1 + 5000 + 4096, fa, 0, 512);
 	stop();
 	fk_writeback_release(&wb);
 }
