@@ -107,7 +107,8 @@ static int read_dir(int fd, struct dirlist *l)
 				return r;
 		}
 	}
-	qsort(l->ents, l->nr, sizeof(*l->ents), cmp_ino);
+	if (l->nr > 1)
+		qsort(l->ents, l->nr, sizeof(*l->ents), cmp_ino);
 	return 0;
 }
 
