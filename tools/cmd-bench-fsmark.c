@@ -48,7 +48,7 @@ enum {
 	M_NONE = 0,		/* fs_mark -S 0 */
 	M_FSYNC = 1,		/* fsync before close */
 	M_SYNC_FSYNC1 = 2,	/* sync(), then one fsync */
-	M_POST_REVERSE = 3,	/* fsync every file after the loop, reverse */
+	M_POST_REVERSE = 3,	/* fsync each file after the loop, reverse */
 	M_SYNC_POST_REVERSE = 4,
 	M_POST = 5,		/* fsync every file after the loop */
 	M_SYNC_POST = 6,
@@ -97,7 +97,7 @@ struct fsm_thread {
 	struct lat lat[NR_LAT];
 	uint64_t syscall_ns;	/* time in file-writing system calls */
 	uint64_t start_ns, end_ns;
-	uint64_t overhead_ns;	/* elapsed less syscall_ns, before unlinks */
+	uint64_t overhead_ns;	/* elapsed - syscall_ns, before unlinks */
 	unsigned created;
 	unsigned errors;
 };
@@ -552,18 +552,72 @@ static int parse_opts(struct fsm *f, int argc, char **argv)
 
 /* ---- output ---- */
 
+static void jint(json_object *o, const char *key, int64_t v)
+{
+	json_object_object_add(o, key, json_object_new_int64(v));
+}
+
+static void jdbl(json_object *o, const char *key, double v)
+{
+	json_object_object_add(o, key, json_object_new_double(v));
+}
+
+static void jstr(json_object *o, const char *key, const char *v)
+{
+	json_object_object_add(o, key, json_object_new_string(v));
+}
+
 static json_object *lat_json(const struct lat *l)
 {
 	json_object *o = json_object_new_object();
-	json_object_object_add(o, "count", json_object_new_int64((int64_t)l->n));
-	json_object_object_add(o, "min_us",
-			       json_object_new_int64((int64_t)(l->min_ns / 1000)));
-	json_object_object_add(o, "avg_us",
-			       json_object_new_int64(l->n ? (int64_t)(l->sum_ns /
-						l->n / 1000) : 0));
-	json_object_object_add(o, "max_us",
-			       json_object_new_int64((int64_t)(l->max_ns / 1000)));
+	jint(o, "count", (int64_t)l->n);
+	jint(o, "min_us", (int64_t)(l->min_ns / 1000));
+	jint(o, "avg_us", l->n ? (int64_t)(l->sum_ns / l->n / 1000) : 0);
+	jint(o, "max_us", (int64_t)(l->max_ns / 1000));
 	return o;
+}
+
+/* Min, average or max (@which 0, 1, 2) of @l in microseconds. */
+static unsigned long long lat_us(const struct lat *l, int which)
+{
+	if (which == 0)
+		return l->min_ns / 1000;
+	if (which == 2)
+		return l->max_ns / 1000;
+	return l->n ? l->sum_ns / l->n / 1000 : 0;
+}
+
+/* One row of fs_mark's table, or one object of the JSON "loops". */
+static void emit_row(const struct fsm *f, unsigned use_pct, uint64_t count,
+		     double fps, double secs, uint64_t overhead_ns,
+		     const struct lat *lat, json_object *jloops)
+{
+	if (f->json) {
+		json_object *o = json_object_new_object();
+		jint(o, "fs_use_pct", use_pct);
+		jint(o, "count", (int64_t)count);
+		jint(o, "size", (int64_t)f->size);
+		jdbl(o, "files_per_sec", fps);
+		jint(o, "app_overhead_us", (int64_t)(overhead_ns / 1000));
+		jdbl(o, "seconds", secs);
+		for (int l = 0; l < NR_LAT; l++) {
+			char key[16];
+			snprintf(key, sizeof(key), "%s", lat_name[l]);
+			for (char *p = key; *p; p++)
+				*p = (char)(*p - 'A' + 'a');
+			json_object_object_add(o, key, lat_json(&lat[l]));
+		}
+		json_object_array_add(jloops, o);
+		return;
+	}
+	printf("%6u%13llu%13llu%13.1f%17llu", use_pct,
+	       (unsigned long long)count, (unsigned long long)f->size, fps,
+	       (unsigned long long)(overhead_ns / 1000));
+	for (int l = 0; f->verbose && l < NR_LAT; l++)
+		printf("%9llu%9llu%9llu", lat_us(&lat[l], 0),
+		       lat_us(&lat[l], 1), lat_us(&lat[l], 2));
+	printf("\n");
+	fflush(stdout);
 }
 
 static void print_header(const struct fsm *f, int argc, char **argv,
@@ -789,43 +843,8 @@ int cmd_bench_fsmark(int argc, char **argv)
 		if (fk_sys.fstatfs(f.th[0].dirfd, &sf) == 0 && sf.f_blocks)
 			use_pct = (unsigned)((sf.f_blocks - sf.f_bavail) * 100 /
 					     sf.f_blocks);
-		if (f.json) {
-			json_object *o = json_object_new_object();
-			json_object_object_add(o, "fs_use_pct",
-					       json_object_new_int(use_pct));
-			json_object_object_add(o, "count",
-					       json_object_new_int64((int64_t)count));
-			json_object_object_add(o, "size",
-					       json_object_new_int64((int64_t)f.size));
-			json_object_object_add(o, "files_per_sec",
-					       json_object_new_double(fps));
-			json_object_object_add(o, "app_overhead_us",
-					       json_object_new_int64((int64_t)(overhead_ns / 1000)));
-			json_object_object_add(o, "seconds",
-					       json_object_new_double(secs));
-			for (int l = 0; l < NR_LAT; l++) {
-				char key[16];
-				snprintf(key, sizeof(key), "%s", lat_name[l]);
-				for (char *p = key; *p; p++)
-					*p = (char)(*p - 'A' + 'a');
-				json_object_object_add(o, key, lat_json(&lat[l]));
-			}
-			json_object_array_add(jloops, o);
-		} else {
-			printf("%6u%13llu%13llu%13.1f%17llu", use_pct,
-			       (unsigned long long)count,
-			       (unsigned long long)f.size, fps,
-			       (unsigned long long)(overhead_ns / 1000));
-			if (f.verbose)
-				for (int l = 0; l < NR_LAT; l++)
-					printf("%9llu%9llu%9llu",
-					       (unsigned long long)(lat[l].min_ns / 1000),
-					       (unsigned long long)(lat[l].n ?
-						lat[l].sum_ns / lat[l].n / 1000 : 0),
-					       (unsigned long long)(lat[l].max_ns / 1000));
-			printf("\n");
-			fflush(stdout);
-		}
+		emit_row(&f, use_pct, count, fps, secs, overhead_ns, lat,
+			 jloops);
 	}
 	free(tids);
 	wall1 = fk_now_ns();
@@ -852,20 +871,14 @@ int cmd_bench_fsmark(int argc, char **argv)
 			char id[32];
 			snprintf(id, sizeof(id), "%u:%u", major(d->dev),
 				 minor(d->dev));
-			json_object_object_add(o, "st_dev",
-					       json_object_new_string(id));
+			jstr(o, "st_dev", id);
 			if (d->ok) {
-				json_object_object_add(o, "name",
-					json_object_new_string(d->name));
-				json_object_object_add(o, "writes",
-					json_object_new_int64((int64_t)w));
-				json_object_object_add(o, "write_iops",
-					json_object_new_double(iops));
-				json_object_object_add(o, "write_mb_per_sec",
-					json_object_new_double(mbs));
+				jstr(o, "name", d->name);
+				jint(o, "writes", (int64_t)w);
+				jdbl(o, "write_iops", iops);
+				jdbl(o, "write_mb_per_sec", mbs);
 			} else {
-				json_object_object_add(o, "unavailable",
-					json_object_new_string(d->why));
+				jstr(o, "unavailable", d->why);
 			}
 			json_object_array_add(jdevs, o);
 		} else if (d->ok) {
@@ -877,35 +890,24 @@ int cmd_bench_fsmark(int argc, char **argv)
 		}
 	}
 	if (f.json) {
-		json_object_object_add(jroot, "benchmark",
-				       json_object_new_string("fsmark"));
-		json_object_object_add(jroot, "sync_method",
-				       json_object_new_string(method_name[f.method]));
-		json_object_object_add(jroot, "sync_io",
-				       json_object_new_string(backend));
-		json_object_object_add(jroot, "queue_depth",
-				       json_object_new_int((int)f.bopts.queue_depth));
-		json_object_object_add(jroot, "threads",
-				       json_object_new_int((int)f.threads));
-		json_object_object_add(jroot, "files_per_thread",
-				       json_object_new_int((int)f.files));
-		json_object_object_add(jroot, "size",
-				       json_object_new_int64((int64_t)f.size));
-		json_object_object_add(jroot, "write_size",
-				       json_object_new_int64((int64_t)f.write_size));
+		jstr(jroot, "benchmark", "fsmark");
+		jstr(jroot, "sync_method", method_name[f.method]);
+		jstr(jroot, "sync_io", backend);
+		jint(jroot, "queue_depth", (int)f.bopts.queue_depth);
+		jint(jroot, "threads", (int)f.threads);
+		jint(jroot, "files_per_thread", (int)f.files);
+		jint(jroot, "size", (int64_t)f.size);
+		jint(jroot, "write_size", (int64_t)f.write_size);
 		json_object_object_add(jroot, "keep",
 				       json_object_new_boolean(f.keep));
-		json_object_object_add(jroot, "wall_s",
-				       json_object_new_double(wall_s));
-		json_object_object_add(jroot, "user_s",
-				       json_object_new_double(user_s));
-		json_object_object_add(jroot, "sys_s",
-				       json_object_new_double(sys_s));
+		jdbl(jroot, "wall_s", wall_s);
+		jdbl(jroot, "user_s", user_s);
+		jdbl(jroot, "sys_s", sys_s);
 		json_object_object_add(jroot, "devices", jdevs);
-		json_object_object_add(jroot, "errors",
-				       json_object_new_int((int)errors));
-		printf("%s\n", json_object_to_json_string_ext(jroot,
-			JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+		jint(jroot, "errors", (int)errors);
+		printf("%s\n", json_object_to_json_string_ext(
+			jroot, JSON_C_TO_STRING_PRETTY |
+			JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(jroot);
 		jroot = NULL;
 	}
