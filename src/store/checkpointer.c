@@ -310,6 +310,7 @@ out:
 static void *ckpt_main(void *arg)
 {
 	struct fk_store *s = arg;
+	uint64_t retry_ns = 0;	/* WAL preallocation failed: wait */
 	pthread_mutex_lock(&s->ckpt_mu);
 	while (!s->ckpt_shutdown) {
 		uint64_t now = fk_now_ns();
@@ -339,11 +340,14 @@ static void *ckpt_main(void *arg)
 		uint64_t next = __atomic_load_n(&s->insert_lsn,
 						__ATOMIC_ACQUIRE) /
 					s->wal_seg_bytes + 1;
-		if (!fk_store_error(s) &&
+		if (!fk_store_error(s) && now >= retry_ns &&
 		    __atomic_load_n(&s->wal_highest_seg, __ATOMIC_ACQUIRE) <
 			    next) {
 			pthread_mutex_unlock(&s->ckpt_mu);
-			fk_wal_ensure_segment(s, next);
+			/* On failure (ENOSPC) try again in a second; a
+			 * commit that needs the segment fails cleanly. */
+			if (fk_wal_ensure_segment(s, next))
+				retry_ns = now + 1000000000ull;
 			pthread_mutex_lock(&s->ckpt_mu);
 			continue;
 		}

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test-store-fault.c - the page store under injected I/O errors:
+ *  - fsync EIO on a table segment during a checkpoint: the checkpoint
+ *    fails with the error, the control file is not replaced (the redo
+ *    pointer does not advance), no page is written afterwards, later
+ *    calls return -FK_ESTOPPED, close returns the error, and a reopen
+ *    recovers every acknowledged commit;
+ *  - fdatasync EIO on the WAL: that commit fails with the error, the
+ *    store stops, the fsync is never retried, and a reopen recovers
+ *    every acknowledged commit;
+ *  - ENOSPC while creating a WAL segment: the commit fails cleanly
+ *    (nothing applied), the store goes on, and the next commit works.
+ */
+#include "fktest.h"
+#include "store-int.h"
+#include "sys.h"
+
+#include <errno.h>
+#include <stdio.h>
+
+#define ROW 100
+#define NACC 2000
+
+static struct fk_store_opts opts(void)
+{
+	struct fk_store_opts o;
+	fk_store_opts_init(&o);
+	o.shared_buffers_bytes = 1 << 20;
+	o.segment_bytes = 1 << 20;
+	o.wal_segment_bytes = 128 << 10;
+	o.checkpoint_timeout_ms = 3600 * 1000;
+	o.max_wal_size_bytes = 1ull << 40;
+	return o;
+}
+
+static void fill(void *arg, uint64_t rowno, void *row)
+{
+	(void)arg;
+	(void)rowno;
+	memset(row, 0, ROW);
+}
+
+static struct fk_store *setup(const char *dir, uint32_t *acc)
+{
+	struct fk_store_opts o = opts();
+	struct fk_store *s = NULL;
+	CHECK_EQ(fk_store_open(dir, &o, &s), 0);
+	if (!s)
+		exit(1);
+	CHECK_EQ(fk_store_create_table(s, "accounts", ROW, acc), 0);
+	CHECK_EQ(fk_store_bulk_load(s, *acc, NACC, fill, NULL), 0);
+	return s;
+}
+
+static int add(struct fk_store *s, uint32_t acc, uint64_t row, int64_t d)
+{
+	struct fk_batch b;
+	fk_batch_init(&b);
+	fk_batch_add_i64(&b, acc, row, 0, d, NULL);
+	int r = fk_store_commit(s, &b, NULL);
+	fk_batch_release(&b);
+	return r;
+}
+
+static int64_t get(struct fk_store *s, uint32_t acc, uint64_t row)
+{
+	uint8_t buf[ROW];
+	int64_t v = -1;
+	if (fk_store_read(s, acc, row, buf) == 0)
+		memcpy(&v, buf, 8);
+	return v;
+}
+
+/* Reopen and check that rows [0, n) hold @v (and row n holds @vn). */
+static void check_reopen(const char *dir, uint32_t acc, uint64_t n,
+			 int64_t v)
+{
+	struct fk_store_opts o = opts();
+	struct fk_store *s = NULL;
+	CHECK_EQ(fk_store_open(dir, &o, &s), 0);
+	if (!s)
+		return;
+	for (uint64_t i = 0; i < n; i++)
+		CHECK_EQ(get(s, acc, i * 37 % NACC), v);
+	CHECK_EQ(fk_store_close(s), 0);
+}
+
+static void data_fsync_eio(const char *base)
+{
+	char dir[4200];
+	uint32_t acc;
+	snprintf(dir, sizeof(dir), "%s/data-eio", base);
+	struct fk_store *s = setup(dir, &acc);
+	for (uint64_t i = 0; i < 200; i++)
+		CHECK_EQ(add(s, acc, i * 37 % NACC, 5), 0);
+
+	fkt_trace_start();
+	fkt_fault_set("fsync", "/base/1.0", 1, -EIO);
+	CHECK_EQ(fk_store_checkpoint(s), -EIO);
+	CHECK_EQ(fkt_fault_fired(), 1);
+	long f = fkt_trace_find("fsync", "/base/1.0", 0);
+	CHECK(f >= 0);
+	/* C4: no checkpoint record, no control file, no more page
+	 * writes, no second fsync of the file. */
+	CHECK_EQ(fkt_trace_find("rename", "/control", (size_t)f), -1);
+	CHECK_EQ(fkt_trace_find("open", "/control.tmp", (size_t)f), -1);
+	CHECK_EQ(fk_store_commit(s, NULL, NULL), -FK_ESTOPPED);
+	CHECK_EQ(add(s, acc, 1, 1), -FK_ESTOPPED);
+	CHECK_EQ(get(s, acc, 0), -1);
+	CHECK_EQ(fk_store_checkpoint(s), -FK_ESTOPPED);
+	struct fk_store_stats ss;
+	fk_store_get_stats(s, &ss);
+	CHECK_EQ(ss.error, -EIO);
+	CHECK_EQ(fk_store_close(s), -EIO);
+	CHECK_EQ(fkt_trace_find("pwrite", "/base/1.0", (size_t)f), -1);
+	CHECK_EQ(fkt_trace_nr("fsync", "/base/1.0"), 1);
+	fkt_fault_clear();
+	fkt_trace_stop();
+	check_reopen(dir, acc, 200, 5);
+}
+
+static void wal_fsync_eio(const char *base)
+{
+	char dir[4200], seg[32];
+	uint32_t acc;
+	snprintf(dir, sizeof(dir), "%s/wal-eio", base);
+	struct fk_store *s = setup(dir, &acc);
+	for (uint64_t i = 0; i < 50; i++)
+		CHECK_EQ(add(s, acc, i * 37 % NACC, 3), 0);
+	struct fk_store_stats ss;
+	fk_store_get_stats(s, &ss);
+	snprintf(seg, sizeof(seg), "/wal/%016llX",
+		 (unsigned long long)(ss.insert_lsn / (128 << 10)));
+	fkt_trace_start();
+	fkt_fault_set("fdatasync", seg, 1, -EIO);
+	CHECK_EQ(add(s, acc, 50 * 37 % NACC, 3), -EIO);
+	CHECK_EQ(add(s, acc, 51 * 37 % NACC, 3), -FK_ESTOPPED);
+	CHECK_EQ(fk_store_checkpoint(s), -FK_ESTOPPED);
+	CHECK_EQ(fk_store_close(s), -EIO);
+	CHECK_EQ(fkt_trace_nr("fdatasync", seg), 1);	/* never retried */
+	CHECK_EQ(fkt_trace_nr("pwrite", "/base/1.0"), 0);
+	fkt_fault_clear();
+	fkt_trace_stop();
+	check_reopen(dir, acc, 50, 3);
+}
+
+static void wal_enospc(const char *base)
+{
+	char dir[4200];
+	uint32_t acc;
+	snprintf(dir, sizeof(dir), "%s/wal-enospc", base);
+	struct fk_store *s = setup(dir, &acc);
+	fkt_trace_start();
+	fkt_fault_set("pwrite", "/wal/segtemp", 0, -ENOSPC);
+	/* Fill the preallocated segments (full-page images are big). */
+	int r = 0;
+	uint64_t i, ok = 0;
+	for (i = 0; i < 5000 && !r; i++) {
+		r = add(s, acc, i * 37 % NACC, 1);
+		if (!r)
+			ok++;
+	}
+	CHECK_EQ(r, -ENOSPC);
+	uint64_t failed = (i - 1) * 37 % NACC;
+	CHECK(i - 1 < NACC);	/* rows i * 37 % NACC are distinct */
+	CHECK_EQ(get(s, acc, failed), 0);	/* not applied */
+	struct fk_store_stats ss;
+	fk_store_get_stats(s, &ss);
+	CHECK_EQ(ss.error, 0);
+	fkt_fault_clear();
+	fkt_trace_stop();
+	CHECK_EQ(add(s, acc, failed, 1), 0);
+	CHECK_EQ(get(s, acc, failed), 1);
+	CHECK_EQ(fk_store_close(s), 0);
+	printf("ENOSPC after %llu commits\n", (unsigned long long)ok);
+}
+
+int main(void)
+{
+	const char *base = fkt_tmpdir();
+	data_fsync_eio(base);
+	wal_fsync_eio(base);
+	wal_enospc(base);
+	return fkt_done();
+}
