@@ -48,6 +48,7 @@ out=$here/results/tpcb-$stamp
 mkdir -p "$out"
 summary=$out/runs.tsv
 
+die() { log "error: $*"; exit 1; }
 log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" | tee -a "$out/bench.log" >&2; }
 
 pg_running=0
@@ -60,9 +61,10 @@ cleanup() {
 		log "stopping PostgreSQL"
 		runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$pgdata" -m fast \
 			-w stop >/dev/null 2>&1 || true
-		cp -- "$pgdata/server.log" "$out/pg-server.log" || true
 		pg_running=0
 	fi
+	[ -f "$pgdata/server.log" ] &&
+		cp -- "$pgdata/server.log" "$out/pg-server.log"
 	if [ "$KEEP" != 1 ]; then
 		rm -rf -- "$pgdata" "$pgsock" "$WORK/fk"
 		rmdir -- "$WORK" 2>/dev/null || true
@@ -98,7 +100,8 @@ fk_run() {	# MODE RUN
 	log "flushkit --flush=$mode run $run: ${DURATION}s"
 	"$FLUSHKIT" bench tpcb -c "$CLIENTS" -j "$CLIENTS" -T "$DURATION" \
 		-P "$PROGRESS" --flush="$mode" --data-dir "$WORK/fk" \
-		"${fk_opts[@]}" --json >"$base.json" 2>"$base.log"
+		"${fk_opts[@]}" --json >"$base.json" 2>"$base.log" ||
+		die "flushkit failed: see $base.log"
 	python3 - "$base.json" "$mode" "$run" >>"$summary" <<'EOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -128,7 +131,8 @@ pg_setup() {
 	chmod 700 "$pgdata"
 	log "initdb $pgdata"
 	runuser -u postgres -- "$PG_BIN/initdb" -D "$pgdata" -A trust \
-		-U postgres >"$out/pg-initdb.log" 2>&1
+		-U postgres >"$out/pg-initdb.log" 2>&1 ||
+		die "initdb failed: see $out/pg-initdb.log"
 	cat >>"$pgdata/postgresql.conf" <<EOF
 # bench/tpcb.sh
 listen_addresses = '127.0.0.1'
@@ -141,12 +145,16 @@ checkpoint_completion_target = $CHECKPOINT_COMPLETION_TARGET
 log_checkpoints = on
 max_connections = $((CLIENTS + 20))
 EOF
+	pg_running=1	# from here on, cleanup stops it (no-op if down)
 	runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$pgdata" -w \
-		-l "$pgdata/server.log" start >/dev/null
-	pg_running=1
+		-l "$pgdata/server.log" start >/dev/null 2>&1 || {
+		tail -n 5 "$pgdata/server.log" >&2
+		die "PostgreSQL did not start"
+	}
 	log "pgbench -i -s $SCALE"
 	"$PG_BIN/pgbench" -h "$pgsock" -p "$PG_PORT" -U postgres -i \
-		-s "$SCALE" postgres >"$out/pg-init.log" 2>&1
+		-s "$SCALE" postgres >"$out/pg-init.log" 2>&1 ||
+		die "pgbench -i failed: see $out/pg-init.log"
 }
 
 pg_sql() {
@@ -157,13 +165,16 @@ pg_sql() {
 pg_run() {	# FLUSH_AFTER RUN
 	local fa=$1 run=$2 base=$out/pg-$1-$2
 	log "PostgreSQL checkpoint_flush_after=$fa run $run: ${DURATION}s"
-	pg_sql "ALTER SYSTEM SET checkpoint_flush_after = '$fa'" >/dev/null
-	pg_sql "SELECT pg_reload_conf()" >/dev/null
-	pg_sql "CHECKPOINT" >/dev/null
+	if ! pg_sql "ALTER SYSTEM SET checkpoint_flush_after = '$fa'" \
+		>/dev/null || ! pg_sql "SELECT pg_reload_conf()" >/dev/null ||
+		! pg_sql "CHECKPOINT" >/dev/null; then
+		die "psql failed"
+	fi
 	mkdir -p "$base.d"
 	(cd "$base.d" && "$PG_BIN/pgbench" -h "$pgsock" -p "$PG_PORT" \
 		-U postgres -c "$CLIENTS" -j "$CLIENTS" -T "$DURATION" \
-		-P "$PROGRESS" -l postgres >"$base.out" 2>"$base.log")
+		-P "$PROGRESS" -l postgres >"$base.out" 2>"$base.log") ||
+		die "pgbench failed: see $base.log"
 	python3 - "$base" "$fa" "$run" "$PROGRESS" >>"$summary" <<'EOF'
 import glob, re, sys
 base, fa, run, prog = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
@@ -203,7 +214,8 @@ if [ "$FK" = 1 ]; then
 	[ -x "$FLUSHKIT" ] || { echo "no flushkit at $FLUSHKIT (build first)" >&2; exit 1; }
 	log "flushkit bench tpcb -i -s $SCALE"
 	"$FLUSHKIT" bench tpcb -i -s "$SCALE" --data-dir "$WORK/fk" \
-		"${fk_opts[@]}" >"$out/fk-init.log" 2>&1
+		"${fk_opts[@]}" >"$out/fk-init.log" 2>&1 ||
+		die "flushkit bench tpcb -i failed: see $out/fk-init.log"
 fi
 have_pg=0
 if [ "$PG" = 1 ] && pg_setup; then

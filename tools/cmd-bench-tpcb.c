@@ -952,6 +952,7 @@ static void print_summary(struct run *r, const struct results *res)
 	printf("storage: flushkit page store (flush=%s)\n", r->flush);
 	printf("number of clients: %d\n", r->nclients);
 	printf("number of threads: %d\n", r->nthreads);
+	printf("maximum number of tries: 1\n");
 	if (r->duration_s) {
 		printf("duration: %" PRIu64 " s\n", r->duration_s);
 		printf("number of transactions actually processed: %" PRIu64
