@@ -37,7 +37,8 @@ static int (*traced_rename)(int, const char *, int, const char *);
 /* Per trace index: page LSN + 1 of a base/ page write (the page LSN is
  * the end of the last record that changed it), or 1 if a WAL write
  * contains a CHECKPOINT record. */
-static uint64_t *note;
+static uint64_t *note, *pw_note;
+static size_t nr_notes;
 
 static void fd_path(int fd, char *out, size_t len)
 {
@@ -45,16 +46,6 @@ static void fd_path(int fd, char *out, size_t len)
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	ssize_t n = readlink(link, out, len - 1);
 	out[n < 0 ? 0 : n] = 0;
-}
-
-static long last_index(const char *op, int fd)
-{
-	for (long i = (long)fkt_trace_count() - 1; i >= 0; i--) {
-		const struct fkt_call *c = fkt_trace_get((size_t)i);
-		if (!strcmp(c->op, op) && (fd < 0 || c->fd == fd))
-			return i;
-	}
-	return -1;
 }
 
 static int wal_segno(const char *path, uint64_t *segno)
@@ -85,11 +76,12 @@ static ssize_t my_pwrite(int fd, const void *buf, size_t len, off_t off)
 				v = 1;
 		}
 	}
+	/* Every pwrite passes here under @mu, so the k-th pwrite of the
+	 * trace is the k-th note. */
 	pthread_mutex_lock(&mu);
 	ssize_t n = traced_pwrite(fd, buf, len, off);
-	long i = last_index("pwrite", fd);
-	if (i >= 0)
-		note[i] = v;
+	if (nr_notes < MAXCALLS)
+		pw_note[nr_notes++] = v;
 	pthread_mutex_unlock(&mu);
 	return n;
 }
@@ -200,6 +192,7 @@ int main(void)
 	o.checkpoint_timeout_ms = 3600 * 1000;
 	o.max_wal_size_bytes = 1ull << 40;
 	note = calloc(MAXCALLS, sizeof(*note));
+	pw_note = calloc(MAXCALLS, sizeof(*pw_note));
 
 	fkt_trace_start();
 	traced_pwrite = fk_sys.pwrite;
@@ -252,8 +245,12 @@ int main(void)
 	CHECK_EQ(fk_store_close(s), 0);
 	fk_sys.pwrite = traced_pwrite;	/* stop annotating */
 
-	size_t n = fkt_trace_count();
+	size_t n = fkt_trace_count(), kk = 0;
 	CHECK(n < MAXCALLS);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(fkt_trace_get(i)->op, "pwrite"))
+			note[i] = kk < nr_notes ? pw_note[kk++] : 0;
+	CHECK_EQ(kk, nr_notes);
 
 	/* 1. The WAL rule. */
 	uint64_t written[64] = {0}, durable = 0;
@@ -352,5 +349,6 @@ int main(void)
 		fkt_trace_dump(stderr);
 	fkt_trace_stop();
 	free(note);
+	free(pw_note);
 	return fkt_done();
 }

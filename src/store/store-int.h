@@ -16,7 +16,8 @@
  * Lock order (a thread only takes locks further down this list while
  * holding ones above it):
  *   1. table append mutexes, ascending table id (commit)
- *   2. buffer content locks, ascending (table, block)
+ *   2. buffer content locks, ascending buffer index (a pinned buffer
+ *      keeps its page, so this is a fixed total order)
  *   3. insert_mu (WAL insert lock)
  *   4. seg_mu (WAL segment files)
  *   5. flush_mu (group commit), files_mu, partition mutexes, buffer
