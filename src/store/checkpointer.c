@@ -12,7 +12,8 @@
  * bytes, paced by a struct fk_pacer to finish at completion_target of
  * the interval by time and by WAL volume; (4) the sync phase: absorb and
  * compact the fsync request queue and fsync each file once, spread over
- * checkpoint_sync_spread_ms or back-to-back; (5) insert the CHECKPOINT
+ * checkpoint_sync_spread_ms (bounded by the rest of the interval and
+ * by the WAL left before the next checkpoint is due) or back-to-back; (5) insert the CHECKPOINT
  * record and flush the WAL; (6) write the control file (temporary,
  * fsync, rename, fsync directory); (7) recycle WAL before the redo LSN.
  *
@@ -82,7 +83,7 @@ static int pace_sleep(struct fk_store *s, uint64_t ns)
 
 struct sync_ctx {
 	struct fk_store *s;
-	uint64_t start_ns, budget_ns;
+	struct fk_pacer pacer;
 	int paced;
 };
 
@@ -111,26 +112,25 @@ static int sync_one(void *arg, uint64_t file_id)
 	return r;
 }
 
-/* Between two fsyncs: sleep so that the fraction done tracks the
- * spread budget. */
+/*
+ * Between two fsyncs: sleep so that the fraction of files done tracks
+ * the spread budget by time and by WAL (the room left before the next
+ * checkpoint is due), like the write phase.
+ */
 static int sync_between(void *arg, double done)
 {
 	struct sync_ctx *c = arg;
-	if (!c->paced)
-		return 0;
-	for (;;) {
-		uint64_t due = c->start_ns + (uint64_t)(done * c->budget_ns);
-		uint64_t now = fk_now_ns();
-		if (now >= due)
-			return 0;
-		uint64_t ns = due - now;
-		if (ns > PACE_STEP_NS)
-			ns = PACE_STEP_NS;
-		if (pace_sleep(c->s, ns)) {
+	while (c->paced) {
+		uint64_t ns = fk_pacer_delay_ns(
+			&c->pacer, done,
+			__atomic_load_n(&c->s->insert_lsn, __ATOMIC_ACQUIRE),
+			PACE_STEP_NS);
+		if (!ns)
+			break;
+		if (pace_sleep(c->s, ns))
 			c->paced = 0;
-			return 0;
-		}
 	}
+	return 0;
 }
 
 int fk_checkpoint_run(struct fk_store *s, const char *reason, int flags,
@@ -216,12 +216,21 @@ int fk_checkpoint_run(struct fk_store *s, const char *reason, int flags,
 			   __ATOMIC_RELAXED);
 
 	/* (4) sync phase. */
+	/* The spread budget, bounded by what is left of the checkpoint
+	 * interval, and by the WAL left before the next checkpoint. */
 	struct sync_ctx sc = {
 		.s = s,
-		.start_ns = t_write,
-		.budget_ns = s->o.checkpoint_sync_spread_ms * 1000000ull,
 		.paced = paced && s->o.checkpoint_sync_spread_ms > 0,
 	};
+	uint64_t spread_ns = s->o.checkpoint_sync_spread_ms * 1000000ull;
+	uint64_t interval_end = ci.start_ns +
+				s->o.checkpoint_timeout_ms * 1000000ull;
+	if (t_write + spread_ns > interval_end)
+		spread_ns = interval_end > t_write ? interval_end - t_write : 0;
+	uint64_t wal_now = __atomic_load_n(&s->insert_lsn, __ATOMIC_ACQUIRE);
+	uint64_t wal_left = redo + s->wal_trigger_bytes > wal_now ?
+		redo + s->wal_trigger_bytes - wal_now : 1;
+	fk_pacer_start(&sc.pacer, spread_ns, wal_now, wal_left);
 	s->sync_files = s->sync_total_ns = s->sync_longest_ns = 0;
 	r = fk_fsyncq_process(s->fsq, sync_one, &sc, sync_between, &sc);
 	ci.files_synced = s->sync_files;
@@ -284,12 +293,7 @@ out:
 	ci.end_ns = fk_now_ns();
 	ci.total_ms = (ci.end_ns - ci.start_ns) / 1000000u;
 	ci.error = r;
-	pthread_mutex_lock(&s->ckpt_mu);
-	s->ckpt_done = number;
-	s->ckpt_result = r;
-	s->last_ckpt_ns = ci.start_ns;
-	pthread_cond_broadcast(&s->ckpt_cv);
-	pthread_mutex_unlock(&s->ckpt_mu);
+	/* Report before waking waiters: they may look at the report. */
 	fk_store_log(s,
 		     "checkpoint %s: wrote %llu buffers; write=%.3f s, "
 		     "sync=%.3f s, total=%.3f s; sync files=%llu, "
@@ -304,6 +308,12 @@ out:
 		     r ? "; FAILED: " : "", r ? fk_strerror(r) : "");
 	if (s->o.on_checkpoint)
 		s->o.on_checkpoint(s->o.on_checkpoint_arg, &ci);
+	pthread_mutex_lock(&s->ckpt_mu);
+	s->ckpt_done = number;
+	s->ckpt_result = r;
+	s->last_ckpt_ns = ci.start_ns;
+	pthread_cond_broadcast(&s->ckpt_cv);
+	pthread_mutex_unlock(&s->ckpt_mu);
 	return r;
 }
 
