@@ -62,6 +62,46 @@ static struct fk_store_opts small_opts(void)
 	return o;
 }
 
+/* Every wal_sync_method commits and recovers. */
+static void sync_methods(void)
+{
+	static const int methods[] = {FK_WAL_FDATASYNC, FK_WAL_FSYNC,
+				      FK_WAL_OPEN_DATASYNC};
+	for (int m = 0; m < 3; m++) {
+		char dir[4200];
+		struct fk_store_opts o = small_opts();
+		struct fk_store *s = NULL;
+		struct fk_store_stats ss;
+		struct fk_batch b;
+		uint32_t t;
+		uint8_t row[ROW] = {0};
+		snprintf(dir, sizeof(dir), "%s/m%d", fkt_tmpdir(), m);
+		o.wal_sync_method = methods[m];
+		CHECK_EQ(fk_store_open(dir, &o, &s), 0);
+		if (!s)
+			continue;
+		CHECK_EQ(fk_store_create_table(s, "h", ROW, &t), 0);
+		fk_batch_init(&b);
+		for (int i = 0; i < 10; i++) {
+			fk_batch_reset(&b);
+			CHECK_EQ(fk_batch_append(&b, t, row, NULL), 0);
+			CHECK_EQ(fk_store_commit(s, &b, NULL), 0);
+		}
+		fk_batch_release(&b);
+		fk_store_get_stats(s, &ss);
+		CHECK_EQ(ss.flush_lsn, ss.insert_lsn);
+		CHECK_EQ(fk_store_close(s), 0);
+		s = NULL;
+		CHECK_EQ(fk_store_open(dir, &o, &s), 0);
+		uint64_t rows = 0;
+		if (s) {
+			CHECK_EQ(fk_store_table_rows(s, t, &rows), 0);
+			CHECK_EQ(fk_store_close(s), 0);
+		}
+		CHECK_EQ(rows, 10);
+	}
+}
+
 int main(void)
 {
 	char dir[4200];
@@ -192,5 +232,6 @@ int main(void)
 	}
 	CHECK_EQ(hsum, NTHREADS * PER_THREAD);
 	CHECK_EQ(fk_store_close(st), 0);
+	sync_methods();
 	return fkt_done();
 }

@@ -327,6 +327,13 @@ static void *ckpt_main(void *arg)
 		uint64_t timeout_ns = s->o.checkpoint_timeout_ms * 1000000ull;
 		uint64_t due = s->last_ckpt_ns + timeout_ns;
 		int flags = s->ckpt_flags;
+		if (fk_store_error(s) && !(flags & CKPT_REQ_REQUESTED)) {
+			/* Stopped: nothing to write; only answer requests
+			 * (with the error), wait for shutdown. */
+			s->ckpt_flags = 0;
+			pthread_cond_wait(&s->ckpt_cv, &s->ckpt_mu);
+			continue;
+		}
 		if (flags || now >= due) {
 			s->ckpt_flags = 0;
 			pthread_mutex_unlock(&s->ckpt_mu);
