@@ -357,10 +357,11 @@ static int parse_args(struct run *r, int argc, char **argv)
 	r->log_checkpoints = 1;
 	r->seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
 
-	optind = 1;
+	optind = 0;	/* GNU: full re-initialization (tests call us twice) */
 	opterr = 0;
+	int li = -1;
 	while ((c = getopt_long(argc, argv, ":is:c:j:T:t:P:R:L:lh", long_opts,
-				NULL)) != -1) {
+				&li)) != -1) {
 		switch (c) {
 		case 'i':
 			r->init = 1;
@@ -468,10 +469,16 @@ static int parse_args(struct run *r, int argc, char **argv)
 			knobs[nr_knobs++].val = optarg;
 			break;
 		}
+		li = -1;
 		continue;
 bad_value:
-		cli_error("bench tpcb: invalid value '%s' for option '%s'",
-			  optarg ? optarg : "", argv[optind - 1]);
+		if (li >= 0)
+			cli_error("bench tpcb: invalid value '%s' for option "
+				  "'--%s'", optarg ? optarg : "",
+				  long_opts[li].name);
+		else
+			cli_error("bench tpcb: invalid value '%s' for option "
+				  "'-%c'", optarg ? optarg : "", c);
 		return FK_EXIT_USAGE;
 	}
 	if (optind < argc) {
@@ -496,12 +503,7 @@ bad_value:
 		r->check = 2;	/* check only */
 	else if (!r->init && !r->duration_s && !r->nxacts)
 		r->nxacts = DEFAULT_XACTS;
-	if (r->nthreads > r->nclients) {
-		cli_error("bench tpcb: number of threads (%d) must be at most "
-			  "the number of clients (%d)", r->nthreads,
-			  r->nclients);
-		return FK_EXIT_USAGE;
-	}
+	/* As pgbench: never more threads than clients; here one each. */
 	r->nthreads = r->nclients;
 
 	fk_store_opts_init(&r->opts);
