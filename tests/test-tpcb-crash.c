@@ -19,8 +19,8 @@
  * 20 rounds, or 5 with FK_TEST_QUICK=1 or CI=true.  FK_TEST_SEED fixes
  * the random kill moments.
  */
-#include "fktest.h"
 #include "cli-tpcb.h"
+#include "fktest.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -61,16 +61,18 @@ static void *child_client(void *arg)
 	fk_batch_init(&b);
 	for (uint64_t seq = 0;; seq++) {
 		tpcb_txn_draw(c->t, &rng, &x);
-		x.txid = ((uint64_t)c->round << 48) | ((uint64_t)c->id << 40) |
-			 seq;
+		x.txid =
+		    ((uint64_t)c->round << 48) | ((uint64_t)c->id << 40) | seq;
 		int ret = tpcb_txn_commit(c->s, c->t, &b, &x);
 		if (ret) {
 			fprintf(stderr, "child: commit: %s\n",
 				fk_strerror(ret));
 			_exit(3);
 		}
-		struct ack a = {.txid = x.txid, .aid = x.aid,
-				.delta = x.delta, .hrow = x.hrow};
+		struct ack a = {.txid = x.txid,
+				.aid = x.aid,
+				.delta = x.delta,
+				.hrow = x.hrow};
 		/* Smaller than PIPE_BUF: written whole or not at all. */
 		if (write(c->fd, &a, sizeof(a)) != (ssize_t)sizeof(a))
 			_exit(4);
@@ -95,8 +97,8 @@ static void child_main(int round, int fd)
 		_exit(2);
 	}
 	for (int i = 0; i < NCLIENTS; i++) {
-		cl[i] = (struct child_client){.id = i, .round = round,
-					      .fd = fd, .s = s, .t = &t};
+		cl[i] = (struct child_client){
+		    .id = i, .round = round, .fd = fd, .s = s, .t = &t};
 		if (pthread_create(&th[i], NULL, child_client, &cl[i]))
 			_exit(2);
 	}
@@ -154,7 +156,7 @@ static size_t read_acks(int fd, uint64_t deadline_ms, size_t stop_after)
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
-			return got;	/* EOF: the child is gone */
+			return got; /* EOF: the child is gone */
 		have += (size_t)r;
 		size_t whole = have / sizeof(struct ack);
 		for (size_t i = 0; i < whole; i++) {
@@ -203,9 +205,10 @@ static void verify(int round)
 		struct tpcb_txn x;
 		const struct ack *a = &acks[i];
 		if (i && acks[i - 1].hrow == a->hrow) {
-			fprintf(stderr, "round %d: history row %llu "
-				"acknowledged twice\n", round,
-				(unsigned long long)a->hrow);
+			fprintf(stderr,
+				"round %d: history row %llu "
+				"acknowledged twice\n",
+				round, (unsigned long long)a->hrow);
 			bad++;
 			continue;
 		}
@@ -254,13 +257,11 @@ static void verify(int round)
 int main(void)
 {
 	const char *q = getenv("FK_TEST_QUICK"), *ci = getenv("CI");
-	int rounds = (q && *q && strcmp(q, "0")) ||
-				     (ci && !strcmp(ci, "true")) ?
-			     5 :
-			     20;
+	int rounds =
+	    (q && *q && strcmp(q, "0")) || (ci && !strcmp(ci, "true")) ? 5 : 20;
 	const char *seed_env = getenv("FK_TEST_SEED");
-	unsigned seed = seed_env ? (unsigned)strtoul(seed_env, NULL, 10) :
-				   (unsigned)time(NULL) ^ (unsigned)getpid();
+	unsigned seed = seed_env ? (unsigned)strtoul(seed_env, NULL, 10)
+				 : (unsigned)time(NULL) ^ (unsigned)getpid();
 	printf("seed %u (FK_TEST_SEED), %d rounds\n", seed, rounds);
 	srand(seed);
 
@@ -316,14 +317,16 @@ int main(void)
 				  now_ms() + 20 + (uint64_t)(rand() % 380), 0);
 		}
 		kill(pid, SIGKILL);
-		read_acks(p[0], 0, 0);	/* what reached the pipe */
+		read_acks(p[0], 0, 0); /* what reached the pipe */
 		close(p[0]);
 		int status;
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
 		if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL) {
-			fprintf(stderr, "round %d: child exited with status "
-				"%d before the kill\n", round,
+			fprintf(stderr,
+				"round %d: child exited with status "
+				"%d before the kill\n",
+				round,
 				WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 			fkt_failures++;
 		}

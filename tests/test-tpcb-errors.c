@@ -10,9 +10,9 @@
  *   3. -i refuses to remove a directory that is not a tpcb data
  *      directory, and leaves it alone.
  */
-#include "fktest.h"
-#include "cli.h"
 #include "cli-tpcb.h"
+#include "cli.h"
+#include "fktest.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -45,7 +45,8 @@ int main(void)
 
 	CHECK_EQ(run("-i", "-s", "1", "--data-dir", dir, NULL), 0);
 	CHECK_EQ(run("-c", "2", "-t", "20", "--check", "--data-dir", dir,
-		     "--log-checkpoints=off", NULL), 0);
+		     "--log-checkpoints=off", NULL),
+		 0);
 
 	/* 1: a WAL sync of a commit fails (the first fdatasync is the
 	 * open's): exit 1, the error named; no partial damage. */
@@ -56,9 +57,9 @@ int main(void)
 	dup2(efd, 2);
 	fkt_trace_start();
 	fkt_fault_set("fdatasync", NULL, 2, -EIO);
-	int ret = run("-c", "2", "-t", "20", "--data-dir", dir,
-		      "--wal-sync-method=fdatasync", "--log-checkpoints=off",
-		      NULL);
+	int ret =
+	    run("-c", "2", "-t", "20", "--data-dir", dir,
+		"--wal-sync-method=fdatasync", "--log-checkpoints=off", NULL);
 	unsigned fired = fkt_fault_fired();
 	fkt_fault_clear();
 	fkt_trace_stop();
@@ -83,15 +84,16 @@ int main(void)
 	CHECK_EQ(fk_store_open(dir, &o, &s), 0);
 	CHECK_EQ(tpcb_open(s, &t), 0);
 	fk_batch_init(&b);
-	CHECK_EQ(fk_batch_add_i64(&b, t.accounts, 7, TPCB_OFF_BALANCE, 42,
-				  NULL), 0);
+	CHECK_EQ(
+	    fk_batch_add_i64(&b, t.accounts, 7, TPCB_OFF_BALANCE, 42, NULL), 0);
 	CHECK_EQ(fk_store_commit(s, &b, NULL), 0);
 	fk_batch_release(&b);
 	CHECK_EQ(fk_store_close(s), 0);
 	CHECK_EQ(run("--check", "--data-dir", dir, NULL), 1);
 	/* and a run with --check after it fails too */
 	CHECK_EQ(run("-t", "5", "--check", "--data-dir", dir,
-		     "--log-checkpoints=off", NULL), 1);
+		     "--log-checkpoints=off", NULL),
+		 1);
 
 	/* 3: a foreign directory is never removed by -i. */
 	CHECK_EQ(mkdir(other, 0700), 0);

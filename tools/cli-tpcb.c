@@ -91,7 +91,7 @@ double tpcb_rng_double(struct tpcb_rng *r)
 /* ---- schema and load ---- */
 
 struct load_arg {
-	uint64_t per_branch;	/* rows per branch: 1, 10 or 100,000 */
+	uint64_t per_branch; /* rows per branch: 1, 10 or 100,000 */
 	uint64_t total;
 	tpcb_load_progress_fn progress;
 	void *progress_arg;
@@ -121,8 +121,8 @@ int tpcb_create(struct fk_store *s, uint64_t scale, struct tpcb_tables *t,
 					 &t->tellers)) ||
 	    (ret = fk_store_create_table(s, "accounts", TPCB_ROW_BYTES,
 					 &t->accounts)) ||
-	    (ret = fk_store_create_table(s, "history",
-					 TPCB_HISTORY_ROW_BYTES, &t->history)))
+	    (ret = fk_store_create_table(s, "history", TPCB_HISTORY_ROW_BYTES,
+					 &t->history)))
 		return ret;
 	t->scale = scale;
 
@@ -202,9 +202,9 @@ int tpcb_txn_commit(struct fk_store *s, const struct tpcb_tables *t,
 	tpcb_put_i64(h + TPCB_H_TXID, (int64_t)x->txid);
 
 	fk_batch_reset(b);
-	if ((ret = fk_batch_add_i64(b, t->accounts, (uint64_t)x->aid - 1,
-				    TPCB_OFF_BALANCE, x->delta,
-				    &x->abalance)) ||
+	if ((ret =
+		 fk_batch_add_i64(b, t->accounts, (uint64_t)x->aid - 1,
+				  TPCB_OFF_BALANCE, x->delta, &x->abalance)) ||
 	    (ret = fk_batch_add_i64(b, t->tellers, (uint64_t)x->tid - 1,
 				    TPCB_OFF_BALANCE, x->delta, NULL)) ||
 	    (ret = fk_batch_add_i64(b, t->branches, (uint64_t)x->bid - 1,
@@ -219,8 +219,9 @@ int tpcb_txn_commit(struct fk_store *s, const struct tpcb_tables *t,
 static int sum_table(struct fk_store *s, uint32_t table, uint64_t rows,
 		     uint32_t off, uint32_t row_bytes, int64_t *sum)
 {
-	unsigned char buf[TPCB_ROW_BYTES > TPCB_HISTORY_ROW_BYTES ?
-			  TPCB_ROW_BYTES : TPCB_HISTORY_ROW_BYTES];
+	unsigned char buf[TPCB_ROW_BYTES > TPCB_HISTORY_ROW_BYTES
+			      ? TPCB_ROW_BYTES
+			      : TPCB_HISTORY_ROW_BYTES];
 	int64_t total = 0;
 	(void)row_bytes;
 	for (uint64_t r = 0; r < rows; r++) {
@@ -243,12 +244,12 @@ int tpcb_sums(struct fk_store *s, const struct tpcb_tables *t,
 	if ((ret = sum_table(s, t->accounts, t->scale * TPCB_NACCOUNTS,
 			     TPCB_OFF_BALANCE, TPCB_ROW_BYTES,
 			     &sums->accounts)) ||
-	    (ret = sum_table(s, t->tellers, t->scale * TPCB_NTELLERS,
-			     TPCB_OFF_BALANCE, TPCB_ROW_BYTES,
-			     &sums->tellers)) ||
-	    (ret = sum_table(s, t->branches, t->scale * TPCB_NBRANCHES,
-			     TPCB_OFF_BALANCE, TPCB_ROW_BYTES,
-			     &sums->branches)))
+	    (ret =
+		 sum_table(s, t->tellers, t->scale * TPCB_NTELLERS,
+			   TPCB_OFF_BALANCE, TPCB_ROW_BYTES, &sums->tellers)) ||
+	    (ret =
+		 sum_table(s, t->branches, t->scale * TPCB_NBRANCHES,
+			   TPCB_OFF_BALANCE, TPCB_ROW_BYTES, &sums->branches)))
 		return ret;
 	return sum_table(s, t->history, sums->history_rows, TPCB_H_DELTA,
 			 TPCB_HISTORY_ROW_BYTES, &sums->history);
@@ -286,9 +287,9 @@ int tpcb_datadir_mark(const char *dir, uint64_t scale)
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
 		return -errno;
-	int fd = openat(dfd, TPCB_MARKER,
-			O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-			0600);
+	int fd =
+	    openat(dfd, TPCB_MARKER,
+		   O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	int ret = 0;
 	if (fd < 0) {
 		ret = -errno;
@@ -341,7 +342,7 @@ static int empty_dir(int dfd, dev_t dev, int depth)
 			}
 			int sub = openat(dirfd(d), e->d_name,
 					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-						 O_CLOEXEC);
+					     O_CLOEXEC);
 			if (sub < 0) {
 				ret = -errno;
 				break;

@@ -69,8 +69,7 @@ struct tpcb_tables {
  * Progress of the account load: @done of @total rows.  Called from the
  * loading thread every 100,000 rows and at the end.
  */
-typedef void (*tpcb_load_progress_fn)(void *arg, uint64_t done,
-				      uint64_t total);
+typedef void (*tpcb_load_progress_fn)(void *arg, uint64_t done, uint64_t total);
 
 /*
  * Create branches, tellers, accounts and history in the (new, empty)
@@ -97,11 +96,11 @@ int64_t tpcb_rng_range(struct tpcb_rng *r, int64_t lo, int64_t hi);
 double tpcb_rng_double(struct tpcb_rng *r);
 
 struct tpcb_txn {
-	int64_t aid, tid, bid, delta;	/* drawn */
-	uint64_t txid;			/* caller's unique id, in history */
-	int64_t abalance;		/* after commit: the account balance */
-	uint64_t hrow;			/* after commit: the history row */
-	uint64_t lsn;			/* after commit: the commit's end LSN */
+	int64_t aid, tid, bid, delta; /* drawn */
+	uint64_t txid;		      /* caller's unique id, in history */
+	int64_t abalance;	      /* after commit: the account balance */
+	uint64_t hrow;		      /* after commit: the history row */
+	uint64_t lsn;		      /* after commit: the commit's end LSN */
 };
 
 void tpcb_txn_draw(const struct tpcb_tables *t, struct tpcb_rng *r,

@@ -24,8 +24,8 @@
  * share only the stop flag and, with -P, their interval counters (each
  * under its client's lock).
  */
-#include "cli.h"
 #include "cli-tpcb.h"
+#include "cli.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -45,7 +45,7 @@
 /* Interval counters for -P, swapped out by the main thread. */
 struct interval {
 	uint64_t cnt, skipped;
-	double lat_sum, lat_sumsq, lag_sum;	/* microseconds */
+	double lat_sum, lat_sumsq, lag_sum; /* microseconds */
 };
 
 struct client {
@@ -56,9 +56,9 @@ struct client {
 	struct fk_hist hist;
 	int hist_ok;
 	uint64_t cnt, skipped, late;
-	double lat_sum, lat_sumsq, lag_sum, lag_max;	/* microseconds */
+	double lat_sum, lat_sumsq, lag_sum, lag_max; /* microseconds */
 	uint64_t end_ns;
-	uint32_t *per_sec;	/* commits completed in each second */
+	uint32_t *per_sec; /* commits completed in each second */
 	size_t nr_sec, alloc_sec;
 	FILE *log;
 	int error;
@@ -67,7 +67,7 @@ struct client {
 };
 
 struct ckpt_event {
-	double at_s;	/* completion, seconds since the run started */
+	double at_s; /* completion, seconds since the run started */
 	struct fk_checkpoint_info ci;
 	char reason[16];
 };
@@ -77,12 +77,12 @@ struct run {
 	int init;
 	uint64_t scale;
 	int nclients, nthreads;
-	uint64_t duration_s;	/* -T; 0 if -t */
-	uint64_t nxacts;	/* -t per client; 0 if -T */
+	uint64_t duration_s; /* -T; 0 if -t */
+	uint64_t nxacts;     /* -t per client; 0 if -T */
 	uint64_t progress_s;
 	int use_log;
 	const char *log_prefix;
-	double rate;		/* -R, tps over all clients; 0 = none */
+	double rate; /* -R, tps over all clients; 0 = none */
 	double latency_limit_ms;
 	int json;
 	int check;
@@ -99,7 +99,7 @@ struct run {
 	struct client *clients;
 	uint64_t start_ns;
 	atomic_int stop;
-	atomic_int finished;	/* clients that returned */
+	atomic_int finished; /* clients that returned */
 	double conn_ms;
 
 	pthread_mutex_t ckpt_lock;
@@ -125,43 +125,47 @@ static void sleep_until_ns(uint64_t t)
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: flushkit bench tpcb -i [-s SCALE] [OPTIONS]\n"
-		"       flushkit bench tpcb [OPTIONS]\n"
-		"       flushkit bench tpcb --check [--data-dir DIR]\n"
-		"\n"
-		"pgbench's TPC-B (sort of) on flushkit's page store.\n"
-		"\n"
-		"initialization:\n"
-		"  -i, --initialize         create and load the tables\n"
-		"  -s, --scale=N            scaling factor (default 1)\n"
-		"\n"
-		"benchmarking:\n"
-		"  -c, --client=N           concurrent clients (default 1)\n"
-		"  -j, --jobs=N             accepted; every client is a thread\n"
-		"  -T, --time=S             run for S seconds\n"
-		"  -t, --transactions=N     transactions per client (default 10)\n"
-		"  -P, --progress=S         progress report every S seconds\n"
-		"  -R, --rate=TPS           target rate (Poisson schedule)\n"
-		"  -L, --latency-limit=MS   count (with -R: skip) late transactions\n"
-		"  -l, --log                per-transaction log pgbench_log.PID[.N]\n"
-		"      --log-prefix=P       log file prefix (default pgbench_log)\n"
-		"      --random-seed=SEED   integer or \"time\" (default)\n"
-		"      --check              verify the TPC-B sums (alone: only check)\n"
-		"      --json               print the results as one JSON object\n"
-		"\n"
-		"store:\n"
-		"      --data-dir=DIR       default ./" DEFAULT_DATA_DIR "\n"
-		"      --flush=naive|smooth flushing preset (default smooth)\n"
-		"      --shared-buffers=SIZE --checkpoint-timeout=DUR\n"
-		"      --max-wal-size=SIZE  --checkpoint-completion-target=F\n"
-		"      --checkpoint-flush-after=SIZE --checkpoint-sorted=on|off\n"
-		"      --checkpoint-sync-spread=DUR --fsyncq-compaction=on|off\n"
-		"      --full-page-writes=on|off\n"
-		"      --wal-sync-method=fdatasync|fsync|open_datasync\n"
-		"      --segment-size=SIZE  --wal-segment-size=SIZE\n"
-		"      --log-checkpoints[=on|off] checkpoint lines on stderr "
-		"(default on)\n");
+	fprintf(
+	    f,
+	    "usage: flushkit bench tpcb -i [-s SCALE] [OPTIONS]\n"
+	    "       flushkit bench tpcb [OPTIONS]\n"
+	    "       flushkit bench tpcb --check [--data-dir DIR]\n"
+	    "\n"
+	    "pgbench's TPC-B (sort of) on flushkit's page store.\n"
+	    "\n"
+	    "initialization:\n"
+	    "  -i, --initialize         create and load the tables\n"
+	    "  -s, --scale=N            scaling factor (default 1)\n"
+	    "\n"
+	    "benchmarking:\n"
+	    "  -c, --client=N           concurrent clients (default 1)\n"
+	    "  -j, --jobs=N             accepted; every client is a thread\n"
+	    "  -T, --time=S             run for S seconds\n"
+	    "  -t, --transactions=N     transactions per client (default 10)\n"
+	    "  -P, --progress=S         progress report every S seconds\n"
+	    "  -R, --rate=TPS           target rate (Poisson schedule)\n"
+	    "  -L, --latency-limit=MS   count (with -R: skip) late "
+	    "transactions\n"
+	    "  -l, --log                per-transaction log "
+	    "pgbench_log.PID[.N]\n"
+	    "      --log-prefix=P       log file prefix (default pgbench_log)\n"
+	    "      --random-seed=SEED   integer or \"time\" (default)\n"
+	    "      --check              verify the TPC-B sums (alone: only "
+	    "check)\n"
+	    "      --json               print the results as one JSON object\n"
+	    "\n"
+	    "store:\n"
+	    "      --data-dir=DIR       default ./" DEFAULT_DATA_DIR "\n"
+	    "      --flush=naive|smooth flushing preset (default smooth)\n"
+	    "      --shared-buffers=SIZE --checkpoint-timeout=DUR\n"
+	    "      --max-wal-size=SIZE  --checkpoint-completion-target=F\n"
+	    "      --checkpoint-flush-after=SIZE --checkpoint-sorted=on|off\n"
+	    "      --checkpoint-sync-spread=DUR --fsyncq-compaction=on|off\n"
+	    "      --full-page-writes=on|off\n"
+	    "      --wal-sync-method=fdatasync|fsync|open_datasync\n"
+	    "      --segment-size=SIZE  --wal-segment-size=SIZE\n"
+	    "      --log-checkpoints[=on|off] checkpoint lines on stderr "
+	    "(default on)\n");
 }
 
 /* ---- option parsing ---- */
@@ -189,40 +193,37 @@ enum {
 };
 
 static const struct option long_opts[] = {
-	{"initialize", no_argument, NULL, 'i'},
-	{"scale", required_argument, NULL, 's'},
-	{"client", required_argument, NULL, 'c'},
-	{"jobs", required_argument, NULL, 'j'},
-	{"time", required_argument, NULL, 'T'},
-	{"transactions", required_argument, NULL, 't'},
-	{"progress", required_argument, NULL, 'P'},
-	{"rate", required_argument, NULL, 'R'},
-	{"latency-limit", required_argument, NULL, 'L'},
-	{"log", no_argument, NULL, 'l'},
-	{"help", no_argument, NULL, 'h'},
-	{"log-prefix", required_argument, NULL, OPT_LOG_PREFIX},
-	{"random-seed", required_argument, NULL, OPT_SEED},
-	{"json", no_argument, NULL, OPT_JSON},
-	{"check", no_argument, NULL, OPT_CHECK},
-	{"data-dir", required_argument, NULL, OPT_DATA_DIR},
-	{"flush", required_argument, NULL, OPT_FLUSH},
-	{"shared-buffers", required_argument, NULL, OPT_SHARED_BUFFERS},
-	{"checkpoint-timeout", required_argument, NULL, OPT_CKPT_TIMEOUT},
-	{"max-wal-size", required_argument, NULL, OPT_MAX_WAL},
-	{"checkpoint-completion-target", required_argument, NULL,
-	 OPT_CKPT_TARGET},
-	{"checkpoint-flush-after", required_argument, NULL,
-	 OPT_CKPT_FLUSH_AFTER},
-	{"checkpoint-sorted", required_argument, NULL, OPT_CKPT_SORTED},
-	{"checkpoint-sync-spread", required_argument, NULL,
-	 OPT_CKPT_SYNC_SPREAD},
-	{"fsyncq-compaction", required_argument, NULL, OPT_FSYNCQ_COMPACTION},
-	{"full-page-writes", required_argument, NULL, OPT_FPW},
-	{"wal-sync-method", required_argument, NULL, OPT_WAL_SYNC},
-	{"segment-size", required_argument, NULL, OPT_SEGMENT},
-	{"wal-segment-size", required_argument, NULL, OPT_WAL_SEGMENT},
-	{"log-checkpoints", optional_argument, NULL, OPT_LOG_CKPT},
-	{NULL, 0, NULL, 0},
+    {"initialize", no_argument, NULL, 'i'},
+    {"scale", required_argument, NULL, 's'},
+    {"client", required_argument, NULL, 'c'},
+    {"jobs", required_argument, NULL, 'j'},
+    {"time", required_argument, NULL, 'T'},
+    {"transactions", required_argument, NULL, 't'},
+    {"progress", required_argument, NULL, 'P'},
+    {"rate", required_argument, NULL, 'R'},
+    {"latency-limit", required_argument, NULL, 'L'},
+    {"log", no_argument, NULL, 'l'},
+    {"help", no_argument, NULL, 'h'},
+    {"log-prefix", required_argument, NULL, OPT_LOG_PREFIX},
+    {"random-seed", required_argument, NULL, OPT_SEED},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"check", no_argument, NULL, OPT_CHECK},
+    {"data-dir", required_argument, NULL, OPT_DATA_DIR},
+    {"flush", required_argument, NULL, OPT_FLUSH},
+    {"shared-buffers", required_argument, NULL, OPT_SHARED_BUFFERS},
+    {"checkpoint-timeout", required_argument, NULL, OPT_CKPT_TIMEOUT},
+    {"max-wal-size", required_argument, NULL, OPT_MAX_WAL},
+    {"checkpoint-completion-target", required_argument, NULL, OPT_CKPT_TARGET},
+    {"checkpoint-flush-after", required_argument, NULL, OPT_CKPT_FLUSH_AFTER},
+    {"checkpoint-sorted", required_argument, NULL, OPT_CKPT_SORTED},
+    {"checkpoint-sync-spread", required_argument, NULL, OPT_CKPT_SYNC_SPREAD},
+    {"fsyncq-compaction", required_argument, NULL, OPT_FSYNCQ_COMPACTION},
+    {"full-page-writes", required_argument, NULL, OPT_FPW},
+    {"wal-sync-method", required_argument, NULL, OPT_WAL_SYNC},
+    {"segment-size", required_argument, NULL, OPT_SEGMENT},
+    {"wal-segment-size", required_argument, NULL, OPT_WAL_SEGMENT},
+    {"log-checkpoints", optional_argument, NULL, OPT_LOG_CKPT},
+    {NULL, 0, NULL, 0},
 };
 
 /* A store knob given on the command line, applied after the preset. */
@@ -236,8 +237,8 @@ static int parse_bool(const char *s, int *out)
 	if (!strcmp(s, "on") || !strcmp(s, "true") || !strcmp(s, "1") ||
 	    !strcmp(s, "yes"))
 		*out = 1;
-	else if (!strcmp(s, "off") || !strcmp(s, "false") ||
-		 !strcmp(s, "0") || !strcmp(s, "no"))
+	else if (!strcmp(s, "off") || !strcmp(s, "false") || !strcmp(s, "0") ||
+		 !strcmp(s, "no"))
 		*out = 0;
 	else
 		return -EINVAL;
@@ -357,7 +358,7 @@ static int parse_args(struct run *r, int argc, char **argv)
 	r->log_checkpoints = 1;
 	r->seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
 
-	optind = 0;	/* GNU: full re-initialization (tests call us twice) */
+	optind = 0; /* GNU: full re-initialization (tests call us twice) */
 	opterr = 0;
 	int li = -1;
 	while ((c = getopt_long(argc, argv, ":is:c:j:T:t:P:R:L:lh", long_opts,
@@ -471,14 +472,15 @@ static int parse_args(struct run *r, int argc, char **argv)
 		}
 		li = -1;
 		continue;
-bad_value:
+	bad_value:
 		if (li >= 0)
 			cli_error("bench tpcb: invalid value '%s' for option "
-				  "'--%s'", optarg ? optarg : "",
-				  long_opts[li].name);
+				  "'--%s'",
+				  optarg ? optarg : "", long_opts[li].name);
 		else
 			cli_error("bench tpcb: invalid value '%s' for option "
-				  "'-%c'", optarg ? optarg : "", c);
+				  "'-%c'",
+				  optarg ? optarg : "", c);
 		return FK_EXIT_USAGE;
 	}
 	if (optind < argc) {
@@ -500,7 +502,7 @@ bad_value:
 		cli_warn("scale option ignored, using the size of the "
 			 "branches table");
 	if (!r->init && !have_run && r->check)
-		r->check = 2;	/* check only */
+		r->check = 2; /* check only */
 	else if (!r->init && !r->duration_s && !r->nxacts)
 		r->nxacts = DEFAULT_XACTS;
 	/* As pgbench: never more threads than clients; here one each. */
@@ -514,8 +516,8 @@ bad_value:
 	for (size_t i = 0; i < nr_knobs; i++) {
 		if (apply_knob(&r->opts, &knobs[i])) {
 			cli_error("bench tpcb: invalid value '%s' for option "
-				  "'--%s'", knobs[i].val,
-				  knob_name(knobs[i].opt));
+				  "'--%s'",
+				  knobs[i].val, knob_name(knobs[i].opt));
 			return FK_EXIT_USAGE;
 		}
 	}
@@ -545,9 +547,10 @@ static void on_checkpoint(void *arg, const struct fk_checkpoint_info *ci)
 				"total=%.3f s; sync files=%" PRIu64
 				", longest=%.3f s, average=%.3f s\n",
 				ci->buffers_written,
-				r->nbuffers ? 100.0 * (double)ci->buffers_written /
-						      (double)r->nbuffers
-					    : 0.0,
+				r->nbuffers
+				    ? 100.0 * (double)ci->buffers_written /
+					  (double)r->nbuffers
+				    : 0.0,
 				ms_to_s(ci->write_ms), ms_to_s(ci->sync_ms),
 				ms_to_s(ci->total_ms), ci->files_synced,
 				ms_to_s(ci->longest_sync_ms),
@@ -566,8 +569,8 @@ static void on_checkpoint(void *arg, const struct fk_checkpoint_info *ci)
 	snprintf(e->reason, sizeof(e->reason), "%s",
 		 ci->reason ? ci->reason : "");
 	e->ci.reason = NULL;
-	e->at_s = r->start_ns ? (double)(int64_t)(now_ns() - r->start_ns) / 1e9
-			      : 0.0;
+	e->at_s =
+	    r->start_ns ? (double)(int64_t)(now_ns() - r->start_ns) / 1e9 : 0.0;
 out:
 	pthread_mutex_unlock(&r->ckpt_lock);
 }
@@ -620,7 +623,8 @@ static void load_progress(void *arg, uint64_t done, uint64_t total)
 	double el = (double)(now_ns() - p->start_ns) / 1e9;
 	double rem = done ? el * (double)(total - done) / (double)done : 0;
 	fprintf(stderr,
-		"%" PRIu64 " of %" PRIu64 " tuples (%d%%) done (elapsed %.2f s, "
+		"%" PRIu64 " of %" PRIu64
+		" tuples (%d%%) done (elapsed %.2f s, "
 		"remaining %.2f s)\n",
 		done, total, (int)(100 * done / total), el, rem);
 }
@@ -634,7 +638,8 @@ static int do_init(struct run *r)
 	ret = tpcb_datadir_remove(r->data_dir);
 	if (ret == -EEXIST) {
 		cli_error("'%s' exists and is not a tpcb data directory; "
-			  "refusing to remove it", r->data_dir);
+			  "refusing to remove it",
+			  r->data_dir);
 		return FK_EXIT_FAILURE;
 	}
 	if (ret) {
@@ -648,7 +653,7 @@ static int do_init(struct run *r)
 		cli_error("create '%s': %s", r->data_dir, fk_strerror(ret));
 		return FK_EXIT_FAILURE;
 	}
-	r->log_checkpoints = 0;		/* the shutdown checkpoint is noise */
+	r->log_checkpoints = 0; /* the shutdown checkpoint is noise */
 	if (open_store(r))
 		return FK_EXIT_FAILURE;
 	t2 = now_ns();
@@ -678,8 +683,8 @@ static int do_init(struct run *r)
 static int note_second(struct client *c, uint64_t end_ns)
 {
 	uint64_t start = c->run->start_ns;
-	size_t sec = end_ns > start ? (size_t)((end_ns - start) / 1000000000ull)
-				    : 0;
+	size_t sec =
+	    end_ns > start ? (size_t)((end_ns - start) / 1000000000ull) : 0;
 	if (sec >= c->alloc_sec) {
 		size_t n = c->alloc_sec ? c->alloc_sec : 64;
 		while (n <= sec)
@@ -697,8 +702,8 @@ static int note_second(struct client *c, uint64_t end_ns)
 	return 0;
 }
 
-static void log_txn(struct client *c, uint64_t no, double lat_us,
-		    int skipped, double lag_us)
+static void log_txn(struct client *c, uint64_t no, double lat_us, int skipped,
+		    double lag_us)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -719,14 +724,14 @@ static void *client_main(void *arg)
 	struct run *r = c->run;
 	struct fk_batch b;
 	struct tpcb_txn x;
-	uint64_t end_ns = r->duration_s ?
-				  r->start_ns + r->duration_s * 1000000000ull :
-				  UINT64_MAX;
+	uint64_t end_ns = r->duration_s
+			      ? r->start_ns + r->duration_s * 1000000000ull
+			      : UINT64_MAX;
 	/* -R: mean microseconds between this client's transactions. */
 	double throttle_us = r->rate > 0 ? 1e6 * r->nclients / r->rate : 0;
 	double limit_us = r->latency_limit_ms * 1000.0;
 	uint64_t sched_ns = r->start_ns;
-	uint64_t done = 0;	/* transactions run or skipped */
+	uint64_t done = 0; /* transactions run or skipped */
 
 	fk_batch_init(&b);
 	while (!atomic_load_explicit(&r->stop, memory_order_relaxed)) {
@@ -735,8 +740,8 @@ static void *client_main(void *arg)
 		uint64_t t_start;
 		double lag_us = 0;
 		if (throttle_us > 0) {
-			double wait = -log(tpcb_rng_double(&c->rng)) *
-				      throttle_us;
+			double wait =
+			    -log(tpcb_rng_double(&c->rng)) * throttle_us;
 			sched_ns += (uint64_t)(wait * 1000.0);
 			if (sched_ns >= end_ns)
 				break;
@@ -745,7 +750,7 @@ static void *client_main(void *arg)
 			 * latency limit, moving the schedule on. */
 			if (limit_us > 0 &&
 			    (double)(int64_t)(now - sched_ns) / 1000.0 >
-				    limit_us &&
+				limit_us &&
 			    now > sched_ns) {
 				done++;
 				c->skipped++;
@@ -812,11 +817,11 @@ struct results {
 	uint64_t cnt, skipped, late, failed;
 	double lat_avg_ms, lat_std_ms, lag_avg_ms, lag_max_ms;
 	double elapsed_s, tps;
-	uint64_t p50, p90, p99, p999, max;	/* microseconds */
-	uint32_t *series;	/* commits per second */
-	size_t nr_series;	/* seconds recorded (last may be partial) */
+	uint64_t p50, p90, p99, p999, max; /* microseconds */
+	uint32_t *series;		   /* commits per second */
+	size_t nr_series; /* seconds recorded (last may be partial) */
 	size_t full_secs;
-	double stall_ratio;	/* < 0: not enough full seconds */
+	double stall_ratio; /* < 0: not enough full seconds */
 	uint32_t worst_sec, median_sec;
 	struct fk_store_stats st0, st1;
 	int check_done, check_ok;
@@ -872,8 +877,8 @@ static int collect(struct run *r, struct results *res, uint64_t end_ns)
 	size_t full = (size_t)res->elapsed_s;
 	if (res->nr_series < full + 1)
 		res->nr_series = full + (res->elapsed_s > (double)full);
-	res->series = calloc(res->nr_series ? res->nr_series : 1,
-			     sizeof(*res->series));
+	res->series =
+	    calloc(res->nr_series ? res->nr_series : 1, sizeof(*res->series));
 	if (!res->series)
 		return -ENOMEM;
 	for (int i = 0; i < r->nclients; i++) {
@@ -891,12 +896,12 @@ static int collect(struct run *r, struct results *res, uint64_t end_ns)
 		qsort(sorted, res->full_secs, sizeof(*sorted), cmp_u32);
 		res->worst_sec = sorted[0];
 		size_t n = res->full_secs;
-		res->median_sec = n % 2 ? sorted[n / 2]
-					: (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-		res->stall_ratio = res->median_sec ?
-					   (double)res->worst_sec /
-						   (double)res->median_sec :
-					   0.0;
+		res->median_sec = n % 2
+				      ? sorted[n / 2]
+				      : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+		res->stall_ratio = res->median_sec ? (double)res->worst_sec /
+							 (double)res->median_sec
+						   : 0.0;
 		free(sorted);
 	}
 	return 0;
@@ -921,12 +926,14 @@ static void progress_report(struct run *r, double at_s, double interval_s)
 	double var = n ? sum.lat_sumsq / n - lat * lat : 0;
 	double sd = var > 0 ? sqrt(var) : 0;
 	char line[256];
-	int len = snprintf(line, sizeof(line),
-			   "progress: %.1f s, %.1f tps, lat %.3f ms stddev %.3f",
-			   at_s, n / interval_s, lat / 1000.0, sd / 1000.0);
+	int len =
+	    snprintf(line, sizeof(line),
+		     "progress: %.1f s, %.1f tps, lat %.3f ms stddev %.3f",
+		     at_s, n / interval_s, lat / 1000.0, sd / 1000.0);
 	if (r->rate > 0) {
-		len += snprintf(line + len, sizeof(line) - (size_t)len,
-				", lag %.3f ms", n ? sum.lag_sum / n / 1000.0 : 0);
+		len +=
+		    snprintf(line + len, sizeof(line) - (size_t)len,
+			     ", lag %.3f ms", n ? sum.lag_sum / n / 1000.0 : 0);
 		if (r->latency_limit_ms > 0)
 			snprintf(line + len, sizeof(line) - (size_t)len,
 				 ", %" PRIu64 " skipped", sum.skipped);
@@ -958,28 +965,30 @@ static void print_summary(struct run *r, const struct results *res)
 	if (r->duration_s) {
 		printf("duration: %" PRIu64 " s\n", r->duration_s);
 		printf("number of transactions actually processed: %" PRIu64
-		       "\n", res->cnt);
+		       "\n",
+		       res->cnt);
 	} else {
 		printf("number of transactions per client: %" PRIu64 "\n",
 		       r->nxacts);
 		printf("number of transactions actually processed: %" PRIu64
-		       "/%" PRIu64 "\n", res->cnt,
-		       r->nxacts * (uint64_t)r->nclients);
+		       "/%" PRIu64 "\n",
+		       res->cnt, r->nxacts * (uint64_t)r->nclients);
 	}
 	printf("number of failed transactions: %" PRIu64 " (%.3f%%)\n",
-	       res->failed, total ? 100.0 * (double)res->failed / (double)total
-				  : 0.0);
+	       res->failed,
+	       total ? 100.0 * (double)res->failed / (double)total : 0.0);
 	if (r->rate > 0 && r->latency_limit_ms > 0)
 		printf("number of transactions skipped: %" PRIu64 " (%.3f%%)\n",
 		       res->skipped,
 		       total ? 100.0 * (double)res->skipped / (double)total
 			     : 0.0);
 	if (r->latency_limit_ms > 0)
-		printf("number of transactions above the %.1f ms latency limit: "
-		       "%" PRIu64 "/%" PRIu64 " (%.3f%%)\n",
-		       r->latency_limit_ms, res->late, res->cnt,
-		       res->cnt ? 100.0 * (double)res->late / (double)res->cnt
-				: 0.0);
+		printf(
+		    "number of transactions above the %.1f ms latency limit: "
+		    "%" PRIu64 "/%" PRIu64 " (%.3f%%)\n",
+		    r->latency_limit_ms, res->late, res->cnt,
+		    res->cnt ? 100.0 * (double)res->late / (double)res->cnt
+			     : 0.0);
 	printf("latency average = %.3f ms\n", res->lat_avg_ms);
 	printf("latency stddev = %.3f ms\n", res->lat_std_ms);
 	if (r->rate > 0)
@@ -1000,8 +1009,8 @@ static void print_summary(struct run *r, const struct results *res)
 	else
 		printf("stall ratio = n/a (run shorter than one second)\n");
 	printf("checkpoints: %" PRIu64 "\n", b->checkpoints - a->checkpoints);
-	printf("buffers written: checkpoint %" PRIu64 ", backend %" PRIu64
-	       "\n", b->buffers_checkpoint - a->buffers_checkpoint,
+	printf("buffers written: checkpoint %" PRIu64 ", backend %" PRIu64 "\n",
+	       b->buffers_checkpoint - a->buffers_checkpoint,
 	       b->buffers_backend - a->buffers_backend);
 	printf("backend fsyncs: %" PRIu64 "\n",
 	       b->backend_fsyncs - a->backend_fsyncs);
@@ -1022,9 +1031,11 @@ static struct json_object *jint(uint64_t v)
 static void json_check(struct json_object *o, const struct results *res)
 {
 	struct json_object *c = json_object_new_object();
-	json_object_object_add(c, "accounts", jint((uint64_t)res->sums.accounts));
+	json_object_object_add(c, "accounts",
+			       jint((uint64_t)res->sums.accounts));
 	json_object_object_add(c, "tellers", jint((uint64_t)res->sums.tellers));
-	json_object_object_add(c, "branches", jint((uint64_t)res->sums.branches));
+	json_object_object_add(c, "branches",
+			       jint((uint64_t)res->sums.branches));
 	json_object_object_add(c, "history", jint((uint64_t)res->sums.history));
 	json_object_object_add(c, "history_rows", jint(res->sums.history_rows));
 	json_object_object_add(c, "ok", json_object_new_boolean(res->check_ok));
@@ -1042,8 +1053,10 @@ static void print_json(struct run *r, const struct results *res, int ran)
 	json_object_object_add(o, "flush", json_object_new_string(r->flush));
 	if (ran) {
 		const struct fk_store_stats *a = &res->st0, *b = &res->st1;
-		json_object_object_add(o, "clients", jint((uint64_t)r->nclients));
-		json_object_object_add(o, "threads", jint((uint64_t)r->nthreads));
+		json_object_object_add(o, "clients",
+				       jint((uint64_t)r->nclients));
+		json_object_object_add(o, "threads",
+				       jint((uint64_t)r->nthreads));
 		if (r->duration_s)
 			json_object_object_add(o, "duration_s",
 					       jint(r->duration_s));
@@ -1074,17 +1087,20 @@ static void print_json(struct run *r, const struct results *res, int ran)
 				       jdouble(r->conn_ms));
 		json_object_object_add(o, "tps", jdouble(res->tps));
 		struct json_object *p = json_object_new_object();
-		json_object_object_add(p, "p50", jdouble((double)res->p50 / 1000));
-		json_object_object_add(p, "p90", jdouble((double)res->p90 / 1000));
-		json_object_object_add(p, "p99", jdouble((double)res->p99 / 1000));
+		json_object_object_add(p, "p50",
+				       jdouble((double)res->p50 / 1000));
+		json_object_object_add(p, "p90",
+				       jdouble((double)res->p90 / 1000));
+		json_object_object_add(p, "p99",
+				       jdouble((double)res->p99 / 1000));
 		json_object_object_add(p, "p99.9",
 				       jdouble((double)res->p999 / 1000));
-		json_object_object_add(p, "max", jdouble((double)res->max / 1000));
+		json_object_object_add(p, "max",
+				       jdouble((double)res->max / 1000));
 		json_object_object_add(o, "latency_ms", p);
-		json_object_object_add(o, "stall_ratio",
-				       res->stall_ratio >= 0 ?
-					       jdouble(res->stall_ratio) :
-					       NULL);
+		json_object_object_add(
+		    o, "stall_ratio",
+		    res->stall_ratio >= 0 ? jdouble(res->stall_ratio) : NULL);
 		json_object_object_add(o, "worst_second_tps",
 				       jint(res->worst_sec));
 		json_object_object_add(o, "median_second_tps",
@@ -1101,31 +1117,31 @@ static void print_json(struct run *r, const struct results *res, int ran)
 			const struct ckpt_event *e = &r->ckpts[i];
 			struct json_object *j = json_object_new_object();
 			json_object_object_add(j, "at_s", jdouble(e->at_s));
-			json_object_object_add(j, "reason",
-					       json_object_new_string(e->reason));
+			json_object_object_add(
+			    j, "reason", json_object_new_string(e->reason));
 			json_object_object_add(j, "buffers_written",
 					       jint(e->ci.buffers_written));
-			json_object_object_add(j, "write_s",
-					       jdouble(ms_to_s(e->ci.write_ms)));
+			json_object_object_add(
+			    j, "write_s", jdouble(ms_to_s(e->ci.write_ms)));
 			json_object_object_add(j, "sync_s",
 					       jdouble(ms_to_s(e->ci.sync_ms)));
-			json_object_object_add(j, "total_s",
-					       jdouble(ms_to_s(e->ci.total_ms)));
+			json_object_object_add(
+			    j, "total_s", jdouble(ms_to_s(e->ci.total_ms)));
 			json_object_object_add(j, "sync_files",
 					       jint(e->ci.files_synced));
 			json_object_object_add(
-				j, "longest_sync_s",
-				jdouble(ms_to_s(e->ci.longest_sync_ms)));
+			    j, "longest_sync_s",
+			    jdouble(ms_to_s(e->ci.longest_sync_ms)));
 			json_object_object_add(
-				j, "average_sync_s",
-				jdouble(ms_to_s(e->ci.average_sync_ms)));
+			    j, "average_sync_s",
+			    jdouble(ms_to_s(e->ci.average_sync_ms)));
 			json_object_object_add(j, "writeback_bytes",
 					       jint(e->ci.writeback_bytes));
 			if (e->ci.error)
 				json_object_object_add(
-					j, "error",
-					json_object_new_string(
-						fk_strerror(e->ci.error)));
+				    j, "error",
+				    json_object_new_string(
+					fk_strerror(e->ci.error)));
 			json_object_array_add(ck, j);
 		}
 		pthread_mutex_unlock(&r->ckpt_lock);
@@ -1133,14 +1149,14 @@ static void print_json(struct run *r, const struct results *res, int ran)
 		json_object_object_add(o, "checkpoints",
 				       jint(b->checkpoints - a->checkpoints));
 		json_object_object_add(
-			o, "buffers_checkpoint",
-			jint(b->buffers_checkpoint - a->buffers_checkpoint));
+		    o, "buffers_checkpoint",
+		    jint(b->buffers_checkpoint - a->buffers_checkpoint));
 		json_object_object_add(
-			o, "buffers_backend",
-			jint(b->buffers_backend - a->buffers_backend));
+		    o, "buffers_backend",
+		    jint(b->buffers_backend - a->buffers_backend));
 		json_object_object_add(
-			o, "backend_fsyncs",
-			jint(b->backend_fsyncs - a->backend_fsyncs));
+		    o, "backend_fsyncs",
+		    jint(b->backend_fsyncs - a->backend_fsyncs));
 		json_object_object_add(o, "wal_bytes",
 				       jint(b->wal_bytes - a->wal_bytes));
 		json_object_object_add(o, "wal_flushes",
@@ -1148,8 +1164,8 @@ static void print_json(struct run *r, const struct results *res, int ran)
 	}
 	if (res->check_done)
 		json_check(o, res);
-	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-						       JSON_C_TO_STRING_NOSLASHESCAPE));
+	puts(json_object_to_json_string_ext(
+	    o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
 }
 
@@ -1198,7 +1214,8 @@ static int do_run(struct run *r)
 	if (ret) {
 		if (ret == -ENOENT)
 			cli_error("'%s' has no tpcb tables; run 'flushkit "
-				  "bench tpcb -i' first", r->data_dir);
+				  "bench tpcb -i' first",
+				  r->data_dir);
 		else
 			cli_error("open tables in '%s': %s", r->data_dir,
 				  fk_strerror(ret));
@@ -1224,7 +1241,7 @@ static int do_run(struct run *r)
 		c->id = i;
 		c->run = r;
 		tpcb_rng_seed(&c->rng, r->seed + 0x632be59bd9b4e019ull *
-							 (uint64_t)(i + 1));
+						     (uint64_t)(i + 1));
 		pthread_mutex_init(&c->lock, NULL);
 		if (fk_hist_init(&c->hist)) {
 			cli_error("out of memory");
@@ -1240,7 +1257,7 @@ static int do_run(struct run *r)
 
 	fk_store_get_stats(r->store, &res.st0);
 	pthread_mutex_lock(&r->ckpt_lock);
-	r->nr_ckpts = 0;	/* only checkpoints of the run */
+	r->nr_ckpts = 0; /* only checkpoints of the run */
 	r->start_ns = now_ns();
 	pthread_mutex_unlock(&r->ckpt_lock);
 	for (; started < r->nclients; started++) {
@@ -1260,16 +1277,17 @@ static int do_run(struct run *r)
 			/* Wake at least every 100 ms to notice the end. */
 			uint64_t now = now_ns();
 			if (now < next) {
-				uint64_t t = next - now > 100000000ull ?
-						     now + 100000000ull : next;
+				uint64_t t = next - now > 100000000ull
+						 ? now + 100000000ull
+						 : next;
 				sleep_until_ns(t);
 			}
-			int all_done = atomic_load(&r->finished) ==
-				       r->nclients;
+			int all_done = atomic_load(&r->finished) == r->nclients;
 			now = now_ns();
 			if (now >= next) {
-				progress_report(r, (double)(next - r->start_ns) / 1e9,
-						(double)(next - last) / 1e9);
+				progress_report(
+				    r, (double)(next - r->start_ns) / 1e9,
+				    (double)(next - last) / 1e9);
 				last = next;
 				next += step;
 			}
@@ -1306,7 +1324,7 @@ static int do_run(struct run *r)
 		print_json(r, &res, 1);
 	else
 		print_summary(r, &res);
-	started = -1;	/* printed */
+	started = -1; /* printed */
 out:
 	if (r->check == 2 && res.check_done) {
 		if (r->json)
