@@ -376,7 +376,8 @@ static int batch_add(struct fk_batch *b, uint8_t kind, uint32_t table,
 	op->data_off = b->data_len;
 	op->ext = NULL;
 	op->result = result;
-	memcpy((uint8_t *)b->data + b->data_len, data, len);
+	if (len)
+		memcpy((uint8_t *)b->data + b->data_len, data, len);
 	b->data_len += len;
 	return 0;
 }
