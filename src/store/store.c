@@ -1218,9 +1218,19 @@ int fk_store_open(const char *dir, const struct fk_store_opts *o,
 	if (r < 0)
 		goto fail;
 	if (fresh) {
+		/* The new directory's entries, and its own entry in its
+		 * parent, durable. */
 		r = fk_sys.fsync(s->dirfd);
 		if (r)
 			goto fail;
+		int pfd = fk_sys.openat(s->dirfd, "..",
+					O_RDONLY | O_DIRECTORY, 0);
+		if (pfd >= 0) {
+			r = fk_sys.fsync(pfd);
+			fk_sys.close(pfd);
+			if (r)
+				goto fail;
+		}
 	}
 	r = fk_bufpool_init(s);
 	if (r)
