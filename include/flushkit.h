@@ -400,6 +400,48 @@ FK_API int fk_fsyncq_process(struct fk_fsyncq *q, fk_fsyncq_sync_fn sync,
 			     void *arg, int (*between)(void *arg, double done),
 			     void *between_arg);
 
+/*
+ * A round in batches, for a caller that keeps many fsyncs in flight
+ * (e.g. through fk_fsync_batch_run): fk_fsyncq_begin, then repeatedly
+ * fk_fsyncq_take some pending ids, sync them (concurrently, as the
+ * caller likes), fk_fsyncq_complete them with their results; then
+ * fk_fsyncq_end.  fk_fsyncq_process is such a round, one id at a time,
+ * and the semantics are the same: each pending file is taken once per
+ * round, in increasing id order; requests absorbed during the round
+ * wait for the next one, also for a file in flight (it stays pending
+ * after its sync succeeds); a file forgotten while in flight has its
+ * result ignored; the first failure is sticky and never retried.
+ *
+ * fk_fsyncq_begin - absorb and start a round.  Returns the number of
+ *      files in the round (capped at INT_MAX), or the sticky error,
+ *      -EBUSY (a round, or fk_fsyncq_process, is running on @q) or
+ *      -ENOMEM (absorbing failed; no round started).
+ * fk_fsyncq_take - copy up to @max of the round's ids not taken yet
+ *      into @file_ids (caller-owned, @max long), in increasing order,
+ *      and mark them in flight.  Returns how many (0: none left), or
+ *      the sticky error (once any file failed, nothing more is
+ *      handed out), -EINVAL (no round started, or @file_ids NULL with
+ *      @max > 0) or -ENOMEM (nothing taken).
+ * fk_fsyncq_complete - the results of @n in-flight ids: @results[i]
+ *      (0, -ENOENT for a dropped file, or the sync's -errno) for
+ *      @file_ids[i].  Success and -ENOENT remove the file from the
+ *      pending set (counted in stats.synced / stats.missing); any
+ *      other error leaves it pending and becomes the queue's sticky
+ *      error if it has none.  Returns the first failure in @results
+ *      (in array order), else -EINVAL if an id was not in flight (it
+ *      is skipped), else 0.
+ * fk_fsyncq_end - end the round; ids taken but not completed stay
+ *      pending (as if never synced).  Call it also after a failure.
+ * None does I/O; each takes the queue's mutex briefly.  Thread-safe,
+ * but a round belongs to one caller: one round at a time per queue.
+ */
+FK_API int fk_fsyncq_begin(struct fk_fsyncq *q);
+FK_API long fk_fsyncq_take(struct fk_fsyncq *q, uint64_t *file_ids,
+			   size_t max);
+FK_API int fk_fsyncq_complete(struct fk_fsyncq *q, const uint64_t *file_ids,
+			      const int *results, size_t n);
+FK_API void fk_fsyncq_end(struct fk_fsyncq *q);
+
 /* fk_fsyncq_get_stats - copy the counters (cumulative) and current sizes
  * into @st.  Thread-safe; no I/O. */
 FK_API void fk_fsyncq_get_stats(struct fk_fsyncq *q,

@@ -17,7 +17,10 @@
  * that arrive during a sync phase).
  *
  * Interface routines: fk_fsyncq_create(), _destroy(), _register(),
- * _forget(), _absorb(), _pending(), _process(), _get_stats().
+ * _forget(), _absorb(), _pending(), _process(), _get_stats(); and the
+ * batched form of a round, for callers that keep many fsyncs in flight
+ * (struct fk_fsync_batch): _begin(), _take(), _complete(), _end().
+ * fk_fsyncq_process is a round of one-id takes.
  *
  * Invariants (all under q->lock):
  *   1. queue[0..nr_queue) holds registered, not yet absorbed ids, in
@@ -30,12 +33,16 @@
  *      it pending and sets q->error, which is never cleared: process
  *      then returns it without calling sync again, so nothing is ever
  *      retried into success.
- *   5. During a process round q->processing is set and q->cycle is the
- *      round's number; entries whose cycle equals it arrived during the
- *      round and wait for the next one.  At most one id is in flight
- *      (its sync runs without the lock); if it is absorbed again while
- *      in flight it is "redirtied" and stays pending after success; if
- *      it is forgotten while in flight its result is ignored.
+ *   5. During a round (begin .. end; process is one) q->processing is
+ *      set and q->cycle is the round's number; entries whose cycle
+ *      equals it arrived during the round and wait for the next one.
+ *   6. fl[0..nr_fl) holds the ids taken and not yet completed ("in
+ *      flight": their syncs run without the lock), sorted, distinct;
+ *      every one was taken after round_last's predecessors, so take
+ *      appends in order.  An in-flight id absorbed again is
+ *      "redirtied" and stays pending after success; one forgotten
+ *      while in flight has its result ignored.  An id still in flight
+ *      at end stays pending (it was not synced as far as we know).
  *
  * States of an id: queued -> (absorb) pending -> (process) in flight ->
  * gone (success, ENOENT, forgotten) or pending + sticky error (failure).
@@ -53,6 +60,13 @@ struct pending {
 	uint32_t cycle; /* q->cycle when absorbed */
 };
 
+struct inflight {
+	uint64_t id;
+	int redirtied;	/* absorbed again while in flight */
+	int forgotten;	/* forgotten while in flight: result moot */
+	int done;	/* completed (during a complete call) */
+};
+
 struct fk_fsyncq {
 	pthread_mutex_t lock;
 	uint32_t capacity;
@@ -63,10 +77,10 @@ struct fk_fsyncq {
 	size_t nr_pend, alloc_pend;
 	uint32_t cycle;
 	int processing;
-	int inflight; /* inflight_id's sync is running */
-	uint64_t inflight_id;
-	int inflight_redirtied;
-	int inflight_forgotten;
+	int have_last;		/* round_last is set: ids <= it taken */
+	uint64_t round_last;
+	struct inflight *fl;	/* invariant 6 */
+	size_t nr_fl, alloc_fl;
 	int error; /* sticky, invariant 4 */
 	struct fk_fsyncq_stats st;
 };
@@ -79,13 +93,19 @@ int fk_fsyncq_create(uint32_t capacity, int compact, struct fk_fsyncq **out)
 	if (!q)
 		return -ENOMEM;
 	q->queue = malloc((size_t)capacity * sizeof(q->queue[0]));
-	if (!q->queue) {
+	/* Room for process's one id: it never fails for memory mid-round. */
+	q->fl = malloc(8 * sizeof(q->fl[0]));
+	if (!q->queue || !q->fl) {
+		free(q->queue);
+		free(q->fl);
 		free(q);
 		return -ENOMEM;
 	}
+	q->alloc_fl = 8;
 	int r = pthread_mutex_init(&q->lock, NULL);
 	if (r) {
 		free(q->queue);
+		free(q->fl);
 		free(q);
 		return -r;
 	}
@@ -102,6 +122,7 @@ void fk_fsyncq_destroy(struct fk_fsyncq *q)
 	pthread_mutex_destroy(&q->lock);
 	free(q->queue);
 	free(q->pend);
+	free(q->fl);
 	free(q);
 }
 
@@ -146,6 +167,20 @@ static size_t find_pending(const struct fk_fsyncq *q, uint64_t id)
 	return i < q->nr_pend && q->pend[i].id == id ? i : (size_t)-1;
 }
 
+/* The in-flight entry for @id, or NULL (invariant 6: fl is sorted). */
+static struct inflight *find_inflight(struct fk_fsyncq *q, uint64_t id)
+{
+	size_t lo = 0, hi = q->nr_fl;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (q->fl[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < q->nr_fl && q->fl[lo].id == id ? &q->fl[lo] : NULL;
+}
+
 static void remove_pending(struct fk_fsyncq *q, size_t i)
 {
 	memmove(&q->pend[i], &q->pend[i + 1],
@@ -186,8 +221,9 @@ static int absorb_locked(struct fk_fsyncq *q)
 		} else if (i > 0 && q->pend[i - 1].id == id) {
 			/* Already pending.  If its sync is running now, the
 			 * new write may have missed it: keep it pending. */
-			if (q->inflight && q->inflight_id == id)
-				q->inflight_redirtied = 1;
+			struct inflight *f = find_inflight(q, id);
+			if (f)
+				f->redirtied = 1;
 			q->pend[--k] = q->pend[--i];
 			j--;
 		} else {
@@ -241,8 +277,9 @@ void fk_fsyncq_forget(struct fk_fsyncq *q, uint64_t file_id)
 		remove_pending(q, i);
 		q->st.forgotten++;
 	}
-	if (q->inflight && q->inflight_id == file_id)
-		q->inflight_forgotten = 1;
+	struct inflight *f = find_inflight(q, file_id);
+	if (f)
+		f->forgotten = 1;
 	pthread_mutex_unlock(&q->lock);
 }
 
@@ -275,6 +312,148 @@ static size_t next_in_round(const struct fk_fsyncq *q, int have_last,
 	return i < q->nr_pend ? i : (size_t)-1;
 }
 
+/* Start a round.  Returns the number of pending files or -errno. */
+static int begin_locked(struct fk_fsyncq *q)
+{
+	if (q->processing)
+		return -EBUSY;
+	if (q->error)
+		return q->error;
+	int r = absorb_locked(q);
+	if (r < 0)
+		return r;
+	/* Entries absorbed from now on carry the new cycle: next round. */
+	q->cycle++;
+	q->processing = 1;
+	q->have_last = 0;
+	q->nr_fl = 0;
+	return r;
+}
+
+/* Take up to @max ids of the round into @ids (invariant 6).  Returns
+ * how many (0: the round has none left) or -errno. */
+static long take_locked(struct fk_fsyncq *q, uint64_t *ids, size_t max)
+{
+	if (!q->processing)
+		return -EINVAL;
+	if (q->error)
+		return q->error;
+	if (max > LONG_MAX)
+		max = LONG_MAX;
+	size_t n = 0;
+	size_t i = next_in_round(q, q->have_last, q->round_last);
+	while (i != (size_t)-1 && n < max) {
+		ids[n++] = q->pend[i].id;
+		i = next_in_round(q, 1, ids[n - 1]);
+	}
+	if (n == 0)
+		return 0;
+	if (q->nr_fl + n > q->alloc_fl) {
+		size_t a = q->alloc_fl * 2;
+		while (a < q->nr_fl + n)
+			a *= 2;
+		struct inflight *p = realloc(q->fl, a * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		q->fl = p;
+		q->alloc_fl = a;
+	}
+	for (size_t k = 0; k < n; k++)
+		q->fl[q->nr_fl++] = (struct inflight){.id = ids[k]};
+	q->have_last = 1;
+	q->round_last = ids[n - 1];
+	return (long)n;
+}
+
+/* Record the results of in-flight ids.  Returns the first failure of
+ * @results, else -EINVAL if an id was not in flight, else 0. */
+static int complete_locked(struct fk_fsyncq *q, const uint64_t *ids,
+			   const int *results, size_t n)
+{
+	int ret = 0, inval = 0;
+	for (size_t k = 0; k < n; k++) {
+		struct inflight *f = find_inflight(q, ids[k]);
+		if (!f || f->done) {
+			inval = -EINVAL;
+			continue;
+		}
+		f->done = 1;
+		int e = results[k];
+		if (f->forgotten) {
+			/* Unlinked meanwhile: its durability is moot. */
+			continue;
+		}
+		if (e == 0 || e == -ENOENT) {
+			if (e == 0)
+				q->st.synced++;
+			else
+				q->st.missing++;
+			size_t i = find_pending(q, ids[k]);
+			if (i != (size_t)-1) {
+				if (f->redirtied)
+					q->pend[i].cycle = q->cycle;
+				else
+					remove_pending(q, i);
+			}
+		} else {
+			/* Sticky; the file stays pending (invariant 4). */
+			if (!q->error)
+				q->error = e;
+			if (!ret)
+				ret = e;
+		}
+	}
+	size_t out = 0;
+	for (size_t i = 0; i < q->nr_fl; i++)
+		if (!q->fl[i].done)
+			q->fl[out++] = q->fl[i];
+	q->nr_fl = out;
+	return ret ? ret : inval;
+}
+
+static void end_locked(struct fk_fsyncq *q)
+{
+	q->nr_fl = 0;
+	q->have_last = 0;
+	q->processing = 0;
+}
+
+int fk_fsyncq_begin(struct fk_fsyncq *q)
+{
+	pthread_mutex_lock(&q->lock);
+	int r = begin_locked(q);
+	pthread_mutex_unlock(&q->lock);
+	return r;
+}
+
+long fk_fsyncq_take(struct fk_fsyncq *q, uint64_t *file_ids, size_t max)
+{
+	if (!file_ids && max)
+		return -EINVAL;
+	pthread_mutex_lock(&q->lock);
+	long n = take_locked(q, file_ids, max);
+	pthread_mutex_unlock(&q->lock);
+	return n;
+}
+
+int fk_fsyncq_complete(struct fk_fsyncq *q, const uint64_t *file_ids,
+		       const int *results, size_t n)
+{
+	if ((!file_ids || !results) && n)
+		return -EINVAL;
+	pthread_mutex_lock(&q->lock);
+	int r = complete_locked(q, file_ids, results, n);
+	pthread_mutex_unlock(&q->lock);
+	return r;
+}
+
+void fk_fsyncq_end(struct fk_fsyncq *q)
+{
+	pthread_mutex_lock(&q->lock);
+	end_locked(q);
+	pthread_mutex_unlock(&q->lock);
+}
+
 int fk_fsyncq_process(struct fk_fsyncq *q, fk_fsyncq_sync_fn sync, void *arg,
 		      int (*between)(void *arg, double done), void *between_arg)
 {
@@ -283,61 +462,29 @@ int fk_fsyncq_process(struct fk_fsyncq *q, fk_fsyncq_sync_fn sync, void *arg,
 	if (!sync)
 		return -EINVAL;
 	pthread_mutex_lock(&q->lock);
-	if (q->processing) {
-		pthread_mutex_unlock(&q->lock);
-		return -EBUSY;
-	}
-	if (q->error) {
-		ret = q->error;
-		pthread_mutex_unlock(&q->lock);
-		return ret;
-	}
-	int r = absorb_locked(q);
+	int r = begin_locked(q);
 	if (r < 0) {
 		pthread_mutex_unlock(&q->lock);
 		return r;
 	}
-	/* Entries absorbed from now on carry the new cycle: next round. */
-	q->cycle++;
-	q->processing = 1;
-	size_t total = q->nr_pend, done = 0;
-	size_t i = next_in_round(q, 0, 0);
-
-	while (i != (size_t)-1) {
-		uint64_t id = q->pend[i].id;
-		q->inflight = 1;
-		q->inflight_id = id;
-		q->inflight_redirtied = 0;
-		q->inflight_forgotten = 0;
+	size_t total = (size_t)r, done = 0;
+	for (;;) {
+		uint64_t id;
+		long n = take_locked(q, &id, 1);	/* fl has room */
+		if (n <= 0) {
+			ret = (int)n;
+			break;
+		}
 		pthread_mutex_unlock(&q->lock);
 
 		int e = sync(arg, id);
 
 		pthread_mutex_lock(&q->lock);
-		q->inflight = 0;
 		done++;
-		i = find_pending(q, id);
-		if (q->inflight_forgotten) {
-			/* Unlinked meanwhile: its durability is moot. */
-		} else if (e == 0 || e == -ENOENT) {
-			if (e == 0)
-				q->st.synced++;
-			else
-				q->st.missing++;
-			if (i != (size_t)-1) {
-				if (q->inflight_redirtied)
-					q->pend[i].cycle = q->cycle;
-				else
-					remove_pending(q, i);
-			}
-		} else {
-			/* Sticky; the file stays pending (invariant 4). */
-			q->error = e;
-			ret = e;
+		ret = complete_locked(q, &id, &e, 1);
+		if (ret)
 			break;
-		}
-		i = next_in_round(q, 1, id);
-		if (i == (size_t)-1 || !between)
+		if (!between || next_in_round(q, 1, id) == (size_t)-1)
 			continue;
 		pthread_mutex_unlock(&q->lock);
 		double frac = total ? (double)done / (double)total : 1.0;
@@ -345,10 +492,8 @@ int fk_fsyncq_process(struct fk_fsyncq *q, fk_fsyncq_sync_fn sync, void *arg,
 		pthread_mutex_lock(&q->lock);
 		if (stop)
 			break;
-		/* The set may have changed while unlocked. */
-		i = next_in_round(q, 1, id);
 	}
-	q->processing = 0;
+	end_locked(q);
 	pthread_mutex_unlock(&q->lock);
 	return ret;
 }
