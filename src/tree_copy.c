@@ -395,8 +395,23 @@ static void set_meta_at(struct copy_ctx *c, int ddir, const char *name,
 			report(c, FK_REPORT_ERROR, "chown", path, r);
 	}
 	if (!is_lnk) {
-		/* The name was just created by mknodat: not a symlink. */
-		r = fk_sys.fchmodat(ddir, name, s->st_mode & 07777, 0);
+		/* Never follow a symlink: the name was created by mknodat,
+		 * but in a directory others can write it may have been
+		 * replaced since (the chmod must not land elsewhere). */
+		r = fk_sys.fchmodat(ddir, name, s->st_mode & 07777,
+				    AT_SYMLINK_NOFOLLOW);
+		if (r == -EOPNOTSUPP || r == -ENOTSUP) {
+			/* glibc refuses a symlink with EOPNOTSUPP, and says
+			 * the same when /proc is not mounted: tell apart. */
+			struct stat now;
+			r = fk_sys.fstatat(ddir, name, &now,
+					   AT_SYMLINK_NOFOLLOW);
+			if (r == 0 && S_ISLNK(now.st_mode))
+				r = -ELOOP;
+			else if (r == 0)
+				r = fk_sys.fchmodat(ddir, name,
+						    s->st_mode & 07777, 0);
+		}
 		if (r < 0)
 			report(c, FK_REPORT_ERROR, "chmod", path, r);
 	}
@@ -1046,6 +1061,38 @@ static char *dir_name(const char *path)
 }
 
 /*
+ * 1 if the directory open at @dirfd is the directory @src or below it:
+ * walks up through ".." (O_PATH, so unreadable ancestors are fine) to
+ * the root.  0 if not or if an ancestor cannot be examined (the walk's
+ * own check in on_dir_pre still applies), -ENOMEM never.
+ */
+static int dir_is_under(int dirfd, const struct stat *src)
+{
+	int fd = fk_sys.openat(dirfd, ".", O_PATH | O_DIRECTORY, 0);
+	int found = 0;
+	for (int level = 0; fd >= 0 && level < 4096; level++) {
+		struct stat s;
+		if (fk_sys.fstat(fd, &s) < 0)
+			break;
+		if (s.st_dev == src->st_dev && s.st_ino == src->st_ino) {
+			found = 1;
+			break;
+		}
+		int up = fk_sys.openat(fd, "..", O_PATH | O_DIRECTORY, 0);
+		struct stat us;
+		int top = up < 0 || fk_sys.fstat(up, &us) < 0 ||
+			  (us.st_dev == s.st_dev && us.st_ino == s.st_ino);
+		fk_sys.close(fd);
+		fd = up;
+		if (top)
+			break;
+	}
+	if (fd >= 0)
+		fk_sys.close(fd);
+	return found;
+}
+
+/*
  * Resolve where the copy goes, cp-style: an existing directory @dst
  * receives @dst/basename(@src); otherwise @dst itself is the copy.
  * Sets c->dst_parent_fd, c->dst_name, c->dst_display (allocated in
@@ -1108,6 +1155,15 @@ static int resolve_dst(struct copy_ctx *c, const char *src, const char *dst,
 	}
 	c->dst_parent_fd = r;
 	c->dst_parent_display = parent;
+	/* cp: cannot copy a directory into itself.  Refused before anything
+	 * is created (the walk would otherwise copy all but the new top). */
+	if (S_ISDIR(ss.st_mode) && dir_is_under(r, &ss)) {
+		report(c, FK_REPORT_ERROR, "cannot copy a directory into itself",
+		       display, -EINVAL);
+		free(name);
+		free(display);
+		return -EINVAL;
+	}
 	/* cp: 'f' and 'f' are the same file. */
 	if (fk_sys.fstatat(r, name, &ds, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    ds.st_dev == ss.st_dev && ds.st_ino == ss.st_ino) {
@@ -1135,6 +1191,16 @@ static int durability_phase(struct copy_ctx *c)
 {
 	int r = 0;
 	struct stat ps, ts;
+	/* The top was never created (mkdir failed: EROFS, EACCES, ...;
+	 * already reported): nothing to make durable, and no second error
+	 * about it. */
+	if (fk_sys.fstatat(c->dst_parent_fd, c->dst_name, &ts,
+			   AT_SYMLINK_NOFOLLOW) == -ENOENT) {
+		if (!c->first_err)
+			report(c, FK_REPORT_ERROR, "copy", c->dst_display,
+			       -ENOENT);
+		return c->first_err;
+	}
 	if (fk_sys.fstat(c->dst_parent_fd, &ps) < 0)
 		memset(&ps, 0, sizeof(ps));
 
@@ -1244,10 +1310,11 @@ int fk_tree_copy(const char *src, const char *dst,
 		if (!r && st->degraded)
 			r = -FK_EDEGRADED;
 	}
+out:
 	if (c.top_fd >= 0)
 		fk_sys.close(c.top_fd);
-	fk_sys.close(c.dst_parent_fd);
-out:
+	if (c.dst_parent_fd >= 0)
+		fk_sys.close(c.dst_parent_fd);
 	fk_fdmap_destroy(c.fdmap);
 	free(name);
 	free(display);

@@ -45,6 +45,17 @@ void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_report(void *arg, int level, const char *op, const char *path,
 		int err);
 
+/* File names for people and for JSON (cli-path.c).  cli_path_quote: a
+ * malloc'ed copy with control characters, backslash and bytes that are
+ * not UTF-8 as C escapes ("\n", "\\", "\xff"), so a message stays one
+ * line.  cli_path_utf8: a malloc'ed copy that is valid UTF-8 (bad bytes
+ * become U+FFFD), as JSON strings must be.  NULL on ENOMEM.
+ * cli_report_path: cli_report with the path quoted. */
+char *cli_path_quote(const char *path);
+char *cli_path_utf8(const char *path);
+void cli_report_path(void *arg, int level, const char *op, const char *path,
+		     int err);
+
 /*
  * Parse a size with an optional binary suffix: 512, 4k, 256KiB, 16M,
  * 1G, 2T (case-insensitive; "kB" also means 1024 as in PostgreSQL).

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <json-c/json.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -140,8 +141,14 @@ static void print_json(const char *src, const char *dst, int method,
 #define ADD_U64(name, v) \
 	json_object_object_add(o, name, json_object_new_uint64(v))
 	json_object_object_add(o, "command", json_object_new_string("cp"));
-	json_object_object_add(o, "src", json_object_new_string(src));
-	json_object_object_add(o, "dst", json_object_new_string(dst));
+	/* JSON strings are UTF-8; file names need not be. */
+	char *u_src = cli_path_utf8(src), *u_dst = cli_path_utf8(dst);
+	json_object_object_add(o, "src",
+			       json_object_new_string(u_src ? u_src : "?"));
+	json_object_object_add(o, "dst",
+			       json_object_new_string(u_dst ? u_dst : "?"));
+	free(u_src);
+	free(u_dst);
 	json_object_object_add(o, "method",
 			       json_object_new_string(method_name(method)));
 	json_object_object_add(o, "drop_cache",
@@ -185,9 +192,13 @@ static void print_text(const char *src, const char *dst, int method,
 		       int exit_code)
 {
 	char b1[32], b2[32];
-	printf("flushkit cp '%s' -> '%s': %s (method %s%s)\n", src, dst,
+	char *q_src = cli_path_quote(src), *q_dst = cli_path_quote(dst);
+	printf("flushkit cp '%s' -> '%s': %s (method %s%s)\n",
+	       q_src ? q_src : "?", q_dst ? q_dst : "?",
 	       result_name(exit_code), method_name(method),
 	       drop_cache ? ", drop-cache" : "");
+	free(q_src);
+	free(q_dst);
 	printf("  files         %llu\n", (unsigned long long)st->files);
 	printf("  directories   %llu\n", (unsigned long long)st->dirs);
 	printf("  symlinks      %llu\n", (unsigned long long)st->symlinks);
@@ -228,7 +239,7 @@ int cmd_cp(int argc, char **argv)
 	int json = 0, force_progress = 0, c;
 	fk_tree_opts_init(&o);
 	o.method = FK_COPY_WRITEBACK;
-	o.report = cli_report;
+	o.report = cli_report_path;	/* names quoted: one line each */
 
 	optind = 0;	/* callable more than once (tests run it in-process) */
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -296,11 +307,16 @@ int cmd_cp(int argc, char **argv)
 		print_text(src, dst, o.method, o.drop_cache, &st, exit_code);
 	fflush(stdout);
 
+	char *q_src = cli_path_quote(src), *q_dst = cli_path_quote(dst);
 	if (exit_code == FK_EXIT_FAILURE)
-		cli_error("cp '%s' to '%s' failed (%llu errors): %s", src, dst,
+		cli_error("cp '%s' to '%s' failed (%llu errors): %s",
+			  q_src ? q_src : "?", q_dst ? q_dst : "?",
 			  (unsigned long long)st.errors, fk_strerror(r));
 	else if (exit_code == FK_EXIT_DEGRADED)
 		cli_warn("cp '%s' to '%s': durability degraded (directory "
-			 "sync not supported)", src, dst);
+			 "sync not supported)", q_src ? q_src : "?",
+			 q_dst ? q_dst : "?");
+	free(q_src);
+	free(q_dst);
 	return exit_code;
 }

@@ -241,7 +241,7 @@ int cmd_sync(int argc, char **argv)
 	struct fk_tree_opts o;
 	fk_tree_opts_init(&o);
 	o.method = method;
-	o.report = cli_report;
+	o.report = cli_report_path;	/* names quoted: one line each */
 	if (cli_progress_wanted(force_progress)) {
 		o.progress = show_progress;
 		o.progress_arg = &prog;
