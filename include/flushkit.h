@@ -1156,9 +1156,15 @@ struct fk_checkpoint_info {
 	uint64_t redo_lsn;		/* WAL byte position replay starts at */
 	uint64_t buffers_written;	/* 8 KiB pages written by it */
 	uint64_t write_ms, sync_ms, total_ms;	/* phases, milliseconds */
-	uint64_t files_synced;		/* segment files fsynced */
-	uint64_t longest_sync_ms;	/* slowest single fsync */
-	uint64_t average_sync_ms;
+	uint64_t files_synced;		/* segment files fsynced (issued) */
+	uint64_t longest_sync_ms;	/* slowest single fsync, issue to
+					 * completion (with several in
+					 * flight they overlap: sync_ms is
+					 * the phase's wall time) */
+	uint64_t average_sync_ms;	/* mean of the same */
+	const char *sync_io;		/* backend of the sync phase:
+					 * "uring", "threads" or
+					 * "sequential" (static string) */
 	uint64_t wal_segments_recycled;	/* renamed for reuse */
 	uint64_t wal_segments_removed;	/* unlinked */
 	uint64_t writeback_bytes;	/* hinted with sync_file_range */
@@ -1197,8 +1203,13 @@ struct fk_store_opts {
 	uint32_t fsyncq_capacity;		/* 0 = number of buffers */
 	int full_page_writes;			/* 1 (torn-page protection) */
 	int wal_sync_method;			/* enum fk_wal_sync_method */
-	int sync_io;				/* reserved: 0 = sequential */
-	uint32_t sync_jobs;			/* reserved */
+	int sync_io;				/* enum fk_sync_io: how the
+						 * sync phase issues fsyncs;
+						 * FK_SYNC_IO_AUTO */
+	uint32_t sync_jobs;			/* fsyncs in flight at most
+						 * in the sync phase, 0 =
+						 * FK_FSYNC_BATCH_DEFAULT_
+						 * QUEUE_DEPTH; <= 4096 */
 	/* Called from the checkpointer thread (or from fk_store_open /
 	 * fk_store_close / fk_store_bulk_load's thread for their
 	 * checkpoints) after each checkpoint, failed ones included.  Must
@@ -1215,13 +1226,15 @@ struct fk_store_opts {
 FK_API void fk_store_opts_init(struct fk_store_opts *o);
 
 /*
- * fk_store_opts_preset - set the four flushing knobs.
+ * fk_store_opts_preset - set the five flushing knobs.
  * @flush: "smooth" (also NULL): checkpoint_sorted 1,
  *      checkpoint_flush_after 256 KiB, checkpoint_sync_spread_ms
  *      FK_SYNC_SPREAD_AUTO, fsyncq_compaction 1 - how PostgreSQL 9.6+
- *      flushes; or "naive": unsorted writes, no writeback hints,
- *      back-to-back fsyncs, no queue compaction - how servers flushed
- *      before those fixes.  Other fields are untouched.
+ *      flushes - and sync_io FK_SYNC_IO_AUTO (batched fsyncs); or
+ *      "naive": unsorted writes, no writeback hints, back-to-back
+ *      fsyncs one at a time (FK_SYNC_IO_SEQUENTIAL), no queue
+ *      compaction - how servers flushed before those fixes.  Other
+ *      fields (sync_jobs included) are untouched.
  * Returns 0 or -EINVAL (unknown name).  No I/O.
  */
 FK_API int fk_store_opts_preset(struct fk_store_opts *o, const char *flush);
@@ -1234,10 +1247,16 @@ FK_API int fk_store_opts_preset(struct fk_store_opts *o, const char *flush);
  * the WAL at the first invalid record, and take an end-of-recovery
  * checkpoint.  Starts the checkpointer thread.
  * @o: options (copied; NULL = defaults).  @out: receives the store.
+ * The checkpoints' sync phase fsyncs the pending segment files with up
+ * to sync_jobs in flight through a struct fk_fsync_batch set up here
+ * (sync_io): back-to-back as one batch, or, spread, in paced steps of
+ * sync_jobs files (one file with FK_SYNC_IO_SEQUENTIAL).
  * Returns 0, or -EINVAL (bad options), -ENOMEM, -FK_ECORRUPT (control
  * file, catalog, checkpoint record or a page without a full-page image
- * is corrupt), or the -errno of a failed file operation.  Blocks; does
- * I/O (much of it, for a recovery: see stats.recovery_ms).
+ * is corrupt), the error of io_uring's setup when sync_io is
+ * FK_SYNC_IO_URING (-EPERM, -ENOSYS, -ENOMEM, -EOPNOTSUPP: see
+ * fk_fsync_batch_create), or the -errno of a failed file operation.
+ * Blocks; does I/O (much of it, for a recovery: see stats.recovery_ms).
  */
 FK_API int fk_store_open(const char *dir, const struct fk_store_opts *o,
 			 struct fk_store **out);

@@ -5,7 +5,8 @@
  *    order, writeback hints (sync_file_range) are issued, each written
  *    segment is fsynced exactly once;
  *  - naive: no writeback hints, writes in buffer order (not sorted for
- *    this workload);
+ *    this workload), fsyncs one at a time (sequential); smooth batches
+ *    them (sync_io auto; run here with threads, traceable);
  *  - on_checkpoint reports what happened (reason, buffers, files);
  *  - checkpoints are triggered by WAL volume ("wal") and by
  *    checkpoint_timeout ("time"), and WAL segments before the redo point
@@ -84,10 +85,14 @@ static void touch(struct fk_store *s, uint32_t t, int n, uint64_t seed)
 }
 
 /* Returns 1 if the checkpoint's base/ writes were sorted. */
-static int run_preset(const char *base, const char *preset, size_t *sfr)
+static int run_preset(const char *base, const char *preset, int sync_io,
+		      size_t *sfr)
 {
 	char dir[4200];
 	struct fk_store_opts o = opts(preset);
+	CHECK_EQ(o.sync_io, strcmp(preset, "naive") ? FK_SYNC_IO_AUTO
+						   : FK_SYNC_IO_SEQUENTIAL);
+	o.sync_io = sync_io;
 	struct fk_store *s = NULL;
 	uint32_t t;
 	snprintf(dir, sizeof(dir), "%s/%s", base, preset);
@@ -111,6 +116,7 @@ static int run_preset(const char *base, const char *preset, size_t *sfr)
 	CHECK(last.buffers_written > 100);
 	CHECK_EQ(last.files_synced, 4);
 	CHECK_EQ(last.error, 0);
+	CHECK(last.sync_io && !strcmp(last.sync_io, fk_sync_io_name(sync_io)));
 	pthread_mutex_unlock(&mu);
 	int sorted = 1;
 	const struct fkt_call *prev = NULL;
@@ -158,9 +164,9 @@ int main(void)
 	const char *base = fkt_tmpdir();
 	size_t sfr;
 
-	CHECK_EQ(run_preset(base, "smooth", &sfr), 1);
+	CHECK_EQ(run_preset(base, "smooth", FK_SYNC_IO_THREADS, &sfr), 1);
 	CHECK(sfr > 0);
-	CHECK_EQ(run_preset(base, "naive", &sfr), 0);
+	CHECK_EQ(run_preset(base, "naive", FK_SYNC_IO_SEQUENTIAL, &sfr), 0);
 	CHECK_EQ(sfr, 0);
 
 	/* Triggers and WAL recycling. */

@@ -12,7 +12,8 @@
  * Committers run concurrently (so some pages are evicted while their
  * records are not yet durable), with few buffers so that backends
  * evict dirty pages; checkpoints are requested while none runs (no
- * time-triggered ones).
+ * time-triggered ones).  The sync phase uses the thread-pool backend
+ * (its fsyncs go through the syscall table, several in flight).
  */
 #include "fktest.h"
 #include "store-int.h"
@@ -191,6 +192,8 @@ int main(void)
 	o.wal_segment_bytes = WALSEG;
 	o.checkpoint_timeout_ms = 3600 * 1000;
 	o.max_wal_size_bytes = 1ull << 40;
+	o.sync_io = FK_SYNC_IO_THREADS;
+	o.sync_jobs = 4;
 	note = calloc(MAXCALLS, sizeof(*note));
 	pw_note = calloc(MAXCALLS, sizeof(*pw_note));
 

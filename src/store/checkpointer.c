@@ -11,9 +11,13 @@
  * with sync_file_range writeback hints every checkpoint_flush_after
  * bytes, paced by a struct fk_pacer to finish at completion_target of
  * the interval by time and by WAL volume; (4) the sync phase: absorb and
- * compact the fsync request queue and fsync each file once, spread over
- * checkpoint_sync_spread_ms (bounded by the rest of the interval and
- * by the WAL left before the next checkpoint is due) or back-to-back; (5) insert the CHECKPOINT
+ * compact the fsync request queue and fsync each file once, with up to
+ * sync_jobs fsyncs in flight (struct fk_fsync_batch: io_uring, a thread
+ * pool or one at a time, opts.sync_io); back-to-back as one batch, or
+ * spread over checkpoint_sync_spread_ms (bounded by the rest of the
+ * interval and by the WAL left before the next checkpoint is due) in
+ * paced steps of sync_jobs files (one file for the sequential backend,
+ * PostgreSQL's way); (5) insert the CHECKPOINT
  * record and flush the WAL; (6) write the control file (temporary,
  * fsync, rename, fsync directory); (7) recycle WAL before the redo LSN.
  *
@@ -36,6 +40,11 @@
  *      and stops when a shutdown or an immediate checkpoint is asked.
  *  C6. WAL segments are recycled only after the control file with the
  *      new redo LSN is durable.
+ *  C7. In the sync phase each file of the round is fsynced at most once
+ *      (fk_fsyncq_take hands each id out once per round), every fsync
+ *      of a step has completed before the step's results are recorded,
+ *      and a file leaves the pending set only on success (or -ENOENT):
+ *      so the CHECKPOINT record (C3) follows every file's fsync.
  */
 #include "store-int.h"
 #include "sys.h"
@@ -99,56 +108,138 @@ static int pace_sleep(struct fk_store *s, uint64_t ns)
 	return stop;
 }
 
-struct sync_ctx {
-	struct fk_store *s;
-	struct fk_pacer pacer;
-	int paced;
-};
-
-static int sync_one(void *arg, uint64_t file_id)
+/* Sleep until the pacer says the fraction @done of the sync phase is
+ * on time; *@paced drops to 0 when pacing must stop (C5). */
+static void sync_pace(struct fk_store *s, struct fk_pacer *pacer,
+		      double done, int *paced)
 {
-	struct sync_ctx *c = arg;
-	struct fk_store *s = c->s;
-	uint32_t table = (uint32_t)(file_id >> 32);
-	uint32_t seg = (uint32_t)file_id;
-	if (table == 0 || table > FK_STORE_MAX_TABLES ||
-	    !s->tables[table].id)
-		return -ENOENT;
-	int fd = fk_store_seg_fd(s, table, seg);
-	if (fd < 0)
-		return fd;
-	uint64_t t0 = fk_now_ns();
-	int r = fk_sys.fsync(fd);
-	uint64_t dt = fk_now_ns() - t0;
-	s->sync_files++;
-	s->sync_total_ns += dt;
-	if (dt > s->sync_longest_ns)
-		s->sync_longest_ns = dt;
-	if (r)
-		fk_store_log(s, "fsync of base/%u.%u failed: %s", table, seg,
-			     fk_strerror(r));
-	return r;
-}
-
-/*
- * Between two fsyncs: sleep so that the fraction of files done tracks
- * the spread budget by time and by WAL (the room left before the next
- * checkpoint is due), like the write phase.
- */
-static int sync_between(void *arg, double done)
-{
-	struct sync_ctx *c = arg;
-	while (c->paced) {
+	while (*paced) {
 		uint64_t ns = fk_pacer_delay_ns(
-			&c->pacer, done,
-			__atomic_load_n(&c->s->insert_lsn, __ATOMIC_ACQUIRE),
+			pacer, done,
+			__atomic_load_n(&s->insert_lsn, __ATOMIC_ACQUIRE),
 			PACE_STEP_NS);
 		if (!ns)
 			break;
-		if (pace_sleep(c->s, ns))
-			c->paced = 0;
+		if (pace_sleep(s, ns))
+			*paced = 0;
 	}
-	return 0;
+}
+
+/*
+ * The sync phase (4): fsync every file of the fsync request queue's
+ * round once, through the store's struct fk_fsync_batch (C7).
+ * Back-to-back (not @paced): the whole round is one batch, sync_jobs
+ * fsyncs in flight.  Spread: steps of sync_jobs files (one with the
+ * sequential backend, as PostgreSQL's one fsync at a time), each step
+ * one batch, and before each step but the first, a sleep until the
+ * pacer says the fraction of files done is on time.
+ * Fills @ci's files_synced, longest/average_sync_ms and sync_io.
+ * Returns 0 or the first error: a failed fsync (sticky in the queue, C4)
+ * or -ENOMEM / a segment's open error (then not every file is synced).
+ */
+static int sync_phase(struct fk_store *s, struct fk_pacer *pacer, int paced,
+		      struct fk_checkpoint_info *ci)
+{
+	uint64_t *ids = NULL;
+	int *res = NULL;
+	struct fk_fsync_req *reqs = NULL;
+	uint64_t files = 0, total_ns = 0, longest_ns = 0;
+	int r = fk_fsyncq_begin(s->fsq);
+	if (r < 0)
+		return r;
+	size_t total = (size_t)r, done = 0;
+	int seq = fk_fsync_batch_backend(s->fsb) == FK_SYNC_IO_SEQUENTIAL;
+	size_t step = !paced ? total : seq ? 1 : s->sync_jobs;
+	if (step == 0)
+		step = 1;
+	ids = malloc(step * sizeof(*ids));
+	res = malloc(step * sizeof(*res));
+	reqs = malloc(step * sizeof(*reqs));
+	r = 0;
+	if (!ids || !res || !reqs) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		if (done && done < total)
+			sync_pace(s, pacer, (double)done / (double)total, &paced);
+		long n = fk_fsyncq_take(s->fsq, ids, step);
+		if (n <= 0) {
+			r = (int)n;
+			break;
+		}
+		/* Ids of dropped tables are gone (-ENOENT), like the
+		 * callback of fk_fsyncq_process would say. */
+		size_t nreq = 0;
+		for (size_t k = 0; k < (size_t)n; k++) {
+			uint32_t table = (uint32_t)(ids[k] >> 32);
+			uint32_t seg = (uint32_t)ids[k];
+			res[k] = -ENOENT;
+			if (table == 0 || table > FK_STORE_MAX_TABLES ||
+			    !s->tables[table].id)
+				continue;
+			int fd = fk_store_seg_fd(s, table, seg);
+			if (fd < 0) {
+				res[k] = fd;
+				fk_store_log(s, "open of base/%u.%u failed: %s",
+					     table, seg, fk_strerror(fd));
+				continue;
+			}
+			res[k] = 0;
+			reqs[nreq] = (struct fk_fsync_req){
+				.fd = fd,
+				.op = FK_FSYNC_OP_FSYNC,
+				.cookie = k,
+			};
+			nreq++;
+		}
+		int br = nreq ? fk_fsync_batch_run(s->fsb, reqs, nreq) : 0;
+		/* Complete what has a result; a request neither issued nor
+		 * failed (the run had no memory) stays pending. */
+		size_t nc = 0, unknown = 0;
+		for (size_t k = 0, j = 0; k < (size_t)n; k++) {
+			if (j < nreq && reqs[j].cookie == k) {
+				const struct fk_fsync_req *q = &reqs[j++];
+				if (!q->issued && !q->result) {
+					unknown++;
+					continue;
+				}
+				res[k] = q->result;
+				if (q->issued) {
+					files++;
+					total_ns += q->latency_ns;
+					if (q->latency_ns > longest_ns)
+						longest_ns = q->latency_ns;
+				}
+				if (q->result)
+					fk_store_log(
+						s, "fsync of base/%u.%u "
+						"failed: %s",
+						(uint32_t)(ids[k] >> 32),
+						(uint32_t)ids[k],
+						fk_strerror(q->result));
+			}
+			ids[nc] = ids[k];
+			res[nc] = res[k];
+			nc++;
+		}
+		r = fk_fsyncq_complete(s->fsq, ids, res, nc);
+		if (!r && unknown)
+			r = br ? br : -EIO;
+		if (r)
+			break;
+		done += (size_t)n;
+	}
+out:
+	fk_fsyncq_end(s->fsq);
+	free(ids);
+	free(res);
+	free(reqs);
+	ci->files_synced = files;
+	ci->longest_sync_ms = longest_ns / 1000000u;
+	ci->average_sync_ms = files ? total_ns / files / 1000000u : 0;
+	ci->sync_io = fk_sync_io_name(fk_fsync_batch_backend(s->fsb));
+	return r;
 }
 
 int fk_checkpoint_run(struct fk_store *s, const char *reason, int flags,
@@ -162,6 +253,7 @@ int fk_checkpoint_run(struct fk_store *s, const char *reason, int flags,
 	memset(&ci, 0, sizeof(ci));
 	memset(&ck, 0, sizeof(ck));
 	ci.reason = reason;
+	ci.sync_io = fk_sync_io_name(fk_fsync_batch_backend(s->fsb));
 	ci.start_ns = fk_now_ns();
 	pthread_mutex_lock(&s->ckpt_mu);
 	uint64_t number = ++s->ckpt_started;
@@ -236,10 +328,7 @@ int fk_checkpoint_run(struct fk_store *s, const char *reason, int flags,
 	/* (4) sync phase. */
 	/* The spread budget, bounded by what is left of the checkpoint
 	 * interval, and by the WAL left before the next checkpoint. */
-	struct sync_ctx sc = {
-		.s = s,
-		.paced = paced && s->o.checkpoint_sync_spread_ms > 0,
-	};
+	struct fk_pacer sync_pacer;
 	uint64_t spread_ns = s->o.checkpoint_sync_spread_ms * 1000000ull;
 	uint64_t interval_end = ci.start_ns +
 				s->o.checkpoint_timeout_ms * 1000000ull;
@@ -248,13 +337,9 @@ int fk_checkpoint_run(struct fk_store *s, const char *reason, int flags,
 	uint64_t wal_now = __atomic_load_n(&s->insert_lsn, __ATOMIC_ACQUIRE);
 	uint64_t wal_left = redo + s->wal_trigger_bytes > wal_now ?
 		redo + s->wal_trigger_bytes - wal_now : 1;
-	fk_pacer_start(&sc.pacer, spread_ns, wal_now, wal_left);
-	s->sync_files = s->sync_total_ns = s->sync_longest_ns = 0;
-	r = fk_fsyncq_process(s->fsq, sync_one, &sc, sync_between, &sc);
-	ci.files_synced = s->sync_files;
-	ci.longest_sync_ms = s->sync_longest_ns / 1000000u;
-	ci.average_sync_ms = s->sync_files ?
-		s->sync_total_ns / s->sync_files / 1000000u : 0;
+	fk_pacer_start(&sync_pacer, spread_ns, wal_now, wal_left);
+	r = sync_phase(s, &sync_pacer,
+		       paced && s->o.checkpoint_sync_spread_ms > 0, &ci);
 	uint64_t t_sync = fk_now_ns();
 	ci.sync_ms = (t_sync - t_write) / 1000000u;
 	if (r) {
@@ -314,12 +399,12 @@ out:
 	/* Report before waking waiters: they may look at the report. */
 	fk_store_log(s,
 		     "checkpoint %s: wrote %llu buffers; write=%.3f s, "
-		     "sync=%.3f s, total=%.3f s; sync files=%llu, "
+		     "sync=%.3f s, total=%.3f s; sync files=%llu (%s), "
 		     "longest=%.3f s, average=%.3f s; %llu WAL segments "
 		     "recycled, %llu removed%s%s",
 		     reason, (unsigned long long)ci.buffers_written,
 		     ci.write_ms / 1e3, ci.sync_ms / 1e3, ci.total_ms / 1e3,
-		     (unsigned long long)ci.files_synced,
+		     (unsigned long long)ci.files_synced, ci.sync_io,
 		     ci.longest_sync_ms / 1e3, ci.average_sync_ms / 1e3,
 		     (unsigned long long)ci.wal_segments_recycled,
 		     (unsigned long long)ci.wal_segments_removed,

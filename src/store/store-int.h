@@ -270,7 +270,8 @@ struct fk_store {
 	uint64_t ckpt_lsn;		/* last checkpoint record */
 	struct fk_fsyncq *fsq;
 	struct fk_writeback wb;		/* checkpointer only */
-	uint64_t sync_longest_ns, sync_total_ns, sync_files;
+	struct fk_fsync_batch *fsb;	/* sync phase; checkpoints only (C1) */
+	uint32_t sync_jobs;		/* resolved queue depth */
 
 	/* stats, __atomic */
 	struct fk_store_stats st;

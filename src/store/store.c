@@ -109,6 +109,7 @@ int fk_store_opts_preset(struct fk_store_opts *o, const char *flush)
 			FK_WRITEBACK_DEFAULT_FLUSH_AFTER;
 		o->checkpoint_sync_spread_ms = FK_SYNC_SPREAD_AUTO;
 		o->fsyncq_compaction = 1;
+		o->sync_io = FK_SYNC_IO_AUTO;
 		return 0;
 	}
 	if (!strcmp(flush, "naive")) {
@@ -116,6 +117,7 @@ int fk_store_opts_preset(struct fk_store_opts *o, const char *flush)
 		o->checkpoint_flush_after_bytes = 0;
 		o->checkpoint_sync_spread_ms = 0;
 		o->fsyncq_compaction = 0;
+		o->sync_io = FK_SYNC_IO_SEQUENTIAL;
 		return 0;
 	}
 	return -EINVAL;
@@ -1125,6 +1127,7 @@ static void store_free(struct fk_store *s)
 	}
 	fk_writeback_release(&s->wb);
 	fk_fsyncq_destroy(s->fsq);
+	fk_fsync_batch_destroy(s->fsb);
 	fk_bufpool_destroy(s);
 	if (s->walbuf)
 		fk_wal_destroy(s);
@@ -1150,7 +1153,9 @@ static int check_opts(const struct fk_store_opts *o)
 	    o->checkpoint_completion_target <= 0 ||
 	    o->checkpoint_completion_target > 1 ||
 	    o->wal_sync_method < 0 || o->wal_sync_method > 2 ||
-	    !o->checkpoint_timeout_ms)
+	    !o->checkpoint_timeout_ms || o->sync_io < FK_SYNC_IO_AUTO ||
+	    o->sync_io > FK_SYNC_IO_SEQUENTIAL ||
+	    o->sync_jobs > FK_FSYNC_BATCH_MAX_QUEUE_DEPTH)
 		return -EINVAL;
 	return 0;
 }
@@ -1188,6 +1193,17 @@ int fk_store_open(const char *dir, const struct fk_store_opts *o,
 		goto fail;
 	if (s->o.checkpoint_sync_spread_ms == FK_SYNC_SPREAD_AUTO)
 		s->o.checkpoint_sync_spread_ms = s->o.checkpoint_timeout_ms / 10;
+	/* The sync phase's batch, set up once: a forced io_uring that the
+	 * kernel refuses fails the open here, not a checkpoint later. */
+	struct fk_fsync_batch_opts bo;
+	fk_fsync_batch_opts_init(&bo);
+	bo.sync_io = s->o.sync_io;
+	if (s->o.sync_jobs)
+		bo.queue_depth = s->o.sync_jobs;
+	s->sync_jobs = bo.queue_depth;
+	r = fk_fsync_batch_create(&bo, &s->fsb);
+	if (r)
+		goto fail;
 
 	r = s->dirfd = open_dir(AT_FDCWD, dir, 1);
 	if (r < 0)
