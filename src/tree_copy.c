@@ -307,12 +307,46 @@ static int dst_dir(struct copy_ctx *c, const struct fk_walk_entry *e,
 
 /* ---- metadata ---- */
 
-/* Copy extended attributes from @sfd to @dfd; best effort. */
-static void copy_xattrs(struct copy_ctx *c, int sfd, int dfd,
+#define ACL_ACCESS "system.posix_acl_access"
+#define ACL_DEFAULT "system.posix_acl_default"
+
+/*
+ * A new file or directory in a directory with a default ACL inherits
+ * ACL entries (named users and groups) the source never had: cp -a
+ * leaves none.  Drop the ones the source does not have: an access ACL
+ * becomes the minimal one of @mode (which the kernel stores as no ACL
+ * at all), a default ACL an empty one (removed).  Best effort.
+ */
+static void drop_inherited_acls(int dfd, mode_t mode, int has_access,
+				int has_default)
+{
+	if (!has_access && fk_sys.fgetxattr(dfd, ACL_ACCESS, NULL, 0) > 0) {
+		/* struct posix_acl_xattr_header + 3 entries, little
+		 * endian: USER_OBJ, GROUP_OBJ, OTHER, id undefined. */
+		unsigned char a[4 + 3 * 8] = {2, 0, 0, 0};
+		static const unsigned char tags[3] = {0x01, 0x04, 0x20};
+		for (int i = 0; i < 3; i++) {
+			unsigned char *e = a + 4 + i * 8;
+			e[0] = tags[i];
+			e[2] = (unsigned char)((mode >> (6 - 3 * i)) & 7);
+			memset(e + 4, 0xff, 4);
+		}
+		fk_sys.fsetxattr(dfd, ACL_ACCESS, a, sizeof(a), 0);
+	}
+	if (!has_default && fk_sys.fgetxattr(dfd, ACL_DEFAULT, NULL, 0) > 0) {
+		static const unsigned char empty[4] = {2, 0, 0, 0};
+		fk_sys.fsetxattr(dfd, ACL_DEFAULT, empty, sizeof(empty), 0);
+	}
+}
+
+/* Copy extended attributes from @sfd to @dfd; best effort.  @mode: the
+ * source's. */
+static void copy_xattrs(struct copy_ctx *c, int sfd, int dfd, mode_t mode,
 			const char *path)
 {
 	char small[1024];
 	char *list = small;
+	int has_access = 0, has_default = 0;
 	ssize_t n = fk_sys.flistxattr(sfd, list, sizeof(small));
 	if (n == -ERANGE) {
 		n = fk_sys.flistxattr(sfd, NULL, 0);
@@ -324,17 +358,22 @@ static void copy_xattrs(struct copy_ctx *c, int sfd, int dfd,
 		}
 	}
 	if (n <= 0)
-		goto out;	/* none, or not supported: nothing to do */
+		goto out;	/* none, or not supported: nothing to copy */
 	char *val = NULL;
 	size_t val_alloc = 0;
 	for (char *name = list; name < list + n; name += strlen(name) + 1) {
+		has_access |= !strcmp(name, ACL_ACCESS);
+		has_default |= !strcmp(name, ACL_DEFAULT);
 		ssize_t len = fk_sys.fgetxattr(sfd, name, NULL, 0);
 		if (len < 0)
 			continue;
 		if ((size_t)len + 1 > val_alloc) {
 			char *p = realloc(val, (size_t)len + 1);
-			if (!p)
+			if (!p) {
+				/* Not all names seen: leave ACLs alone. */
+				has_access = has_default = 1;
 				break;
+			}
 			val = p;
 			val_alloc = (size_t)len + 1;
 		}
@@ -353,6 +392,7 @@ static void copy_xattrs(struct copy_ctx *c, int sfd, int dfd,
 out:
 	if (list != small)
 		free(list);
+	drop_inherited_acls(dfd, mode, has_access, has_default);
 }
 
 /* Owner, xattrs, mode, times of an open destination file or directory. */
@@ -366,7 +406,7 @@ static int set_meta_fd(struct copy_ctx *c, int sfd, int dfd,
 			report(c, FK_REPORT_ERROR, "chown", path, r);
 	}
 	if (sfd >= 0)
-		copy_xattrs(c, sfd, dfd, path);
+		copy_xattrs(c, sfd, dfd, s->st_mode, path);
 	/* After chown, which clears set-user-ID and set-group-ID. */
 	r = fk_sys.fchmod(dfd, s->st_mode & 07777);
 	if (r < 0) {

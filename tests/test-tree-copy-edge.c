@@ -9,7 +9,10 @@
  *    mkdirat): one error, no fsync of anything, no second "stat" error;
  *  - a special file replaced by a symlink between its mknodat and its
  *    chmod (a race in a writable destination directory): the symlink's
- *    target keeps its mode.
+ *    target keeps its mode;
+ *  - a destination directory with a default ACL: files and directories
+ *    copied from sources without ACLs get none (as with cp -a), not the
+ *    inherited entries (which could grant access the source did not).
  */
 #include "fktest.h"
 #include "flushkit.h"
@@ -140,5 +143,53 @@ int main(void)
 	CHECK_EQ(vs.st_mode & 07777, 0600);
 	CHECK(r < 0);	/* the chmod of the copy failed: reported */
 	CHECK(m.errors >= 1);
+
+	/* 4. Default ACL on the destination directory. */
+	char dacl[4300], dd[4400], x[4500];
+	snprintf(dacl, sizeof(dacl), "%s/dacl", tmp);
+	CHECK(mkdir(dacl, 0755) == 0);
+	/* user::rwx user:65534:rwx group::r-x mask::rwx other::r-x */
+	static const unsigned char acl[] = {
+		2, 0, 0, 0,
+		1, 0, 7, 0, 0xff, 0xff, 0xff, 0xff,
+		2, 0, 7, 0, 0xfe, 0xff, 0, 0,
+		4, 0, 5, 0, 0xff, 0xff, 0xff, 0xff,
+		0x10, 0, 7, 0, 0xff, 0xff, 0xff, 0xff,
+		0x20, 0, 5, 0, 0xff, 0xff, 0xff, 0xff,
+	};
+	if (setxattr(dacl, "system.posix_acl_default", acl, sizeof(acl), 0)) {
+		fprintf(stderr, "no POSIX ACLs here (%s): part 4 skipped\n",
+			strerror(errno));
+		return fkt_done();
+	}
+	snprintf(p, sizeof(p), "%s/f", src);
+	CHECK(chmod(p, 0640) == 0);
+	snprintf(dd, sizeof(dd), "%s/copy", dacl);
+	fk_tree_opts_init(&o);
+	CHECK_EQ(fk_tree_copy(src, dd, &o, &st), 0);
+	const char *names[] = {"", "/f", "/sub"};
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(x, sizeof(x), "%s%s", dd, names[i]);
+		errno = 0;
+		CHECK(getxattr(x, "system.posix_acl_access", NULL, 0) < 0 &&
+		      errno == ENODATA);
+		if (i != 1) {
+			errno = 0;
+			CHECK(getxattr(x, "system.posix_acl_default", NULL,
+				       0) < 0 && errno == ENODATA);
+		}
+	}
+	snprintf(x, sizeof(x), "%s/f", dd);
+	struct stat fs;
+	CHECK(stat(x, &fs) == 0 && (fs.st_mode & 07777) == 0640);
+	/* A source with an ACL keeps it. */
+	snprintf(p, sizeof(p), "%s/f", src);
+	CHECK(setxattr(p, "system.posix_acl_access", acl, sizeof(acl), 0) ==
+	      0);
+	snprintf(dd, sizeof(dd), "%s/copy2", dacl);
+	CHECK_EQ(fk_tree_copy(src, dd, &o, &st), 0);
+	snprintf(x, sizeof(x), "%s/f", dd);
+	CHECK_EQ(getxattr(x, "system.posix_acl_access", NULL, 0),
+		 (ssize_t)sizeof(acl));
 	return fkt_done();
 }
