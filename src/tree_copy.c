@@ -1153,14 +1153,11 @@ static int resolve_dst(struct copy_ctx *c, const char *src, const char *dst,
 		name = base_name(src);
 		if (!name)
 			return -ENOMEM;
-		if (!strcmp(name, "..")) {
+		if (!strcmp(name, "/") || !strcmp(name, "..")) {
+			/* cp -a / d, cp -a .. d: the contents go into d,
+			 * as for cp -a . d. */
 			free(name);
-			report(c, FK_REPORT_ERROR, "copy", src, -EINVAL);
-			return -EINVAL;
-		}
-		if (!strcmp(name, "/")) {
-			free(name);
-			name = strdup(".");	/* cp -a / d: into d */
+			name = strdup(".");
 		}
 		parent = strdup(dst);
 		size_t dl = strlen(dst);

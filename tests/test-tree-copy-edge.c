@@ -107,6 +107,20 @@ int main(void)
 		CHECK_EQ(st.fsync_calls + st.dir_fsync_calls, 0);
 	}
 
+	/* 1b. SRC/sub/.. into an existing directory: like cp -a, the
+	 * contents of SRC go into it (as for SRC/.). */
+	snprintf(p, sizeof(p), "%s/dotdot", tmp);
+	CHECK(mkdir(p, 0755) == 0);
+	{
+		char s2[4300], f2[4400];
+		snprintf(s2, sizeof(s2), "%s/sub/..", src);
+		fk_tree_opts_init(&o);
+		CHECK_EQ(fk_tree_copy(s2, p, &o, &st), 0);
+		snprintf(f2, sizeof(f2), "%s/f", p);
+		CHECK(access(f2, F_OK) == 0);
+		CHECK_EQ(nr_entries(p), 2);
+	}
+
 	/* 2. The top cannot be created: one error, nothing fsynced. */
 	snprintf(p, sizeof(p), "%s/rofs-dst", tmp);
 	fk_tree_opts_init(&o);
