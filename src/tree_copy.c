@@ -1174,6 +1174,13 @@ static int resolve_dst(struct copy_ctx *c, const char *src, const char *dst,
 			       "cannot overwrite non-directory", dst, -ENOTDIR);
 			return -ENOTDIR;
 		}
+		size_t dl = strlen(dst);
+		if (!S_ISDIR(ss.st_mode) && dl && dst[dl - 1] == '/') {
+			/* cp -a f new/: a trailing slash names a directory,
+			 * never the copy of a file. */
+			report(c, FK_REPORT_ERROR, "create", dst, -ENOTDIR);
+			return -ENOTDIR;
+		}
 		name = base_name(dst);
 		parent = dir_name(dst);
 		display = strdup(dst);

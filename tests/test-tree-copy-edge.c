@@ -5,6 +5,8 @@
  *  - SRC into itself (DST == SRC, DST inside SRC, given as SRC/sub or as
  *    the existing directory SRC itself): refused before anything is
  *    created, the source is left unchanged;
+ *  - SRC/sub/.. into a directory copies SRC's contents (as cp -a); a
+ *    file to "new/" (trailing slash, no such directory) is ENOTDIR;
  *  - the top of the copy cannot be created (EROFS injected on its
  *    mkdirat): one error, no fsync of anything, no second "stat" error;
  *  - a special file replaced by a symlink between its mknodat and its
@@ -119,6 +121,18 @@ int main(void)
 		snprintf(f2, sizeof(f2), "%s/f", p);
 		CHECK(access(f2, F_OK) == 0);
 		CHECK_EQ(nr_entries(p), 2);
+	}
+
+	/* 1c. A file to "new/" (trailing slash, no such directory):
+	 * ENOTDIR as with cp -a, no file "new" created. */
+	{
+		char f2[4300], d2[4300];
+		snprintf(f2, sizeof(f2), "%s/f", src);
+		snprintf(d2, sizeof(d2), "%s/newdir/", tmp);
+		fk_tree_opts_init(&o);
+		CHECK_EQ(fk_tree_copy(f2, d2, &o, &st), -ENOTDIR);
+		snprintf(d2, sizeof(d2), "%s/newdir", tmp);
+		CHECK(access(d2, F_OK) < 0);
 	}
 
 	/* 2. The top cannot be created: one error, nothing fsynced. */
