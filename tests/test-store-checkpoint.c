@@ -57,6 +57,15 @@ static void fill(void *arg, uint64_t rowno, void *row)
 	memset(row, 0, ROW);
 }
 
+/* A counter updated by on_ckpt, read under its mutex. */
+static uint64_t locked(const void *p, int is_int)
+{
+	pthread_mutex_lock(&mu);
+	uint64_t v = is_int ? (uint64_t)*(const int *)p : *(const uint64_t *)p;
+	pthread_mutex_unlock(&mu);
+	return v;
+}
+
 static struct fk_store_opts opts(const char *preset)
 {
 	struct fk_store_opts o;
@@ -186,9 +195,13 @@ int main(void)
 	/* Full-page images make WAL fast: 2 MiB is soon reached. */
 	for (int i = 0; i < 10; i++)
 		touch(s, t, 500, (uint64_t)i);
-	printf("wal %d time %d req %d recycled %llu\n", nr_wal, nr_time, nr_req, (unsigned long long)recycled);
-	CHECK(nr_wal >= 2);
-	CHECK(recycled > 0);
+	printf("wal %llu time %llu req %llu recycled %llu\n",
+	       (unsigned long long)locked(&nr_wal, 1),
+	       (unsigned long long)locked(&nr_time, 1),
+	       (unsigned long long)locked(&nr_req, 1),
+	       (unsigned long long)locked(&recycled, 0));
+	CHECK(locked(&nr_wal, 1) >= 2);
+	CHECK(locked(&recycled, 0) > 0);
 	/* max_wal_size is soft (checkpoints lag behind a fast writer), but
 	 * without recycling the directory would hold every segment. */
 	struct fk_store_stats ss;
@@ -207,9 +220,9 @@ int main(void)
 	if (!s)
 		return fkt_done();
 	touch(s, t, 50, 7);
-	for (int i = 0; i < 100 && !nr_time; i++)
+	for (int i = 0; i < 100 && !locked(&nr_time, 1); i++)
 		usleep(50 * 1000);
-	CHECK(nr_time >= 1);
+	CHECK(locked(&nr_time, 1) >= 1);
 	CHECK_EQ(fk_store_close(s), 0);
 	return fkt_done();
 }
