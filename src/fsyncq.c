@@ -62,9 +62,9 @@ struct pending {
 
 struct inflight {
 	uint64_t id;
-	int redirtied;	/* absorbed again while in flight */
-	int forgotten;	/* forgotten while in flight: result moot */
-	int done;	/* completed (during a complete call) */
+	int redirtied; /* absorbed again while in flight */
+	int forgotten; /* forgotten while in flight: result moot */
+	int done;      /* completed (during a complete call) */
 };
 
 struct fk_fsyncq {
@@ -77,9 +77,9 @@ struct fk_fsyncq {
 	size_t nr_pend, alloc_pend;
 	uint32_t cycle;
 	int processing;
-	int have_last;		/* round_last is set: ids <= it taken */
+	int have_last; /* round_last is set: ids <= it taken */
 	uint64_t round_last;
-	struct inflight *fl;	/* invariant 6 */
+	struct inflight *fl; /* invariant 6 */
 	size_t nr_fl, alloc_fl;
 	int error; /* sticky, invariant 4 */
 	struct fk_fsyncq_stats st;
@@ -470,7 +470,7 @@ int fk_fsyncq_process(struct fk_fsyncq *q, fk_fsyncq_sync_fn sync, void *arg,
 	size_t total = (size_t)r, done = 0;
 	for (;;) {
 		uint64_t id;
-		long n = take_locked(q, &id, 1);	/* fl has room */
+		long n = take_locked(q, &id, 1); /* fl has room */
 		if (n <= 0) {
 			ret = (int)n;
 			break;

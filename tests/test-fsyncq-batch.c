@@ -54,7 +54,7 @@ static void test_once_in_order(void)
 	uint64_t ids[64], seen[64];
 	int res[64] = {0};
 	size_t nseen = 0;
-	CHECK_EQ(fk_fsyncq_take(q, ids, 4), -EINVAL);	/* no round */
+	CHECK_EQ(fk_fsyncq_take(q, ids, 4), -EINVAL); /* no round */
 	CHECK_EQ(fk_fsyncq_begin(q), 50);
 	CHECK_EQ(fk_fsyncq_begin(q), -EBUSY);
 	CHECK_EQ(fk_fsyncq_process(q, nop_sync, NULL, NULL, NULL), -EBUSY);
@@ -88,7 +88,7 @@ static void test_arrivals(void)
 	uint64_t ids[16];
 	int res[16] = {0};
 	CHECK_EQ(fk_fsyncq_begin(q), 10);
-	CHECK_EQ(fk_fsyncq_take(q, ids, 4), 4);		/* 1..4 */
+	CHECK_EQ(fk_fsyncq_take(q, ids, 4), 4); /* 1..4 */
 	/* While 1..4 are in flight: 2 registered again, 3 forgotten (and
 	 * fails), a new file 50 and the not-yet-taken 7 again. */
 	CHECK_EQ(fk_fsyncq_register(q, 2), 0);
@@ -96,12 +96,12 @@ static void test_arrivals(void)
 	CHECK_EQ(fk_fsyncq_register(q, 7), 0);
 	CHECK(fk_fsyncq_absorb(q) >= 1);
 	fk_fsyncq_forget(q, 3);
-	res[2] = -EIO;		/* id 3: ignored */
-	res[3] = -ENOENT;	/* id 4: dropped */
+	res[2] = -EIO;	  /* id 3: ignored */
+	res[3] = -ENOENT; /* id 4: dropped */
 	CHECK_EQ(fk_fsyncq_complete(q, ids, res, 4), 0);
 	res[2] = res[3] = 0;
 	long n = fk_fsyncq_take(q, ids, 16);
-	CHECK_EQ(n, 6);				/* 5..10, not 50 */
+	CHECK_EQ(n, 6); /* 5..10, not 50 */
 	for (long i = 0; i < n; i++)
 		CHECK_EQ(ids[i], 5 + (uint64_t)i);
 	CHECK_EQ(fk_fsyncq_complete(q, ids, res, (size_t)n), 0);
@@ -110,8 +110,8 @@ static void test_arrivals(void)
 	struct fk_fsyncq_stats st = stats(q);
 	CHECK_EQ(st.error, 0);
 	CHECK_EQ(st.missing, 1);
-	CHECK_EQ(st.synced, 8);			/* 1, 2, 5..10 */
-	CHECK_EQ(fk_fsyncq_pending(q), 2);	/* 2 (redirtied), 50 */
+	CHECK_EQ(st.synced, 8);		   /* 1, 2, 5..10 */
+	CHECK_EQ(fk_fsyncq_pending(q), 2); /* 2 (redirtied), 50 */
 	CHECK_EQ(fk_fsyncq_begin(q), 2);
 	CHECK_EQ(fk_fsyncq_take(q, ids, 16), 2);
 	CHECK_EQ(ids[0], 2);
@@ -136,8 +136,8 @@ static void test_sticky(void)
 	int res[32] = {0};
 	CHECK_EQ(fk_fsyncq_begin(q), 20);
 	CHECK_EQ(fk_fsyncq_take(q, ids, 8), 8);
-	res[3] = -EIO;		/* id 4 */
-	res[6] = -ENOSPC;	/* id 7: a later failure in the same batch */
+	res[3] = -EIO;	  /* id 4 */
+	res[6] = -ENOSPC; /* id 7: a later failure in the same batch */
 	CHECK_EQ(fk_fsyncq_complete(q, ids, res, 8), -EIO);
 	CHECK_EQ(fk_fsyncq_take(q, ids, 8), -EIO);
 	fk_fsyncq_end(q);

@@ -27,8 +27,8 @@
 #include <unistd.h>
 
 #define ROW 100
-#define NACC 13000		/* 161 pages of 81 rows */
-#define NSEG 21			/* of 8 pages (64 KiB) */
+#define NACC 13000 /* 161 pages of 81 rows */
+#define NSEG 21	   /* of 8 pages (64 KiB) */
 #define WALSEG (256u << 10)
 #define JOBS 4
 #define MAXEV 100000
@@ -37,7 +37,7 @@ enum { EV_WRITE = 1, EV_START, EV_END, EV_RECORD };
 
 struct ev {
 	int kind;
-	int seg;		/* table segment, -1 for EV_RECORD */
+	int seg; /* table segment, -1 for EV_RECORD */
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -84,7 +84,7 @@ static ssize_t my_pwrite(int fd, const void *buf, size_t len, off_t off)
 	if (seg < 0 && wal_segno(fd, &segno)) {
 		for (size_t i = 0; i + FK_WAL_REC_HDR <= len; i += 8) {
 			const struct fk_wal_rec *r =
-				(const void *)((const uint8_t *)buf + i);
+			    (const void *)((const uint8_t *)buf + i);
 			if (r->type == FK_WAL_CHECKPOINT &&
 			    fk_wal_rec_check(r, len - i,
 					     segno * WALSEG + (uint64_t)off + i,
@@ -281,7 +281,7 @@ static struct fk_store_opts opts(int sync_io)
 {
 	struct fk_store_opts o;
 	fk_store_opts_init(&o);
-	o.shared_buffers_bytes = 8 << 20;	/* no evictions */
+	o.shared_buffers_bytes = 8 << 20; /* no evictions */
 	o.segment_bytes = 64 << 10;
 	o.wal_segment_bytes = WALSEG;
 	o.checkpoint_timeout_ms = 3600 * 1000;
@@ -367,7 +367,7 @@ static void run_spread(const char *base)
 		pthread_cond_timedwait(&cv, &mu, &ts);
 	}
 	CHECK(time_files >= NSEG);
-	CHECK(time_max_files > JOBS);	/* several paced steps */
+	CHECK(time_max_files > JOBS); /* several paced steps */
 	pthread_mutex_unlock(&mu);
 	CHECK_EQ(fk_store_close(s), 0);
 	fk_sys_reset();
