@@ -11,7 +11,10 @@
  *  - on_checkpoint reports the backend and the files;
  *  - a spread (paced) sync phase, time-triggered, with threads: the
  *    same orderings over several steps of 4 files;
- *  - after close and reopen every committed change is there.
+ *  - after close and reopen every committed change is there;
+ *  - io_uring refused at setup (-EPERM through the setup hook): a forced
+ *    FK_SYNC_IO_URING fails fk_store_open with it, FK_SYNC_IO_AUTO falls
+ *    back to threads and says so in on_checkpoint.
  * Events come from the syscall table (pwrite, fsync) and, for io_uring,
  * whose fsyncs bypass it, from the ring's submit and CQE hooks
  * (src/fsync_batch.h).  Skips the io_uring part where it is refused.
@@ -379,6 +382,35 @@ static void run_spread(const char *base)
 	check_data(dir, 7);
 }
 
+static int refuse_uring(unsigned entries, struct io_uring *ring, unsigned flags)
+{
+	(void)entries;
+	(void)ring;
+	(void)flags;
+	return -EPERM;
+}
+
+static void run_refused(const char *base)
+{
+	char dir[4200];
+	struct fk_store_opts o = opts(FK_SYNC_IO_URING);
+	struct fk_store *s = NULL;
+	snprintf(dir, sizeof(dir), "%s/refused", base);
+	fk_uring_queue_init = refuse_uring;
+	CHECK_EQ(fk_store_open(dir, &o, &s), -EPERM);
+	CHECK(s == NULL);
+	o.sync_io = FK_SYNC_IO_AUTO;
+	CHECK_EQ(fk_store_open(dir, &o, &s), 0);
+	fk_uring_hooks_reset();
+	if (!s)
+		return;
+	CHECK_EQ(fk_store_checkpoint(s), 0);
+	pthread_mutex_lock(&mu);
+	CHECK(!strcmp(last_sync_io, "threads"));
+	pthread_mutex_unlock(&mu);
+	CHECK_EQ(fk_store_close(s), 0);
+}
+
 int main(void)
 {
 	const char *base = fkt_tmpdir();
@@ -402,6 +434,8 @@ int main(void)
 	run_immediate(base, FK_SYNC_IO_SEQUENTIAL);
 	run_immediate(base, FK_SYNC_IO_THREADS);
 	run_spread(base);
+	if (fk_fsync_batch_have_uring())
+		run_refused(base);
 
 	struct fk_fsync_batch_opts bo;
 	struct fk_fsync_batch *b = NULL;
