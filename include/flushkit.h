@@ -987,6 +987,13 @@ struct fk_tree_stats {
 	uint64_t fsync_ns;	/* the fsync/syncfs phase */
 	uint64_t total_ns;
 	int degraded;		/* a directory fsync was not supported */
+	int sync_io;		/* backend of the batched fsync phase: enum
+				 * fk_sync_io (URING, THREADS or SEQUENTIAL);
+				 * FK_SYNC_IO_AUTO (0) when the method does
+				 * not batch (sync fsync/syncfs, cp
+				 * fsync-each/syncfs) */
+	uint32_t sync_jobs;	/* fsyncs in flight at most in that phase;
+				 * 0 when not batched */
 };
 
 typedef void (*fk_progress_fn)(void *arg, const struct fk_tree_stats *st);
@@ -999,12 +1006,21 @@ struct fk_tree_opts {
 	void *report_arg;
 	fk_progress_fn progress;	/* called at most every 100 ms */
 	void *progress_arg;
+	int sync_io;		/* enum fk_sync_io: how the final fsync
+				 * phase (sync twopass pass 2, copy
+				 * writeback/delayed) issues its fsyncs,
+				 * through struct fk_fsync_batch;
+				 * FK_SYNC_IO_AUTO (default) */
+	uint32_t sync_jobs;	/* fsyncs in flight at most in that phase,
+				 * 1..FK_FSYNC_BATCH_MAX_QUEUE_DEPTH; 0 =
+				 * FK_FSYNC_BATCH_DEFAULT_QUEUE_DEPTH */
 };
 
 /*
  * fk_tree_opts_init - defaults: method 0 (FK_SYNC_TWOPASS for sync,
  * FK_COPY_WRITEBACK for copy), flush_after_bytes 256 KiB, no drop_cache,
- * no callbacks.  No I/O; thread-safe.
+ * no callbacks, sync_io FK_SYNC_IO_AUTO, sync_jobs 0 (32).  No I/O;
+ * thread-safe.
  */
 FK_API void fk_tree_opts_init(struct fk_tree_opts *o);
 
@@ -1019,11 +1035,19 @@ FK_API void fk_tree_opts_init(struct fk_tree_opts *o);
  *        struct fk_writeback, batched by @o->flush_after_bytes, 0 = one
  *        file at a time; posix_fadvise(DONTNEED) where unsupported),
  *        pass 2 fsyncs every file, then every directory after its
- *        contents; every hint precedes the first fsync.  Descriptors of
+ *        contents; every hint precedes the first fsync.  Pass 2 is
+ *        batched (struct fk_fsync_batch, @o->sync_io, up to
+ *        @o->sync_jobs in flight): the files collected while walking
+ *        are fsynced as one batch, then the collected directories one
+ *        batch per depth, deepest first; a batch is flushed when the
+ *        descriptor budget below is reached and at the end, so every
+ *        directory is still fsynced after everything under it.
+ *        Descriptors of
  *        pass 1 stay open until their fsync, up to RLIMIT_NOFILE soft
  *        limit - 128 (at most 65536).  PostgreSQL's SyncDataDirectory /
  *        pre_sync_fname (src/backend/storage/file/fd.c, 9.5+).
- *      FK_SYNC_FSYNC - one pass of fsync, directories after contents.
+ *      FK_SYNC_FSYNC - one pass of fsync, directories after contents,
+ *        one fsync at a time (the unbatched baseline; sync_io ignored).
  *      FK_SYNC_SYNCFS - one syncfs(2) per distinct st_dev found under
  *        the paths (no file is opened except a regular file that is the
  *        only one of its file system); on kernels before 5.8, which do
@@ -1040,7 +1064,10 @@ FK_API void fk_tree_opts_init(struct fk_tree_opts *o);
  * or another open/getdents error, -ENOENT for a path that does not
  * exist.  Entries vanishing during the walk are warnings, counted in
  * st->vanished, not errors.  -EINVAL: no paths, an empty path or an
- * unknown method.  -ENOMEM.
+ * unknown method, a bad sync_io or sync_jobs > 4096.  -ENOMEM.  With
+ * twopass and sync_io FK_SYNC_IO_URING, the error of io_uring's setup
+ * (-EPERM, -ENOSYS, -ENOMEM, -EOPNOTSUPP: see fk_fsync_batch_create)
+ * before anything is done; AUTO falls back to threads.
  * Blocks; does I/O.  Thread-safe if each call has its own @o and @st
  * (and the callbacks are).
  */
@@ -1062,10 +1089,12 @@ FK_API int fk_tree_sync(const char *const *paths, size_t nr_paths,
  *        is started every @o->flush_after_bytes bytes (0: never) through
  *        struct fk_writeback (sync_file_range(SYNC_FILE_RANGE_WRITE));
  *        then every file is fsynced, then every directory after its
- *        contents (PostgreSQL's checkpoint_flush_after, 9.6);
+ *        contents (PostgreSQL's checkpoint_flush_after, 9.6), batched
+ *        as fk_tree_sync's pass 2 (@o->sync_io, @o->sync_jobs);
  *      FK_COPY_DELAYED - the same without the hints;
  *      FK_COPY_FSYNC_EACH - each file fsynced right after it is written,
- *        each directory after its contents (rsync --fsync);
+ *        each directory after its contents (rsync --fsync), one fsync at
+ *        a time (the unbatched baseline; sync_io ignored);
  *      FK_COPY_SYNCFS - one syncfs(2) of the destination at the end.
  *      In every method the destination's parent directory is fsynced
  *      last.  With WRITEBACK and DELAYED the writing descriptor stays
@@ -1095,8 +1124,10 @@ FK_API int fk_tree_sync(const char *const *paths, size_t nr_paths,
  * the file being written is left incomplete and reported, and nothing is
  * fsynced.  -EEXIST: @dst is @src itself; -ENOTDIR: @src is a directory
  * and @dst an existing non-directory; -EINVAL: bad method or NULL
- * argument, or a directory copied into itself (that subtree is skipped);
- * -ENOENT: @src does not exist; -ENOMEM.  Entries vanishing during the
+ * argument, a bad sync_io or sync_jobs > 4096, or a directory copied
+ * into itself (that subtree is skipped); -ENOENT: @src does not exist;
+ * -ENOMEM; with writeback/delayed and sync_io FK_SYNC_IO_URING, the
+ * error of io_uring's setup, before anything is copied.  Entries vanishing during the
  * copy are warnings counted in st->vanished.
  * Blocks; does I/O.  Thread-safe if each call has its own @o and @st
  * (and the callbacks are).

@@ -17,7 +17,11 @@
  *  - fk_tree_fsync_pass(), the final phase: walk one root and fsync each
  *    regular file (kept descriptor first, else open O_RDONLY|O_NOFOLLOW
  *    after lstat said S_ISREG), each directory after its contents, each
- *    inode once; special files are never opened.
+ *    inode once; special files are never opened.  One fsync at a time,
+ *    or, given a struct fk_fsync_batch, batched: files and directories
+ *    are collected during the walk and flushed (files as one batch,
+ *    then directories one batch per depth, deepest first) when the
+ *    descriptor budget is reached and at the end.
  *
  *  - fk_tree_fsync_fd(), the error policy for one fsync: a failure is
  *    reported with the path, counted, marks the inode failed (never
@@ -60,6 +64,8 @@ enum fk_inode_flags {
 	FK_INODE_FAILED = 1u << 3,	/* an error was reported: never retry */
 	FK_INODE_VANISHED = 1u << 4,	/* counted as vanished once */
 	FK_INODE_DEGRADED = 1u << 5,	/* directory fsync not supported */
+	FK_INODE_QUEUED = 1u << 6,	/* waiting in a batched pass (then
+					 * SYNCED, FAILED or DEGRADED) */
 };
 
 /*
@@ -73,7 +79,20 @@ struct fk_tree_fsync_opts {
 	unsigned flags;		/* enum fk_pass_flags */
 	fk_progress_fn progress;	/* may be NULL; every >= 100 ms */
 	void *progress_arg;
+	/* NULL: fk_tree_fsync_pass fsyncs one at a time; else it batches
+	 * through this (owned by the caller). */
+	struct fk_fsync_batch *batch;
 };
+
+/*
+ * fk_tree_batch_create - the batch for a run's fsync pass from @to's
+ * sync_io and sync_jobs; sets st->sync_io (the backend) and
+ * st->sync_jobs.  Returns 0, -EINVAL (bad sync_io, sync_jobs > 4096),
+ * -ENOMEM, or io_uring's setup error when URING is forced.
+ */
+int fk_tree_batch_create(const struct fk_tree_opts *to,
+			 struct fk_tree_stats *st,
+			 struct fk_fsync_batch **out);
 
 struct fk_fdmap;
 
@@ -188,6 +207,16 @@ int fk_tree_fsync_fd(struct fk_fdmap *m, int fd, dev_t dev, ino_t ino,
 		     struct fk_tree_stats *st);
 
 /*
+ * fk_tree_fsync_done - the error policy of fk_tree_fsync_fd for an fsync
+ * already made (by a batch) that returned @r (0 or -errno); counts no
+ * call.  Returns as fk_tree_fsync_fd.
+ */
+int fk_tree_fsync_done(struct fk_fdmap *m, int r, dev_t dev, ino_t ino,
+		       int is_dir, const char *path,
+		       const struct fk_tree_fsync_opts *o,
+		       struct fk_tree_stats *st);
+
+/*
  * fk_tree_open_file - open the regular file @name in @dirfd for reading
  * (O_RDONLY|O_NOFOLLOW|O_NOCTTY|O_NONBLOCK, so a file replaced by a FIFO
  * after the lstat does not block) and check by fstat that it is still
@@ -214,6 +243,17 @@ int fk_tree_open_file(int dirfd, const char *name, const struct stat *want);
  * dir_fsync_calls and, with FK_PASS_COUNT in @o->flags, the entry
  * counts; does not touch the *_ns fields.  With @o->drop_cache, each
  * regular file gets POSIX_FADV_DONTNEED after a successful fsync.
+ *
+ * With @o->batch, the fsyncs go through it: regular files (their
+ * descriptors) and directories (the kept descriptor or one opened on
+ * ".", with their depth) are collected; when the collected plus the
+ * kept descriptors reach fk_fdmap_budget(), and at the end, the
+ * collected files are fsynced as one batch, then the directories one
+ * batch per depth, deepest first.  Post-order makes every descendant of
+ * a collected directory collected or done already, so each directory
+ * is still fsynced after its contents, directories bottom-up.  Results
+ * are applied per request as fk_tree_fsync_done (same reports, same
+ * sticky errors; the others complete).
  *
  * Returns 0, -FK_EDEGRADED (some directory fsync not supported), or the
  * first -errno after doing the rest; -ENOMEM stops at once.  Blocks;

@@ -8,8 +8,9 @@
  * fk_fdmap_destroy, fk_fdmap_put, fk_fdmap_take, fk_fdmap_nr_fds,
  * fk_fdmap_flags, fk_fdmap_set_flags, fk_fdmap_note_path,
  * fk_tree_report, fk_tree_result, fk_tree_progress, fk_tree_fsync_fd,
- * fk_tree_open_file, fk_tree_fsync_pass, fk_kernel_before; and the
- * public fk_tree_opts_init.
+ * fk_tree_fsync_done, fk_tree_open_file, fk_tree_fsync_pass,
+ * fk_tree_batch_create, fk_kernel_before; and the public
+ * fk_tree_opts_init.
  *
  * struct fk_fdmap is an open-addressing hash table keyed by (st_dev,
  * st_ino).  Invariants:
@@ -19,6 +20,18 @@
  *     is owned by the map until fk_fdmap_take returns it, and is closed
  *     by fk_fdmap_destroy otherwise.
  *  3. The table is at most half full (grown by doubling).
+ *
+ * A batched pass (struct pass with o->batch) holds pending files and
+ * directories.  Invariants:
+ *  4. An inode is pending at most once (flagged QUEUED when queued, and
+ *     a QUEUED inode is never queued again); every pending descriptor is
+ *     owned by the pass and closed by the flush that fsyncs it.
+ *  5. A pending directory's descendants are all pending or done (the
+ *     walk is post-order), and a flush fsyncs files first, then
+ *     directories deepest first: a directory after its contents.
+ *  6. Pending plus kept descriptors stay within fk_fdmap_budget() (plus
+ *     the one being opened), and nothing is pending when the pass
+ *     returns.
  */
 #include "tree.h"
 #include "sys.h"
@@ -301,6 +314,14 @@ int fk_tree_fsync_fd(struct fk_fdmap *m, int fd, dev_t dev, ino_t ino,
 		st->dir_fsync_calls++;
 	else
 		st->fsync_calls++;
+	return fk_tree_fsync_done(m, r, dev, ino, is_dir, path, o, st);
+}
+
+int fk_tree_fsync_done(struct fk_fdmap *m, int r, dev_t dev, ino_t ino,
+		       int is_dir, const char *path,
+		       const struct fk_tree_fsync_opts *o,
+		       struct fk_tree_stats *st)
+{
 	if (r == 0) {
 		if (m)
 			fk_fdmap_set_flags(m, dev, ino, FK_INODE_SYNCED);
@@ -435,6 +456,21 @@ int fk_tree_open_counted(struct fk_fdmap *m, const struct fk_walk_entry *e,
 
 /* ---- the fsync pass ---- */
 
+/* A file or directory waiting for its fsync in a batched pass. */
+struct pending {
+	int fd;			/* owned until the flush closes it */
+	dev_t dev;
+	ino_t ino;
+	int depth;		/* walker depth (directories) */
+	size_t seq;		/* arrival order, for a stable sort */
+	char *path;		/* as reported; owned */
+};
+
+struct pending_list {
+	struct pending *v;
+	size_t nr, alloc;
+};
+
 struct pass {
 	struct fk_fdmap *m;
 	const struct fk_tree_fsync_opts *o;
@@ -444,6 +480,12 @@ struct pass {
 	int result;
 	int nomem;
 	uint64_t progress_ns;
+	/* batched (o->batch != NULL) */
+	struct pending_list files, dirs;
+	size_t budget;		/* fk_fdmap_budget(), at least 1 */
+	size_t seq;
+	struct fk_fsync_req *reqs;
+	size_t alloc_reqs;
 };
 
 /* The path to report for walker path @path (free with put_path). */
@@ -489,21 +531,157 @@ static int pass_error(void *arg, const char *op, const char *path, int err)
 	return 0;
 }
 
+/* Directories deepest first; arrival order within a depth. */
+static int cmp_depth(const void *a, const void *b)
+{
+	const struct pending *x = a, *y = b;
+	if (x->depth != y->depth)
+		return x->depth > y->depth ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/*
+ * fsync @nr pending entries as one batch, apply the policy to each
+ * result, close their descriptors.  If the batch cannot run (ENOMEM,
+ * before issuing anything), the same fsyncs are made one at a time.
+ */
+static void run_batch(struct pass *p, struct pending *v, size_t nr,
+		      int is_dir)
+{
+	if (nr > p->alloc_reqs) {
+		struct fk_fsync_req *n = realloc(p->reqs, nr * sizeof(*n));
+		if (n) {
+			p->reqs = n;
+			p->alloc_reqs = nr;
+		}
+	}
+	int batched = nr <= p->alloc_reqs;
+	if (batched) {
+		memset(p->reqs, 0, nr * sizeof(*p->reqs));
+		for (size_t i = 0; i < nr; i++) {
+			p->reqs[i].fd = v[i].fd;
+			p->reqs[i].op = FK_FSYNC_OP_FSYNC;
+		}
+		/* Its return value is the batch's first error, sticky over
+		 * runs: the per-request results are what count here. */
+		if (fk_fsync_batch_run(p->o->batch, p->reqs, nr) == -ENOMEM)
+			batched = 0;
+	}
+	for (size_t i = 0; i < nr; i++) {
+		struct pending *e = &v[i];
+		int r;
+		if (batched) {
+			if (p->reqs[i].issued) {
+				if (is_dir)
+					p->st->dir_fsync_calls++;
+				else
+					p->st->fsync_calls++;
+			}
+			r = fk_tree_fsync_done(p->m, p->reqs[i].result, e->dev,
+					       e->ino, is_dir, e->path, p->o,
+					       p->st);
+		} else {
+			r = fk_tree_fsync_fd(p->m, e->fd, e->dev, e->ino,
+					     is_dir, e->path, p->o, p->st);
+		}
+		/* Written back and durable: the cache may go (cp
+		 * --drop-cache).  A hint; its errors do not matter. */
+		if (r == 0 && !is_dir && p->o->drop_cache)
+			fk_sys.fadvise(e->fd, 0, 0, POSIX_FADV_DONTNEED);
+		fk_sys.close(e->fd);
+		free(e->path);
+		p->result = fk_tree_result(p->result, r);
+	}
+}
+
+/* fsync everything pending: files, then directories bottom-up. */
+static void flush(struct pass *p)
+{
+	run_batch(p, p->files.v, p->files.nr, 0);
+	p->files.nr = 0;
+	struct pending *d = p->dirs.v;
+	size_t nr = p->dirs.nr;
+	if (nr > 1)
+		qsort(d, nr, sizeof(*d), cmp_depth);
+	for (size_t i = 0; i < nr;) {
+		size_t j = i + 1;
+		while (j < nr && d[j].depth == d[i].depth)
+			j++;
+		run_batch(p, d + i, j - i, 1);
+		i = j;
+	}
+	p->dirs.nr = 0;
+	fk_tree_progress(p->o, p->st, &p->progress_ns, 0);
+}
+
+/* Flush first if the descriptors pending and kept reach the budget. */
+static void make_room(struct pass *p)
+{
+	size_t pending = p->files.nr + p->dirs.nr;
+	if (pending && pending + fk_fdmap_nr_fds(p->m) >= p->budget)
+		flush(p);
+}
+
+/*
+ * Queue @fd (owned now) for inode (@dev, @ino).  Returns 0, or -ENOMEM
+ * (then @fd and @path are still the caller's).
+ */
+static int queue(struct pass *p, struct pending_list *l, int fd, dev_t dev,
+		 ino_t ino, int depth, const char *path)
+{
+	if (l->nr == l->alloc) {
+		size_t n = l->alloc ? l->alloc * 2 : 256;
+		struct pending *v = realloc(l->v, n * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		l->v = v;
+		l->alloc = n;
+	}
+	char *copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	l->v[l->nr++] = (struct pending){
+		.fd = fd,
+		.dev = dev,
+		.ino = ino,
+		.depth = depth,
+		.seq = p->seq++,
+		.path = copy,
+	};
+	fk_fdmap_set_flags(p->m, dev, ino, FK_INODE_QUEUED);
+	return 0;
+}
+
+#define FILE_DONE (FK_INODE_SYNCED | FK_INODE_FAILED | FK_INODE_QUEUED)
+#define DIR_DONE                                                               \
+	(FK_INODE_SYNCED | FK_INODE_FAILED | FK_INODE_DEGRADED |              \
+	 FK_INODE_QUEUED)
+
 static void pass_file(struct pass *p, const struct fk_walk_entry *e)
 {
 	unsigned f = fk_fdmap_flags(p->m, e->st.st_dev, e->st.st_ino);
-	if (f & (FK_INODE_SYNCED | FK_INODE_FAILED))
+	if (f & FILE_DONE)
 		return;
 	char *shown = get_path(p, e->path);
 	int fd = fk_fdmap_take(p->m, e->st.st_dev, e->st.st_ino);
-	if (fd < 0)
+	if (fd < 0) {
+		if (p->o->batch)
+			make_room(p);
 		fd = fk_tree_open_counted(p->m, e, shown, p->o, p->st);
+	}
 	int r = fd;
+	if (fd >= 0 && p->o->batch &&
+	    queue(p, &p->files, fd, e->st.st_dev, e->st.st_ino, e->depth,
+		  shown) == 0) {
+		put_path(shown, e->path);
+		if (p->files.nr + p->dirs.nr >= p->budget)
+			flush(p);
+		return;
+	}
 	if (fd >= 0) {
+		/* Unbatched (or no memory to queue it): now. */
 		r = fk_tree_fsync_fd(p->m, fd, e->st.st_dev, e->st.st_ino, 0,
 				     shown, p->o, p->st);
-		/* Written back and durable: the cache may go (cp
-		 * --drop-cache).  A hint; its errors do not matter. */
 		if (r == 0 && p->o->drop_cache)
 			fk_sys.fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 		fk_sys.close(fd);
@@ -531,8 +709,6 @@ static int pass_entry(void *arg, const struct fk_walk_entry *e)
 	return 0;
 }
 
-#define DIR_DONE (FK_INODE_SYNCED | FK_INODE_FAILED | FK_INODE_DEGRADED)
-
 static int pass_dir_pre(void *arg, const struct fk_walk_entry *e)
 {
 	struct pass *p = arg;
@@ -544,6 +720,30 @@ static int pass_dir_pre(void *arg, const struct fk_walk_entry *e)
 	return 0;
 }
 
+/* Queue directory @e (its kept descriptor @kept, or a new one on "."):
+ * 0, or -1 if it must be fsynced now. */
+static int queue_dir(struct pass *p, const struct fk_walk_entry *e, int kept,
+		     const char *shown)
+{
+	int fd = kept;
+	if (fd < 0) {
+		make_room(p);
+		fd = fk_sys.openat(e->fd, ".",
+				   O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+		if (fd < 0)
+			return -1;
+	}
+	if (queue(p, &p->dirs, fd, e->st.st_dev, e->st.st_ino, e->depth,
+		  shown) < 0) {
+		if (fd != kept)
+			fk_sys.close(fd);
+		return -1;
+	}
+	if (p->files.nr + p->dirs.nr >= p->budget)
+		flush(p);
+	return 0;
+}
+
 static int pass_dir_post(void *arg, const struct fk_walk_entry *e)
 {
 	struct pass *p = arg;
@@ -551,6 +751,14 @@ static int pass_dir_post(void *arg, const struct fk_walk_entry *e)
 	int kept = fk_fdmap_take(p->m, e->st.st_dev, e->st.st_ino);
 	if (!(f & DIR_DONE)) {
 		char *shown = get_path(p, e->path);
+		if (p->o->batch && queue_dir(p, e, kept, shown) == 0) {
+			put_path(shown, e->path);
+			return 0;	/* the kept descriptor went with it */
+		}
+		/* Not queued (no memory, no descriptor): its contents
+		 * first, then it, now. */
+		if (p->o->batch)
+			flush(p);
 		int r = fk_tree_fsync_fd(p->m, kept >= 0 ? kept : e->fd,
 					 e->st.st_dev, e->st.st_ino, 1, shown,
 					 p->o, p->st);
@@ -560,6 +768,23 @@ static int pass_dir_post(void *arg, const struct fk_walk_entry *e)
 	if (kept >= 0)
 		fk_sys.close(kept);
 	fk_tree_progress(p->o, p->st, &p->progress_ns, 0);
+	return 0;
+}
+
+int fk_tree_batch_create(const struct fk_tree_opts *to,
+			 struct fk_tree_stats *st,
+			 struct fk_fsync_batch **out)
+{
+	struct fk_fsync_batch_opts bo;
+	fk_fsync_batch_opts_init(&bo);
+	bo.sync_io = to->sync_io;
+	if (to->sync_jobs)
+		bo.queue_depth = to->sync_jobs;
+	int r = fk_fsync_batch_create(&bo, out);
+	if (r < 0)
+		return r;
+	st->sync_io = fk_fsync_batch_backend(*out);
+	st->sync_jobs = bo.queue_depth;
 	return 0;
 }
 
@@ -583,7 +808,17 @@ int fk_tree_fsync_pass(int at_fd, const char *root, const char *display,
 		.root_len = len,
 		.display = display && strcmp(display, root) ? display : NULL,
 	};
+	if (o->batch) {
+		p.budget = fk_fdmap_budget();
+		if (!p.budget)
+			p.budget = 1;
+	}
 	int r = fk_walk(at_fd, root, &ops, &p);
+	/* Whatever stopped the walk, what was collected is fsynced. */
+	flush(&p);
+	free(p.files.v);
+	free(p.dirs.v);
+	free(p.reqs);
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0) {

@@ -1316,6 +1316,13 @@ int fk_tree_copy(const char *src, const char *dst,
 	int r = fk_fdmap_create(fk_fdmap_budget(), &c.fdmap);
 	if (r < 0)
 		goto out;
+	/* The final fsync phase is batched; fsync-each stays one at a time
+	 * (the baseline), syncfs has none. */
+	if (c.method == FK_COPY_WRITEBACK || c.method == FK_COPY_DELAYED) {
+		r = fk_tree_batch_create(o, st, &c.fo.batch);
+		if (r < 0)
+			goto out;
+	}
 
 	r = resolve_dst(&c, src, dst, &name, &display);
 	if (r < 0)
@@ -1360,6 +1367,7 @@ out:
 	if (c.dst_parent_fd >= 0)
 		fk_sys.close(c.dst_parent_fd);
 	fk_fdmap_destroy(c.fdmap);
+	fk_fsync_batch_destroy(c.fo.batch);
 	free(name);
 	free(display);
 	free(c.dst_parent_display);

@@ -446,6 +446,13 @@ int fk_tree_sync(const char *const *paths, size_t nr_paths,
 			r = -ENOMEM;
 	}
 
+	/* Pass 2 of twopass is batched; fsync stays one at a time (the
+	 * baseline). */
+	struct fk_fsync_batch *batch = NULL;
+	if (!r && o->method == FK_SYNC_TWOPASS) {
+		r = fk_tree_batch_create(o, st, &batch);
+		fo.batch = batch;
+	}
 	struct fk_fdmap *m = NULL;
 	if (!r)
 		r = fk_fdmap_create(max_fds, &m);
@@ -454,6 +461,7 @@ int fk_tree_sync(const char *const *paths, size_t nr_paths,
 		r = fn((const char *const *)walk_paths, nr_paths, m, o, &fo,
 		       st);
 	fk_fdmap_destroy(m);
+	fk_fsync_batch_destroy(batch);
 	for (size_t i = 0; i < nr_paths; i++)
 		free(walk_paths[i]);
 	free(walk_paths);

@@ -48,7 +48,9 @@ static int run_cp(const char *method, const char *dst, char **out, char **err)
 	snprintf(o_path, sizeof(o_path), "%s/out.%d", tmp_real, run_no);
 	snprintf(e_path, sizeof(e_path), "%s/err.%d", tmp_real, run_no++);
 	snprintf(m, sizeof(m), "--method=%s", method);
-	char *argv[] = {"cp", m, "--json", src, (char *)dst, NULL};
+	/* Pinned: io_uring's fsyncs do not go through the traced table. */
+	char *argv[] = {"cp", m, "--sync-io=threads", "--json", src,
+			(char *)dst, NULL};
 	fflush(stdout);
 	fflush(stderr);
 	int so = dup(1), se = dup(2);
@@ -58,7 +60,7 @@ static int run_cp(const char *method, const char *dst, char **out, char **err)
 	dup2(fe, 2);
 	close(fo);
 	close(fe);
-	int rc = cmd_cp(5, argv);
+	int rc = cmd_cp(6, argv);
 	fflush(stdout);
 	fflush(stderr);
 	dup2(so, 1);

@@ -198,6 +198,7 @@ int main(void)
 		struct fk_tree_opts o;
 		struct fk_tree_stats st;
 		fk_tree_opts_init(&o);
+		o.sync_io = FK_SYNC_IO_THREADS;	/* traced: not io_uring */
 		o.method = m;
 		o.flush_after_bytes = 256 * 1024;
 		fkt_trace_start();

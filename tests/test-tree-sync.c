@@ -63,6 +63,7 @@ static int run(const char *root, int method, struct fk_tree_stats *st,
 {
 	struct fk_tree_opts o;
 	fk_tree_opts_init(&o);
+	o.sync_io = FK_SYNC_IO_THREADS;	/* traced: not io_uring */
 	o.method = method;
 	o.report = on_report;
 	o.report_arg = rep;
@@ -225,6 +226,8 @@ static void test_overlap(void)
 	for (int method = FK_SYNC_TWOPASS; method <= FK_SYNC_FSYNC; method++) {
 		struct fk_tree_opts o;
 		fk_tree_opts_init(&o);
+		o.sync_io = FK_SYNC_IO_THREADS;	/* traced: not io_uring */
+	o.sync_io = FK_SYNC_IO_THREADS;	/* traced: not io_uring */
 		o.method = method;
 		const char *paths[] = {sub, root, root};
 		struct fk_tree_stats st;
@@ -309,6 +312,7 @@ static void test_bad_args(void)
 {
 	struct fk_tree_opts o;
 	fk_tree_opts_init(&o);
+	o.sync_io = FK_SYNC_IO_THREADS;	/* traced: not io_uring */
 	struct fk_tree_stats st;
 	const char *paths[] = {fkt_tmpdir()};
 	CHECK_EQ(fk_tree_sync(paths, 0, &o, &st), -EINVAL);

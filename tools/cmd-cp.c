@@ -4,11 +4,12 @@
  * copy durable (fk_tree_copy), then print a summary.
  *
  *   flushkit cp [--method=writeback|delayed|fsync-each|syncfs]
- *               [--flush-after=SIZE] [--drop-cache] [--json] [--progress]
- *               SRC DST
+ *               [--flush-after=SIZE] [--drop-cache] [--sync-io=IO]
+ *               [--jobs=N] [--json] [--progress] SRC DST
  *
  * Results go to stdout (a text summary, or one JSON object with
- * --json); diagnostics ("flushkit: OP 'PATH': ERROR") and progress go to
+ * --json, whose fields shared with "flushkit sync --json" have the same
+ * names and units); diagnostics ("flushkit: OP 'PATH': ERROR") and progress go to
  * stderr.  Exit status: 0 ok, 1 failure, 2 usage, 3 copied but a
  * directory fsync was not supported (durability degraded).
  */
@@ -69,6 +70,9 @@ static void usage(FILE *f)
 		"  --flush-after=SIZE writeback hint threshold (default 256KiB)\n"
 		"  --drop-cache       drop copied pages from the page cache\n"
 		"                     (POSIX_FADV_DONTNEED) once they are clean\n"
+		"  --sync-io=IO       how writeback/delayed issue the final fsyncs:\n"
+		"                     auto (default), uring, threads, sequential\n"
+		"  --jobs=N           fsyncs in flight at most (default 32, 1..4096)\n"
 		"  --json             print the summary as JSON\n"
 		"  --progress         show progress on stderr even if not a terminal\n"
 		"  --help             show this help\n"
@@ -121,6 +125,12 @@ static struct json_object *json_secs(uint64_t ns)
 	return json_object_new_double_s(secs(ns), buf);
 }
 
+/* The backend of the batched phase, or "none". */
+static const char *sync_io_shown(const struct fk_tree_stats *st)
+{
+	return st->sync_io ? fk_sync_io_name(st->sync_io) : "none";
+}
+
 static const char *result_name(int exit_code)
 {
 	switch (exit_code) {
@@ -153,6 +163,9 @@ static void print_json(const char *src, const char *dst, int method,
 			       json_object_new_string(method_name(method)));
 	json_object_object_add(o, "drop_cache",
 			       json_object_new_boolean(drop_cache));
+	json_object_object_add(o, "sync_io",
+			       json_object_new_string(sync_io_shown(st)));
+	ADD_U64("sync_jobs", st->sync_jobs);
 	ADD_U64("files", st->files);
 	ADD_U64("dirs", st->dirs);
 	ADD_U64("symlinks", st->symlinks);
@@ -214,6 +227,9 @@ static void print_text(const char *src, const char *dst, int method,
 	       (unsigned long long)st->fsync_calls,
 	       (unsigned long long)st->dir_fsync_calls,
 	       (unsigned long long)st->syncfs_calls);
+	if (st->sync_io)
+		printf("  sync io       %s, %u in flight at most\n",
+		       sync_io_shown(st), st->sync_jobs);
 	printf("  writeback     %llu ranges, %s\n",
 	       (unsigned long long)st->writeback_ranges,
 	       cli_human_bytes(st->writeback_bytes, b2, sizeof(b2)));
@@ -232,6 +248,8 @@ int cmd_cp(int argc, char **argv)
 		{"drop-cache", no_argument, NULL, 'd'},
 		{"json", no_argument, NULL, 'j'},
 		{"progress", no_argument, NULL, 'p'},
+		{"sync-io", required_argument, NULL, 'I'},
+		{"jobs", required_argument, NULL, 'J'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -268,6 +286,29 @@ int cmd_cp(int argc, char **argv)
 		case 'p':
 			force_progress = 1;
 			break;
+		case 'I':
+			o.sync_io = fk_sync_io_parse(optarg);
+			if (o.sync_io < 0) {
+				cli_error("cp: unknown --sync-io '%s' (auto, "
+					  "uring, threads or sequential)",
+					  optarg);
+				return FK_EXIT_USAGE;
+			}
+			break;
+		case 'J': {
+			char *end;
+			errno = 0;
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 1 ||
+			    v > FK_FSYNC_BATCH_MAX_QUEUE_DEPTH ||
+			    optarg[0] == '-') {
+				cli_error("cp: bad --jobs '%s' (1..%u)", optarg,
+					  FK_FSYNC_BATCH_MAX_QUEUE_DEPTH);
+				return FK_EXIT_USAGE;
+			}
+			o.sync_jobs = (uint32_t)v;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			return FK_EXIT_OK;

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * cmd-sync.c - "flushkit sync [--method=M] [--json] [--progress] PATH...":
- * make every file and directory under the PATHs durable with
- * fk_tree_sync, then print a summary (text or one JSON object).
+ * cmd-sync.c - "flushkit sync [--method=M] [--sync-io=IO] [--jobs=N]
+ * [--json] [--progress] PATH...": make every file and directory under the
+ * PATHs durable with fk_tree_sync, then print a summary (text or one
+ * JSON object; the fields shared with "flushkit cp --json" have the same
+ * names and units).
  *
  * Exit status: 0 ok, 1 some failure (the messages on stderr name the
  * operation and the path), 2 usage, 3 completed with durability degraded
@@ -28,8 +30,9 @@ static const char *const method_names[] = {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: flushkit sync [--method=twopass|fsync|syncfs] [--json] "
-		"[--progress] PATH...\n"
+		"usage: flushkit sync [--method=twopass|fsync|syncfs] "
+		"[--sync-io=IO] [--jobs=N]\n"
+		"                     [--json] [--progress] PATH...\n"
 		"\n"
 		"Make every file and directory under each PATH durable.\n"
 		"\n"
@@ -41,6 +44,11 @@ static void usage(FILE *f)
 		"one pass\n"
 		"  --method=syncfs   one syncfs(2) per file system under the "
 		"PATHs\n"
+		"  --sync-io=IO      how twopass issues its fsyncs: auto "
+		"(default), uring,\n"
+		"                    threads or sequential (one at a time)\n"
+		"  --jobs=N          fsyncs in flight at most (default 32, "
+		"1..4096)\n"
 		"  --json            print the summary as one JSON object\n"
 		"  --progress        show progress on stderr even when it is "
 		"not a terminal\n"
@@ -100,23 +108,54 @@ static const char *result_name(int r)
 	return "failed";
 }
 
+static int exit_code(int r)
+{
+	if (r == 0)
+		return FK_EXIT_OK;
+	if (r == -FK_EDEGRADED)
+		return FK_EXIT_DEGRADED;
+	return FK_EXIT_FAILURE;
+}
+
 static double secs(uint64_t ns)
 {
 	return (double)ns / 1e9;
 }
 
-static void print_json(int method, int r, const struct fk_tree_stats *st)
+/* Seconds as a JSON number with microsecond precision (as cp). */
+static struct json_object *json_secs(uint64_t ns)
+{
+	char buf[32];
+	snprintf(buf, sizeof(buf), "%.6f", secs(ns));
+	return json_object_new_double_s(secs(ns), buf);
+}
+
+/* The backend of the batched phase, or "none". */
+static const char *sync_io_shown(const struct fk_tree_stats *st)
+{
+	return st->sync_io ? fk_sync_io_name(st->sync_io) : "none";
+}
+
+static void print_json(int method, int r, const struct fk_tree_stats *st,
+		       char **paths, int nr_paths)
 {
 	struct json_object *o = json_object_new_object();
 #define U64(name, v)                                                           \
 	json_object_object_add(o, name, json_object_new_int64((int64_t)(v)))
+	json_object_object_add(o, "command", json_object_new_string("sync"));
+	struct json_object *a = json_object_new_array();
+	for (int i = 0; i < nr_paths; i++) {
+		/* JSON strings are UTF-8; file names need not be. */
+		char *u = cli_path_utf8(paths[i]);
+		json_object_array_add(a, json_object_new_string(u ? u : "?"));
+		free(u);
+	}
+	json_object_object_add(o, "paths", a);
 	json_object_object_add(o, "method",
 			       json_object_new_string(method_names[method]));
-	json_object_object_add(o, "result",
-			       json_object_new_string(result_name(r)));
-	if (r < 0 && r != -FK_EDEGRADED)
-		json_object_object_add(o, "error",
-				       json_object_new_string(fk_strerror(r)));
+	json_object_object_add(o, "sync_io",
+			       json_object_new_string(sync_io_shown(st)));
+	U64("sync_jobs", st->sync_jobs);
 	U64("files", st->files);
 	U64("dirs", st->dirs);
 	U64("symlinks", st->symlinks);
@@ -131,13 +170,20 @@ static void print_json(int method, int r, const struct fk_tree_stats *st)
 	U64("vanished", st->vanished);
 	U64("errors", st->errors);
 	U64("warnings", st->warnings);
-	U64("walk_ns", st->walk_ns);
-	U64("writeback_ns", st->writeback_ns);
-	U64("fsync_ns", st->fsync_ns);
-	U64("total_ns", st->total_ns);
 #undef U64
+	json_object_object_add(o, "walk_s", json_secs(st->walk_ns));
+	json_object_object_add(o, "writeback_s", json_secs(st->writeback_ns));
+	json_object_object_add(o, "fsync_s", json_secs(st->fsync_ns));
+	json_object_object_add(o, "total_s", json_secs(st->total_ns));
 	json_object_object_add(o, "degraded",
 			       json_object_new_boolean(st->degraded));
+	json_object_object_add(o, "result",
+			       json_object_new_string(result_name(r)));
+	json_object_object_add(o, "error",
+			       r < 0 && r != -FK_EDEGRADED ?
+				       json_object_new_string(fk_strerror(r)) :
+				       NULL);
+	json_object_object_add(o, "exit", json_object_new_int(exit_code(r)));
 	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);
 }
@@ -159,6 +205,9 @@ static void print_text(int method, int r, const struct fk_tree_stats *st)
 	printf("fsync calls:       %llu files, %llu directories\n",
 	       (unsigned long long)st->fsync_calls,
 	       (unsigned long long)st->dir_fsync_calls);
+	if (st->sync_io)
+		printf("sync io:           %s, %u in flight at most\n",
+		       sync_io_shown(st), st->sync_jobs);
 	if (method == FK_SYNC_SYNCFS)
 		printf("syncfs calls:      %llu\n",
 		       (unsigned long long)st->syncfs_calls);
@@ -189,10 +238,15 @@ int cmd_sync(int argc, char **argv)
 		{"method", required_argument, NULL, 'm'},
 		{"json", no_argument, NULL, 'j'},
 		{"progress", no_argument, NULL, 'p'},
+		{"sync-io", required_argument, NULL, 'I'},
+		{"jobs", required_argument, NULL, 'J'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	int method = FK_SYNC_TWOPASS, json = 0, force_progress = 0, c;
+	int sync_io = FK_SYNC_IO_AUTO;
+	uint32_t jobs = 0;
+	char *end;
 
 	/* Callable more than once in a process (tests): reset getopt. */
 	optind = 0;
@@ -217,11 +271,34 @@ int cmd_sync(int argc, char **argv)
 		case 'p':
 			force_progress = 1;
 			break;
+		case 'I':
+			sync_io = fk_sync_io_parse(optarg);
+			if (sync_io < 0) {
+				cli_error("sync: unknown --sync-io '%s' (auto, "
+					  "uring, threads or sequential)",
+					  optarg);
+				return FK_EXIT_USAGE;
+			}
+			break;
+		case 'J': {
+			errno = 0;
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 1 ||
+			    v > FK_FSYNC_BATCH_MAX_QUEUE_DEPTH ||
+			    optarg[0] == '-') {
+				cli_error("sync: bad --jobs '%s' (1..%u)", optarg,
+					  FK_FSYNC_BATCH_MAX_QUEUE_DEPTH);
+				return FK_EXIT_USAGE;
+			}
+			jobs = (uint32_t)v;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			return FK_EXIT_OK;
 		default:
-			if (optopt && optopt != 'm')
+			if (optopt && optopt != 'm' && optopt != 'I' &&
+			    optopt != 'J')
 				cli_error("sync: bad option '-%c'", optopt);
 			else
 				cli_error("sync: bad option '%s'",
@@ -241,6 +318,8 @@ int cmd_sync(int argc, char **argv)
 	struct fk_tree_opts o;
 	fk_tree_opts_init(&o);
 	o.method = method;
+	o.sync_io = sync_io;
+	o.sync_jobs = jobs;
 	o.report = cli_report_path;	/* names quoted: one line each */
 	if (cli_progress_wanted(force_progress)) {
 		o.progress = show_progress;
@@ -262,14 +341,9 @@ int cmd_sync(int argc, char **argv)
 		cli_error("sync: %s", fk_strerror(r));
 
 	if (json)
-		print_json(method, r, &st);
+		print_json(method, r, &st, argv + optind, argc - optind);
 	else
 		print_text(method, r, &st);
 	fflush(stdout);
-
-	if (r == 0)
-		return FK_EXIT_OK;
-	if (r == -FK_EDEGRADED)
-		return FK_EXIT_DEGRADED;
-	return FK_EXIT_FAILURE;
+	return exit_code(r);
 }
