@@ -253,8 +253,8 @@ for (system, cfg), rs in groups.items():
             cells.append("%15.3f" % v[0] if i != 3 else "%15.1f" % v[0])
         else:
             m, s = st.mean(v), st.stdev(v)
-            cells.append(("%9.1f" % m if i == 3 else "%9.3f" % m) +
-                         " ±%5.2g" % s)
+            cells.append("%8.1f ±%6.1f" % (m, s) if i == 3 else
+                         "%8.3f ±%6.3f" % (m, s))
     print("%-14s %-18s %4d " % (system, cfg, len(rs)) + " ".join(cells))
 EOF
 log "results in $out"
