@@ -548,6 +548,8 @@ static int cmp_depth(const void *a, const void *b)
 static void run_batch(struct pass *p, struct pending *v, size_t nr,
 		      int is_dir)
 {
+	if (!nr)
+		return;
 	if (nr > p->alloc_reqs) {
 		struct fk_fsync_req *n = realloc(p->reqs, nr * sizeof(*n));
 		if (n) {
