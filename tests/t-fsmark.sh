@@ -8,6 +8,9 @@ set -u
 fail() { echo "FAIL: $*"; exit 1; }
 base=$(mktemp -d "${TMPDIR:-/var/tmp}/t-fsmark.XXXXXX")
 trap 'rm -rf "$base"' EXIT
+# Result files (default results/) go to $base/results; t-results.sh
+# checks them.
+cd "$base" || exit 1
 
 # Files/sec of the first table row.
 fps() { awk '/^FSUse%/ { getline; print $4; exit }' "$1"; }

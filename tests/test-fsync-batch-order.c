@@ -165,7 +165,8 @@ static int run(const char *dir, const char *args)
 {
 	char buf[1024], *argv[64];
 	int argc = 0;
-	snprintf(buf, sizeof(buf), "fsmark -d %s %s", dir, args);
+	snprintf(buf, sizeof(buf), "fsmark --no-results -d %s %s", dir,
+		 args);
 	for (char *p = strtok(buf, " "); p && argc < 63; p = strtok(NULL, " "))
 		argv[argc++] = p;
 	argv[argc] = NULL;

@@ -26,6 +26,7 @@ static int run(const char *a0, ...)
 	int argc = 0;
 	va_list ap;
 	argv[argc++] = (char *)"tpcb";
+	argv[argc++] = (char *)"--no-results"; /* nothing in the cwd */
 	va_start(ap, a0);
 	for (const char *a = a0; a && argc < 31; a = va_arg(ap, const char *))
 		argv[argc++] = (char *)a;

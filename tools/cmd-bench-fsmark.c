@@ -19,6 +19,15 @@
  * IOPS and MB/s of the devices under the directories from
  * /sys/block/DEV/stat.  --json prints the same as one JSON object.
  *
+ * Each run also writes a result file (tools/results.h, docs/report.md)
+ * into --results DIR (default results/; --no-results: none): settings,
+ * environment, monitor samples of the disks under the directories, one
+ * "progress" line per second (tps = files completed per second, latency
+ * = a file's time from its create to its completion: closed and, by its
+ * method, synced), and the summary.  A progress thread takes the
+ * threads' interval counters (each under its thread's lock) every
+ * second.
+ *
  * All file I/O goes through the syscall table (fk_sys) so tests can
  * trace the order of writes and fsyncs and inject faults.  A failed
  * create, write, fsync or close is reported with its path and makes the
@@ -27,6 +36,7 @@
  * Interface routine: cmd_bench_fsmark(argc, argv).
  */
 #include "cli.h"
+#include "results.h"
 #include "sys.h"
 
 #include <errno.h>
@@ -34,6 +44,7 @@
 #include <getopt.h>
 #include <json-c/json.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +92,12 @@ struct lat {
 	uint64_t n, min_ns, max_ns, sum_ns;
 };
 
+/* Files completed in a progress interval (under fsm_thread.lock). */
+struct interval {
+	uint64_t cnt;
+	double lat_sum, lat_sumsq, lat_max; /* microseconds */
+};
+
 struct fsm;
 
 struct fsm_thread {
@@ -93,6 +110,11 @@ struct fsm_thread {
 	int *fds;
 	struct fk_fsync_req *reqs;
 	uint32_t rng;
+	uint64_t *born_ns;	/* each file's create start */
+	struct fk_hist hist;	/* per-file latency, us, all loops */
+	int hist_ok;
+	pthread_mutex_t lock;
+	struct interval iv;	/* under lock */
 	/* one loop */
 	struct lat lat[NR_LAT];
 	uint64_t syscall_ns;	/* time in file-writing system calls */
@@ -112,6 +134,16 @@ struct fsm {
 	size_t fd_chunk;	/* files a thread keeps open at once */
 	char *buf;
 	struct fsm_thread *th;
+	const char *results_dir;	/* NULL: no result file */
+	struct result_file *rf;
+	/* the progress thread (with a result file) */
+	pthread_t prog_thread;
+	pthread_mutex_t prog_lock;
+	pthread_cond_t prog_cond;
+	int prog_stop, prog_running;
+	uint64_t prog_start_ns;
+	uint32_t *per_sec;	/* files completed in each full second */
+	size_t nr_sec, alloc_sec;
 };
 
 static void lat_add(struct lat *l, uint64_t ns)
@@ -134,6 +166,23 @@ static void lat_merge(struct lat *d, const struct lat *s)
 		d->max_ns = s->max_ns;
 	d->n += s->n;
 	d->sum_ns += s->sum_ns;
+}
+
+/* File @i is complete: count it for the progress lines. */
+static void file_done(struct fsm_thread *t, size_t i)
+{
+	if (!t->f->rf)
+		return;
+	double us = (double)(fk_now_ns() - t->born_ns[i]) / 1000.0;
+	if (t->hist_ok)
+		fk_hist_add(&t->hist, (uint64_t)(us + 0.5));
+	pthread_mutex_lock(&t->lock);
+	t->iv.cnt++;
+	t->iv.lat_sum += us;
+	t->iv.lat_sumsq += us * us;
+	if (us > t->iv.lat_max)
+		t->iv.lat_max = us;
+	pthread_mutex_unlock(&t->lock);
 }
 
 static void report(struct fsm_thread *t, const char *op, const char *name,
@@ -178,6 +227,7 @@ static int create_write(struct fsm_thread *t, size_t i)
 {
 	struct fsm *f = t->f;
 	int fd = -EEXIST;
+	t->born_ns[i] = fk_now_ns();
 	for (int tries = 0; fd == -EEXIST && tries < 16; tries++) {
 		make_name(t, t->names[i]);
 		fd = (int)TIMED(t, L_CREAT,
@@ -290,6 +340,7 @@ static void thread_loop(struct fsm_thread *t)
 			if (f->method == M_FSYNC)
 				fsync_fd(t, i, fd);
 			close_file(t, i, fd);
+			file_done(t, i);
 		}
 		break;
 	case M_BATCH:
@@ -304,8 +355,10 @@ static void thread_loop(struct fsm_thread *t)
 				batch_pass(t, lo, hi, FK_FSYNC_OP_WRITEBACK);
 			batch_pass(t, lo, hi, FK_FSYNC_OP_FSYNC);
 			for (size_t i = lo; i < hi; i++)
-				if (t->fds[i] >= 0)
+				if (t->fds[i] >= 0) {
 					close_file(t, i, t->fds[i]);
+					file_done(t, i);
+				}
 		}
 		break;
 	default:
@@ -318,15 +371,25 @@ static void thread_loop(struct fsm_thread *t)
 		    f->method == M_SYNC_POST_REVERSE ||
 		    f->method == M_SYNC_POST)
 			TIMED(t, L_SYNC, (fk_sys.sync(), 0));
-		if (f->method == M_SYNC_FSYNC1 && n)
+		if (f->method == M_SYNC_FSYNC1 && n) {
 			reopen_fsync(t, n - 1);
-		else if (f->method == M_POST_REVERSE ||
-			 f->method == M_SYNC_POST_REVERSE)
-			for (size_t i = n; i-- > 0;)
-				reopen_fsync(t, i);
-		else if (f->method == M_POST || f->method == M_SYNC_POST)
 			for (size_t i = 0; i < n; i++)
+				if (t->names[i][0])
+					file_done(t, i);
+		} else if (f->method == M_POST_REVERSE ||
+			   f->method == M_SYNC_POST_REVERSE) {
+			for (size_t i = n; i-- > 0;) {
 				reopen_fsync(t, i);
+				if (t->names[i][0])
+					file_done(t, i);
+			}
+		} else if (f->method == M_POST || f->method == M_SYNC_POST) {
+			for (size_t i = 0; i < n; i++) {
+				reopen_fsync(t, i);
+				if (t->names[i][0])
+					file_done(t, i);
+			}
+		}
 		break;
 	}
 	t->end_ns = fk_now_ns();
@@ -349,6 +412,113 @@ static void *thread_main(void *arg)
 {
 	thread_loop(arg);
 	return NULL;
+}
+
+/* ---- progress lines of the result file ---- */
+
+/* Write the "progress" line of [@begin_ns, @end_ns) and note its files
+ * in f->per_sec when it is a full second. */
+static void progress_line(struct fsm *f, uint64_t begin_ns, uint64_t end_ns,
+			  int full)
+{
+	struct interval sum = {0};
+	for (unsigned i = 0; i < f->threads; i++) {
+		struct fsm_thread *t = &f->th[i];
+		pthread_mutex_lock(&t->lock);
+		sum.cnt += t->iv.cnt;
+		sum.lat_sum += t->iv.lat_sum;
+		sum.lat_sumsq += t->iv.lat_sumsq;
+		if (t->iv.lat_max > sum.lat_max)
+			sum.lat_max = t->iv.lat_max;
+		memset(&t->iv, 0, sizeof(t->iv));
+		pthread_mutex_unlock(&t->lock);
+	}
+	double n = (double)sum.cnt, len_s = (double)(end_ns - begin_ns) / 1e9;
+	double avg = n ? sum.lat_sum / n : 0;
+	double var = n ? sum.lat_sumsq / n - avg * avg : 0;
+	results_progress(f->rf, results_mono_s(f->rf, end_ns),
+			 len_s > 0 ? n / len_s : 0, avg / 1000.0,
+			 var > 0 ? sqrt(var) / 1000.0 : 0, sum.lat_max / 1000.0);
+	if (!full)
+		return;
+	if (f->nr_sec == f->alloc_sec) {
+		size_t a = f->alloc_sec ? 2 * f->alloc_sec : 64;
+		uint32_t *p = realloc(f->per_sec, a * sizeof(*p));
+		if (!p)
+			return;
+		f->per_sec = p;
+		f->alloc_sec = a;
+	}
+	f->per_sec[f->nr_sec++] = (uint32_t)sum.cnt;
+}
+
+/* One "progress" line per second until fsm.prog_stop, then one for the
+ * last partial second if it is at least 100 ms long. */
+static void *progress_main(void *arg)
+{
+	struct fsm *f = arg;
+	uint64_t last = f->prog_start_ns, next = last + 1000000000ull;
+	pthread_mutex_lock(&f->prog_lock);
+	for (;;) {
+		struct timespec ts = {
+			.tv_sec = (time_t)(next / 1000000000ull),
+			.tv_nsec = (long)(next % 1000000000ull)};
+		while (!f->prog_stop &&
+		       pthread_cond_timedwait(&f->prog_cond, &f->prog_lock,
+					      &ts) != ETIMEDOUT)
+			;
+		if (f->prog_stop)
+			break;
+		pthread_mutex_unlock(&f->prog_lock);
+		progress_line(f, last, next, 1);
+		last = next;
+		next += 1000000000ull;
+		pthread_mutex_lock(&f->prog_lock);
+	}
+	pthread_mutex_unlock(&f->prog_lock);
+	uint64_t now = fk_now_ns();
+	if (now > last && now - last >= 100000000ull)
+		progress_line(f, last, now, 0);
+	return NULL;
+}
+
+static int progress_start(struct fsm *f)
+{
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&f->prog_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_mutex_init(&f->prog_lock, NULL);
+	f->prog_start_ns = fk_now_ns();
+	int e = pthread_create(&f->prog_thread, NULL, progress_main, f);
+	if (e) {
+		pthread_cond_destroy(&f->prog_cond);
+		pthread_mutex_destroy(&f->prog_lock);
+		return -e;
+	}
+	f->prog_running = 1;
+	return 0;
+}
+
+static void progress_stop(struct fsm *f)
+{
+	if (!f->prog_running)
+		return;
+	pthread_mutex_lock(&f->prog_lock);
+	f->prog_stop = 1;
+	pthread_cond_signal(&f->prog_cond);
+	pthread_mutex_unlock(&f->prog_lock);
+	pthread_join(f->prog_thread, NULL);
+	pthread_cond_destroy(&f->prog_cond);
+	pthread_mutex_destroy(&f->prog_lock);
+	f->prog_running = 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
 }
 
 /* ---- device statistics ---- */
@@ -440,6 +610,8 @@ static void usage(FILE *fp)
 "  --queue-depth N fsyncs in flight per thread (default 32)\n"
 "  -v              min/avg/max microseconds of each system call\n"
 "  --json          print the results as JSON\n"
+"  --results=DIR   write the result file there (default results)\n"
+"  --no-results    write no result file\n"
 "  -h, --help      this help\n"
 "\n"
 "Exit status: 0 ok, 1 an I/O error (reported on stderr), 2 usage.\n");
@@ -451,6 +623,8 @@ static int parse_opts(struct fsm *f, int argc, char **argv)
 		{"sync-io", required_argument, NULL, 'I'},
 		{"queue-depth", required_argument, NULL, 'Q'},
 		{"json", no_argument, NULL, 'J'},
+		{"results", required_argument, NULL, 'r'},
+		{"no-results", no_argument, NULL, 'N'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -529,6 +703,16 @@ static int parse_opts(struct fsm *f, int argc, char **argv)
 			break;
 		case 'J':
 			f->json = 1;
+			break;
+		case 'r':
+			if (!*optarg) {
+				cli_error("bad --results ''");
+				return -1;
+			}
+			f->results_dir = optarg;
+			break;
+		case 'N':
+			f->results_dir = NULL;
 			break;
 		case 'h':
 			return 1;
@@ -695,8 +879,12 @@ static int fsm_setup(struct fsm *f, const char **backend)
 		t->names = calloc(f->files, sizeof(*t->names));
 		t->fds = calloc(f->files, sizeof(*t->fds));
 		t->reqs = calloc(f->fd_chunk, sizeof(*t->reqs));
-		if (!t->names || !t->fds || !t->reqs)
+		t->born_ns = calloc(f->files, sizeof(*t->born_ns));
+		pthread_mutex_init(&t->lock, NULL);
+		if (!t->names || !t->fds || !t->reqs || !t->born_ns ||
+		    fk_hist_init(&t->hist))
 			return -ENOMEM;
+		t->hist_ok = 1;
 		t->dirfd = fk_sys.openat(AT_FDCWD, t->dir,
 					 O_RDONLY | O_DIRECTORY, 0);
 		if (t->dirfd < 0) {
@@ -729,14 +917,142 @@ static void fsm_release(struct fsm *f)
 		free(t->names);
 		free(t->fds);
 		free(t->reqs);
+		free(t->born_ns);
+		if (t->hist_ok)
+			fk_hist_release(&t->hist);
+		if (t->f)
+			pthread_mutex_destroy(&t->lock);
 	}
 	free(f->th);
 	free(f->buf);
+	free(f->per_sec);
 }
 
 static double tv_s(struct timeval tv)
 {
 	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+/* ---- the result file ---- */
+
+static void rdbl(json_object *o, const char *key, double v)
+{
+	json_object_object_add(o, key, results_json_double(v, 6));
+}
+
+static json_object *settings_json(const struct fsm *f)
+{
+	json_object *o = json_object_new_object();
+	jstr(o, "bench", "fsmark");
+	jstr(o, "sync_method", method_name[f->method]);
+	if (f->method >= M_BATCH) {
+		jstr(o, "sync_io", fk_sync_io_name(f->bopts.sync_io));
+		jint(o, "queue_depth", (int64_t)f->bopts.queue_depth);
+	}
+	jint(o, "threads", (int64_t)f->threads);
+	jint(o, "files_per_thread", (int64_t)f->files);
+	jint(o, "size", (int64_t)f->size);
+	jint(o, "write_size", (int64_t)f->write_size);
+	jint(o, "loops", (int64_t)f->loops);
+	json_object_object_add(o, "keep", json_object_new_boolean(f->keep));
+	json_object *a = json_object_new_array();
+	for (size_t i = 0; i < f->nr_dirs; i++)
+		json_object_array_add(a, json_object_new_string(f->dirs[i]));
+	json_object_object_add(o, "paths", a);
+	jstr(o, "tps_unit", "files/s");
+	return o;
+}
+
+/* Open the result file, write settings and env, start the clock, the
+ * monitor sampler and the progress thread.  Returns 0 or -1 (reported;
+ * only a file that cannot be created is an error). */
+static int results_begin(struct fsm *f)
+{
+	int e = results_open(f->results_dir, "fsmark", &f->rf);
+	if (e) {
+		cli_error("open '%s': %s", f->results_dir, fk_strerror(e));
+		f->rf = NULL;
+		return -1;
+	}
+	results_write(f->rf, "settings", settings_json(f));
+	results_env(f->rf, f->dirs, f->nr_dirs);
+	results_reset_clock(f->rf);
+	e = results_monitor_start(f->rf, f->dirs, f->nr_dirs, 1000);
+	if (e)
+		cli_warn("no monitor samples: %s", fk_strerror(e));
+	e = progress_start(f);
+	if (e)
+		cli_warn("no progress lines: %s", fk_strerror(e));
+	return 0;
+}
+
+/* The summary line; closes the file and prints its path on stderr.
+ * Returns 0 or -1 (a write error, reported). */
+static int results_end(struct fsm *f, const char *backend, uint64_t files,
+		       double run_s, double wall_s, double user_s,
+		       double sys_s, unsigned errors)
+{
+	progress_stop(f);
+	results_monitor_stop(f->rf);
+	struct fk_hist all;
+	json_object *o = json_object_new_object();
+	rdbl(o, "tps", run_s > 0 ? (double)files / run_s : 0);
+	jint(o, "files", (int64_t)files);
+	rdbl(o, "duration_s", wall_s);
+	rdbl(o, "run_s", run_s);
+	if (!fk_hist_init(&all)) {
+		for (unsigned i = 0; i < f->threads; i++)
+			fk_hist_merge(&all, &f->th[i].hist);
+		rdbl(o, "lat_avg_ms", fk_hist_mean(&all) / 1000.0);
+		rdbl(o, "lat_stddev_ms", fk_hist_stddev(&all) / 1000.0);
+		static const struct {
+			const char *key;
+			double pct;
+		} pc[] = {{"lat_p50_ms", 50},
+			  {"lat_p90_ms", 90},
+			  {"lat_p99_ms", 99},
+			  {"lat_p999_ms", 99.9},
+			  {"lat_max_ms", 100}};
+		for (size_t k = 0; k < sizeof(pc) / sizeof(pc[0]); k++)
+			rdbl(o, pc[k].key,
+			     (double)fk_hist_percentile(&all, pc[k].pct) /
+				 1000.0);
+		fk_hist_release(&all);
+	}
+	if (f->nr_sec) {
+		uint32_t *s = malloc(f->nr_sec * sizeof(*s));
+		if (s) {
+			memcpy(s, f->per_sec, f->nr_sec * sizeof(*s));
+			qsort(s, f->nr_sec, sizeof(*s), cmp_u32);
+			size_t n = f->nr_sec;
+			uint32_t med = n % 2 ? s[n / 2]
+					     : (s[n / 2 - 1] + s[n / 2]) / 2;
+			rdbl(o, "stall_ratio",
+			     med ? (double)s[0] / (double)med : 0.0);
+			jint(o, "worst_second_tps", s[0]);
+			jint(o, "median_second_tps", med);
+			free(s);
+		}
+	} else {
+		json_object_object_add(o, "stall_ratio", NULL);
+	}
+	jstr(o, "tps_unit", "files/s");
+	jstr(o, "sync_io", backend);
+	rdbl(o, "user_s", user_s);
+	rdbl(o, "sys_s", sys_s);
+	jint(o, "errors", errors);
+	results_write(f->rf, "summary", o);
+	char *path = strdup(results_path(f->rf));
+	int e = results_close(f->rf);
+	f->rf = NULL;
+	fflush(stdout);
+	if (e)
+		cli_error("write '%s': %s", path ? path : f->results_dir,
+			  fk_strerror(e));
+	else if (path)
+		fprintf(stderr, "result file: %s\n", path);
+	free(path);
+	return e ? -1 : 0;
 }
 
 int cmd_bench_fsmark(int argc, char **argv)
@@ -745,6 +1061,7 @@ int cmd_bench_fsmark(int argc, char **argv)
 	struct fsm f = {
 		.dirs = dirs_buf, .threads = 1, .files = 1000, .loops = 1,
 		.size = 51200, .write_size = 16384, .method = M_FSYNC,
+		.results_dir = "results",
 	};
 	fk_fsync_batch_opts_init(&f.bopts);
 	if (argc > 257) {
@@ -766,6 +1083,7 @@ int cmd_bench_fsmark(int argc, char **argv)
 	size_t nr_devs = 0;
 	struct rusage ru0, ru1;
 	uint64_t wall0 = 0, wall1 = 0, count = 0;
+	double run_s = 0;	/* the loops' seconds, as Files/sec counts */
 	unsigned errors = 0;
 
 	if (fsm_setup(&f, &backend)) {
@@ -794,6 +1112,10 @@ int cmd_bench_fsmark(int argc, char **argv)
 		print_header(&f, argc, argv, backend);
 	}
 
+	if (f.results_dir && results_begin(&f)) {
+		status = FK_EXIT_FAILURE;
+		goto out;
+	}
 	for (size_t k = 0; k < nr_devs; k++)
 		if (devs[k].ok)
 			dev_read(&devs[k], &devs[k].writes0, &devs[k].sectors0);
@@ -837,6 +1159,7 @@ int cmd_bench_fsmark(int argc, char **argv)
 		}
 		count += created;
 		double secs = last > first ? (double)(last - first) / 1e9 : 0;
+		run_s += secs;
 		double fps = secs > 0 ? created / secs : 0;
 		unsigned use_pct = 0;
 		struct statfs sf;
@@ -913,7 +1236,14 @@ int cmd_bench_fsmark(int argc, char **argv)
 	}
 	if (errors)
 		status = FK_EXIT_FAILURE;
+	if (f.rf && results_end(&f, backend, count, run_s, wall_s, user_s,
+				sys_s, errors))
+		status = FK_EXIT_FAILURE;
 out:
+	if (f.rf) {
+		progress_stop(&f);
+		results_close(f.rf);
+	}
 	if (jroot)
 		json_object_put(jroot);
 	fflush(stdout);

@@ -5,7 +5,8 @@
  *
  *   flushkit bench tpcb -i -s SCALE [--data-dir DIR] [store knobs]
  *   flushkit bench tpcb [-c N] [-T S | -t N] [-P S] [-R TPS] [-L MS]
- *                       [-l] [--json] [--check] [store knobs]
+ *                       [-l] [--json] [--check] [--results DIR]
+ *                       [--sync-io IO] [--jobs N] [store knobs]
  *   flushkit bench tpcb --check
  *
  * Each client is a thread with its own random generator running the
@@ -18,14 +19,22 @@
  * the "stall ratio": the worst one-second tps divided by the median
  * one-second tps, over every full second of the run.
  *
+ * Every run (not -i, not --check alone) also writes a result file
+ * (tools/results.h, docs/report.md) into --results DIR (default
+ * results/): its settings and environment, one "progress" line per
+ * second (whatever -P says), the monitor sampler's lines, one
+ * "checkpoint" line per checkpoint of the run, and the "summary".
+ *
  * Threads: the main thread opens the store, starts the clients, prints
  * progress and joins them; the store's checkpointer thread calls
- * on_checkpoint, which prints and records under ckpt_lock.  Clients
- * share only the stop flag and, with -P, their interval counters (each
- * under its client's lock).
+ * on_checkpoint, which prints and records under ckpt_lock (also the
+ * result file's checkpoint lines: run.rf is set and cleared under that
+ * lock).  Clients share only the stop flag and their interval counters
+ * (each under its client's lock).
  */
 #include "cli-tpcb.h"
 #include "cli.h"
+#include "results.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -42,11 +51,14 @@
 #define DEFAULT_DATA_DIR "tpcb-data"
 #define DEFAULT_XACTS 10
 
-/* Interval counters for -P, swapped out by the main thread. */
+/* Interval counters, swapped out by the main thread: IV_PRINT for -P,
+ * IV_RESULT for the result file's one-second progress lines. */
 struct interval {
 	uint64_t cnt, skipped;
-	double lat_sum, lat_sumsq, lag_sum; /* microseconds */
+	double lat_sum, lat_sumsq, lag_sum, lat_max; /* microseconds */
 };
+
+enum { IV_PRINT, IV_RESULT, NR_IV };
 
 struct client {
 	int id;
@@ -63,7 +75,7 @@ struct client {
 	FILE *log;
 	int error;
 	pthread_mutex_t lock;
-	struct interval iv;
+	struct interval iv[NR_IV];
 };
 
 struct ckpt_event {
@@ -91,7 +103,10 @@ struct run {
 	const char *flush;
 	uint64_t seed;
 	struct fk_store_opts opts;
+	uint64_t knobs_given; /* bit (OPT_x - OPT_SHARED_BUFFERS) */
 	uint64_t nbuffers;
+	const char *results_dir; /* NULL: no result file */
+	char **log_paths;	 /* -l: absolute, one per client */
 
 	/* state */
 	struct fk_store *store;
@@ -105,6 +120,9 @@ struct run {
 	pthread_mutex_t ckpt_lock;
 	struct ckpt_event *ckpts;
 	size_t nr_ckpts, alloc_ckpts;
+	struct result_file *rf; /* under ckpt_lock for on_checkpoint */
+	const char *ckpt_sync_io; /* backend of the run's last checkpoint */
+	const char *probed_sync_io; /* what sync_io resolves to here */
 };
 
 static uint64_t now_ns(void)
@@ -139,7 +157,8 @@ static void usage(FILE *f)
 	    "\n"
 	    "benchmarking:\n"
 	    "  -c, --client=N           concurrent clients (default 1)\n"
-	    "  -j, --jobs=N             accepted; every client is a thread\n"
+	    "  -j N                     accepted (pgbench's threads); every "
+	    "client is a thread\n"
 	    "  -T, --time=S             run for S seconds\n"
 	    "  -t, --transactions=N     transactions per client (default 10)\n"
 	    "  -P, --progress=S         progress report every S seconds\n"
@@ -153,6 +172,9 @@ static void usage(FILE *f)
 	    "      --check              verify the TPC-B sums (alone: only "
 	    "check)\n"
 	    "      --json               print the results as one JSON object\n"
+	    "      --results=DIR        write the result file there (default "
+	    "results)\n"
+	    "      --no-results         write no result file\n"
 	    "\n"
 	    "store:\n"
 	    "      --data-dir=DIR       default ./" DEFAULT_DATA_DIR "\n"
@@ -164,6 +186,12 @@ static void usage(FILE *f)
 	    "      --full-page-writes=on|off\n"
 	    "      --wal-sync-method=fdatasync|fsync|open_datasync\n"
 	    "      --segment-size=SIZE  --wal-segment-size=SIZE\n"
+	    "      --sync-io=auto|uring|threads|sequential  how the checkpoint "
+	    "sync phase\n"
+	    "                           issues its fsyncs (default: the "
+	    "preset's)\n"
+	    "      --jobs=N             fsyncs in flight at most in that phase "
+	    "(default 32)\n"
 	    "      --log-checkpoints[=on|off] checkpoint lines on stderr "
 	    "(default on)\n");
 }
@@ -177,7 +205,9 @@ enum {
 	OPT_FLUSH,
 	OPT_LOG_PREFIX,
 	OPT_SEED,
-	OPT_SHARED_BUFFERS,
+	OPT_RESULTS,
+	OPT_NO_RESULTS,
+	OPT_SHARED_BUFFERS, /* the store knobs: from here to OPT_SYNC_JOBS */
 	OPT_CKPT_TIMEOUT,
 	OPT_MAX_WAL,
 	OPT_CKPT_TARGET,
@@ -189,6 +219,8 @@ enum {
 	OPT_WAL_SYNC,
 	OPT_SEGMENT,
 	OPT_WAL_SEGMENT,
+	OPT_SYNC_IO,
+	OPT_SYNC_JOBS,
 	OPT_LOG_CKPT,
 };
 
@@ -196,7 +228,10 @@ static const struct option long_opts[] = {
     {"initialize", no_argument, NULL, 'i'},
     {"scale", required_argument, NULL, 's'},
     {"client", required_argument, NULL, 'c'},
-    {"jobs", required_argument, NULL, 'j'},
+    {"jobs", required_argument, NULL, OPT_SYNC_JOBS},
+    {"sync-io", required_argument, NULL, OPT_SYNC_IO},
+    {"results", required_argument, NULL, OPT_RESULTS},
+    {"no-results", no_argument, NULL, OPT_NO_RESULTS},
     {"time", required_argument, NULL, 'T'},
     {"transactions", required_argument, NULL, 't'},
     {"progress", required_argument, NULL, 'P'},
@@ -324,6 +359,19 @@ static int apply_knob(struct fk_store_opts *o, const struct knob *k)
 		if (!ret && o->wal_segment_bytes < 64 * 1024)
 			ret = -EINVAL;
 		break;
+	case OPT_SYNC_IO:
+		ret = fk_sync_io_parse(k->val);
+		if (ret >= 0) {
+			o->sync_io = ret;
+			ret = 0;
+		}
+		break;
+	case OPT_SYNC_JOBS:
+		ret = cli_parse_u64(k->val, &u);
+		if (!ret && (u < 1 || u > FK_FSYNC_BATCH_MAX_QUEUE_DEPTH))
+			ret = -EINVAL;
+		o->sync_jobs = (uint32_t)u;
+		break;
 	}
 	return ret;
 }
@@ -356,6 +404,7 @@ static int parse_args(struct run *r, int argc, char **argv)
 	r->flush = "smooth";
 	r->log_prefix = "pgbench_log";
 	r->log_checkpoints = 1;
+	r->results_dir = "results";
 	r->seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
 
 	optind = 0; /* GNU: full re-initialization (tests call us twice) */
@@ -440,6 +489,14 @@ static int parse_args(struct run *r, int argc, char **argv)
 				goto bad_value;
 			r->data_dir = optarg;
 			break;
+		case OPT_RESULTS:
+			if (!*optarg)
+				goto bad_value;
+			r->results_dir = optarg;
+			break;
+		case OPT_NO_RESULTS:
+			r->results_dir = NULL;
+			break;
 		case OPT_FLUSH:
 			if (strcmp(optarg, "naive") && strcmp(optarg, "smooth"))
 				goto bad_value;
@@ -468,6 +525,7 @@ static int parse_args(struct run *r, int argc, char **argv)
 			}
 			knobs[nr_knobs].opt = c;
 			knobs[nr_knobs++].val = optarg;
+			r->knobs_given |= 1ull << (c - OPT_SHARED_BUFFERS);
 			break;
 		}
 		li = -1;
@@ -555,6 +613,11 @@ static void on_checkpoint(void *arg, const struct fk_checkpoint_info *ci)
 				ms_to_s(ci->total_ms), ci->files_synced,
 				ms_to_s(ci->longest_sync_ms),
 				ms_to_s(ci->average_sync_ms));
+	}
+	if (r->rf) {
+		results_checkpoint(r->rf, ci);
+		if (ci->sync_io && !ci->error)
+			r->ckpt_sync_io = ci->sync_io;
 	}
 	if (r->nr_ckpts == r->alloc_ckpts) {
 		size_t n = r->alloc_ckpts ? 2 * r->alloc_ckpts : 16;
@@ -755,7 +818,8 @@ static void *client_main(void *arg)
 				done++;
 				c->skipped++;
 				pthread_mutex_lock(&c->lock);
-				c->iv.skipped++;
+				c->iv[IV_PRINT].skipped++;
+				c->iv[IV_RESULT].skipped++;
 				pthread_mutex_unlock(&c->lock);
 				if (c->log)
 					log_txn(c, done, 0, 1, 0);
@@ -797,10 +861,15 @@ static void *client_main(void *arg)
 			break;
 		}
 		pthread_mutex_lock(&c->lock);
-		c->iv.cnt++;
-		c->iv.lat_sum += lat_us;
-		c->iv.lat_sumsq += lat_us * lat_us;
-		c->iv.lag_sum += lag_us;
+		for (int k = 0; k < NR_IV; k++) {
+			struct interval *iv = &c->iv[k];
+			iv->cnt++;
+			iv->lat_sum += lat_us;
+			iv->lat_sumsq += lat_us * lat_us;
+			iv->lag_sum += lag_us;
+			if (lat_us > iv->lat_max)
+				iv->lat_max = lat_us;
+		}
 		pthread_mutex_unlock(&c->lock);
 		if (c->log)
 			log_txn(c, done, lat_us, 0, lag_us);
@@ -907,24 +976,56 @@ static int collect(struct run *r, struct results *res, uint64_t end_ns)
 	return 0;
 }
 
-static void progress_report(struct run *r, double at_s, double interval_s)
+/* Take (and zero) the clients' interval counters @k, summed. */
+static void take_interval(struct run *r, int k, struct interval *sum)
 {
-	struct interval sum = {0};
+	memset(sum, 0, sizeof(*sum));
 	for (int i = 0; i < r->nclients; i++) {
 		struct client *c = &r->clients[i];
 		pthread_mutex_lock(&c->lock);
-		sum.cnt += c->iv.cnt;
-		sum.skipped += c->iv.skipped;
-		sum.lat_sum += c->iv.lat_sum;
-		sum.lat_sumsq += c->iv.lat_sumsq;
-		sum.lag_sum += c->iv.lag_sum;
-		memset(&c->iv, 0, sizeof(c->iv));
+		struct interval *iv = &c->iv[k];
+		sum->cnt += iv->cnt;
+		sum->skipped += iv->skipped;
+		sum->lat_sum += iv->lat_sum;
+		sum->lat_sumsq += iv->lat_sumsq;
+		sum->lag_sum += iv->lag_sum;
+		if (iv->lat_max > sum->lat_max)
+			sum->lat_max = iv->lat_max;
+		memset(iv, 0, sizeof(*iv));
 		pthread_mutex_unlock(&c->lock);
 	}
+}
+
+/* Mean and standard deviation of an interval's latencies, us. */
+static void interval_lat(const struct interval *iv, double *avg, double *sd)
+{
+	double n = (double)iv->cnt;
+	double lat = n ? iv->lat_sum / n : 0;
+	double var = n ? iv->lat_sumsq / n - lat * lat : 0;
+	*avg = lat;
+	*sd = var > 0 ? sqrt(var) : 0;
+}
+
+/* A "progress" line of the result file for the interval ending at
+ * @end_ns (monotonic) that began at @begin_ns. */
+static void result_interval(struct run *r, uint64_t begin_ns, uint64_t end_ns)
+{
+	struct interval sum;
+	double lat, sd, len_s = (double)(end_ns - begin_ns) / 1e9;
+	take_interval(r, IV_RESULT, &sum);
+	interval_lat(&sum, &lat, &sd);
+	results_progress(r->rf, results_mono_s(r->rf, end_ns),
+			 len_s > 0 ? (double)sum.cnt / len_s : 0, lat / 1000.0,
+			 sd / 1000.0, sum.cnt ? sum.lat_max / 1000.0 : 0);
+}
+
+static void progress_report(struct run *r, double at_s, double interval_s)
+{
+	struct interval sum;
+	double lat, sd;
+	take_interval(r, IV_PRINT, &sum);
+	interval_lat(&sum, &lat, &sd);
 	double n = (double)sum.cnt;
-	double lat = n ? sum.lat_sum / n : 0;
-	double var = n ? sum.lat_sumsq / n - lat * lat : 0;
-	double sd = var > 0 ? sqrt(var) : 0;
 	char line[256];
 	int len =
 	    snprintf(line, sizeof(line),
@@ -952,6 +1053,39 @@ static void print_check(const struct results *res)
 	printf("consistency check: %s\n", res->check_ok ? "OK" : "FAILED");
 }
 
+/* The checkpoint sync phase's backend: as the run's last checkpoint
+ * reported it, else what --sync-io resolves to on this machine. */
+static const char *sync_io_used(struct run *r)
+{
+	pthread_mutex_lock(&r->ckpt_lock);
+	const char *s = r->ckpt_sync_io;
+	pthread_mutex_unlock(&r->ckpt_lock);
+	if (!s)
+		s = r->probed_sync_io;
+	return s ? s : fk_sync_io_name(r->opts.sync_io);
+}
+
+static uint32_t sync_jobs(const struct run *r)
+{
+	return r->opts.sync_jobs ? r->opts.sync_jobs
+				 : FK_FSYNC_BATCH_DEFAULT_QUEUE_DEPTH;
+}
+
+/* Set r->probed_sync_io: the backend a batch with the store's sync_io
+ * and sync_jobs gets here (the store sets up the same). */
+static void probe_sync_io(struct run *r)
+{
+	struct fk_fsync_batch_opts bo;
+	struct fk_fsync_batch *b;
+	fk_fsync_batch_opts_init(&bo);
+	bo.sync_io = r->opts.sync_io;
+	bo.queue_depth = sync_jobs(r);
+	if (fk_fsync_batch_create(&bo, &b))
+		return;
+	r->probed_sync_io = fk_sync_io_name(fk_fsync_batch_backend(b));
+	fk_fsync_batch_destroy(b);
+}
+
 static void print_summary(struct run *r, const struct results *res)
 {
 	const struct fk_store_stats *a = &res->st0, *b = &res->st1;
@@ -959,6 +1093,8 @@ static void print_summary(struct run *r, const struct results *res)
 	printf("transaction type: <builtin: TPC-B (sort of)>\n");
 	printf("scaling factor: %" PRIu64 "\n", r->tables.scale);
 	printf("storage: flushkit page store (flush=%s)\n", r->flush);
+	printf("checkpoint sync: %s, up to %u fsyncs in flight\n",
+	       sync_io_used(r), sync_jobs(r));
 	printf("number of clients: %d\n", r->nclients);
 	printf("number of threads: %d\n", r->nthreads);
 	printf("maximum number of tries: 1\n");
@@ -1051,6 +1187,9 @@ static void print_json(struct run *r, const struct results *res, int ran)
 	json_object_object_add(o, "storage",
 			       json_object_new_string("flushkit page store"));
 	json_object_object_add(o, "flush", json_object_new_string(r->flush));
+	json_object_object_add(o, "sync_io",
+			       json_object_new_string(sync_io_used(r)));
+	json_object_object_add(o, "sync_jobs", jint(sync_jobs(r)));
 	if (ran) {
 		const struct fk_store_stats *a = &res->st0, *b = &res->st1;
 		json_object_object_add(o, "clients",
@@ -1169,6 +1308,256 @@ static void print_json(struct run *r, const struct results *res, int ran)
 	json_object_put(o);
 }
 
+/* ---- the result file ---- */
+
+/* PostgreSQL's units: "512MB", "256kB", "0". */
+static const char *size_text(uint64_t b, char *buf, size_t len)
+{
+	static const struct {
+		uint64_t mul;
+		const char *unit;
+	} u[] = {{1ull << 40, "TB"}, {1ull << 30, "GB"}, {1ull << 20, "MB"},
+		 {1ull << 10, "kB"}};
+	for (size_t i = 0; b && i < sizeof(u) / sizeof(u[0]); i++)
+		if (b % u[i].mul == 0) {
+			snprintf(buf, len, "%" PRIu64 "%s", b / u[i].mul,
+				 u[i].unit);
+			return buf;
+		}
+	snprintf(buf, len, "%" PRIu64, b);
+	return buf;
+}
+
+static const char *ms_text(uint64_t ms, char *buf, size_t len)
+{
+	if (ms == FK_SYNC_SPREAD_AUTO)
+		snprintf(buf, len, "auto");
+	else if (ms && ms % 60000 == 0)
+		snprintf(buf, len, "%" PRIu64 "min", ms / 60000);
+	else if (ms && ms % 1000 == 0)
+		snprintf(buf, len, "%" PRIu64 "s", ms / 1000);
+	else
+		snprintf(buf, len, "%" PRIu64 "ms", ms);
+	return buf;
+}
+
+static const char *wal_sync_name(int m)
+{
+	return m == FK_WAL_FSYNC	 ? "fsync"
+	       : m == FK_WAL_OPEN_DATASYNC ? "open_datasync"
+					   : "fdatasync";
+}
+
+/*
+ * The "settings" line: the run's options and every store knob.  The
+ * knobs the flush preset sets (sorted writes, writeback hints, sync
+ * spread, queue compaction, sync_io) are top-level fields only when
+ * given on the command line, so that a naive and a smooth run are
+ * labelled "flush=naive" and "flush=smooth" by flushkit report, not by
+ * each knob the preset changes; all of them are in "store", as used.
+ */
+static struct json_object *settings_json(struct run *r)
+{
+	const struct fk_store_opts *o = &r->opts;
+	struct json_object *j = json_object_new_object(), *st;
+	char b[64];
+#define S(k, v) json_object_object_add(j, k, json_object_new_string(v))
+#define I(k, v) json_object_object_add(j, k, jint(v))
+#define GIVEN(opt) (r->knobs_given & (1ull << ((opt) - OPT_SHARED_BUFFERS)))
+	S("bench", "tpcb");
+	S("flush", r->flush);
+	I("scale", r->tables.scale);
+	I("clients", (uint64_t)r->nclients);
+	I("threads", (uint64_t)r->nthreads);
+	if (r->duration_s)
+		I("duration_s", r->duration_s);
+	else
+		I("transactions_per_client", r->nxacts);
+	if (r->progress_s)
+		I("progress_s", r->progress_s);
+	if (r->rate > 0)
+		json_object_object_add(j, "rate", results_json_double(r->rate, 3));
+	if (r->latency_limit_ms > 0)
+		json_object_object_add(
+		    j, "latency_limit_ms",
+		    results_json_double(r->latency_limit_ms, 3));
+	S("shared_buffers", size_text(o->shared_buffers_bytes, b, sizeof(b)));
+	S("checkpoint_timeout", ms_text(o->checkpoint_timeout_ms, b, sizeof(b)));
+	S("max_wal_size", size_text(o->max_wal_size_bytes, b, sizeof(b)));
+	json_object_object_add(
+	    j, "checkpoint_completion_target",
+	    results_json_double(o->checkpoint_completion_target, 3));
+	if (GIVEN(OPT_CKPT_FLUSH_AFTER))
+		S("checkpoint_flush_after",
+		  size_text(o->checkpoint_flush_after_bytes, b, sizeof(b)));
+	if (GIVEN(OPT_CKPT_SORTED))
+		S("checkpoint_sorted", o->checkpoint_sorted ? "on" : "off");
+	if (GIVEN(OPT_CKPT_SYNC_SPREAD))
+		S("checkpoint_sync_spread",
+		  ms_text(o->checkpoint_sync_spread_ms, b, sizeof(b)));
+	if (GIVEN(OPT_FSYNCQ_COMPACTION))
+		S("fsyncq_compaction", o->fsyncq_compaction ? "on" : "off");
+	if (GIVEN(OPT_SYNC_IO))
+		S("sync_io", fk_sync_io_name(o->sync_io));
+	I("sync_jobs", sync_jobs(r));
+	S("full_page_writes", o->full_page_writes ? "on" : "off");
+	S("wal_sync_method", wal_sync_name(o->wal_sync_method));
+	S("data_dir", r->data_dir);
+	I("seed", r->seed);
+
+	st = json_object_new_object();
+#define SI(k, v) json_object_object_add(st, k, jint(v))
+	SI("shared_buffers_bytes", o->shared_buffers_bytes);
+	SI("segment_bytes", o->segment_bytes);
+	SI("wal_segment_bytes", o->wal_segment_bytes);
+	SI("max_wal_size_bytes", o->max_wal_size_bytes);
+	SI("checkpoint_timeout_ms", o->checkpoint_timeout_ms);
+	json_object_object_add(
+	    st, "checkpoint_completion_target",
+	    results_json_double(o->checkpoint_completion_target, 3));
+	SI("checkpoint_flush_after_bytes", o->checkpoint_flush_after_bytes);
+	json_object_object_add(st, "checkpoint_sorted",
+			       json_object_new_boolean(o->checkpoint_sorted));
+	if (o->checkpoint_sync_spread_ms == FK_SYNC_SPREAD_AUTO)
+		json_object_object_add(st, "checkpoint_sync_spread_ms",
+				       json_object_new_string("auto"));
+	else
+		SI("checkpoint_sync_spread_ms", o->checkpoint_sync_spread_ms);
+	json_object_object_add(st, "fsyncq_compaction",
+			       json_object_new_boolean(o->fsyncq_compaction));
+	SI("fsyncq_capacity", o->fsyncq_capacity);
+	json_object_object_add(st, "full_page_writes",
+			       json_object_new_boolean(o->full_page_writes));
+	json_object_object_add(
+	    st, "wal_sync_method",
+	    json_object_new_string(wal_sync_name(o->wal_sync_method)));
+	json_object_object_add(
+	    st, "sync_io", json_object_new_string(fk_sync_io_name(o->sync_io)));
+	SI("sync_jobs", sync_jobs(r));
+#undef SI
+	json_object_object_add(j, "store", st);
+	if (r->log_paths) {
+		struct json_object *a = json_object_new_array();
+		for (int i = 0; i < r->nclients; i++)
+			json_object_array_add(
+			    a, json_object_new_string(r->log_paths[i]));
+		json_object_object_add(j, "latency_log", a);
+	}
+#undef S
+#undef I
+#undef GIVEN
+	return j;
+}
+
+/* The "summary" line: what flushkit report reads (tps, lat_avg_ms,
+ * lat_p99_ms, lat_max_ms, stall_ratio, checkpoints, backend_fsyncs,
+ * duration_s) and the rest of the run's totals. */
+static struct json_object *summary_json(struct run *r,
+					const struct results *res, int status)
+{
+	const struct fk_store_stats *a = &res->st0, *b = &res->st1;
+	struct json_object *j = json_object_new_object();
+#define D(k, v, dec) json_object_object_add(j, k, results_json_double(v, dec))
+#define I(k, v) json_object_object_add(j, k, jint(v))
+	D("tps", res->tps, 3);
+	I("transactions", res->cnt);
+	I("failed", res->failed);
+	if (r->rate > 0 && r->latency_limit_ms > 0)
+		I("skipped", res->skipped);
+	if (r->latency_limit_ms > 0)
+		I("late", res->late);
+	if (r->rate > 0) {
+		D("lag_avg_ms", res->lag_avg_ms, 3);
+		D("lag_max_ms", res->lag_max_ms, 3);
+	}
+	D("duration_s", res->elapsed_s, 3);
+	D("lat_avg_ms", res->lat_avg_ms, 3);
+	D("lat_stddev_ms", res->lat_std_ms, 3);
+	D("lat_p50_ms", (double)res->p50 / 1000, 3);
+	D("lat_p90_ms", (double)res->p90 / 1000, 3);
+	D("lat_p99_ms", (double)res->p99 / 1000, 3);
+	D("lat_p999_ms", (double)res->p999 / 1000, 3);
+	D("lat_max_ms", (double)res->max / 1000, 3);
+	if (res->stall_ratio >= 0) {
+		D("stall_ratio", res->stall_ratio, 3);
+		I("worst_second_tps", res->worst_sec);
+		I("median_second_tps", res->median_sec);
+	} else {
+		json_object_object_add(j, "stall_ratio", NULL);
+	}
+	I("checkpoints", b->checkpoints - a->checkpoints);
+	I("buffers_checkpoint", b->buffers_checkpoint - a->buffers_checkpoint);
+	I("buffers_backend", b->buffers_backend - a->buffers_backend);
+	I("backend_fsyncs", b->backend_fsyncs - a->backend_fsyncs);
+	I("fsyncq_compactions", b->fsyncq_compactions - a->fsyncq_compactions);
+	I("wal_bytes", b->wal_bytes - a->wal_bytes);
+	I("wal_flushes", b->wal_flushes - a->wal_flushes);
+	I("wal_fpi", b->wal_fpi - a->wal_fpi);
+	json_object_object_add(j, "sync_io",
+			       json_object_new_string(sync_io_used(r)));
+	I("sync_jobs", sync_jobs(r));
+	D("connection_time_ms", r->conn_ms, 3);
+	if (res->check_done)
+		json_object_object_add(j, "check_ok",
+				       json_object_new_boolean(res->check_ok));
+	if (b->error)
+		json_object_object_add(j, "error",
+				       json_object_new_string(
+					   fk_strerror(b->error)));
+	I("exit_status", (uint64_t)status);
+#undef D
+#undef I
+	return j;
+}
+
+/* Open the result file and write its settings and env lines.  Returns
+ * 0 or -1 (reported). */
+static int open_results(struct run *r)
+{
+	struct result_file *rf;
+	int ret = results_open(r->results_dir, "tpcb", &rf);
+	if (ret) {
+		cli_error("open '%s': %s", r->results_dir, fk_strerror(ret));
+		return -1;
+	}
+	results_write(rf, "settings", settings_json(r));
+	const char *paths[] = {r->data_dir};
+	results_env(rf, paths, 1);
+	pthread_mutex_lock(&r->ckpt_lock);
+	r->rf = rf;
+	pthread_mutex_unlock(&r->ckpt_lock);
+	return 0;
+}
+
+/* Stop recording checkpoints (the store's shutdown checkpoint is not
+ * part of the run); returns the result file or NULL. */
+static struct result_file *detach_results(struct run *r)
+{
+	pthread_mutex_lock(&r->ckpt_lock);
+	struct result_file *rf = r->rf;
+	r->rf = NULL;
+	pthread_mutex_unlock(&r->ckpt_lock);
+	return rf;
+}
+
+/* Close the result file, then say where it is (the last line on
+ * stderr).  Returns 0 or -1 (reported). */
+static int close_results(struct run *r, struct result_file *rf)
+{
+	if (!rf)
+		return 0;
+	char *path = strdup(results_path(rf));
+	int ret = results_close(rf);
+	fflush(stdout); /* the path comes last, after the summary */
+	if (ret)
+		cli_error("write '%s': %s", path ? path : r->results_dir,
+			  fk_strerror(ret));
+	else if (path)
+		fprintf(stderr, "result file: %s\n", path);
+	free(path);
+	return ret ? -1 : 0;
+}
+
 static int open_logs(struct run *r)
 {
 	char name[4096];
@@ -1182,6 +1571,25 @@ static int open_logs(struct run *r)
 		r->clients[i].log = fopen(name, "we");
 		if (!r->clients[i].log) {
 			cli_error("open '%s': %s", name, strerror(errno));
+			return -1;
+		}
+		if (!r->results_dir)
+			continue;
+		/* For the result file: absolute, as the report reads
+		 * relative names from the result file's directory. */
+		if (!r->log_paths) {
+			r->log_paths = calloc((size_t)r->nclients,
+					      sizeof(*r->log_paths));
+			if (!r->log_paths)
+				return -1;
+		}
+		char cwd[4096];
+		if (name[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+			r->log_paths[i] = strdup(name);
+		else if (asprintf(&r->log_paths[i], "%s/%s", cwd, name) < 0)
+			r->log_paths[i] = NULL;
+		if (!r->log_paths[i]) {
+			cli_error("out of memory");
 			return -1;
 		}
 	}
@@ -1254,12 +1662,27 @@ static int do_run(struct run *r)
 		status = FK_EXIT_FAILURE;
 		goto out;
 	}
+	probe_sync_io(r);
+	if (r->results_dir && open_results(r)) {
+		status = FK_EXIT_FAILURE;
+		goto out;
+	}
 
 	fk_store_get_stats(r->store, &res.st0);
 	pthread_mutex_lock(&r->ckpt_lock);
 	r->nr_ckpts = 0; /* only checkpoints of the run */
+	r->ckpt_sync_io = NULL;
+	if (r->rf)
+		results_reset_clock(r->rf);
 	r->start_ns = now_ns();
 	pthread_mutex_unlock(&r->ckpt_lock);
+	if (r->rf) {
+		const char *paths[] = {r->data_dir};
+		ret = results_monitor_start(r->rf, paths, 1, 1000);
+		if (ret)
+			cli_warn("no monitor samples for '%s': %s", r->data_dir,
+				 fk_strerror(ret));
+	}
 	for (; started < r->nclients; started++) {
 		struct client *c = &r->clients[started];
 		ret = pthread_create(&c->thread, NULL, client_main, c);
@@ -1270,20 +1693,31 @@ static int do_run(struct run *r)
 			break;
 		}
 	}
-	if (r->progress_s && started == r->nclients) {
+	/* -P lines every progress_s, result progress lines every second. */
+	uint64_t rlast = r->start_ns;
+	if ((r->progress_s || r->rf) && started == r->nclients) {
 		uint64_t step = r->progress_s * 1000000000ull;
-		uint64_t next = r->start_ns + step, last = r->start_ns;
+		uint64_t next = step ? r->start_ns + step : UINT64_MAX;
+		uint64_t last = r->start_ns;
+		uint64_t rnext = r->rf ? r->start_ns + 1000000000ull
+				       : UINT64_MAX;
 		for (;;) {
 			/* Wake at least every 100 ms to notice the end. */
 			uint64_t now = now_ns();
-			if (now < next) {
-				uint64_t t = next - now > 100000000ull
+			uint64_t due = next < rnext ? next : rnext;
+			if (now < due) {
+				uint64_t t = due - now > 100000000ull
 						 ? now + 100000000ull
-						 : next;
+						 : due;
 				sleep_until_ns(t);
 			}
 			int all_done = atomic_load(&r->finished) == r->nclients;
 			now = now_ns();
+			if (now >= rnext) {
+				result_interval(r, rlast, rnext);
+				rlast = rnext;
+				rnext += 1000000000ull;
+			}
 			if (now >= next) {
 				progress_report(
 				    r, (double)(next - r->start_ns) / 1e9,
@@ -1313,6 +1747,11 @@ static int do_run(struct run *r)
 			  fk_strerror(res.st1.error));
 		status = FK_EXIT_FAILURE;
 	}
+	/* The last, partial second, if it is long enough to be a rate. */
+	if (r->rf && end_ns > rlast && end_ns - rlast >= 100000000ull)
+		result_interval(r, rlast, end_ns);
+	if (r->rf)
+		results_monitor_stop(r->rf);
 	if (collect(r, &res, end_ns)) {
 		cli_error("out of memory");
 		status = FK_EXIT_FAILURE;
@@ -1320,10 +1759,14 @@ static int do_run(struct run *r)
 	}
 	if (r->check && status == FK_EXIT_OK && run_check(r, &res))
 		status = FK_EXIT_FAILURE;
+	if (res.check_done && !res.check_ok)
+		status = FK_EXIT_FAILURE;
 	if (r->json)
 		print_json(r, &res, 1);
 	else
 		print_summary(r, &res);
+	if (r->rf)
+		results_write(r->rf, "summary", summary_json(r, &res, status));
 	started = -1; /* printed */
 out:
 	if (r->check == 2 && res.check_done) {
@@ -1334,7 +1777,10 @@ out:
 	}
 	if (res.check_done && !res.check_ok)
 		status = FK_EXIT_FAILURE;
+	struct result_file *rf = detach_results(r);
 	if (close_store(r))
+		status = FK_EXIT_FAILURE;
+	if (close_results(r, rf))
 		status = FK_EXIT_FAILURE;
 	if (r->clients) {
 		for (int i = 0; i < r->nclients; i++) {
@@ -1349,6 +1795,11 @@ out:
 			pthread_mutex_destroy(&c->lock);
 		}
 		free(r->clients);
+	}
+	if (r->log_paths) {
+		for (int i = 0; i < r->nclients; i++)
+			free(r->log_paths[i]);
+		free(r->log_paths);
 	}
 	free(res.series);
 	return status;
