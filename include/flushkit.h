@@ -992,8 +992,8 @@ struct fk_tree_stats {
 				 * FK_SYNC_IO_AUTO (0) when the method does
 				 * not batch (sync fsync/syncfs, cp
 				 * fsync-each/syncfs) */
-	uint32_t sync_jobs;	/* fsyncs in flight at most in that phase;
-				 * 0 when not batched */
+	uint32_t sync_jobs;	/* fsyncs in flight at most in that phase
+				 * (1 for SEQUENTIAL); 0 when not batched */
 };
 
 typedef void (*fk_progress_fn)(void *arg, const struct fk_tree_stats *st);
@@ -1441,6 +1441,8 @@ struct fk_store_stats {
 	uint64_t recovery_records;	/* COMMIT records replayed */
 	uint64_t insert_lsn, flush_lsn, redo_lsn;	/* WAL bytes */
 	int error;			/* sticky error, 0 if none */
+	uint64_t wal_write_ns;		/* time in WAL write() calls */
+	uint64_t wal_sync_ns;		/* time in WAL fdatasync/fsync */
 };
 
 /* fk_store_get_stats - fill @st.  Thread-safe; no I/O; never fails. */

@@ -87,7 +87,7 @@ struct fk_tree_fsync_opts {
 /*
  * fk_tree_batch_create - the batch for a run's fsync pass from @to's
  * sync_io and sync_jobs; sets st->sync_io (the backend) and
- * st->sync_jobs.  Returns 0, -EINVAL (bad sync_io, sync_jobs > 4096),
+ * st->sync_jobs (the queue depth; 1 for sequential).  Returns 0, -EINVAL (bad sync_io, sync_jobs > 4096),
  * -ENOMEM, or io_uring's setup error when URING is forced.
  */
 int fk_tree_batch_create(const struct fk_tree_opts *to,

@@ -786,7 +786,9 @@ int fk_tree_batch_create(const struct fk_tree_opts *to,
 	if (r < 0)
 		return r;
 	st->sync_io = fk_fsync_batch_backend(*out);
-	st->sync_jobs = bo.queue_depth;
+	/* Sequential has one in flight, whatever the queue depth. */
+	st->sync_jobs = st->sync_io == FK_SYNC_IO_SEQUENTIAL ?
+				1 : bo.queue_depth;
 	return 0;
 }
 
