@@ -5,7 +5,7 @@
 set -eu
 pkgs=(build-essential cmake pkg-config bc liburing-dev libjson-c-dev
       e2fsprogs xfsprogs btrfs-progs rsync util-linux procps
-      gnuplot-nox)
+      gnuplot-nox python3 diffutils findutils)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
