@@ -67,6 +67,15 @@ done
 check 'grep -q "rect from 20.000, graph 0 to 27.900, graph 1" "$gp"'
 check 'grep -q "rect from 40.000, graph 0 to 58.600, graph 1" "$gp"'
 check 'grep -q "title .checkpoints (flush=naive)." "$gp"'
+# two latency clouds: one panel each (overlaid, the second hides the
+# first), on common scales
+check 'grep -q "set multiplot layout 2,1" "$gp"'
+check 'grep -q "stats .data/r1-latency.dat. using 2" "$gp" && grep -q "stats .data/r2-latency.dat. using 2" "$gp"'
+check '[ "$(sed -n "/multiplot layout/,/unset multiplot/p" "$gp" | grep -c "^plot ")" -eq 2 ]'
+check 'grep -q "set ylabel .transactions per second." "$gp"'
+# the settings both runs share are named once, above the table
+check 'grep -q "<p class=meta>Same in every run: .*clients=8" "$html"'
+check '! grep -q "Same in every run: [^<]*flush=" "$html"'
 
 # one result alone; SVG output
 "$FLUSHKIT" report "$smooth" -o "$t/one" --svg >/dev/null 2>&1

@@ -31,7 +31,7 @@ err() { echo "FAIL: $*"; fail=1; }
 	>smooth.out 2>smooth.err || err "smooth run exit $?: $(cat smooth.err)"
 grep -q "^checkpoint sync: threads, up to 4 fsyncs in flight$" smooth.out ||
 	err "no sync backend line: $(cat smooth.out)"
-grep -q "^checkpoint sync: sequential, up to 32 fsyncs in flight$" naive.out ||
+grep -q "^checkpoint sync: sequential, one fsync at a time$" naive.out ||
 	err "naive is not sequential: $(cat naive.out)"
 naive=$(sed -n 's/^result file: //p' naive.err)
 smooth=$(sed -n 's/^result file: //p' smooth.err)
@@ -91,7 +91,7 @@ assert int(processed[0].split(": ")[1]) == sm["transactions"], (processed, sm)
 # the per-second counts add up to the run's transactions (but for the
 # ones in flight at the end)
 n = sum(p["tps"] * (b - a) for p, a, b in zip(prog, [0.0] + ts, ts))
-assert 0.9 * sm["transactions"] <= n <= sm["transactions"], (n, sm)
+assert 0.9 * sm["transactions"] <= n <= sm["transactions"] + 1, (n, sm)
 logs = st.get("latency_log")
 if logged == "1":
     assert len(logs) == 2 and all(os.path.isabs(x) and os.path.exists(x) for x in logs), logs
@@ -143,7 +143,7 @@ prog = [l for l in lines if l["type"] == "progress"]
 # every completed file is in exactly one progress interval
 ts = [p["t_s"] for p in prog]
 n = sum(p["tps"] * (b - a) for p, a, b in zip(prog, [0.0] + ts, ts))
-assert abs(n - 800) < 2, (n, prog)
+assert abs(n - 800) < 4, (n, prog)
 PY
 "$FLUSHKIT" bench fsmark -d "$t/fs" -n 5 --no-results >/dev/null 2>fs2.err ||
 	err "fsmark --no-results exit $?"
@@ -162,12 +162,23 @@ if command -v gnuplot >/dev/null; then
 	grep -q "flush=naive" "$t/rep/index.html" &&
 		grep -q "flush=smooth" "$t/rep/index.html" ||
 		err "runs not labelled by flush"
-	grep -q "flush=naive checkpoint" "$t/rep/index.html" &&
-		err "naive labelled by its preset's knobs"
+	# labelled by what was given (flush, --sync-io, --jobs), not by the
+	# knobs the preset implies, nor by the "store" object
+	grep -q "title 'flush=naive sync_jobs=32 sync_io=-'" "$t/rep/plots.gp" &&
+		grep -q "title 'flush=smooth sync_jobs=4 sync_io=threads'" "$t/rep/plots.gp" &&
+		! grep -q "checkpoint_sorted\|store=" "$t/rep/plots.gp" ||
+		err "labels: $(grep -o "title '[^']*'" "$t/rep/plots.gp" | sort -u)"
 	"$FLUSHKIT" report "$fsm" -o "$t/frep" >frep.out 2>frep.err ||
 		err "fsmark report exit $?: $(cat frep.err)"
 	[ -f "$t/frep/index.html" ] && [ -s "$t/frep/tps.png" ] ||
 		err "fsmark report: no page or tps plot"
+	grep -q "set ylabel 'files per second'" "$t/frep/plots.gp" ||
+		err "fsmark tps axis is not files per second"
+	grep -q "<td>uring</td>\|<td>threads</td>" "$t/frep/index.html" ||
+		err "fsmark report: no sync I/O in the table"
+	grep -q "<td>sequential</td>" "$t/rep/index.html" &&
+		grep -q "<td>threads</td>" "$t/rep/index.html" ||
+		err "tpcb report: sync I/O column"
 else
 	echo "gnuplot not installed: report not checked"
 fi

@@ -977,12 +977,13 @@ static int results_begin(struct fsm *f)
 	results_write(f->rf, "settings", settings_json(f));
 	results_env(f->rf, f->dirs, f->nr_dirs);
 	results_reset_clock(f->rf);
-	e = results_monitor_start(f->rf, f->dirs, f->nr_dirs, 1000);
-	if (e)
-		cli_warn("no monitor samples: %s", fk_strerror(e));
+	/* right after the clock: its intervals start at t_s = 0 */
 	e = progress_start(f);
 	if (e)
 		cli_warn("no progress lines: %s", fk_strerror(e));
+	e = results_monitor_start(f->rf, f->dirs, f->nr_dirs, 1000);
+	if (e)
+		cli_warn("no monitor samples: %s", fk_strerror(e));
 	return 0;
 }
 

@@ -120,8 +120,8 @@ struct run {
 	pthread_mutex_t ckpt_lock;
 	struct ckpt_event *ckpts;
 	size_t nr_ckpts, alloc_ckpts;
-	struct result_file *rf; /* under ckpt_lock for on_checkpoint */
-	const char *ckpt_sync_io; /* backend of the run's last checkpoint */
+	struct result_file *rf;	    /* under ckpt_lock for on_checkpoint */
+	const char *ckpt_sync_io;   /* backend of the run's last checkpoint */
 	const char *probed_sync_io; /* what sync_io resolves to here */
 };
 
@@ -1093,8 +1093,11 @@ static void print_summary(struct run *r, const struct results *res)
 	printf("transaction type: <builtin: TPC-B (sort of)>\n");
 	printf("scaling factor: %" PRIu64 "\n", r->tables.scale);
 	printf("storage: flushkit page store (flush=%s)\n", r->flush);
-	printf("checkpoint sync: %s, up to %u fsyncs in flight\n",
-	       sync_io_used(r), sync_jobs(r));
+	if (!strcmp(sync_io_used(r), "sequential"))
+		printf("checkpoint sync: sequential, one fsync at a time\n");
+	else
+		printf("checkpoint sync: %s, up to %u fsyncs in flight\n",
+		       sync_io_used(r), sync_jobs(r));
 	printf("number of clients: %d\n", r->nclients);
 	printf("number of threads: %d\n", r->nthreads);
 	printf("maximum number of tries: 1\n");
@@ -1316,7 +1319,9 @@ static const char *size_text(uint64_t b, char *buf, size_t len)
 	static const struct {
 		uint64_t mul;
 		const char *unit;
-	} u[] = {{1ull << 40, "TB"}, {1ull << 30, "GB"}, {1ull << 20, "MB"},
+	} u[] = {{1ull << 40, "TB"},
+		 {1ull << 30, "GB"},
+		 {1ull << 20, "MB"},
 		 {1ull << 10, "kB"}};
 	for (size_t i = 0; b && i < sizeof(u) / sizeof(u[0]); i++)
 		if (b % u[i].mul == 0) {
@@ -1343,7 +1348,7 @@ static const char *ms_text(uint64_t ms, char *buf, size_t len)
 
 static const char *wal_sync_name(int m)
 {
-	return m == FK_WAL_FSYNC	 ? "fsync"
+	return m == FK_WAL_FSYNC	   ? "fsync"
 	       : m == FK_WAL_OPEN_DATASYNC ? "open_datasync"
 					   : "fdatasync";
 }
@@ -1363,7 +1368,7 @@ static struct json_object *settings_json(struct run *r)
 	char b[64];
 #define S(k, v) json_object_object_add(j, k, json_object_new_string(v))
 #define I(k, v) json_object_object_add(j, k, jint(v))
-#define GIVEN(opt) (r->knobs_given & (1ull << ((opt) - OPT_SHARED_BUFFERS)))
+#define GIVEN(opt) (r->knobs_given & (1ull << ((opt)-OPT_SHARED_BUFFERS)))
 	S("bench", "tpcb");
 	S("flush", r->flush);
 	I("scale", r->tables.scale);
@@ -1376,13 +1381,15 @@ static struct json_object *settings_json(struct run *r)
 	if (r->progress_s)
 		I("progress_s", r->progress_s);
 	if (r->rate > 0)
-		json_object_object_add(j, "rate", results_json_double(r->rate, 3));
+		json_object_object_add(j, "rate",
+				       results_json_double(r->rate, 3));
 	if (r->latency_limit_ms > 0)
 		json_object_object_add(
 		    j, "latency_limit_ms",
 		    results_json_double(r->latency_limit_ms, 3));
 	S("shared_buffers", size_text(o->shared_buffers_bytes, b, sizeof(b)));
-	S("checkpoint_timeout", ms_text(o->checkpoint_timeout_ms, b, sizeof(b)));
+	S("checkpoint_timeout",
+	  ms_text(o->checkpoint_timeout_ms, b, sizeof(b)));
 	S("max_wal_size", size_text(o->max_wal_size_bytes, b, sizeof(b)));
 	json_object_object_add(
 	    j, "checkpoint_completion_target",
@@ -1501,9 +1508,8 @@ static struct json_object *summary_json(struct run *r,
 		json_object_object_add(j, "check_ok",
 				       json_object_new_boolean(res->check_ok));
 	if (b->error)
-		json_object_object_add(j, "error",
-				       json_object_new_string(
-					   fk_strerror(b->error)));
+		json_object_object_add(
+		    j, "error", json_object_new_string(fk_strerror(b->error)));
 	I("exit_status", (uint64_t)status);
 #undef D
 #undef I
@@ -1578,8 +1584,8 @@ static int open_logs(struct run *r)
 		/* For the result file: absolute, as the report reads
 		 * relative names from the result file's directory. */
 		if (!r->log_paths) {
-			r->log_paths = calloc((size_t)r->nclients,
-					      sizeof(*r->log_paths));
+			r->log_paths =
+			    calloc((size_t)r->nclients, sizeof(*r->log_paths));
 			if (!r->log_paths)
 				return -1;
 		}
@@ -1699,8 +1705,8 @@ static int do_run(struct run *r)
 		uint64_t step = r->progress_s * 1000000000ull;
 		uint64_t next = step ? r->start_ns + step : UINT64_MAX;
 		uint64_t last = r->start_ns;
-		uint64_t rnext = r->rf ? r->start_ns + 1000000000ull
-				       : UINT64_MAX;
+		uint64_t rnext =
+		    r->rf ? r->start_ns + 1000000000ull : UINT64_MAX;
 		for (;;) {
 			/* Wake at least every 100 ms to notice the end. */
 			uint64_t now = now_ns();

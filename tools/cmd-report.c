@@ -265,8 +265,11 @@ static void make_labels(struct run *runs, size_t nr)
 			continue;
 		json_object_object_foreach(runs[i].settings, key, val)
 		{
-			(void)val;
-			if (!label_worthy(key) || nr_keys >= 16)
+			/* objects and arrays (tpcb's "store") are for the
+			 * run's details, not for labels */
+			if (!label_worthy(key) || nr_keys >= 16 || !val ||
+			    json_object_is_type(val, json_type_object) ||
+			    json_object_is_type(val, json_type_array))
 				continue;
 			int seen = 0;
 			for (size_t k = 0; k < nr_keys; k++)
@@ -606,6 +609,84 @@ static void gp_ck_keys(FILE *g, const struct run *runs, size_t nr)
 				runs[i].color, runs[i].label);
 }
 
+/*
+ * The latency scatter.  Several runs' clouds drawn over one another
+ * hide each other (the last one covers the dense band), so with more
+ * than one run each gets its own panel, stacked, on the same x and y
+ * ranges (gnuplot's stats over every run's data).
+ */
+static void gp_scatter(FILE *g, const struct run *runs, size_t nr,
+		       const char *terminal, const char *ext, int lanes)
+{
+	size_t ns = 0;
+	for (size_t i = 0; i < nr; i++)
+		ns += runs[i].has_scatter;
+	if (ns == 1) {
+		for (size_t i = 0; i < nr; i++) {
+			if (!runs[i].has_scatter)
+				continue;
+			gp_checkpoints(g, runs, nr);
+			fprintf(g,
+				"set output 'scatter.%s'\n"
+				"set title 'Latency of each transaction "
+				"(per-transaction log)'\n"
+				"set ylabel 'latency (ms, log scale)'\n"
+				"set logscale y\nset yrange [*:*]\n"
+				"plot 'data/r%zu-latency.dat' using 1:2 with "
+				"points pt 7 ps 0.25 lc rgb '%s' title '%s'",
+				ext, i + 1, runs[i].color, runs[i].label);
+			gp_ck_keys(g, runs + i, 1);
+			fputs("\nunset logscale y\n", g);
+		}
+		return;
+	}
+	/* the terminal again, taller: one 300-pixel panel per run */
+	const char *size = strstr(terminal, "size 1100,400");
+	if (size)
+		fprintf(g, "%.*ssize 1100,%zu%s\n", (int)(size - terminal),
+			terminal, 60 + 300 * ns,
+			size + strlen("size 1100,400"));
+	fputs("ymin = 1e300\nymax = 0\n", g);
+	for (size_t i = 0; i < nr; i++)
+		if (runs[i].has_scatter)
+			fprintf(g,
+				"stats 'data/r%zu-latency.dat' using 2 "
+				"nooutput prefix 'S%zu'\n"
+				"ymin = S%zu_min < ymin ? S%zu_min : ymin\n"
+				"ymax = S%zu_max > ymax ? S%zu_max : ymax\n",
+				i + 1, i + 1, i + 1, i + 1, i + 1, i + 1);
+	fprintf(g,
+		"ymin = ymin > 0.001 ? ymin : 0.001\n"
+		"ymax = ymax > ymin ? ymax : 10 * ymin\n"
+		"set output 'scatter.%s'\n"
+		"set multiplot layout %zu,1 title 'Latency of each "
+		"transaction (per-transaction log), one panel per run'\n"
+		"set ylabel 'latency (ms, log scale)'\n"
+		"set logscale y\n"
+		"set yrange [10**floor(log10(ymin)):10**ceil(log10(ymax))]\n",
+		ext, ns);
+	if (lanes)
+		fprintf(g, "set offsets 0, 0, graph %.3f, 0\n",
+			LANE_HEIGHT + 0.02);
+	for (size_t i = 0; i < nr; i++) {
+		if (!runs[i].has_scatter)
+			continue;
+		gp_checkpoints(g, runs + i, 1);
+		fprintf(g,
+			"unset title\n"
+			"plot 'data/r%zu-latency.dat' using 1:2 with points "
+			"pt 7 ps 0.25 lc rgb '%s' title '%s'",
+			i + 1, runs[i].color, runs[i].label);
+		gp_ck_keys(g, runs + i, 1);
+		fputs("\n", g);
+	}
+	fputs("unset multiplot\nunset logscale y\nset yrange [*:*]\n", g);
+	if (lanes)
+		fprintf(g, "set offsets 0, 0, graph %.3f, 0\n",
+			LANE_HEIGHT * lanes + 0.02);
+	fprintf(g, "%s\n", terminal);
+}
+
 struct plot_set {
 	int tps, latency, dirty, io, scatter;
 	const char *ext;
@@ -662,13 +743,19 @@ static int write_script(int dfd, const struct run *runs, size_t nr,
 			LANE_HEIGHT * lanes + 0.02);
 
 	if (ps->tps) {
+		/* fsmark counts files, not transactions (its "tps_unit") */
+		int files = nr > 0;
+		for (size_t i = 0; i < nr; i++) {
+			const char *u = str(runs[i].settings, "tps_unit");
+			files &= u && !strcmp(u, "files/s");
+		}
 		gp_checkpoints(g, runs, nr);
 		fprintf(g,
 			"set output 'tps.%s'\n"
 			"set title 'Throughput per progress interval'\n"
-			"set ylabel 'transactions per second'\n"
+			"set ylabel '%s per second'\n"
 			"set yrange [0:*]\nplot ",
-			ps->ext);
+			ps->ext, files ? "files" : "transactions");
 		int first = 1;
 		for (size_t i = 0; i < nr; i++) {
 			if (!runs[i].nr_prog)
@@ -797,29 +884,8 @@ static int write_script(int dfd, const struct run *runs, size_t nr,
 			fputs("\n", g);
 		}
 	}
-	if (ps->scatter) {
-		gp_checkpoints(g, runs, nr);
-		fprintf(g,
-			"set output 'scatter.%s'\n"
-			"set title 'Latency of each transaction "
-			"(per-transaction log)'\n"
-			"set ylabel 'latency (ms, log scale)'\n"
-			"set logscale y\nset yrange [*:*]\nplot ",
-			ps->ext);
-		int first = 1;
-		for (size_t i = 0; i < nr; i++) {
-			if (!runs[i].has_scatter)
-				continue;
-			fprintf(g,
-				"%s'data/r%zu-latency.dat' using 1:2 with "
-				"points pt 7 ps 0.25 lc rgb '%s' title '%s'",
-				first ? "" : ", ", i + 1, runs[i].color,
-				runs[i].label);
-			first = 0;
-		}
-		gp_ck_keys(g, runs, nr);
-		fputs("\nunset logscale y\n", g);
-	}
+	if (ps->scatter)
+		gp_scatter(g, runs, nr, terminal, ps->ext, lanes);
 	fputs("unset output\n", g);
 	return close_file(g);
 }
@@ -954,6 +1020,44 @@ static double stall_ratio(const struct run *r)
 	return med > 0 ? worst / med : NAN;
 }
 
+/* The scalar settings every run shares ("bench=tpcb scale=20 ..."), so
+ * the reader knows what was compared without opening each run. */
+static void common_settings(FILE *f, const struct run *runs, size_t nr)
+{
+	if (!nr || !runs[0].settings)
+		return;
+	int any = 0;
+	json_object_object_foreach(runs[0].settings, key, val)
+	{
+		if (!label_worthy(key) || !val ||
+		    json_object_is_type(val, json_type_object) ||
+		    json_object_is_type(val, json_type_array))
+			continue;
+		char a[128], b[128];
+		value_text(val, a, sizeof(a));
+		int same = 1;
+		for (size_t j = 1; j < nr && same; j++) {
+			struct json_object *vj = NULL;
+			if (runs[j].settings)
+				json_object_object_get_ex(runs[j].settings, key,
+							  &vj);
+			same = !strcmp(a, value_text(vj, b, sizeof(b)));
+		}
+		if (!same)
+			continue;
+		fputs(any ? ", "
+			  : (nr > 1 ? "<p class=meta>Same in every run: "
+				    : "<p class=meta>Settings: "),
+		      f);
+		html_text(f, key);
+		fputs("=", f);
+		html_text(f, a);
+		any = 1;
+	}
+	if (any)
+		fputs(".</p>\n", f);
+}
+
 static void summary_table(FILE *f, const struct run *runs, size_t nr)
 {
 	fputs("<table class=sum><tr><th>run</th><th>tps</th>"
@@ -961,7 +1065,9 @@ static void summary_table(FILE *f, const struct run *runs, size_t nr)
 	      "<th>latency max<br>(ms)</th><th title=\"worst one-second "
 	      "tps divided by the median one-second tps; 1 = no stalls\">"
 	      "stall ratio</th><th>checkpoints</th><th>backend<br>fsyncs"
-	      "</th><th>duration<br>(s)</th><th>peak Dirty<br>(MiB)</th>"
+	      "</th><th title=\"how the checkpoint sync phase (fsmark: the "
+	      "batch) issued its fsyncs\">sync<br>I/O</th>"
+	      "<th>duration<br>(s)</th><th>peak Dirty<br>(MiB)</th>"
 	      "<th>written<br>(MiB)</th></tr>\n",
 	      f);
 	int any_computed = 0;
@@ -1018,6 +1124,15 @@ static void summary_table(FILE *f, const struct run *runs, size_t nr)
 		html_num(f, stall, "%.3f", c_stall);
 		html_num(f, ck, "%.0f", c_ck);
 		html_num(f, num(s, "backend_fsyncs", NAN), "%.0f", 0);
+		const char *so = str(s, "sync_io");
+		if (so) {
+			char sio[32];
+			snprintf(sio, sizeof(sio), "%s", so);
+			sanitize(sio);
+			fprintf(f, "<td>%s</td>", sio);
+		} else {
+			fputs("<td class=na>&ndash;</td>", f);
+		}
 		double dur = num(s, "duration_s", NAN);
 		if (isnan(dur) && r->nr_prog)
 			dur = r->prog[r->nr_prog - 1].t;
@@ -1191,7 +1306,8 @@ static const struct {
      "the transactions completed in each interval, log scale."},
     {"scatter", "Latency of every transaction",
      "One dot per transaction from the per-transaction log (thinned "
-     "evenly if very large), at its completion time."},
+     "evenly if very large), at its completion time; with several runs, "
+     "one panel per run on the same scales."},
     {"dirty", "Dirty and Writeback memory",
      "Dirty: page cache waiting to be written; Writeback: being written "
      "right now (/proc/meminfo), whole machine."},
@@ -1226,6 +1342,7 @@ static int write_html(int dfd, const struct run *runs, size_t nr,
 		fputs("</p>\n", f);
 	}
 	fputs("<h2>Summary</h2>\n", f);
+	common_settings(f, runs, nr);
 	summary_table(f, runs, nr);
 	int on[] = {ps->tps,   ps->latency, ps->scatter,
 		    ps->dirty, ps->io,	    ps->io};
