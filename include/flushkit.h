@@ -576,6 +576,60 @@ FK_API double fk_hist_mean(const struct fk_hist *h);
  * pgbench reports "latency stddev"); 0 if empty. */
 FK_API double fk_hist_stddev(const struct fk_hist *h);
 
+/* SECTION stats2 (owner: stats6) */
+/*
+ * Repeated runs and whether two sets of them differ by more than their
+ * noise.  The rule of the sync(2) timing study (Linux, 2011) and of
+ * pgbench-tools: a difference of the means counts only when it exceeds
+ * two standard errors of the difference, 2*sqrt(sA^2/nA + sB^2/nB)
+ * (Welch's standard error; about a 95% interval for normal data).
+ * No I/O, no allocation; thread-safe (no shared state).
+ */
+
+/* The mean and spread of one side's runs. */
+struct fk_stats_summary {
+	uint64_t n;		/* values counted (finite ones only) */
+	double mean;		/* arithmetic mean; 0 when n == 0 */
+	double stddev;		/* sample standard deviation (divides by
+				 * n - 1); 0 when n < 2 */
+};
+
+/* The verdict of fk_stats_compare (printable characters). */
+enum fk_stats_marker {
+	FK_STATS_HIGHER = '+',	/* B above A by more than the threshold */
+	FK_STATS_LOWER = '-',	/* B below A by more than the threshold */
+	FK_STATS_SAME = '0',	/* within the threshold: noise */
+	FK_STATS_UNKNOWN = '?',	/* a side has fewer than 2 runs: no
+				 * standard deviation, no verdict */
+};
+
+/*
+ * fk_stats_summarize - mean and sample standard deviation of @values.
+ * @values: @nr values in any unit (borrowed); NaN and infinities are
+ *      skipped (not counted in @out->n).  May be NULL when @nr is 0.
+ * @out: filled.  Computed in one pass with Welford's update (Knuth,
+ *      TAOCP vol. 2, 4.2.2), so values with a large common offset keep
+ *      their precision.
+ */
+FK_API void fk_stats_summarize(const double *values, size_t nr,
+			       struct fk_stats_summary *out);
+
+/*
+ * fk_stats_compare - does B differ from A by more than the noise?
+ * @a, @b: the two sides (from fk_stats_summarize).
+ * @threshold: if not NULL, set to 2*sqrt(sA^2/nA + sB^2/nB) (the
+ *      units of the values), or NaN when the verdict is
+ *      FK_STATS_UNKNOWN.
+ * Returns FK_STATS_HIGHER if b->mean - a->mean > threshold,
+ * FK_STATS_LOWER if a->mean - b->mean > threshold, FK_STATS_SAME
+ * otherwise, and FK_STATS_UNKNOWN when a->n < 2 or b->n < 2 (one run
+ * has no standard deviation).  Two sides without any spread and
+ * different means compare as HIGHER/LOWER (threshold 0).
+ */
+FK_API int fk_stats_compare(const struct fk_stats_summary *a,
+			    const struct fk_stats_summary *b,
+			    double *threshold);
+
 /* ===================================================================
  * Monitor
  * =================================================================== */

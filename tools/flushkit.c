@@ -20,6 +20,7 @@ static const struct subcommand commands[] = {
 	{"bench", cmd_bench, "benchmarks: tpcb"},
 	{"monitor", cmd_monitor, "watch Dirty, Writeback and disk writes"},
 	{"report", cmd_report, "HTML page with plots from result files"},
+	{"compare", cmd_compare, "two sets of runs: AVG, STDDEV, +/-/0 marker"},
 };
 
 static void usage(FILE *f)

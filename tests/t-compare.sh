@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# "flushkit compare" on the small fixed result files of tests/data/compare
+# (hand-checked numbers in its README): the plain table and the CSV as
+# expected; one run on a side gives "?" and says why; "run" lines (bench
+# sync's files) count one run each; --json parses and carries the
+# verdicts; a missing file is exit 1, bad usage exit 2, and sides with
+# no metric in common exit 1.
+set -u
+fail=0
+err() { echo "FAIL: $*"; fail=1; }
+t=$(mktemp -d /var/tmp/fk-t-compare.XXXXXX)
+trap 'rm -rf "$t"' EXIT
+cd "$FK_SRC/tests/data/compare" || exit 1
+
+"$FLUSHKIT" compare naive smooth >"$t/table" 2>"$t/err" ||
+	err "table exit $?: $(cat "$t/err")"
+diff -u expected-table.txt "$t/table" || err "table differs"
+"$FLUSHKIT" compare --csv naive smooth >"$t/csv" || err "csv exit $?"
+diff -u expected.csv "$t/csv" || err "csv differs"
+"$FLUSHKIT" compare naive one-smooth.jsonl >"$t/one" || err "one exit $?"
+diff -u expected-one.txt "$t/one" || err "one-run table differs"
+grep -q 'no verdict' "$t/one" || err "one run: no explanation"
+
+# A bench-sync-style file: three "run" lines, the summary line ignored.
+"$FLUSHKIT" compare --json sync-methods.jsonl naive/tpcb-20261201-100000-1.jsonl \
+	>"$t/j" 2>&1 && err "no shared metric accepted: $(cat "$t/j")"
+"$FLUSHKIT" compare --json sync-methods.jsonl sync-methods.jsonl >"$t/j" ||
+	err "json exit $?"
+python3 - "$t/j" "$t/jn" <<'PY' || err "json content"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["a"]["runs"] == 3 and j["b"]["runs"] == 3, j
+m = {x["metric"]: x for x in j["metrics"]}
+assert "run" not in m and "runs" not in m, m.keys()
+assert m["small_sync_s"]["a"]["n"] == 3
+assert abs(m["small_sync_s"]["a"]["stddev"] - 0.01) < 1e-9
+assert all(x["marker"] == "0" for x in j["metrics"])
+PY
+"$FLUSHKIT" compare --json naive smooth >"$t/j2" || err "json2 exit $?"
+python3 - "$t/j2" <<'PY' || err "json verdicts"
+import json, sys
+j = json.load(open(sys.argv[1]))
+m = {x["metric"]: x["marker"] for x in j["metrics"]}
+assert m == {"tps": "+", "lat_avg_ms": "0", "lat_max_ms": "-",
+             "checkpoints": "0", "stall_ratio": "+"}, m
+PY
+
+# Errors.
+"$FLUSHKIT" compare naive no-such-dir >/dev/null 2>"$t/e"
+[ $? -eq 1 ] || err "missing input not exit 1"
+grep -q "no-such-dir" "$t/e" || err "missing input not named"
+"$FLUSHKIT" compare naive >/dev/null 2>&1
+[ $? -eq 2 ] || err "one argument not exit 2"
+"$FLUSHKIT" compare --csv --json naive smooth >/dev/null 2>&1
+[ $? -eq 2 ] || err "--csv --json not exit 2"
+mkdir "$t/empty"
+"$FLUSHKIT" compare naive "$t/empty" >/dev/null 2>&1
+[ $? -eq 1 ] || err "directory without result files not exit 1"
+exit $fail

@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd-compare.c - "flushkit compare A B": the means and standard
+ * deviations of two sets of repeated benchmark runs, metric by metric,
+ * with a marker saying whether B differs from A by more than the noise
+ * (docs/compare.md).
+ *
+ * A side is a result file or a directory of them (every *.jsonl in it,
+ * not recursively).  A file contributes its "run" lines, one run each
+ * (bench sync writes one file per method with a line per run), or, if
+ * it has none, its last "summary" line as one run (bench tpcb, bench
+ * fsmark: one file per run).  Every numeric member of those lines is a
+ * metric; the ones both sides have are compared with fk_stats_compare.
+ * Output: a plain table (the layout of the 2011 sync(2) study: AVG
+ * STDDEV AVG STDDEV change (marker)), --csv or --json.
+ */
+#include "cli.h"
+#include "results.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define RULE_TEXT                                                              \
+	"+ / -: B above / below A by more than 2*sqrt(sA^2/nA + sB^2/nB); "    \
+	"0: within that (noise); ?: a side has one run, no verdict"
+
+/* One metric: its values on each side, in the order the runs were read. */
+struct metric {
+	char *name;
+	double *v[2];
+	size_t nr[2], alloc[2];
+};
+
+struct side {
+	const char *path;
+	size_t runs;	/* run lines + summary lines taken */
+	size_t files;
+};
+
+struct compare {
+	struct metric *m;
+	size_t nr_m, alloc_m;
+	struct side side[2];
+};
+
+static struct metric *metric_get(struct compare *c, const char *name)
+{
+	for (size_t i = 0; i < c->nr_m; i++)
+		if (!strcmp(c->m[i].name, name))
+			return &c->m[i];
+	if (c->nr_m == c->alloc_m) {
+		size_t n = c->alloc_m ? c->alloc_m * 2 : 32;
+		struct metric *p = realloc(c->m, n * sizeof(*p));
+		if (!p)
+			return NULL;
+		c->m = p;
+		c->alloc_m = n;
+	}
+	struct metric *m = &c->m[c->nr_m];
+	memset(m, 0, sizeof(*m));
+	m->name = strdup(name);
+	if (!m->name)
+		return NULL;
+	c->nr_m++;
+	return m;
+}
+
+static int metric_add(struct metric *m, int s, double v)
+{
+	if (m->nr[s] == m->alloc[s]) {
+		size_t n = m->alloc[s] ? m->alloc[s] * 2 : 16;
+		double *p = realloc(m->v[s], n * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		m->v[s] = p;
+		m->alloc[s] = n;
+	}
+	m->v[s][m->nr[s]++] = v;
+	return 0;
+}
+
+/* Every numeric member (not booleans, not null) of @run as one run. */
+static int add_run(struct compare *c, int s, struct json_object *run)
+{
+	json_object_object_foreach(run, key, val)
+	{
+		if (!strcmp(key, "run"))	/* a run line's number */
+			continue;
+		enum json_type t = json_object_get_type(val);
+		if (t != json_type_int && t != json_type_double)
+			continue;
+		struct metric *m = metric_get(c, key);
+		if (!m || metric_add(m, s, json_object_get_double(val)))
+			return -ENOMEM;
+	}
+	c->side[s].runs++;
+	return 0;
+}
+
+static int load_file(struct compare *c, int s, const char *path)
+{
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		int e = errno;
+		char *q = cli_path_quote(path);
+		cli_error("open '%s': %s", q ? q : path, strerror(e));
+		free(q);
+		return -e;
+	}
+	char *line = NULL;
+	size_t cap = 0, lineno = 0, bad = 0, runs = 0;
+	struct json_object *summary = NULL;
+	int err = 0;
+	while (!err && getline(&line, &cap, f) > 0) {
+		lineno++;
+		struct json_object *o = json_tokener_parse(line);
+		struct json_object *type;
+		if (!o || !json_object_is_type(o, json_type_object)) {
+			if (strspn(line, " \t\r\n") != strlen(line))
+				bad++;
+			json_object_put(o);
+			continue;
+		}
+		const char *t = json_object_object_get_ex(o, "type", &type)
+					? json_object_get_string(type)
+					: "";
+		if (!strcmp(t, "run")) {
+			err = add_run(c, s, o);
+			runs++;
+		} else if (!strcmp(t, "summary")) {
+			json_object_put(summary);
+			summary = json_object_get(o);
+		}
+		json_object_put(o);
+	}
+	if (ferror(f) && !err)
+		err = -EIO;
+	fclose(f);
+	free(line);
+	if (!err && !runs && summary)
+		err = add_run(c, s, summary);
+	json_object_put(summary);
+	char *q = cli_path_quote(path);
+	if (bad)
+		cli_warn("'%s': %zu line(s) that are not JSON objects skipped",
+			 q ? q : path, bad);
+	if (err)
+		cli_error("read '%s': %s", q ? q : path, strerror(-err));
+	else if (!runs && !summary)
+		cli_warn("'%s': no run or summary line", q ? q : path);
+	free(q);
+	c->side[s].files++;
+	return err;
+}
+
+static int is_result_name(const struct dirent *d)
+{
+	size_t n = strlen(d->d_name);
+	return d->d_name[0] != '.' && n > 6 &&
+	       !strcmp(d->d_name + n - 6, ".jsonl");
+}
+
+static int load_side(struct compare *c, int s, const char *path)
+{
+	struct stat st;
+	c->side[s].path = path;
+	if (stat(path, &st)) {
+		int e = errno;
+		char *q = cli_path_quote(path);
+		cli_error("stat '%s': %s", q ? q : path, strerror(e));
+		free(q);
+		return -e;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		int err = load_file(c, s, path);
+		if (err)
+			return err;
+	} else {
+		struct dirent **names;
+		int n = scandir(path, &names, is_result_name, alphasort);
+		if (n < 0) {
+			int e = errno;
+			char *q = cli_path_quote(path);
+			cli_error("open '%s': %s", q ? q : path, strerror(e));
+			free(q);
+			return -e;
+		}
+		int err = 0;
+		for (int i = 0; i < n; i++) {
+			size_t len = strlen(path) + strlen(names[i]->d_name) + 2;
+			char *p = malloc(len);
+			if (!p)
+				err = -ENOMEM;
+			else if (!err) {
+				snprintf(p, len, "%s/%s", path,
+					 names[i]->d_name);
+				err = load_file(c, s, p);
+			}
+			free(p);
+			free(names[i]);
+		}
+		free(names);
+		if (err)
+			return err;
+	}
+	if (!c->side[s].runs) {
+		char *q = cli_path_quote(path);
+		cli_error("'%s': no runs (no \"run\" or \"summary\" line in "
+			  "any *.jsonl result file)",
+			  q ? q : path);
+		free(q);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* One row: the statistics of a metric both sides have. */
+struct row {
+	const char *name;
+	struct fk_stats_summary a, b;
+	double change_pct;	/* NAN when A's mean is 0 */
+	double threshold;	/* NAN when no verdict */
+	int marker;
+};
+
+static void row_compute(const struct metric *m, struct row *r)
+{
+	r->name = m->name;
+	fk_stats_summarize(m->v[0], m->nr[0], &r->a);
+	fk_stats_summarize(m->v[1], m->nr[1], &r->b);
+	r->change_pct = r->a.mean != 0 ? (r->b.mean - r->a.mean) /
+						 fabs(r->a.mean) * 100
+				       : NAN;
+	r->marker = fk_stats_compare(&r->a, &r->b, &r->threshold);
+}
+
+/* A value with 4 significant digits, no exponent between 1e-3 and
+ * 1e9 (at most 11 columns). */
+static const char *fmt_num(double v, char *buf, size_t len)
+{
+	char e[32];
+	snprintf(e, sizeof(e), "%.3e", v);	/* 4 digits first: 0.00999999 */
+	v = strtod(e, NULL);			/* is 0.01000, not 0.009999 */
+	double a = fabs(v);
+	if (!isfinite(v))
+		snprintf(buf, len, "-");
+	else if (v == 0)
+		snprintf(buf, len, "0");
+	else if (a >= 1e-3 && a < 1e9) {
+		int decimals = 3 - (int)floor(log10(a));
+		snprintf(buf, len, "%.*f", decimals < 0 ? 0 : decimals, v);
+	} else
+		snprintf(buf, len, "%.4g", v);
+	return buf;
+}
+
+static void print_table(const struct compare *c, const struct row *rows,
+			size_t nr)
+{
+	char b1[32], b2[32], b3[32], b4[32], ch[32];
+	int unknown = 0;
+	size_t w = 6;
+
+	for (size_t i = 0; i < nr; i++)
+		if (strlen(rows[i].name) > w)
+			w = strlen(rows[i].name);
+	for (int s = 0; s < 2; s++) {
+		char *q = cli_path_quote(c->side[s].path);
+		printf("%c: %s (%zu run%s)\n", 'A' + s, q ? q : "?",
+		       c->side[s].runs, c->side[s].runs == 1 ? "" : "s");
+		free(q);
+	}
+	printf("\n%-*s  %23s  %23s\n", (int)w, "", "A", "B");
+	printf("%-*s  %11s %11s  %11s %11s  %8s\n", (int)w, "metric", "AVG",
+	       "STDDEV", "AVG", "STDDEV", "change");
+	for (size_t i = 0; i < nr; i++) {
+		const struct row *r = &rows[i];
+		if (isfinite(r->change_pct))
+			snprintf(ch, sizeof(ch), "%+.1f%%", r->change_pct);
+		else
+			snprintf(ch, sizeof(ch), "-");
+		printf("%-*s  %11s %11s  %11s %11s  %8s  (%c)\n", (int)w,
+		       r->name, fmt_num(r->a.mean, b1, sizeof(b1)),
+		       r->a.n > 1 ? fmt_num(r->a.stddev, b2, sizeof(b2)) : "-",
+		       fmt_num(r->b.mean, b3, sizeof(b3)),
+		       r->b.n > 1 ? fmt_num(r->b.stddev, b4, sizeof(b4)) : "-",
+		       ch, r->marker);
+		if (r->marker == FK_STATS_UNKNOWN)
+			unknown = 1;
+	}
+	printf("\n(+) / (-): B above / below A by more than "
+	       "2*sqrt(sA^2/nA + sB^2/nB);\n(0): within that, noise.\n");
+	if (unknown)
+		printf("(?): a side has only one run: it has no standard "
+		       "deviation, so no verdict\n     is possible; repeat the "
+		       "runs (2 or more per side).\n");
+}
+
+static void print_csv(const struct row *rows, size_t nr)
+{
+	printf("metric,n_a,avg_a,stddev_a,n_b,avg_b,stddev_b,change_pct,"
+	       "threshold,marker\n");
+	for (size_t i = 0; i < nr; i++) {
+		const struct row *r = &rows[i];
+		printf("%s,%llu,%.9g,%.9g,%llu,%.9g,%.9g,", r->name,
+		       (unsigned long long)r->a.n, r->a.mean, r->a.stddev,
+		       (unsigned long long)r->b.n, r->b.mean, r->b.stddev);
+		if (isfinite(r->change_pct))
+			printf("%.3f", r->change_pct);
+		printf(",");
+		if (isfinite(r->threshold))
+			printf("%.9g", r->threshold);
+		printf(",%c\n", r->marker);
+	}
+}
+
+static struct json_object *side_json(const struct fk_stats_summary *s)
+{
+	struct json_object *o = json_object_new_object();
+	json_object_object_add(o, "n", json_object_new_int64((int64_t)s->n));
+	json_object_object_add(o, "avg", results_json_double(s->mean, 9));
+	json_object_object_add(o, "stddev",
+			       results_json_double(s->stddev, 9));
+	return o;
+}
+
+static int print_json(const struct compare *c, const struct row *rows,
+		      size_t nr)
+{
+	struct json_object *o = json_object_new_object();
+	for (int s = 0; s < 2; s++) {
+		struct json_object *so = json_object_new_object();
+		char *u = cli_path_utf8(c->side[s].path);
+		json_object_object_add(so, "path",
+				       json_object_new_string(u ? u : ""));
+		free(u);
+		json_object_object_add(
+			so, "runs", json_object_new_int64((int64_t)c->side[s].runs));
+		json_object_object_add(
+			so, "files",
+			json_object_new_int64((int64_t)c->side[s].files));
+		json_object_object_add(o, s ? "b" : "a", so);
+	}
+	json_object_object_add(o, "rule", json_object_new_string(RULE_TEXT));
+	struct json_object *arr = json_object_new_array();
+	for (size_t i = 0; i < nr; i++) {
+		const struct row *r = &rows[i];
+		struct json_object *m = json_object_new_object();
+		char mk[2] = {(char)r->marker, 0};
+		json_object_object_add(m, "metric",
+				       json_object_new_string(r->name));
+		json_object_object_add(m, "a", side_json(&r->a));
+		json_object_object_add(m, "b", side_json(&r->b));
+		json_object_object_add(m, "change_pct",
+				       results_json_double(r->change_pct, 3));
+		json_object_object_add(m, "threshold",
+				       results_json_double(r->threshold, 9));
+		json_object_object_add(m, "marker", json_object_new_string(mk));
+		json_object_array_add(arr, m);
+	}
+	json_object_object_add(o, "metrics", arr);
+	printf("%s\n", json_object_to_json_string_ext(
+			       o, JSON_C_TO_STRING_PLAIN |
+					  JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: flushkit compare [--csv | --json] A B\n\n"
+		"Compare two sets of benchmark runs metric by metric.  A and "
+		"B are result\nfiles or directories of them (every *.jsonl; "
+		"one run per summary line,\nor per \"run\" line).  For each "
+		"numeric metric both have: AVG and STDDEV\n(sample, n-1) of "
+		"each side, the change from A to B in percent, and\n"
+		"  +  B higher than A by more than 2*sqrt(sA^2/nA + sB^2/nB)\n"
+		"  -  B lower than A by more than that\n"
+		"  0  within that: noise\n"
+		"  ?  a side has one run: no standard deviation, no verdict\n\n"
+		"  --csv    comma-separated values\n"
+		"  --json   one JSON object\n");
+}
+
+int cmd_compare(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"csv", no_argument, NULL, 'C'},
+		{"json", no_argument, NULL, 'J'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c, csv = 0, json = 0;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'C':
+			csv = 1;
+			break;
+		case 'J':
+			json = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return FK_EXIT_OK;
+		default:
+			usage(stderr);
+			return FK_EXIT_USAGE;
+		}
+	}
+	if (argc - optind != 2 || (csv && json)) {
+		usage(stderr);
+		return FK_EXIT_USAGE;
+	}
+
+	struct compare cmp;
+	memset(&cmp, 0, sizeof(cmp));
+	int rc = FK_EXIT_FAILURE;
+	struct row *rows = NULL;
+	if (load_side(&cmp, 0, argv[optind]) ||
+	    load_side(&cmp, 1, argv[optind + 1]))
+		goto out;
+
+	rows = calloc(cmp.nr_m ? cmp.nr_m : 1, sizeof(*rows));
+	if (!rows) {
+		cli_error("%s", strerror(ENOMEM));
+		goto out;
+	}
+	size_t nr = 0;
+	for (size_t i = 0; i < cmp.nr_m; i++)
+		if (cmp.m[i].nr[0] && cmp.m[i].nr[1])
+			row_compute(&cmp.m[i], &rows[nr++]);
+	if (!nr) {
+		cli_error("A and B have no numeric metric in common");
+		goto out;
+	}
+	if (csv)
+		print_csv(rows, nr);
+	else if (json)
+		print_json(&cmp, rows, nr);
+	else
+		print_table(&cmp, rows, nr);
+	rc = fflush(stdout) ? FK_EXIT_FAILURE : FK_EXIT_OK;
+out:
+	free(rows);
+	for (size_t i = 0; i < cmp.nr_m; i++) {
+		free(cmp.m[i].name);
+		free(cmp.m[i].v[0]);
+		free(cmp.m[i].v[1]);
+	}
+	free(cmp.m);
+	return rc;
+}
