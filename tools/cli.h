@@ -76,4 +76,21 @@ const char *cli_human_bytes(uint64_t bytes, char *buf, size_t len);
 /* 1 if progress should be shown: stderr is a terminal or forced. */
 int cli_progress_wanted(int forced);
 
+/*
+ * Shared by "flushkit sync" and "flushkit cp" (cli-tree.c).
+ */
+/* Raise the soft RLIMIT_NOFILE to the hard limit, so that more written
+ * files can keep their descriptor open until their fsync. */
+void cli_raise_nofile(void);
+/* Nanoseconds as seconds. */
+double cli_secs(uint64_t ns);
+/* Seconds as a JSON number with microsecond precision (a json-c object). */
+struct json_object *cli_json_secs(uint64_t ns);
+/* The backend of a tree operation's batched fsync phase, or "none". */
+const char *cli_tree_sync_io(const struct fk_tree_stats *st);
+/* Exit status for the result of fk_tree_sync/fk_tree_copy. */
+int cli_tree_exit(int r);
+/* "ok", "degraded" or "failed" for an exit status. */
+const char *cli_tree_result(int exit_code);
+
 #endif

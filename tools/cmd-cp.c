@@ -101,48 +101,6 @@ static void show_progress(void *arg, const struct fk_tree_stats *st)
 	p->shown = 1;
 }
 
-/* Allow as many kept descriptors (written files awaiting their fsync)
- * as the hard limit allows. */
-static void raise_nofile(void)
-{
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-}
-
-static double secs(uint64_t ns)
-{
-	return (double)ns / 1e9;
-}
-
-/* Seconds as a JSON number with microsecond precision. */
-static struct json_object *json_secs(uint64_t ns)
-{
-	char buf[32];
-	snprintf(buf, sizeof(buf), "%.6f", secs(ns));
-	return json_object_new_double_s(secs(ns), buf);
-}
-
-/* The backend of the batched phase, or "none". */
-static const char *sync_io_shown(const struct fk_tree_stats *st)
-{
-	return st->sync_io ? fk_sync_io_name(st->sync_io) : "none";
-}
-
-static const char *result_name(int exit_code)
-{
-	switch (exit_code) {
-	case FK_EXIT_OK:
-		return "ok";
-	case FK_EXIT_DEGRADED:
-		return "degraded";
-	default:
-		return "failed";
-	}
-}
-
 static void print_json(const char *src, const char *dst, int method,
 		       int drop_cache, const struct fk_tree_stats *st, int r,
 		       int exit_code)
@@ -164,7 +122,7 @@ static void print_json(const char *src, const char *dst, int method,
 	json_object_object_add(o, "drop_cache",
 			       json_object_new_boolean(drop_cache));
 	json_object_object_add(o, "sync_io",
-			       json_object_new_string(sync_io_shown(st)));
+			       json_object_new_string(cli_tree_sync_io(st)));
 	ADD_U64("sync_jobs", st->sync_jobs);
 	ADD_U64("files", st->files);
 	ADD_U64("dirs", st->dirs);
@@ -180,13 +138,14 @@ static void print_json(const char *src, const char *dst, int method,
 	ADD_U64("syncfs_calls", st->syncfs_calls);
 	ADD_U64("writeback_ranges", st->writeback_ranges);
 	ADD_U64("writeback_bytes", st->writeback_bytes);
-	json_object_object_add(o, "copy_s", json_secs(st->walk_ns));
-	json_object_object_add(o, "fsync_s", json_secs(st->fsync_ns));
-	json_object_object_add(o, "total_s", json_secs(st->total_ns));
+	json_object_object_add(o, "copy_s", cli_json_secs(st->walk_ns));
+	json_object_object_add(o, "fsync_s", cli_json_secs(st->fsync_ns));
+	json_object_object_add(o, "total_s", cli_json_secs(st->total_ns));
 	json_object_object_add(o, "degraded",
 			       json_object_new_boolean(st->degraded));
 	json_object_object_add(o, "result",
-			       json_object_new_string(result_name(exit_code)));
+			       json_object_new_string(
+				       cli_tree_result(exit_code)));
 	json_object_object_add(o, "error",
 			       r < 0 && r != -FK_EDEGRADED ?
 				       json_object_new_string(fk_strerror(r)) :
@@ -208,7 +167,7 @@ static void print_text(const char *src, const char *dst, int method,
 	char *q_src = cli_path_quote(src), *q_dst = cli_path_quote(dst);
 	printf("flushkit cp '%s' -> '%s': %s (method %s%s)\n",
 	       q_src ? q_src : "?", q_dst ? q_dst : "?",
-	       result_name(exit_code), method_name(method),
+	       cli_tree_result(exit_code), method_name(method),
 	       drop_cache ? ", drop-cache" : "");
 	free(q_src);
 	free(q_dst);
@@ -229,12 +188,13 @@ static void print_text(const char *src, const char *dst, int method,
 	       (unsigned long long)st->syncfs_calls);
 	if (st->sync_io)
 		printf("  sync io       %s, %u in flight at most\n",
-		       sync_io_shown(st), st->sync_jobs);
+		       cli_tree_sync_io(st), st->sync_jobs);
 	printf("  writeback     %llu ranges, %s\n",
 	       (unsigned long long)st->writeback_ranges,
 	       cli_human_bytes(st->writeback_bytes, b2, sizeof(b2)));
 	printf("  time          copy %.3f s, fsync %.3f s, total %.3f s\n",
-	       secs(st->walk_ns), secs(st->fsync_ns), secs(st->total_ns));
+	       cli_secs(st->walk_ns), cli_secs(st->fsync_ns),
+	       cli_secs(st->total_ns));
 	if (st->degraded)
 		printf("  durability    DEGRADED: a directory fsync was not "
 		       "supported\n");
@@ -330,17 +290,13 @@ int cmd_cp(int argc, char **argv)
 		o.progress_arg = &ps;
 	}
 
-	raise_nofile();
+	cli_raise_nofile();
 	struct fk_tree_stats st;
 	int r = fk_tree_copy(src, dst, &o, &st);
 	if (ps.shown && ps.tty)
 		fputc('\n', stderr);
 
-	int exit_code = FK_EXIT_OK;
-	if (r == -FK_EDEGRADED)
-		exit_code = FK_EXIT_DEGRADED;
-	else if (r < 0)
-		exit_code = FK_EXIT_FAILURE;
+	int exit_code = cli_tree_exit(r);
 
 	if (json)
 		print_json(src, dst, o.method, o.drop_cache, &st, r, exit_code);

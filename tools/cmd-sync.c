@@ -89,53 +89,6 @@ static void show_progress(void *arg, const struct fk_tree_stats *st)
 	p->shown = 1;
 }
 
-/* Allow as many kept descriptors as the hard limit allows. */
-static void raise_nofile(void)
-{
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
-}
-
-static const char *result_name(int r)
-{
-	if (r == 0)
-		return "ok";
-	if (r == -FK_EDEGRADED)
-		return "degraded";
-	return "failed";
-}
-
-static int exit_code(int r)
-{
-	if (r == 0)
-		return FK_EXIT_OK;
-	if (r == -FK_EDEGRADED)
-		return FK_EXIT_DEGRADED;
-	return FK_EXIT_FAILURE;
-}
-
-static double secs(uint64_t ns)
-{
-	return (double)ns / 1e9;
-}
-
-/* Seconds as a JSON number with microsecond precision (as cp). */
-static struct json_object *json_secs(uint64_t ns)
-{
-	char buf[32];
-	snprintf(buf, sizeof(buf), "%.6f", secs(ns));
-	return json_object_new_double_s(secs(ns), buf);
-}
-
-/* The backend of the batched phase, or "none". */
-static const char *sync_io_shown(const struct fk_tree_stats *st)
-{
-	return st->sync_io ? fk_sync_io_name(st->sync_io) : "none";
-}
-
 static void print_json(int method, int r, const struct fk_tree_stats *st,
 		       char **paths, int nr_paths)
 {
@@ -154,7 +107,7 @@ static void print_json(int method, int r, const struct fk_tree_stats *st,
 	json_object_object_add(o, "method",
 			       json_object_new_string(method_names[method]));
 	json_object_object_add(o, "sync_io",
-			       json_object_new_string(sync_io_shown(st)));
+			       json_object_new_string(cli_tree_sync_io(st)));
 	U64("sync_jobs", st->sync_jobs);
 	U64("files", st->files);
 	U64("dirs", st->dirs);
@@ -171,19 +124,22 @@ static void print_json(int method, int r, const struct fk_tree_stats *st,
 	U64("errors", st->errors);
 	U64("warnings", st->warnings);
 #undef U64
-	json_object_object_add(o, "walk_s", json_secs(st->walk_ns));
-	json_object_object_add(o, "writeback_s", json_secs(st->writeback_ns));
-	json_object_object_add(o, "fsync_s", json_secs(st->fsync_ns));
-	json_object_object_add(o, "total_s", json_secs(st->total_ns));
+	json_object_object_add(o, "walk_s", cli_json_secs(st->walk_ns));
+	json_object_object_add(o, "writeback_s",
+			       cli_json_secs(st->writeback_ns));
+	json_object_object_add(o, "fsync_s", cli_json_secs(st->fsync_ns));
+	json_object_object_add(o, "total_s", cli_json_secs(st->total_ns));
 	json_object_object_add(o, "degraded",
 			       json_object_new_boolean(st->degraded));
 	json_object_object_add(o, "result",
-			       json_object_new_string(result_name(r)));
+			       json_object_new_string(
+				       cli_tree_result(cli_tree_exit(r))));
 	json_object_object_add(o, "error",
 			       r < 0 && r != -FK_EDEGRADED ?
 				       json_object_new_string(fk_strerror(r)) :
 				       NULL);
-	json_object_object_add(o, "exit", json_object_new_int(exit_code(r)));
+	json_object_object_add(o, "exit",
+			       json_object_new_int(cli_tree_exit(r)));
 	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);
 }
@@ -207,7 +163,7 @@ static void print_text(int method, int r, const struct fk_tree_stats *st)
 	       (unsigned long long)st->dir_fsync_calls);
 	if (st->sync_io)
 		printf("sync io:           %s, %u in flight at most\n",
-		       sync_io_shown(st), st->sync_jobs);
+		       cli_tree_sync_io(st), st->sync_jobs);
 	if (method == FK_SYNC_SYNCFS)
 		printf("syncfs calls:      %llu\n",
 		       (unsigned long long)st->syncfs_calls);
@@ -221,8 +177,8 @@ static void print_text(int method, int r, const struct fk_tree_stats *st)
 	       (unsigned long long)st->warnings);
 	printf("time (s):          walk %.3f, writeback %.3f, fsync %.3f, "
 	       "total %.3f\n",
-	       secs(st->walk_ns), secs(st->writeback_ns), secs(st->fsync_ns),
-	       secs(st->total_ns));
+	       cli_secs(st->walk_ns), cli_secs(st->writeback_ns),
+	       cli_secs(st->fsync_ns), cli_secs(st->total_ns));
 	if (r == 0)
 		printf("result:            ok: durable\n");
 	else if (r == -FK_EDEGRADED)
@@ -313,7 +269,7 @@ int cmd_sync(int argc, char **argv)
 		return FK_EXIT_USAGE;
 	}
 
-	raise_nofile();
+	cli_raise_nofile();
 	struct progress prog = {.start_ns = mono_ns()};
 	struct fk_tree_opts o;
 	fk_tree_opts_init(&o);
@@ -345,5 +301,5 @@ int cmd_sync(int argc, char **argv)
 	else
 		print_text(method, r, &st);
 	fflush(stdout);
-	return exit_code(r);
+	return cli_tree_exit(r);
 }
