@@ -1,0 +1,852 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd-bench-sync.c - "flushkit bench sync": the sync(2) timing study
+ * (docs/bench-sync.md).
+ *
+ * The 2011 study of sync(2) on Linux (the sync livelock and
+ * "sync should only wait for its own data" discussions) timed sync with
+ * nothing to write, with small files being created, and with one large
+ * file being written, on 1, 2 and 4 file systems, and marked each
+ * difference +/-/0 by two standard deviations.  This does the same for
+ * three ways to make data durable: sync(2), one syncfs(2) per file
+ * system, and flushkit's two-pass tree sync (fk_tree_sync,
+ * FK_SYNC_TWOPASS) over the written trees.
+ *
+ * For each file system type and count: image files (sparse) in a
+ * private directory, losetup --find --show, mkfs.TYPE, mount; then
+ * --runs times, for each method (the order rotating from run to run):
+ *   1. empty: --empty-syncs calls with nothing to write, total time;
+ *   2. small: per file system a writer process creating 40 KB files,
+ *      sleep 3 s, then time one sync while the writers go on;
+ *   3. big: per file system a writer process writing one large file,
+ *      sleep 5 s, then time one sync while the writers go on.
+ * Writers are killed after the sync, their files removed and everything
+ * synced (untimed) before the next test.  Then umount, losetup -d, and
+ * the images removed: also after an error, SIGINT or SIGTERM (which
+ * stop the benchmark at the next step).
+ *
+ * losetup, mkfs.* and mount/umount run with fork + execvp of a fixed
+ * argument array: no shell, no string from the user but the size and
+ * the directory, passed as single arguments.
+ *
+ * Results: a table per type and count on stdout, and one result file per
+ * (type, count, method) with a "run" line per run and a "summary" line,
+ * for "flushkit compare" and "flushkit report".
+ */
+#include "cli.h"
+#include "results.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_FS 4
+#define MAX_TYPES 8
+#define NR_METHODS 3
+#define NR_TESTS 3
+#define SMALL_FILE_BYTES (40 * 1024)
+#define CHUNK_BYTES (1024 * 1024)
+
+enum { M_SYNC, M_SYNCFS, M_FLUSHKIT };
+static const char *const method_names[NR_METHODS] = {"sync", "syncfs",
+						     "flushkit"};
+static const char *const method_titles[NR_METHODS] = {
+	"sync(2)", "syncfs", "flushkit sync"};
+static const char *const test_keys[NR_TESTS] = {
+	"empty_sync_total_s", "small_sync_s", "big_sync_s"};
+
+struct fsinst {
+	char img[4096], mnt[4096], data[4200];
+	char dev[256];
+	int img_made, looped, mounted;
+};
+
+struct opts {
+	const char *types[MAX_TYPES];
+	int nr_types;
+	uint64_t counts[3];
+	int nr_counts;
+	uint64_t runs, empty_syncs, image_bytes, big_bytes, small_limit_bytes;
+	double sleep_scale;
+	const char *dir, *results;
+	int no_results;
+};
+
+/* What one writer child has written, in shared memory. */
+struct wstat {
+	volatile uint64_t bytes, files;
+};
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Sleep @s seconds, returning early when stopped. */
+static void sleep_s(double s)
+{
+	double end = now_s() + s;
+	while (!stop) {
+		double left = end - now_s();
+		if (left <= 0)
+			break;
+		struct timespec ts = {(time_t)left,
+				      (long)((left - floor(left)) * 1e9)};
+		nanosleep(&ts, NULL);
+	}
+}
+
+/*
+ * Run @argv (execvp: a fixed program name looked up in PATH), stdin
+ * from /dev/null, stdout into @out (if not NULL, up to @len - 1 bytes,
+ * NUL-terminated) or /dev/null, stderr inherited.  Returns the exit
+ * status, 128+N if killed by signal N, -errno if it could not run.
+ */
+static int run_cmd(char *const *argv, char *out, size_t len)
+{
+	int p[2] = {-1, -1};
+	if (out && pipe2(p, O_CLOEXEC))
+		return -errno;
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		if (out) {
+			close(p[0]);
+			close(p[1]);
+		}
+		return -e;
+	}
+	if (pid == 0) {
+		int nul = open("/dev/null", O_RDWR);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		if (nul >= 0) {
+			dup2(nul, 0);
+			if (!out)
+				dup2(nul, 1);
+		}
+		if (out)
+			dup2(p[1], 1);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	size_t n = 0;
+	if (out) {
+		close(p[1]);
+		for (;;) {
+			ssize_t r = read(p[0], out + n, len - 1 - n);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0 || n + (size_t)r >= len - 1) {
+				n += r > 0 ? (size_t)r : 0;
+				break;
+			}
+			n += (size_t)r;
+		}
+		out[n] = 0;
+		close(p[0]);
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
+}
+
+static int cmd_failed(const char *what, const char *arg, int rc)
+{
+	if (rc < 0)
+		cli_error("%s '%s': %s", what, arg, strerror(-rc));
+	else
+		cli_error("%s '%s': exit status %d", what, arg, rc);
+	return -EIO;
+}
+
+/* Is @prog an executable in PATH? */
+static int in_path(const char *prog)
+{
+	const char *path = getenv("PATH");
+	char buf[4096];
+	if (!path)
+		path = "/usr/sbin:/usr/bin:/sbin:/bin";
+	while (*path) {
+		size_t n = strcspn(path, ":");
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, path, prog);
+		if (n && !access(buf, X_OK))
+			return 1;
+		path += n + (path[n] == ':');
+	}
+	return 0;
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag,
+		    struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	if (ftw->level > 0)
+		remove(path);
+	return 0;
+}
+
+/* Remove everything below @dir (not @dir itself). */
+static void empty_dir(const char *dir)
+{
+	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
+
+static int fs_setup(struct fsinst *f, const char *base, const char *type,
+		    int i, uint64_t image_bytes)
+{
+	char out[256];
+	snprintf(f->img, sizeof(f->img), "%s/%s-%d.img", base, type, i);
+	snprintf(f->mnt, sizeof(f->mnt), "%s/%s-%d", base, type, i);
+	snprintf(f->data, sizeof(f->data), "%s/data", f->mnt);
+
+	int fd = open(f->img, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		cli_error("create '%s': %s", f->img, strerror(errno));
+		return -errno;
+	}
+	f->img_made = 1;
+	if (ftruncate(fd, (off_t)image_bytes)) {
+		int e = errno;
+		close(fd);
+		cli_error("truncate '%s': %s", f->img, strerror(e));
+		return -e;
+	}
+	close(fd);
+
+	char *losetup[] = {"losetup", "--find", "--show", f->img, NULL};
+	int rc = run_cmd(losetup, out, sizeof(out));
+	out[strcspn(out, "\n")] = 0;
+	if (rc || strncmp(out, "/dev/", 5))
+		return cmd_failed("losetup --find --show", f->img, rc);
+	snprintf(f->dev, sizeof(f->dev), "%s", out);
+	f->looped = 1;
+
+	char mkfs[32];
+	snprintf(mkfs, sizeof(mkfs), "mkfs.%s", type);
+	char *force = !strcmp(type, "ext4") ? "-F" : "-f";
+	char *mk[] = {mkfs, "-q", force, f->dev, NULL};
+	rc = run_cmd(mk, NULL, 0);
+	if (rc)
+		return cmd_failed(mkfs, f->dev, rc);
+	if (mkdir(f->mnt, 0700)) {
+		cli_error("mkdir '%s': %s", f->mnt, strerror(errno));
+		return -errno;
+	}
+	char *mnt[] = {"mount", "-t", (char *)type, f->dev, f->mnt, NULL};
+	rc = run_cmd(mnt, NULL, 0);
+	if (rc)
+		return cmd_failed("mount", f->dev, rc);
+	f->mounted = 1;
+	if (mkdir(f->data, 0700)) {
+		cli_error("mkdir '%s': %s", f->data, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+/* Undo whatever fs_setup did.  Returns 0 or -EIO if something stays. */
+static int fs_teardown(struct fsinst *f)
+{
+	int err = 0;
+	if (f->mounted) {
+		char *um[] = {"umount", f->mnt, NULL};
+		int rc = 0;
+		for (int i = 0; i < 5; i++) {
+			rc = run_cmd(um, NULL, 0);
+			if (!rc)
+				break;
+			sleep(1);	/* a writer child not yet reaped */
+		}
+		if (rc)
+			err = cmd_failed("umount", f->mnt, rc);
+		else
+			f->mounted = 0;
+	}
+	if (!f->mounted && f->img_made)
+		rmdir(f->mnt);
+	if (f->looped && !f->mounted) {
+		char *ld[] = {"losetup", "-d", f->dev, NULL};
+		int rc = run_cmd(ld, NULL, 0);
+		if (rc)
+			err = cmd_failed("losetup -d", f->dev, rc);
+		else
+			f->looped = 0;
+	}
+	if (f->img_made && !f->looped) {
+		if (unlink(f->img) && errno != ENOENT)
+			cli_warn("unlink '%s': %s", f->img, strerror(errno));
+		f->img_made = 0;
+	}
+	return err;
+}
+
+/* A writer child: small files of SMALL_FILE_BYTES, or one big file of
+ * @big_bytes, in @dir, up to @limit_bytes; then it waits to be killed. */
+static void writer(const char *dir, int big, uint64_t big_bytes,
+		   uint64_t limit_bytes, struct wstat *ws)
+{
+	static char buf[CHUNK_BYTES];
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	memset(buf, 0x5a, sizeof(buf));
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		_exit(1);
+	if (big) {
+		int fd = openat(dfd, "big", O_WRONLY | O_CREAT | O_TRUNC |
+						    O_CLOEXEC, 0600);
+		while (fd >= 0 && ws->bytes < big_bytes) {
+			ssize_t w = write(fd, buf, sizeof(buf));
+			if (w <= 0)
+				break;
+			ws->bytes += (uint64_t)w;
+		}
+	} else {
+		char name[32];
+		while (ws->bytes + SMALL_FILE_BYTES <= limit_bytes) {
+			snprintf(name, sizeof(name), "f%08llu",
+				 (unsigned long long)ws->files);
+			int fd = openat(dfd, name, O_WRONLY | O_CREAT |
+							   O_EXCL | O_CLOEXEC,
+					0600);
+			if (fd < 0)
+				break;
+			ssize_t w = write(fd, buf, SMALL_FILE_BYTES);
+			close(fd);
+			if (w != SMALL_FILE_BYTES)
+				break;
+			ws->bytes += (uint64_t)w;
+			ws->files++;
+		}
+	}
+	for (;;)
+		pause();
+}
+
+static int do_sync(int method, struct fsinst *fs, int nr)
+{
+	if (method == M_SYNC) {
+		sync();
+		return 0;
+	}
+	if (method == M_SYNCFS) {
+		for (int i = 0; i < nr; i++) {
+			int fd = open(fs[i].mnt, O_RDONLY | O_DIRECTORY |
+							 O_CLOEXEC);
+			if (fd < 0 || syncfs(fd)) {
+				int e = errno;
+				cli_error("syncfs '%s': %s", fs[i].mnt,
+					  strerror(e));
+				if (fd >= 0)
+					close(fd);
+				return -e;
+			}
+			close(fd);
+		}
+		return 0;
+	}
+	const char *paths[MAX_FS];
+	for (int i = 0; i < nr; i++)
+		paths[i] = fs[i].data;
+	struct fk_tree_opts o;
+	fk_tree_opts_init(&o);
+	o.method = FK_SYNC_TWOPASS;
+	o.report = cli_report_path;
+	int err = fk_tree_sync(paths, (size_t)nr, &o, NULL);
+	return err == -FK_EDEGRADED ? 0 : err;
+}
+
+/* Kill the writers, remove their files, settle. */
+static void writers_stop(pid_t *pids, struct fsinst *fs, int nr)
+{
+	for (int i = 0; i < nr; i++)
+		if (pids[i] > 0)
+			kill(pids[i], SIGKILL);
+	for (int i = 0; i < nr; i++)
+		if (pids[i] > 0)
+			while (waitpid(pids[i], NULL, 0) < 0 && errno == EINTR)
+				;
+	for (int i = 0; i < nr; i++) {
+		pids[i] = 0;
+		empty_dir(fs[i].data);
+	}
+	sync();
+}
+
+/*
+ * One test with one method.  Returns the seconds timed (NAN on error)
+ * and the bytes/files the writers had written when the sync started.
+ */
+static double one_test(const struct opts *op, int test, int method,
+		       struct fsinst *fs, int nr, struct wstat *ws,
+		       uint64_t *bytes, uint64_t *files)
+{
+	pid_t pids[MAX_FS] = {0};
+	double t;
+	int err = 0;
+
+	*bytes = *files = 0;
+	if (test == 0) {
+		sync();
+		t = now_s();
+		for (uint64_t i = 0; i < op->empty_syncs && !err && !stop; i++)
+			err = do_sync(method, fs, nr);
+		t = now_s() - t;
+		return err || stop ? NAN : t;
+	}
+	for (int i = 0; i < nr; i++) {
+		ws[i].bytes = ws[i].files = 0;
+		fflush(NULL);
+		pids[i] = fork();
+		if (pids[i] == 0)
+			writer(fs[i].data, test == 2, op->big_bytes,
+			       op->small_limit_bytes, &ws[i]);
+		if (pids[i] < 0) {
+			cli_error("fork: %s", strerror(errno));
+			writers_stop(pids, fs, nr);
+			return NAN;
+		}
+	}
+	sleep_s((test == 1 ? 3.0 : 5.0) * op->sleep_scale);
+	for (int i = 0; i < nr; i++) {
+		*bytes += ws[i].bytes;
+		*files += ws[i].files;
+	}
+	t = now_s();
+	if (!stop)
+		err = do_sync(method, fs, nr);
+	t = now_s() - t;
+	writers_stop(pids, fs, nr);
+	return err || stop ? NAN : t;
+}
+
+static struct json_object *settings_json(const struct opts *op,
+					 const char *type, int count,
+					 int method)
+{
+	struct json_object *s = json_object_new_object();
+	json_object_object_add(s, "bench", json_object_new_string("sync"));
+	json_object_object_add(s, "fs", json_object_new_string(type));
+	json_object_object_add(s, "fs_count", json_object_new_int(count));
+	json_object_object_add(s, "method",
+			       json_object_new_string(method_names[method]));
+	json_object_object_add(s, "runs",
+			       json_object_new_int64((int64_t)op->runs));
+	json_object_object_add(s, "empty_syncs",
+			       json_object_new_int64((int64_t)op->empty_syncs));
+	json_object_object_add(s, "small_file_bytes",
+			       json_object_new_int(SMALL_FILE_BYTES));
+	json_object_object_add(s, "big_bytes",
+			       json_object_new_int64((int64_t)op->big_bytes));
+	json_object_object_add(s, "image_bytes",
+			       json_object_new_int64((int64_t)op->image_bytes));
+	json_object_object_add(s, "sleep_scale",
+			       results_json_double(op->sleep_scale, 3));
+	return s;
+}
+
+/* Run every test of one file system type and count; print its table. */
+static int bench_one(const struct opts *op, const char *base,
+		     const char *type, int count, struct wstat *ws)
+{
+	struct fsinst fs[MAX_FS];
+	struct result_file *rf[NR_METHODS] = {NULL};
+	double *v[NR_METHODS][NR_TESTS];
+	int err = 0;
+	size_t nv = 0;	/* complete runs */
+
+	memset(fs, 0, sizeof(fs));
+	memset(v, 0, sizeof(v));
+	for (int m = 0; m < NR_METHODS; m++)
+		for (int t = 0; t < NR_TESTS; t++) {
+			v[m][t] = calloc(op->runs, sizeof(double));
+			if (!v[m][t])
+				err = -ENOMEM;
+		}
+	fprintf(stderr, "bench sync: %s x %d: setting up\n", type, count);
+	for (int i = 0; i < count && !err && !stop; i++)
+		err = fs_setup(&fs[i], base, type, i, op->image_bytes);
+	const char *paths[MAX_FS];
+	for (int i = 0; i < count; i++)
+		paths[i] = fs[i].data;
+	for (int m = 0; m < NR_METHODS && !err && !stop && !op->no_results;
+	     m++) {
+		char name[64];
+		snprintf(name, sizeof(name), "sync-%s-%d-%s", type, count,
+			 method_names[m]);
+		err = results_open(op->results, name, &rf[m]);
+		if (err) {
+			cli_error("open '%s': %s",
+				  op->results ? op->results : "results",
+				  strerror(-err));
+			break;
+		}
+		results_write(rf[m], "settings",
+			      settings_json(op, type, count, m));
+		results_env(rf[m], paths, (size_t)count);
+		results_reset_clock(rf[m]);
+	}
+
+	for (uint64_t r = 0; r < op->runs && !err && !stop; r++) {
+		for (int k = 0; k < NR_METHODS && !err && !stop; k++) {
+			int m = (int)((k + r) % NR_METHODS);
+			struct json_object *line = json_object_new_object();
+			json_object_object_add(line, "run",
+					       json_object_new_int64(
+						       (int64_t)r + 1));
+			for (int t = 0; t < NR_TESTS && !stop; t++) {
+				uint64_t bytes, files;
+				fprintf(stderr,
+					"bench sync: %s x %d, run %llu/%llu,"
+					" %s, %s\n",
+					type, count,
+					(unsigned long long)r + 1,
+					(unsigned long long)op->runs,
+					method_titles[m], test_keys[t]);
+				double s = one_test(op, t, m, fs, count, ws,
+						    &bytes, &files);
+				if (isnan(s) && !stop) {
+					err = -EIO;
+					break;
+				}
+				v[m][t][r] = s;
+				json_object_object_add(
+					line, test_keys[t],
+					results_json_double(s, 6));
+				if (t == 1) {
+					json_object_object_add(
+						line, "small_files_at_sync",
+						json_object_new_int64(
+							(int64_t)files));
+					json_object_object_add(
+						line, "small_mb_at_sync",
+						results_json_double(
+							(double)bytes / 1048576,
+							1));
+				} else if (t == 2)
+					json_object_object_add(
+						line, "big_mb_at_sync",
+						results_json_double(
+							(double)bytes / 1048576,
+							1));
+			}
+			if (rf[m] && !stop && !err)
+				results_write(rf[m], "run", line);
+			else
+				json_object_put(line);
+		}
+		if (!err && !stop)
+			nv = r + 1;
+	}
+
+	/* The table, and the summary lines. */
+	struct fk_stats_summary s[NR_METHODS][NR_TESTS];
+	for (int m = 0; m < NR_METHODS; m++)
+		for (int t = 0; t < NR_TESTS; t++)
+			fk_stats_summarize(v[m][t], nv, &s[m][t]);
+	if (nv) {
+		printf("\n%s, %d file system%s, %zu run%s (marker: against "
+		       "sync(2))\n",
+		       type, count, count > 1 ? "s" : "", nv,
+		       nv > 1 ? "s" : "");
+		printf("%-22s", "");
+		for (int m = 0; m < NR_METHODS; m++)
+			printf("  %19s%s", method_titles[m], m ? "    " : "");
+		printf("\n%-22s", "test (seconds)");
+		for (int m = 0; m < NR_METHODS; m++)
+			printf("  %9s %9s%s", "AVG", "STDDEV",
+			       m ? "    " : "");
+		printf("\n");
+		for (int t = 0; t < NR_TESTS; t++) {
+			char label[40];
+			if (t == 0)
+				snprintf(label, sizeof(label),
+					 "empty, %llu syncs",
+					 (unsigned long long)op->empty_syncs);
+			else
+				snprintf(label, sizeof(label), "%s",
+					 t == 1 ? "small files" : "big file");
+			printf("%-22s", label);
+			for (int m = 0; m < NR_METHODS; m++) {
+				printf("  %9.4f %9.4f", s[m][t].mean,
+				       s[m][t].stddev);
+				if (m)
+					printf(" (%c)",
+					       fk_stats_compare(&s[0][t],
+								&s[m][t],
+								NULL));
+			}
+			printf("\n");
+		}
+		fflush(stdout);
+	}
+	for (int m = 0; m < NR_METHODS; m++) {
+		if (!rf[m])
+			continue;
+		struct json_object *sum = json_object_new_object();
+		json_object_object_add(sum, "runs",
+				       json_object_new_int64((int64_t)nv));
+		for (int t = 0; t < NR_TESTS; t++) {
+			char key[64];
+			json_object_object_add(
+				sum, test_keys[t],
+				results_json_double(nv ? s[m][t].mean : NAN,
+						    6));
+			snprintf(key, sizeof(key), "%s_stddev", test_keys[t]);
+			json_object_object_add(
+				sum, key,
+				results_json_double(nv > 1 ? s[m][t].stddev
+							   : NAN,
+						    6));
+		}
+		results_write(rf[m], "summary", sum);
+		fprintf(stderr, "result file: %s\n", results_path(rf[m]));
+		int e = results_close(rf[m]);
+		if (e && !err) {
+			cli_error("write result file: %s", strerror(-e));
+			err = e;
+		}
+	}
+	for (int i = count - 1; i >= 0; i--)
+		if (fs_teardown(&fs[i]) && !err)
+			err = -EIO;
+	for (int m = 0; m < NR_METHODS; m++)
+		for (int t = 0; t < NR_TESTS; t++)
+			free(v[m][t]);
+	return err;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: flushkit bench sync [OPTIONS]   (root only)\n\n"
+		"Time sync(2), syncfs per file system and flushkit's two-pass "
+		"tree sync on\n1, 2 or 4 fresh file systems on loop devices: "
+		"with nothing to write,\nwhile small files are created, and "
+		"while a big file is written.\n\n"
+		"  --fs=LIST           file system types (default "
+		"ext4,xfs,btrfs)\n"
+		"  --fs-count=LIST     file systems at once: 1, 2, 4 "
+		"(default 1,2,4)\n"
+		"  --runs=N            runs (default 10)\n"
+		"  --empty-syncs=N     syncs with nothing to write (default "
+		"200)\n"
+		"  --big-size=SIZE     the big file (default 2G)\n"
+		"  --image-size=SIZE   each image file, sparse (default "
+		"big-size + 1G)\n"
+		"  --sleep-scale=F     multiply the 3 s and 5 s sleeps "
+		"(default 1)\n"
+		"  --dir=DIR           images and mount points go in a new "
+		"directory there\n"
+		"                      (default /var/tmp)\n"
+		"  --results=DIR       result files (default results)\n"
+		"  --no-results        write no result files\n");
+}
+
+static int parse_types(char *s, struct opts *op)
+{
+	char *save = NULL;
+	op->nr_types = 0;
+	for (char *t = strtok_r(s, ",", &save); t;
+	     t = strtok_r(NULL, ",", &save)) {
+		if (strcmp(t, "ext4") && strcmp(t, "xfs") && strcmp(t, "btrfs"))
+			return -EINVAL;
+		if (op->nr_types == MAX_TYPES)
+			return -EINVAL;
+		op->types[op->nr_types++] = t;
+	}
+	return op->nr_types ? 0 : -EINVAL;
+}
+
+static int parse_counts(char *s, struct opts *op)
+{
+	char *save = NULL;
+	op->nr_counts = 0;
+	for (char *t = strtok_r(s, ",", &save); t;
+	     t = strtok_r(NULL, ",", &save)) {
+		uint64_t n;
+		if (cli_parse_u64(t, &n) || (n != 1 && n != 2 && n != 4) ||
+		    op->nr_counts == 3)
+			return -EINVAL;
+		op->counts[op->nr_counts++] = n;
+	}
+	return op->nr_counts ? 0 : -EINVAL;
+}
+
+int cmd_bench_sync(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{"fs", required_argument, NULL, 'f'},
+		{"fs-count", required_argument, NULL, 'n'},
+		{"runs", required_argument, NULL, 'r'},
+		{"empty-syncs", required_argument, NULL, 'e'},
+		{"big-size", required_argument, NULL, 'b'},
+		{"image-size", required_argument, NULL, 'i'},
+		{"sleep-scale", required_argument, NULL, 's'},
+		{"dir", required_argument, NULL, 'd'},
+		{"results", required_argument, NULL, 'o'},
+		{"no-results", no_argument, NULL, 'N'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct opts op;
+	char types_default[] = "ext4,xfs,btrfs", counts_default[] = "1,2,4";
+	int c;
+
+	memset(&op, 0, sizeof(op));
+	op.runs = 10;
+	op.empty_syncs = 200;
+	op.big_bytes = 2ull << 30;
+	op.sleep_scale = 1;
+	op.dir = "/var/tmp";
+	parse_types(types_default, &op);
+	parse_counts(counts_default, &op);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+		int bad = 0;
+		char *end;
+		switch (c) {
+		case 'f':
+			bad = parse_types(optarg, &op);
+			break;
+		case 'n':
+			bad = parse_counts(optarg, &op);
+			break;
+		case 'r':
+			bad = cli_parse_u64(optarg, &op.runs) || !op.runs ||
+			      op.runs > 100000;
+			break;
+		case 'e':
+			bad = cli_parse_u64(optarg, &op.empty_syncs);
+			break;
+		case 'b':
+			bad = cli_parse_size(optarg, &op.big_bytes) ||
+			      !op.big_bytes;
+			break;
+		case 'i':
+			bad = cli_parse_size(optarg, &op.image_bytes) ||
+			      op.image_bytes < (64u << 20);
+			break;
+		case 's':
+			op.sleep_scale = strtod(optarg, &end);
+			bad = *end || !(op.sleep_scale >= 0) ||
+			      op.sleep_scale > 100;
+			break;
+		case 'd':
+			op.dir = optarg;
+			break;
+		case 'o':
+			op.results = optarg;
+			break;
+		case 'N':
+			op.no_results = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return FK_EXIT_OK;
+		default:
+			usage(stderr);
+			return FK_EXIT_USAGE;
+		}
+		if (bad) {
+			cli_error("bad value '%s'", optarg);
+			return FK_EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return FK_EXIT_USAGE;
+	}
+	if (!op.image_bytes)
+		op.image_bytes = op.big_bytes + (1ull << 30);
+	/* The small-file writers stop at a quarter of the image. */
+	op.small_limit_bytes = op.image_bytes / 4;
+	if (geteuid() != 0) {
+		cli_error("bench sync needs root: it creates loop devices, "
+			  "file systems and mounts");
+		return FK_EXIT_FAILURE;
+	}
+	const char *need[] = {"losetup", "mount", "umount"};
+	for (size_t i = 0; i < 3; i++)
+		if (!in_path(need[i])) {
+			cli_error("'%s' not found in PATH", need[i]);
+			return FK_EXIT_FAILURE;
+		}
+	for (int i = 0; i < op.nr_types; i++) {
+		char mkfs[32];
+		snprintf(mkfs, sizeof(mkfs), "mkfs.%s", op.types[i]);
+		if (!in_path(mkfs)) {
+			cli_error("'%s' not found in PATH (Debian: %s)", mkfs,
+				  !strcmp(op.types[i], "ext4") ? "e2fsprogs"
+				  : !strcmp(op.types[i], "xfs")
+					  ? "xfsprogs"
+					  : "btrfs-progs");
+			return FK_EXIT_FAILURE;
+		}
+	}
+
+	char base[4096];
+	snprintf(base, sizeof(base), "%s/flushkit-bench-sync-XXXXXX", op.dir);
+	if (strlen(op.dir) > 2000 || !mkdtemp(base)) {
+		cli_error("mkdtemp '%s': %s", base, strerror(errno));
+		return FK_EXIT_FAILURE;
+	}
+	struct wstat *ws = mmap(NULL, sizeof(*ws) * MAX_FS,
+				PROT_READ | PROT_WRITE,
+				MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (ws == MAP_FAILED) {
+		cli_error("mmap: %s", strerror(errno));
+		rmdir(base);
+		return FK_EXIT_FAILURE;
+	}
+
+	struct sigaction sa, old_int, old_term;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	stop = 0;
+
+	int err = 0;
+	for (int t = 0; t < op.nr_types && !err && !stop; t++)
+		for (int n = 0; n < op.nr_counts && !err && !stop; n++)
+			err = bench_one(&op, base, op.types[t],
+					(int)op.counts[n], ws);
+
+	munmap(ws, sizeof(*ws) * MAX_FS);
+	if (rmdir(base))
+		cli_warn("rmdir '%s': %s (left behind)", base, strerror(errno));
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (stop) {
+		cli_error("interrupted; loop devices, mounts and images "
+			  "removed");
+		return FK_EXIT_FAILURE;
+	}
+	return err ? FK_EXIT_FAILURE : FK_EXIT_OK;
+}
