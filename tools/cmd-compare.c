@@ -239,11 +239,15 @@ static void row_compute(const struct metric *m, struct row *r)
 	r->marker = fk_stats_compare(&r->a, &r->b, &r->threshold);
 }
 
-/* A value with 4 significant digits, no exponent between 1e-3 and
- * 1e9 (at most 11 columns). */
+/* A value with 4 significant digits, or all its integer digits from
+ * 1000 on; no exponent between 1e-3 and 1e10 (at most 11 columns). */
 static const char *fmt_num(double v, char *buf, size_t len)
 {
 	char e[32];
+	if (fabs(v) >= 1000 && fabs(v) < 1e10) {	/* all integer digits */
+		snprintf(buf, len, "%.0f", v);
+		return buf;
+	}
 	snprintf(e, sizeof(e), "%.3e", v);	/* 4 digits first: 0.00999999 */
 	v = strtod(e, NULL);			/* is 0.01000, not 0.009999 */
 	double a = fabs(v);
