@@ -195,6 +195,10 @@ int main(void)
 	fk_store_get_stats(st, &ss);
 	CHECK_EQ(ss.commits, 1 + NTHREADS * PER_THREAD);
 	CHECK(ss.wal_flushes <= ss.commits);
+	/* Every WAL flush wrote and synced: both clocks ran. */
+	CHECK(ss.wal_flushes > 0);
+	CHECK(ss.wal_sync_ns > 0);
+	CHECK(ss.wal_write_ns > 0);
 	CHECK(ss.checkpoints >= 2);
 	printf("commits %llu, WAL flushes %llu, backend writes %llu\n",
 	       (unsigned long long)ss.commits,

@@ -1314,6 +1314,10 @@ void fk_store_get_stats(struct fk_store *s, struct fk_store_stats *st)
 	st->wal_flushes = __atomic_load_n(&s->st.wal_flushes,
 					  __ATOMIC_RELAXED);
 	st->wal_fpi = __atomic_load_n(&s->st.wal_fpi, __ATOMIC_RELAXED);
+	st->wal_write_ns = __atomic_load_n(&s->st.wal_write_ns,
+					   __ATOMIC_RELAXED);
+	st->wal_sync_ns = __atomic_load_n(&s->st.wal_sync_ns,
+					  __ATOMIC_RELAXED);
 	st->checkpoints = __atomic_load_n(&s->st.checkpoints,
 					  __ATOMIC_RELAXED);
 	st->buffers_checkpoint = __atomic_load_n(&s->st.buffers_checkpoint,

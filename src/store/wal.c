@@ -353,15 +353,23 @@ uint64_t fk_wal_insert(struct fk_store *s, uint8_t type,
 
 static int wal_sync_fd(struct fk_store *s, int fd)
 {
+	uint64_t t0 = fk_now_ns();
+	int r;
 	__atomic_add_fetch(&s->st.wal_flushes, 1, __ATOMIC_RELAXED);
 	switch (s->o.wal_sync_method) {
 	case FK_WAL_FSYNC:
-		return fk_sys.fsync(fd);
+		r = fk_sys.fsync(fd);
+		break;
 	case FK_WAL_OPEN_DATASYNC:
-		return 0;	/* every write was O_DSYNC */
+		r = 0;	/* every write was O_DSYNC */
+		break;
 	default:
-		return fk_sys.fdatasync(fd);
+		r = fk_sys.fdatasync(fd);
+		break;
 	}
+	__atomic_add_fetch(&s->st.wal_sync_ns, fk_now_ns() - t0,
+			   __ATOMIC_RELAXED);
+	return r;
 }
 
 static int wal_open_seg(struct fk_store *s, uint64_t segno)
@@ -407,7 +415,10 @@ static int wal_write_sync(struct fk_store *s, uint64_t start, uint64_t end)
 			s->wal_wfd = r;
 			s->wal_wseg = segno;
 		}
+		uint64_t t0 = fk_now_ns();
 		r = fk_pwrite_all(s->wal_wfd, s->walbuf + bo, (size_t)n, off);
+		__atomic_add_fetch(&s->st.wal_write_ns, fk_now_ns() - t0,
+				   __ATOMIC_RELAXED);
 		if (r)
 			return r;
 		unsynced = 1;
