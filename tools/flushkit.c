@@ -17,7 +17,7 @@ static const struct subcommand commands[] = {
 
 	{"sync", cmd_sync, "make files and directories durable"},
 	{"cp", cmd_cp, "copy a tree like cp -a and make the copy durable"},
-	{"bench", cmd_bench, "benchmarks: tpcb"},
+	{"bench", cmd_bench, "benchmarks: tpcb, fsmark, sync, series"},
 	{"monitor", cmd_monitor, "watch Dirty, Writeback and disk writes"},
 	{"report", cmd_report, "HTML page with plots from result files"},
 	{"compare", cmd_compare, "two sets of runs: AVG, STDDEV, +/-/0 marker"},
