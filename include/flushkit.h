@@ -25,7 +25,10 @@
  *   3. writeback        (struct fk_writeback: early writeback hints)
  *   4. fsync queue      (struct fk_fsyncq: fsync requests with compaction)
  *   5. pacer            (struct fk_pacer: spreading work over time)
- *   6. stats            (struct fk_hist: latency histograms)
+ *   6. stats            (struct fk_hist: latency histograms; mean, stddev
+ *                        and the two-standard-error comparison)
+ *      monitor          (Dirty/Writeback and block-layer counters)
+ *   6b. batched fsync   (fk_fsync_many: io_uring, thread pool, sequential)
  *   7. tree sync and copy
  *   8. page store       (struct fk_store)
  */
@@ -78,7 +81,7 @@ FK_API const char *fk_version(void);
  * 2. Probe
  * =================================================================== */
 
-/* SECTION probe (owner: library helper) */
+/* SECTION probe */
 /* What sync_file_range(2) does on a file system. */
 enum fk_sfr_support {
 	FK_SFR_WORKS = 0,	/* starts writeback as documented */
@@ -122,7 +125,7 @@ FK_API int fk_probe_sync_file_range(int fd);
  * 3. Writeback
  * =================================================================== */
 
-/* SECTION writeback (owner: library helper) */
+/* SECTION writeback */
 /* One range of a file that was written and may be pending writeback. */
 struct fk_writeback_range {
 	int fd;
@@ -261,7 +264,7 @@ FK_API void fk_writeback_forget(struct fk_writeback *wb, int fd);
  * 4. Fsync request queue
  * =================================================================== */
 
-/* SECTION fsyncq (owner: library helper) */
+/* SECTION fsyncq */
 /*
  * struct fk_fsyncq - the fsync request queue (opaque).
  *
@@ -451,7 +454,7 @@ FK_API void fk_fsyncq_get_stats(struct fk_fsyncq *q,
  * 5. Pacer
  * =================================================================== */
 
-/* SECTION pacer (owner: library helper) */
+/* SECTION pacer */
 /*
  * struct fk_pacer - is a job with a deadline ahead of schedule?
  *
@@ -526,7 +529,7 @@ FK_API uint64_t fk_pacer_sleep(struct fk_pacer *p, double progress,
  * 6. Stats
  * =================================================================== */
 
-/* SECTION stats (owner: library helper) */
+/* SECTION stats */
 /*
  * struct fk_hist - latency histogram with bounded relative error
  * (log-linear buckets, as HdrHistogram): percentiles without storing
@@ -576,7 +579,7 @@ FK_API double fk_hist_mean(const struct fk_hist *h);
  * pgbench reports "latency stddev"); 0 if empty. */
 FK_API double fk_hist_stddev(const struct fk_hist *h);
 
-/* SECTION stats2 (owner: stats6) */
+/* SECTION stats2 */
 /*
  * Repeated runs and whether two sets of them differ by more than their
  * noise.  The rule of the sync(2) timing study (Linux, 2011) and of
@@ -634,7 +637,7 @@ FK_API int fk_stats_compare(const struct fk_stats_summary *a,
  * Monitor
  * =================================================================== */
 
-/* SECTION monitor (owner: monitor helper) */
+/* SECTION monitor */
 /*
  * What the kernel is doing with dirty data, sampled from /proc and /sys:
  * the Dirty and Writeback lines of /proc/meminfo, the dirty thresholds of
@@ -826,7 +829,7 @@ FK_API int fk_monitor_env(const char *path, struct fk_monitor_env *env);
  * 6b. Batched fsync
  * =================================================================== */
 
-/* SECTION fsync_batch (owner: batch helper) */
+/* SECTION fsync_batch */
 /*
  * struct fk_fsync_batch - many fsync requests in flight at once (opaque).
  *
@@ -990,7 +993,7 @@ FK_API int fk_fsync_many(const struct fk_fsync_batch_opts *o,
  * 7. Tree sync and copy
  * =================================================================== */
 
-/* SECTION tree (owner: tree helpers) */
+/* SECTION tree */
 /* How fk_tree_sync makes a tree durable. */
 enum fk_sync_method {
 	FK_SYNC_TWOPASS = 0,	/* writeback hints for all, then fsync all
@@ -1193,7 +1196,7 @@ FK_API int fk_tree_copy(const char *src, const char *dst,
  * 8. Page store
  * =================================================================== */
 
-/* SECTION store (owner: store helper) */
+/* SECTION store */
 /*
  * The page store: an embeddable, crash-safe storage engine of tables of
  * fixed-size rows in 8 KiB pages, with a write-ahead log and group
