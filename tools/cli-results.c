@@ -12,6 +12,7 @@
  *     the file is closed.
  */
 #include "cli.h"
+#include "sys.h"
 #include "results.h"
 
 #include <errno.h>
@@ -41,13 +42,6 @@ struct result_file {
 };
 
 static int write_clock(struct result_file *rf);
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 int results_open(const char *dir, const char *bench, struct result_file **out)
 {
@@ -98,7 +92,7 @@ int results_open(const char *dir, const char *bench, struct result_file **out)
 	snprintf(path, plen, "%s/%s", dir, name);
 	rf->f = f;
 	rf->path = path;
-	rf->start_ns = mono_ns();
+	rf->start_ns = fk_now_ns();
 	pthread_mutex_init(&rf->lock, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
@@ -132,7 +126,7 @@ static int write_clock(struct result_file *rf)
 void results_reset_clock(struct result_file *rf)
 {
 	pthread_mutex_lock(&rf->lock);
-	rf->start_ns = mono_ns();
+	rf->start_ns = fk_now_ns();
 	pthread_mutex_unlock(&rf->lock);
 	write_clock(rf);
 }
@@ -147,7 +141,7 @@ double results_mono_s(struct result_file *rf, uint64_t t_ns)
 
 double results_elapsed_s(struct result_file *rf)
 {
-	return results_mono_s(rf, mono_ns());
+	return results_mono_s(rf, fk_now_ns());
 }
 
 int results_write(struct result_file *rf, const char *type,
@@ -414,7 +408,7 @@ static void *sampler(void *arg)
 	struct result_file *rf = arg;
 	struct fk_monitor_sample s[2];
 	int cur = 0, have_prev = 0;
-	uint64_t next = mono_ns();
+	uint64_t next = fk_now_ns();
 
 	pthread_mutex_lock(&rf->lock);
 	for (;;) {

@@ -34,6 +34,7 @@
  * for "flushkit compare" and "flushkit report".
  */
 #include "cli.h"
+#include "sys.h"
 #include "results.h"
 
 #include <errno.h>
@@ -97,9 +98,7 @@ static void on_signal(int sig)
 
 static double now_s(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)fk_now_ns() / 1e9;
 }
 
 /* Sleep @s seconds, returning early when stopped. */

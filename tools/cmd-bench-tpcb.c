@@ -34,6 +34,7 @@
  */
 #include "cli-tpcb.h"
 #include "cli.h"
+#include "sys.h"
 #include "results.h"
 
 #include <errno.h>
@@ -124,13 +125,6 @@ struct run {
 	const char *ckpt_sync_io;   /* backend of the run's last checkpoint */
 	const char *probed_sync_io; /* what sync_io resolves to here */
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void sleep_until_ns(uint64_t t)
 {
@@ -633,7 +627,7 @@ static void on_checkpoint(void *arg, const struct fk_checkpoint_info *ci)
 		 ci->reason ? ci->reason : "");
 	e->ci.reason = NULL;
 	e->at_s =
-	    r->start_ns ? (double)(int64_t)(now_ns() - r->start_ns) / 1e9 : 0.0;
+	    r->start_ns ? (double)(int64_t)(fk_now_ns() - r->start_ns) / 1e9 : 0.0;
 out:
 	pthread_mutex_unlock(&r->ckpt_lock);
 }
@@ -683,7 +677,7 @@ struct init_progress {
 static void load_progress(void *arg, uint64_t done, uint64_t total)
 {
 	struct init_progress *p = arg;
-	double el = (double)(now_ns() - p->start_ns) / 1e9;
+	double el = (double)(fk_now_ns() - p->start_ns) / 1e9;
 	double rem = done ? el * (double)(total - done) / (double)done : 0;
 	fprintf(stderr,
 		"%" PRIu64 " of %" PRIu64
@@ -694,7 +688,7 @@ static void load_progress(void *arg, uint64_t done, uint64_t total)
 
 static int do_init(struct run *r)
 {
-	uint64_t t0 = now_ns(), t1, t2, t3, t4;
+	uint64_t t0 = fk_now_ns(), t1, t2, t3, t4;
 	int ret;
 
 	fprintf(stderr, "dropping old tables...\n");
@@ -709,7 +703,7 @@ static int do_init(struct run *r)
 		cli_error("remove '%s': %s", r->data_dir, fk_strerror(ret));
 		return FK_EXIT_FAILURE;
 	}
-	t1 = now_ns();
+	t1 = fk_now_ns();
 	fprintf(stderr, "creating tables...\n");
 	ret = tpcb_datadir_mark(r->data_dir, r->scale);
 	if (ret) {
@@ -719,7 +713,7 @@ static int do_init(struct run *r)
 	r->log_checkpoints = 0; /* the shutdown checkpoint is noise */
 	if (open_store(r))
 		return FK_EXIT_FAILURE;
-	t2 = now_ns();
+	t2 = fk_now_ns();
 	fprintf(stderr, "generating data (client-side)...\n");
 	struct init_progress p = {.start_ns = t2};
 	ret = tpcb_create(r->store, r->scale, &r->tables, load_progress, &p);
@@ -728,10 +722,10 @@ static int do_init(struct run *r)
 		close_store(r);
 		return FK_EXIT_FAILURE;
 	}
-	t3 = now_ns();
+	t3 = fk_now_ns();
 	if (close_store(r))
 		return FK_EXIT_FAILURE;
-	t4 = now_ns();
+	t4 = fk_now_ns();
 	fprintf(stderr,
 		"done in %.2f s (drop tables %.2f s, create tables %.2f s, "
 		"client-side generate %.2f s, checkpoint %.2f s).\n",
@@ -808,7 +802,7 @@ static void *client_main(void *arg)
 			sched_ns += (uint64_t)(wait * 1000.0);
 			if (sched_ns >= end_ns)
 				break;
-			uint64_t now = now_ns();
+			uint64_t now = fk_now_ns();
 			/* pgbench: skip transactions already later than the
 			 * latency limit, moving the schedule on. */
 			if (limit_us > 0 &&
@@ -828,17 +822,17 @@ static void *client_main(void *arg)
 			if (now < sched_ns)
 				sleep_until_ns(sched_ns);
 			t_start = sched_ns;
-			uint64_t actual = now_ns();
+			uint64_t actual = fk_now_ns();
 			lag_us = (double)(actual - sched_ns) / 1000.0;
 		} else {
-			t_start = now_ns();
+			t_start = fk_now_ns();
 			if (t_start >= end_ns)
 				break;
 		}
 		tpcb_txn_draw(&r->tables, &c->rng, &x);
 		x.txid = ((uint64_t)c->id << 40) | done;
 		int ret = tpcb_txn_commit(r->store, &r->tables, &b, &x);
-		uint64_t t_end = now_ns();
+		uint64_t t_end = fk_now_ns();
 		if (ret) {
 			c->error = ret;
 			atomic_store(&r->stop, 1);
@@ -874,7 +868,7 @@ static void *client_main(void *arg)
 		if (c->log)
 			log_txn(c, done, lat_us, 0, lag_us);
 	}
-	c->end_ns = now_ns();
+	c->end_ns = fk_now_ns();
 	fk_batch_release(&b);
 	atomic_fetch_add(&r->finished, 1);
 	return NULL;
@@ -1621,7 +1615,7 @@ static int do_run(struct run *r)
 	int status = FK_EXIT_OK, ret, started = 0;
 	memset(&res, 0, sizeof(res));
 
-	uint64_t t0 = now_ns();
+	uint64_t t0 = fk_now_ns();
 	if (open_store(r))
 		return FK_EXIT_FAILURE;
 	ret = tpcb_open(r->store, &r->tables);
@@ -1636,7 +1630,7 @@ static int do_run(struct run *r)
 		close_store(r);
 		return FK_EXIT_FAILURE;
 	}
-	r->conn_ms = (double)(now_ns() - t0) / 1e6;
+	r->conn_ms = (double)(fk_now_ns() - t0) / 1e6;
 
 	if (r->check == 2) {
 		if (run_check(r, &res))
@@ -1680,7 +1674,7 @@ static int do_run(struct run *r)
 	r->ckpt_sync_io = NULL;
 	if (r->rf)
 		results_reset_clock(r->rf);
-	r->start_ns = now_ns();
+	r->start_ns = fk_now_ns();
 	pthread_mutex_unlock(&r->ckpt_lock);
 	if (r->rf) {
 		const char *paths[] = {r->data_dir};
@@ -1709,7 +1703,7 @@ static int do_run(struct run *r)
 		    r->rf ? r->start_ns + 1000000000ull : UINT64_MAX;
 		for (;;) {
 			/* Wake at least every 100 ms to notice the end. */
-			uint64_t now = now_ns();
+			uint64_t now = fk_now_ns();
 			uint64_t due = next < rnext ? next : rnext;
 			if (now < due) {
 				uint64_t t = due - now > 100000000ull
@@ -1718,7 +1712,7 @@ static int do_run(struct run *r)
 				sleep_until_ns(t);
 			}
 			int all_done = atomic_load(&r->finished) == r->nclients;
-			now = now_ns();
+			now = fk_now_ns();
 			if (now >= rnext) {
 				result_interval(r, rlast, rnext);
 				rlast = rnext;

@@ -11,6 +11,7 @@
  * (a directory fsync was not supported by the file system).
  */
 #include "cli.h"
+#include "sys.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -64,18 +65,11 @@ struct progress {
 	int shown;
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Called by the library at most every 100 ms. */
 static void show_progress(void *arg, const struct fk_tree_stats *st)
 {
 	struct progress *p = arg;
-	double secs = (double)(mono_ns() - p->start_ns) / 1e9;
+	double secs = (double)(fk_now_ns() - p->start_ns) / 1e9;
 	char bytes[32], rate[32];
 	cli_human_bytes(st->bytes, bytes, sizeof(bytes));
 	cli_human_bytes(secs > 0 ? (uint64_t)((double)st->bytes / secs) : 0,
@@ -270,7 +264,7 @@ int cmd_sync(int argc, char **argv)
 	}
 
 	cli_raise_nofile();
-	struct progress prog = {.start_ns = mono_ns()};
+	struct progress prog = {.start_ns = fk_now_ns()};
 	struct fk_tree_opts o;
 	fk_tree_opts_init(&o);
 	o.method = method;
