@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fkloop.c - loop-mounted ext4/xfs/btrfs images with power cuts
+ * (see fkloop.h).  Setup commands go through fkt_sh with paths the tests
+ * chose themselves (never user input).
+ */
+#include "fkloop.h"
+#include "fktest.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* linux/fs.h has FS_IOC_GOINGDOWN only since 6.x headers; same number as
+ * XFS_IOC_GOINGDOWN and EXT4_IOC_SHUTDOWN. */
+#ifndef FS_IOC_GOINGDOWN
+#define FS_IOC_GOINGDOWN _IOR('X', 125, uint32_t)
+#endif
+
+static int copy_str(char *dst, size_t cap, const char *src)
+{
+	if (strlen(src) >= cap)
+		return -1;
+	strcpy(dst, src);
+	return 0;
+}
+
+int fkt_fs_create(struct fkt_fs *fs, const char *type, const char *img,
+		  uint64_t size_bytes, const char *mnt)
+{
+	memset(fs, 0, sizeof(*fs));
+	if (!fkt_is_root())
+		return 77;
+	if (access("/dev/loop-control", F_OK) != 0)
+		return 77;
+	if (copy_str(fs->type, sizeof(fs->type), type) ||
+	    copy_str(fs->img, sizeof(fs->img), img) ||
+	    copy_str(fs->mnt, sizeof(fs->mnt), mnt))
+		return -1;
+	const char *mkfs;
+	if (!strcmp(type, "ext4"))
+		mkfs = "mkfs.ext4 -q -F -m 0";
+	else if (!strcmp(type, "xfs"))
+		mkfs = "mkfs.xfs -q -f";
+	else if (!strcmp(type, "btrfs"))
+		mkfs = "mkfs.btrfs -q -f";
+	else
+		return -1;
+	char probe[64];
+	snprintf(probe, sizeof(probe), "command -v mkfs.%s >/dev/null", type);
+	if (fkt_sh("%s", probe) != 0)
+		return 77;
+	if (fkt_sh("truncate -s %llu '%s'", (unsigned long long)size_bytes,
+		   img) != 0)
+		return -1;
+	if (fkt_sh("%s '%s' >/dev/null 2>&1", mkfs, img) != 0) {
+		fprintf(stderr, "fkloop: %s %s failed\n", mkfs, img);
+		/* xfs needs 300 MiB: a too-small image is a caller bug. */
+		return -1;
+	}
+	mkdir(mnt, 0755);
+	if (fkt_fs_mount(fs) != 0) {
+		unlink(img);
+		return 77;	/* no loop devices in this container */
+	}
+	return 0;
+}
+
+int fkt_fs_mount(struct fkt_fs *fs)
+{
+	if (fs->mounted)
+		return 0;
+	if (fkt_sh("mount -t %s -o loop%s%s '%s' '%s'", fs->type,
+		   fs->opts[0] ? "," : "", fs->opts, fs->img, fs->mnt) != 0) {
+		fprintf(stderr, "fkloop: mount %s on %s failed\n", fs->img,
+			fs->mnt);
+		return -1;
+	}
+	fs->mounted = 1;
+	return 0;
+}
+
+int fkt_fs_umount(struct fkt_fs *fs)
+{
+	if (!fs->mounted)
+		return 0;
+	/* A process that just exited may still hold the mount for a moment
+	 * (its files are closed asynchronously): retry a few times. */
+	for (int i = 0; i < 50; i++) {
+		if (umount(fs->mnt) == 0) {
+			fs->mounted = 0;
+			/* mount -o loop sets autoclear: the loop device goes
+			 * away with the last unmount. */
+			return 0;
+		}
+		if (errno != EBUSY)
+			break;
+		usleep(100 * 1000);
+	}
+	fprintf(stderr, "fkloop: umount %s: %s\n", fs->mnt, strerror(errno));
+	return -1;
+}
+
+int fkt_fs_goingdown(struct fkt_fs *fs, uint32_t how)
+{
+	int fd = open(fs->mnt, O_RDONLY | O_DIRECTORY);
+	if (fd < 0)
+		return -errno;
+	int r = ioctl(fd, FS_IOC_GOINGDOWN, &how) == 0 ? 0 : -errno;
+	close(fd);
+	return r;
+}
+
+int fkt_fs_power_cut(struct fkt_fs *fs)
+{
+	int r = fkt_fs_goingdown(fs, FKT_GOINGDOWN_NOLOGFLUSH);
+	if (r < 0) {
+		fprintf(stderr, "fkloop: FS_IOC_GOINGDOWN on %s: %s\n",
+			fs->mnt, strerror(-r));
+		return -1;
+	}
+	if (fkt_fs_umount(fs) != 0)
+		return -1;
+	return fkt_fs_mount(fs);
+}
+
+void fkt_fs_destroy(struct fkt_fs *fs)
+{
+	if (fs->mounted && fkt_fs_umount(fs) != 0)
+		umount2(fs->mnt, MNT_DETACH);
+	fs->mounted = 0;
+	if (fs->img[0]) {
+		/* Detach a loop device left behind by a failed autoclear. */
+		fkt_sh("losetup -j '%s' 2>/dev/null | cut -d: -f1 | "
+		       "xargs -r -n1 losetup -d 2>/dev/null", fs->img);
+		unlink(fs->img);
+	}
+	if (fs->mnt[0])
+		rmdir(fs->mnt);
+}

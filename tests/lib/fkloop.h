@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fkloop.h - real file systems on loop devices for the durability tests:
+ * make a small ext4, xfs or btrfs image, mount it through a loop device,
+ * cut its power (FS_IOC_GOINGDOWN without a log flush, as
+ * `xfs_io -x -c "shutdown"` does), unmount and mount it again.
+ *
+ * After fkt_fs_power_cut() the file system has dropped its in-memory
+ * journal and dirty pages, so what survives the remount is exactly what
+ * the real file system had made durable: un-fsynced data is lost by the
+ * file system's own rules.  The loop device's backing file lives in the
+ * host page cache; that is fine because the host never crashes here.
+ *
+ * Needs root and loop devices; the create call returns 77 otherwise so a
+ * test can exit with it (skip).  Not thread-safe (test setup only).
+ */
+#ifndef FKLOOP_H
+#define FKLOOP_H
+
+#include <stdint.h>
+
+struct fkt_fs {
+	char type[16];		/* "ext4", "xfs", "btrfs" */
+	char img[512];		/* backing image file */
+	char mnt[512];		/* mount point (created if missing) */
+	char opts[128];		/* extra mount options, "" for none */
+	int mounted;
+};
+
+/*
+ * Make a @size_bytes image at @img, mkfs it as @type (ext4 with -m 0, no
+ * root reserve, so ENOSPC comes for real), mount it at @mnt.
+ * Returns 0, 77 (not root, no loop devices or no mkfs: skip), or -1.
+ * @img may live on another mounted file system (faultdev, say).
+ */
+int fkt_fs_create(struct fkt_fs *fs, const char *type, const char *img,
+		  uint64_t size_bytes, const char *mnt);
+/* Mount / unmount the image.  0 or -1 (the reason is printed). */
+int fkt_fs_mount(struct fkt_fs *fs);
+int fkt_fs_umount(struct fkt_fs *fs);
+/*
+ * Shut the file system down: FS_IOC_GOINGDOWN with @how
+ * (FKT_GOINGDOWN_NOLOGFLUSH = a power cut, FKT_GOINGDOWN_LOGFLUSH = a
+ * clean stop of the journal).  Every later call on it fails with EIO.
+ * 0 or -errno.  Safe to call from another thread or a signal-free child.
+ */
+#define FKT_GOINGDOWN_DEFAULT 0		/* flush the whole device first */
+#define FKT_GOINGDOWN_LOGFLUSH 1	/* flush the log, not the data */
+#define FKT_GOINGDOWN_NOLOGFLUSH 2	/* flush nothing: a power cut */
+int fkt_fs_goingdown(struct fkt_fs *fs, uint32_t how);
+/*
+ * A power cut: goingdown(NOLOGFLUSH), unmount (processes holding files
+ * open on it must have exited first, or the unmount is lazy and the
+ * remount waits), mount again (journal replay).  0 or -1.
+ */
+int fkt_fs_power_cut(struct fkt_fs *fs);
+/* Unmount if mounted, remove the image.  Idempotent. */
+void fkt_fs_destroy(struct fkt_fs *fs);
+
+#endif
