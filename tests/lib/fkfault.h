@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fkfault.h - real kernel I/O errors for the durability tests: start
+ * faultdev (tests/faultdev/faultdev.c, a FUSE file system with one image
+ * file whose reads, writes and fsyncs fail on demand), put a loop device
+ * and a real ext4 or xfs on its image, and fail exactly the blocks of
+ * chosen files (found with FIEMAP).
+ *
+ * The stack:  M (ext4/xfs) -> /dev/loopN -> F/image (FUSE, faultdev)
+ *             -> backing file on /var/tmp.
+ * A failed write of the image fails the loop device's bio, so the inner
+ * file system handles a real block-layer write error: ext4 and xfs mark
+ * the page clean, record the error in the mapping (errseq), and fsync()
+ * reports it ONCE per open file description.
+ *
+ * Usage (a test; every call returns 0 or -errno unless said otherwise):
+ *
+ *	struct fkt_stack st;
+ *	int r = fkt_stack_create(&st, "ext4", 64 << 20, 0);
+ *	if (r == 77) SKIP("needs root, /dev/fuse, loop devices");
+ *	CHECK(r == 0);
+ *	// st.fs.mnt is the inner mount point (a struct fkt_fs, fkloop.h:
+ *	// fkt_fs_goingdown / fkt_fs_power_cut work on it).
+ *	... create and fsync (or fallocate) a file P under st.fs.mnt ...
+ *	fkt_dev_fail_file(&st.dev, P, FKT_OP_WRITE, EIO);  // its blocks
+ *	... overwrite P, fsync() -> -1/EIO; fsync() again -> 0 ...
+ *	struct fkt_dev_counters c;
+ *	fkt_dev_counters(&st.dev, &c);  // c.write_faults > 0
+ *	fkt_dev_clear(&st.dev);
+ *	fkt_stack_destroy(&st);  // also done at exit, even after a failure
+ *
+ * Block addresses: FIEMAP's fe_physical is a byte offset on the inner
+ * file system's device, which is the image byte offset (loop offset 0).
+ * A file must have ALLOCATED blocks before its blocks can be targeted:
+ * fsync it once, or fallocate() it (unwritten extents have their
+ * physical address at once).  Delayed-allocation extents (written, not
+ * yet flushed) have no address: fkt_fiemap() returns -ENODATA for them
+ * unless FKT_FIEMAP_SYNC (which WRITES the file back first) is given.
+ *
+ * Reads: the inner file system's page cache serves reads of cached
+ * pages without I/O; drop them (fkt_drop_file_cache) to see read faults.
+ *
+ * Everything started here is torn down at exit (inner unmount, loop
+ * detach, FUSE unmount, faultdev killed), also when a test fails; the
+ * temp dirs live under fkt_tmpdir().  Needs root, /dev/fuse, fusermount3
+ * and the built faultdev (next to the test: BUILD/tests/tools/faultdev,
+ * or $FK_FAULTDEV); the start calls return 77 otherwise (skip).
+ * Not thread-safe (test setup); the rule calls may be used while other
+ * threads do I/O on the stack.
+ */
+#ifndef FKFAULT_H
+#define FKFAULT_H
+
+#include "fkloop.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Operations a fault rule applies to (bit mask). */
+#define FKT_OP_READ 1u
+#define FKT_OP_WRITE 2u
+#define FKT_OP_FSYNC 4u	/* fsync, fdatasync and flush (close) of the image */
+#define FKT_OP_RW (FKT_OP_READ | FKT_OP_WRITE)
+#define FKT_OP_ALL (FKT_OP_READ | FKT_OP_WRITE | FKT_OP_FSYNC)
+
+struct fkt_faultdev {
+	char dir[512];		/* private temp dir */
+	char backing[600];	/* real image file (dir/backing.img) */
+	char mnt[600];		/* FUSE mount point (dir/fuse) */
+	char image[640];	/* mnt/image: the file for the loop device */
+	char ctl[640];		/* mnt/ctl: the control file */
+	pid_t pid;		/* faultdev process, 0 when stopped */
+	int mounted;
+};
+
+/*
+ * Start faultdev on a backing file of @size_bytes (created sparse in a new
+ * private dir under fkt_tmpdir()).  If @mkfs_type is not NULL ("ext4",
+ * "xfs", "btrfs") the backing file is formatted first (directly, not
+ * through FUSE; ext4 with -m 0).  Returns once the FUSE mount answers.
+ * 0, 77 (skip: not root, no /dev/fuse, no fusermount3, no faultdev
+ * binary, no mkfs) or -1 (printed).
+ */
+int fkt_faultdev_start(struct fkt_faultdev *d, uint64_t size_bytes,
+		       const char *mkfs_type);
+/* Unmount FUSE (retrying while busy, lazily at last), reap faultdev,
+ * remove the dir.  Idempotent.  Unmount the inner fs first. */
+void fkt_faultdev_stop(struct fkt_faultdev *d);
+
+/*
+ * Fault rules (see faultdev.c's banner for the control protocol).  @err
+ * is a positive errno: EIO or ENOSPC (any errno faultdev accepts).
+ *
+ * fail_range: every @ops request that overlaps image bytes
+ *   [@off, @off + @len) fails as a whole (@len 0: to the end; fsync
+ *   rules ignore the range).  Rules add up; each stays until cleared.
+ * fail_after: the first @n @ops requests from now succeed, every later
+ *   one fails (all ranges).  n = 0: fail everything from now on.
+ * fail_file: fail_range for each extent of @path (a file on the inner
+ *   file system), via fkt_fiemap without SYNC: -ENODATA when it has
+ *   unallocated (delalloc) data.  Returns the number of ranges added.
+ * clear: remove every rule (counters stay).
+ */
+int fkt_dev_fail_range(struct fkt_faultdev *d, unsigned ops, int err,
+		       uint64_t off, uint64_t len);
+int fkt_dev_fail_after(struct fkt_faultdev *d, unsigned ops, int err,
+		       uint64_t n);
+int fkt_dev_fail_file(struct fkt_faultdev *d, const char *path,
+		      unsigned ops, int err);
+int fkt_dev_clear(struct fkt_faultdev *d);
+
+/* Counters since start (or the last reset): requests faultdev got for the
+ * image, and how many of them it failed. */
+struct fkt_dev_counters {
+	uint64_t reads, writes, fsyncs, flushes;
+	uint64_t read_bytes, write_bytes;
+	uint64_t faults;	/* all failed requests */
+	uint64_t read_faults, write_faults, fsync_faults;
+	uint64_t rules;		/* rules in force */
+};
+int fkt_dev_counters(struct fkt_faultdev *d, struct fkt_dev_counters *c);
+int fkt_dev_reset_counters(struct fkt_faultdev *d);
+
+/*
+ * The whole stack: faultdev with a backing file of @size_bytes formatted
+ * as @type, a loop device on its image, the inner file system mounted at
+ * st->fs.mnt (dir/mnt).  xfs needs >= 300 MiB.
+ * @flags: FKT_STACK_DIO: the loop device in direct-I/O mode
+ * (losetup --direct-io=on).  0, 77 (skip) or -1.
+ */
+#define FKT_STACK_DIO 1u
+struct fkt_stack {
+	struct fkt_faultdev dev;
+	struct fkt_fs fs;	/* fs.img = dev.image, fs.mnt = inner mount */
+	char loopdev[64];	/* "/dev/loopN" while mounted */
+	unsigned flags;
+};
+int fkt_stack_create(struct fkt_stack *st, const char *type,
+		     uint64_t size_bytes, unsigned flags);
+/* Unmount and mount the inner fs again (after fkt_dev_clear, say).
+ * 0 or -1. */
+int fkt_stack_umount(struct fkt_stack *st);
+int fkt_stack_mount(struct fkt_stack *st);
+/* Unmount the inner fs, detach the loop device, stop faultdev.  Also run
+ * at exit for every stack not yet destroyed.  Idempotent. */
+void fkt_stack_destroy(struct fkt_stack *st);
+
+/*
+ * Image byte ranges of a file's blocks: up to @max extents in file order,
+ * adjacent ones merged.  Returns the count, -ENODATA if some data has no
+ * block yet (delalloc; or inline/encoded data), -E2BIG if more than @max,
+ * or -errno.  @flags FKT_FIEMAP_SYNC: write the file back first
+ * (FIEMAP_FLAG_SYNC) so delalloc data gets its blocks.
+ */
+#define FKT_FIEMAP_SYNC 1u
+struct fkt_extent {
+	uint64_t file_off;	/* byte offset in the file */
+	uint64_t dev_off;	/* byte offset in the image */
+	uint64_t len;		/* bytes */
+	unsigned unwritten;	/* 1: preallocated, reads as zeros */
+};
+int fkt_fiemap(const char *path, unsigned flags, struct fkt_extent *ext,
+	       size_t max);
+
+/* Drop a file's clean pages from the page cache (POSIX_FADV_DONTNEED), so
+ * the next read goes to the device. */
+int fkt_drop_file_cache(const char *path);
+
+#endif
