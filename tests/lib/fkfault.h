@@ -65,11 +65,11 @@
 #define FKT_OP_ALL (FKT_OP_READ | FKT_OP_WRITE | FKT_OP_FSYNC)
 
 struct fkt_faultdev {
-	char dir[512];		/* private temp dir */
-	char backing[600];	/* real image file (dir/backing.img) */
-	char mnt[600];		/* FUSE mount point (dir/fuse) */
-	char image[640];	/* mnt/image: the file for the loop device */
-	char ctl[640];		/* mnt/ctl: the control file */
+	char dir[256];		/* private temp dir */
+	char backing[300];	/* real image file (dir/backing.img) */
+	char mnt[300];		/* FUSE mount point (dir/fuse) */
+	char image[320];	/* mnt/image: the file for the loop device */
+	char ctl[320];		/* mnt/ctl: the control file */
 	pid_t pid;		/* faultdev process, 0 when stopped */
 	int mounted;
 };
@@ -133,7 +133,10 @@ int fkt_dev_reset_counters(struct fkt_faultdev *d);
 struct fkt_stack {
 	struct fkt_faultdev dev;
 	struct fkt_fs fs;	/* fs.img = dev.image, fs.mnt = inner mount */
-	char loopdev[64];	/* "/dev/loopN" while mounted */
+	char loopdev[64];	/* "/dev/loopN" while set up (= fs.blkdev) */
+	int loop_fd;		/* held open so the device stays while the
+				 * inner fs is unmounted; autoclear does the
+				 * rest if the test dies */
 	unsigned flags;
 };
 int fkt_stack_create(struct fkt_stack *st, const char *type,

@@ -75,6 +75,17 @@ int fkt_fs_mount(struct fkt_fs *fs)
 {
 	if (fs->mounted)
 		return 0;
+	if (fs->blkdev[0]) {
+		if (fkt_sh("mount -t %s%s%s '%s' '%s'", fs->type,
+			   fs->opts[0] ? " -o " : "", fs->opts, fs->blkdev,
+			   fs->mnt) != 0) {
+			fprintf(stderr, "fkloop: mount %s on %s failed\n",
+				fs->blkdev, fs->mnt);
+			return -1;
+		}
+		fs->mounted = 1;
+		return 0;
+	}
 	if (fkt_sh("mount -t %s -o loop%s%s '%s' '%s'", fs->type,
 		   fs->opts[0] ? "," : "", fs->opts, fs->img, fs->mnt) != 0) {
 		fprintf(stderr, "fkloop: mount %s on %s failed\n", fs->img,

@@ -25,6 +25,10 @@ struct fkt_fs {
 	char mnt[512];		/* mount point (created if missing) */
 	char opts[128];		/* extra mount options, "" for none */
 	int mounted;
+	/* If set ("/dev/loopN"), fkt_fs_mount mounts this block device
+	 * instead of `-o loop img` (fkfault's stack keeps its own loop
+	 * device, e.g. in direct-I/O mode).  fkt_fs_create leaves it empty. */
+	char blkdev[64];
 };
 
 /*

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test-faultdev - self-test of faultdev and fkfault: the control protocol
+ * on the bare image, then ext4 and xfs (loop device with and without
+ * direct I/O) over faultdev, checking what the KERNEL does with a failed
+ * data write:
+ *
+ * 1. fsync() returns EIO (ENOSPC for an ENOSPC fault: loop turns the
+ *    errno into BLK_STS_NOSPC and the file system passes it up).
+ * 2. A second fsync() on the same descriptor returns 0: the error is
+ *    reported once per open file description (errseq_t, Linux >= 4.13).
+ *    Another descriptor opened BEFORE the error also gets it once; one
+ *    opened AFTER it gets 0.  This is why flushkit keeps fsync errors
+ *    sticky itself: whoever retries an fsync is told "success".
+ * 3. The failed pages are marked clean and keep the NEW data: a read
+ *    through the page cache returns data that is not on the disk; once
+ *    the cache is dropped the OLD data comes back.
+ * 4. Reads of a failed range return EIO once the page cache is dropped;
+ *    after "clear" everything works again.
+ *
+ * Skips (77) when not root, without /dev/fuse, loop devices or faultdev.
+ */
+#include "fkfault.h"
+#include "fktest.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define FILE_BYTES (256 * 1024)
+
+static char buf[FILE_BYTES], want[FILE_BYTES];
+
+static int fsync_err(int fd)
+{
+	return fsync(fd) == 0 ? 0 : errno;
+}
+
+static void fill(char *p, char c)
+{
+	memset(p, c, FILE_BYTES);
+}
+
+static int pwrite_all(int fd, const char *p, size_t len, off_t off)
+{
+	return pwrite(fd, p, len, off) == (ssize_t)len ? 0 : -1;
+}
+
+/* The control protocol on the bare image (no loop device). */
+static void test_protocol(void)
+{
+	struct fkt_faultdev d;
+	int r = fkt_faultdev_start(&d, 1 << 20, NULL);
+	if (r == 77)
+		SKIP("needs root, /dev/fuse and faultdev");
+	CHECK_EQ(r, 0);
+	if (r)
+		return;
+	int fd = open(d.image, O_RDWR);
+	CHECK(fd >= 0);
+	char b[4096];
+	memset(b, 'x', sizeof(b));
+
+	/* after N: N successes, then failures with the chosen errno. */
+	CHECK_EQ(fkt_dev_fail_after(&d, FKT_OP_WRITE, ENOSPC, 2), 0);
+	CHECK_EQ(pwrite(fd, b, sizeof(b), 0), (ssize_t)sizeof(b));
+	CHECK_EQ(pwrite(fd, b, sizeof(b), 4096), (ssize_t)sizeof(b));
+	errno = 0;
+	CHECK_EQ(pwrite(fd, b, sizeof(b), 8192), -1);
+	CHECK_EQ(errno, ENOSPC);
+	CHECK_EQ(pread(fd, b, sizeof(b), 0), (ssize_t)sizeof(b));
+	CHECK_EQ(fsync_err(fd), 0);
+	CHECK_EQ(fkt_dev_clear(&d), 0);
+
+	/* range rules: reads only, the overlapping request only. */
+	CHECK_EQ(fkt_dev_fail_range(&d, FKT_OP_READ, EIO, 10000, 100), 0);
+	errno = 0;
+	CHECK_EQ(pread(fd, b, sizeof(b), 8192), -1);	/* 8192..12287 */
+	CHECK_EQ(errno, EIO);
+	CHECK_EQ(pread(fd, b, sizeof(b), 12288), (ssize_t)sizeof(b));
+	CHECK_EQ(pwrite(fd, b, sizeof(b), 8192), (ssize_t)sizeof(b));
+
+	/* fsync rules; "all" fails everything of its kinds. */
+	CHECK_EQ(fkt_dev_fail_after(&d, FKT_OP_FSYNC, EIO, 0), 0);
+	CHECK_EQ(fsync_err(fd), EIO);
+	CHECK_EQ(fkt_dev_fail_after(&d, FKT_OP_ALL, EIO, 0), 0);
+	CHECK_EQ(pwrite(fd, b, sizeof(b), 0), -1);
+
+	struct fkt_dev_counters c;
+	CHECK_EQ(fkt_dev_counters(&d, &c), 0);
+	CHECK_EQ(c.rules, 3);
+	CHECK_EQ(c.writes, 5);
+	CHECK_EQ(c.write_faults, 2);
+	CHECK_EQ(c.write_bytes, 3 * 4096);
+	CHECK_EQ(c.read_faults, 1);
+	CHECK_EQ(c.fsync_faults, 1);
+
+	CHECK_EQ(fkt_dev_clear(&d), 0);
+	CHECK_EQ(pwrite(fd, b, sizeof(b), 0), (ssize_t)sizeof(b));
+	CHECK_EQ(fsync_err(fd), 0);
+	CHECK_EQ(fkt_dev_reset_counters(&d), 0);
+	CHECK_EQ(fkt_dev_counters(&d, &c), 0);
+	CHECK_EQ(c.writes + c.faults + c.rules, 0);
+
+	/* A bad control line is refused. */
+	int cfd = open(d.ctl, O_WRONLY);
+	CHECK(cfd >= 0);
+	errno = 0;
+	CHECK_EQ(write(cfd, "fail x EIO 0 0\n", 15), -1);
+	CHECK_EQ(errno, EINVAL);
+	close(cfd);
+	close(fd);
+	fkt_faultdev_stop(&d);
+}
+
+static void test_fs(const char *type, uint64_t bytes, unsigned flags,
+		    int err)
+{
+	fprintf(stderr, "-- %s%s, %s\n", type,
+		flags & FKT_STACK_DIO ? " (loop direct I/O)" : "",
+		strerror(err));
+	struct fkt_stack st;
+	int r = fkt_stack_create(&st, type, bytes, flags);
+	if (r == 77)
+		SKIP("needs root, /dev/fuse, loop devices, mkfs.%s", type);
+	CHECK_EQ(r, 0);
+	if (r)
+		return;
+	char path[700];
+	snprintf(path, sizeof(path), "%s/f", st.fs.mnt);
+
+	/* Old data, on disk (blocks allocated). */
+	int a = open(path, O_RDWR | O_CREAT, 0600);
+	CHECK(a >= 0);
+	fill(want, 'o');
+	CHECK_EQ(pwrite_all(a, want, FILE_BYTES, 0), 0);
+	CHECK_EQ(fsync_err(a), 0);
+	int b = open(path, O_RDONLY);	/* opened before the error */
+	CHECK(b >= 0);
+
+	struct fkt_extent ext[16];
+	int n = fkt_fiemap(path, 0, ext, 16);
+	CHECK(n >= 1);
+	uint64_t total = 0;
+	for (int i = 0; i < n; i++)
+		total += ext[i].len;
+	CHECK_EQ(total, FILE_BYTES);
+	CHECK_EQ(fkt_dev_fail_file(&st.dev, path, FKT_OP_WRITE, err), n);
+
+	/* New data, its writeback fails. */
+	fill(buf, 'n');
+	CHECK_EQ(pwrite_all(a, buf, FILE_BYTES, 0), 0);
+	CHECK_EQ(fsync_err(a), err);
+	CHECK_EQ(fsync_err(a), 0);	/* reported once per description */
+	CHECK_EQ(fsync_err(b), err);	/* b was open: it gets it, once */
+	CHECK_EQ(fsync_err(b), 0);
+	int c = open(path, O_RDONLY);	/* opened after: nothing to report */
+	CHECK(c >= 0);
+	CHECK_EQ(fsync_err(c), 0);
+	close(c);
+	struct fkt_dev_counters cnt;
+	CHECK_EQ(fkt_dev_counters(&st.dev, &cnt), 0);
+	CHECK(cnt.write_faults >= 1);
+
+	/* The clean page cache holds data the disk does not have. */
+	CHECK_EQ(pread(a, buf, FILE_BYTES, 0), FILE_BYTES);
+	CHECK(buf[0] == 'n' && buf[FILE_BYTES - 1] == 'n');
+	CHECK_EQ(fkt_drop_file_cache(path), 0);
+	CHECK_EQ(pread(a, buf, FILE_BYTES, 0), FILE_BYTES);
+	CHECK(!memcmp(buf, want, FILE_BYTES));	/* old data is back */
+
+	/* Reads of the failed range fail once they reach the device. */
+	CHECK_EQ(fkt_dev_clear(&st.dev), 0);
+	CHECK_EQ(fkt_dev_fail_range(&st.dev, FKT_OP_READ, EIO, ext[0].dev_off,
+				    4096), 0);
+	CHECK_EQ(fkt_drop_file_cache(path), 0);
+	errno = 0;
+	CHECK_EQ(pread(a, buf, 4096, 0), -1);
+	CHECK_EQ(errno, EIO);
+	CHECK_EQ(fkt_dev_counters(&st.dev, &cnt), 0);
+	CHECK(cnt.read_faults >= 1);
+
+	/* Clear: writes and reads work again. */
+	CHECK_EQ(fkt_dev_clear(&st.dev), 0);
+	fill(want, 'c');
+	CHECK_EQ(pwrite_all(a, want, FILE_BYTES, 0), 0);
+	CHECK_EQ(fsync_err(a), 0);
+	CHECK_EQ(fkt_drop_file_cache(path), 0);
+	CHECK_EQ(pread(a, buf, FILE_BYTES, 0), FILE_BYTES);
+	CHECK(!memcmp(buf, want, FILE_BYTES));
+	close(a);
+	close(b);
+
+	/* And the data survives a clean remount. */
+	CHECK_EQ(fkt_stack_umount(&st), 0);
+	CHECK_EQ(fkt_stack_mount(&st), 0);
+	char *got = fkt_read_file(path, NULL);
+	CHECK(got && !memcmp(got, want, FILE_BYTES));
+	free(got);
+	fkt_stack_destroy(&st);
+}
+
+int main(void)
+{
+	test_protocol();
+	test_fs("ext4", 64 << 20, 0, EIO);
+	test_fs("ext4", 64 << 20, FKT_STACK_DIO, EIO);
+	test_fs("ext4", 64 << 20, 0, ENOSPC);
+	if (system("command -v mkfs.xfs >/dev/null 2>&1") == 0) {
+		test_fs("xfs", 300 << 20, 0, EIO);
+		test_fs("xfs", 300 << 20, FKT_STACK_DIO, ENOSPC);
+	}
+	return fkt_done();
+}
