@@ -282,6 +282,17 @@ FK_API void fk_writeback_forget(struct fk_writeback *wb, int fd);
  * synced by fk_fsyncq_process (gone), or failed (stays pending, and the
  * queue's error becomes sticky: see fk_fsyncq_process).
  *
+ * Files that go away: the owner that unlinks (or truncates away, or
+ * renames out of use) a file calls fk_fsyncq_forget for its id BEFORE
+ * doing so (PostgreSQL's register_forget_request in mdunlinkfork).
+ * Forget is synchronous, so no sync of that id can then meet the
+ * missing file.  A sync that says -ENOENT for an id nobody forgot met a
+ * deletion from outside: the data it was to make durable is gone, and
+ * it is reported as a failure (sticky), never counted as synced.  The
+ * queue keeps no descriptors: whether a renamed file is still synced
+ * (a descriptor kept open follows the inode; a reopen by path does
+ * not) is the sync callback's choice.
+ *
  * Thread-safety: every function may be called from any thread; one
  * mutex protects the queue and is never held while a callback runs.
  * Memory: the queue array (capacity ids) is allocated at create; the
@@ -298,7 +309,8 @@ struct fk_fsyncq_stats {
 	uint64_t forgotten;		/* requests cancelled by forget */
 	uint64_t absorbed;		/* requests moved to the pending set */
 	uint64_t synced;		/* files fsynced by process */
-	uint64_t missing;		/* sync said -ENOENT (file dropped) */
+	uint64_t missing;		/* forgotten in flight, sync said
+					 * -ENOENT (moot, not an error) */
 	uint64_t queued;		/* now: requests in the queue */
 	uint64_t pending;		/* now: distinct pending files */
 	int error;			/* the sticky error, 0 if none */
@@ -308,10 +320,11 @@ struct fk_fsyncq_stats {
  * Callback that makes one file durable (typically open + fsync, or an
  * fsync of a descriptor the caller kept open).  @arg is the @arg given
  * to fk_fsyncq_process; @file_id the id given to register.  Returns 0
- * when the file is durable; -ENOENT when the file no longer exists (it
- * was dropped: counted in stats.missing, not an error); any other
- * -errno is the fsync's failure: recorded as the queue's sticky error,
- * and never retried.  Called without the queue's lock held, so it may
+ * when the file is durable, else the failure as -errno: recorded as the
+ * queue's sticky error and never retried.  -ENOENT (the file no longer
+ * exists) is a failure like any other unless the id was forgotten
+ * while its sync ran (then every result is ignored; -ENOENT counts in
+ * stats.missing).  Called without the queue's lock held, so it may
  * call fk_fsyncq_register/_forget/_absorb (not _process).
  */
 typedef int (*fk_fsyncq_sync_fn)(void *arg, uint64_t file_id);
@@ -373,7 +386,7 @@ FK_API size_t fk_fsyncq_pending(struct fk_fsyncq *q);
 /*
  * fk_fsyncq_process - the sync phase: absorb, then call @sync(@arg, id)
  * once for every pending file, in increasing file-id order, removing
- * each from the pending set as it succeeds (or returns -ENOENT).
+ * each from the pending set as it succeeds.
  * @between: if non-NULL, called between two files (not after the last)
  *      with the fraction of this round done (0..1), e.g. to sleep as
  *      fk_pacer_delay_ns says (a spread sync phase); a nonzero return
@@ -426,11 +439,11 @@ FK_API int fk_fsyncq_process(struct fk_fsyncq *q, fk_fsyncq_sync_fn sync,
  *      handed out), -EINVAL (no round started, or @file_ids NULL with
  *      @max > 0) or -ENOMEM (nothing taken).
  * fk_fsyncq_complete - the results of @n in-flight ids: @results[i]
- *      (0, -ENOENT for a dropped file, or the sync's -errno) for
- *      @file_ids[i].  Success and -ENOENT remove the file from the
- *      pending set (counted in stats.synced / stats.missing); any
- *      other error leaves it pending and becomes the queue's sticky
- *      error if it has none.  Returns the first failure in @results
+ *      (0, or the sync's -errno) for @file_ids[i].  Success removes
+ *      the file from the pending set (stats.synced); any error,
+ *      -ENOENT included, leaves it pending and becomes the queue's
+ *      sticky error if it has none.  The result of an id forgotten
+ *      while in flight is ignored.  Returns the first failure in @results
  *      (in array order), else -EINVAL if an id was not in flight (it
  *      is skipped), else 0.
  * fk_fsyncq_end - end the round; ids taken but not completed stay

@@ -28,8 +28,8 @@
  *   2. pend[0..nr_pend) is sorted by id, ids distinct.
  *   3. Compaction and absorption never lose an id: each distinct id of
  *      the queue is in the queue or the pending set afterwards.
- *   4. A pending entry leaves the set only when its sync succeeded,
- *      returned -ENOENT, or the id was forgotten.  A failed sync leaves
+ *   4. A pending entry leaves the set only when its sync succeeded or
+ *      the id was forgotten.  A failed sync leaves
  *      it pending and sets q->error, which is never cleared: process
  *      then returns it without calling sync again, so nothing is ever
  *      retried into success.
@@ -44,8 +44,21 @@
  *      while in flight has its result ignored.  An id still in flight
  *      at end stays pending (it was not synced as far as we know).
  *
+ *   7. A file may only be gone if its id was forgotten: fk_fsyncq_forget
+ *      is synchronous (queued, pending and in-flight requests are
+ *      cancelled before it returns), so an owner that forgets BEFORE
+ *      it unlinks (PostgreSQL's register_forget_request in
+ *      mdunlinkfork) never has a sync meet the missing file.  A sync
+ *      that still says -ENOENT met an outside deletion (or an owner
+ *      that unlinked first): the data it was to make durable is gone,
+ *      so it is a failure (sticky), never counted as synced.
+ *      PostgreSQL's ProcessSyncRequests tolerates ENOENT only after
+ *      absorbing shows a cancel for the file; here every cancel is
+ *      already in place.
+ *
  * States of an id: queued -> (absorb) pending -> (process) in flight ->
- * gone (success, ENOENT, forgotten) or pending + sticky error (failure).
+ * gone (success, forgotten) or pending + sticky error (failure,
+ * -ENOENT included).
  */
 #include "flushkit.h"
 
@@ -381,13 +394,14 @@ static int complete_locked(struct fk_fsyncq *q, const uint64_t *ids,
 		int e = results[k];
 		if (f->forgotten) {
 			/* Unlinked meanwhile: its durability is moot. */
+			if (e == -ENOENT)
+				q->st.missing++;
 			continue;
 		}
-		if (e == 0 || e == -ENOENT) {
-			if (e == 0)
-				q->st.synced++;
-			else
-				q->st.missing++;
+		/* Invariant 7: -ENOENT of an id nobody forgot is a failure
+		 * like any other. */
+		if (e == 0) {
+			q->st.synced++;
 			size_t i = find_pending(q, ids[k]);
 			if (i != (size_t)-1) {
 				if (f->redirtied)

@@ -8,7 +8,7 @@
  *    take outside a round and completing an id not in flight: -EINVAL;
  *  - arrivals during the round wait for the next; an in-flight id
  *    registered again stays pending after success; an in-flight id
- *    forgotten has its error ignored; -ENOENT counts as missing;
+ *    forgotten has its error ignored (-ENOENT counts as missing);
  *  - one failure among a batch: returned, sticky (take, begin and
  *    process return it, nothing more is handed out), the failed file
  *    stays pending, the others of the batch are done;
@@ -96,8 +96,9 @@ static void test_arrivals(void)
 	CHECK_EQ(fk_fsyncq_register(q, 7), 0);
 	CHECK(fk_fsyncq_absorb(q) >= 1);
 	fk_fsyncq_forget(q, 3);
+	fk_fsyncq_forget(q, 4);	/* then unlinked */
 	res[2] = -EIO;	  /* id 3: ignored */
-	res[3] = -ENOENT; /* id 4: dropped */
+	res[3] = -ENOENT; /* id 4: gone, forgotten: moot, "missing" */
 	CHECK_EQ(fk_fsyncq_complete(q, ids, res, 4), 0);
 	res[2] = res[3] = 0;
 	long n = fk_fsyncq_take(q, ids, 16);

@@ -3,7 +3,8 @@
  * test-fsyncq.c - struct fk_fsyncq: compaction keeps one request per
  * file; -EAGAIN (a backend fsync) only when compaction frees nothing or
  * is disabled; forget on unlink; process syncs each file once in id
- * order; errors are sticky and never retried; -ENOENT is not fatal;
+ * order; errors are sticky and never retried, -ENOENT (a file deleted
+ * from outside) included;
  * requests arriving during a round wait for the next; concurrent
  * registering from several threads loses nothing.
  */
@@ -192,13 +193,18 @@ static void test_sticky_error(void)
 	CHECK_EQ(fk_fsyncq_create(100, 1, &q), 0);
 	for (uint64_t id = 1; id <= 10; id++)
 		CHECK_EQ(fk_fsyncq_register(q, id), 0);
-	/* -ENOENT: the file was dropped; counted, not fatal. */
+	/* -ENOENT for an id nobody forgot: the file was deleted from
+	 * outside, its data is gone; a failure like EIO (sticky, stays
+	 * pending), not a success. */
 	struct rec r = {.fail_id = 3, .fail_err = -ENOENT};
-	CHECK_EQ(fk_fsyncq_process(q, rec_sync, &r, NULL, NULL), 0);
-	CHECK_EQ(r.n, 10);
-	CHECK_EQ(stats(q).missing, 1);
-	CHECK_EQ(stats(q).synced, 9);
-	CHECK_EQ(fk_fsyncq_pending(q), 0);
+	CHECK_EQ(fk_fsyncq_process(q, rec_sync, &r, NULL, NULL), -ENOENT);
+	CHECK_EQ(r.n, 3);
+	CHECK_EQ(stats(q).missing, 0);
+	CHECK_EQ(stats(q).synced, 2);
+	CHECK_EQ(stats(q).error, -ENOENT);
+	CHECK_EQ(fk_fsyncq_pending(q), 8);
+	fk_fsyncq_destroy(q);
+	CHECK_EQ(fk_fsyncq_create(100, 1, &q), 0);
 
 	for (uint64_t id = 1; id <= 10; id++)
 		CHECK_EQ(fk_fsyncq_register(q, id), 0);

@@ -35,6 +35,12 @@
  *  B6. A page read from disk is used only if its CRC-32C and identity
  *      (table, block) check out, or it is all zero (never written);
  *      otherwise the pin fails with -FK_ECORRUPT.
+ *  B7. A failed page write (ENOSPC for a block of a growing or sparse
+ *      segment, EIO) leaves the buffer dirty and fails only its caller
+ *      (the commit that needed the buffer: nothing applied; or the
+ *      checkpoint, C8); the store goes on.  A page left half written
+ *      on disk is rewritten later, or restored from its full-page
+ *      image by recovery (it was changed after the redo point).
  */
 #include "store-int.h"
 #include "sys.h"

@@ -43,15 +43,32 @@
  *  C7. In the sync phase each file of the round is fsynced at most once
  *      (fk_fsyncq_take hands each id out once per round), every fsync
  *      of a step has completed before the step's results are recorded,
- *      and a file leaves the pending set only on success (or -ENOENT):
+ *      and a file leaves the pending set only on success (C9 included):
  *      so the CHECKPOINT record (C3) follows every file's fsync.
+ *  C8. Running out of space is not a durability failure: an ENOSPC
+ *      writing a page (a block of a sparse or growing segment), making
+ *      the WAL segment for the CHECKPOINT record, or writing the
+ *      control file's temporary copy fails the checkpoint (redo pointer
+ *      and WAL unchanged, the pages stay dirty) without stopping the
+ *      store; the next checkpoint does it all again.  Any failed fsync
+ *      on the way (data file, WAL, new segment, control file,
+ *      directory) stops the store (C4).
+ *  C9. The sync phase fsyncs a segment through the descriptor the
+ *      store keeps open, then checks that base/T.S still names that
+ *      inode: a segment removed (or renamed) behind the store's back
+ *      fails the sync with -ENOENT (-ESTALE if another file took its
+ *      name) and stops the store, instead of a checkpoint that
+ *      "succeeds" with the data in an unlinked inode.
  */
 #include "store-int.h"
 #include "sys.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #define PACE_STEP_NS 100000000ull	/* sleep at most 100 ms at a time */
@@ -126,6 +143,28 @@ static void sync_pace(struct fk_store *s, struct fk_pacer *pacer,
 }
 
 /*
+ * C9: after the fsync of segment @id through its kept descriptor @fd,
+ * does base/T.S still name that inode?  0, -ENOENT (removed), -ESTALE
+ * (another file has the name), or the fstat error; logged.
+ */
+static int still_named(struct fk_store *s, uint64_t id, int fd)
+{
+	struct stat a, b;
+	char name[32];
+	snprintf(name, sizeof(name), "%u.%u", (uint32_t)(id >> 32),
+		 (uint32_t)id);
+	int r = fk_sys.fstat(fd, &a);
+	if (!r)
+		r = fk_sys.fstatat(s->basefd, name, &b, AT_SYMLINK_NOFOLLOW);
+	if (!r && (a.st_dev != b.st_dev || a.st_ino != b.st_ino))
+		r = -ESTALE;
+	if (r)
+		fk_store_log(s, "base/%s was removed or renamed while its "
+			     "fsync was pending: %s", name, fk_strerror(r));
+	return r;
+}
+
+/*
  * The sync phase (4): fsync every file of the fsync request queue's
  * round once, through the store's struct fk_fsync_batch (C7).
  * Back-to-back (not @paced): the whole round is one batch, sync_jobs
@@ -168,8 +207,10 @@ static int sync_phase(struct fk_store *s, struct fk_pacer *pacer, int paced,
 			r = (int)n;
 			break;
 		}
-		/* Ids of dropped tables are gone (-ENOENT), like the
-		 * callback of fk_fsyncq_process would say. */
+		/* The store never drops a table or a segment file, so it
+		 * never needs fk_fsyncq_forget: an id of an unknown table
+		 * is a bug, and its -ENOENT fails the round (fsyncq: only a
+		 * forgotten id may be gone). */
 		size_t nreq = 0;
 		for (size_t k = 0; k < (size_t)n; k++) {
 			uint32_t table = (uint32_t)(ids[k] >> 32);
@@ -218,6 +259,8 @@ static int sync_phase(struct fk_store *s, struct fk_pacer *pacer, int paced,
 						(uint32_t)(ids[k] >> 32),
 						(uint32_t)ids[k],
 						fk_strerror(q->result));
+				else if (q->issued)
+					res[k] = still_named(s, ids[k], q->fd);
 			}
 			ids[nc] = ids[k];
 			res[nc] = res[k];
@@ -361,11 +404,12 @@ int fk_checkpoint_run(struct fk_store *s, const char *reason, int flags,
 		if (!need)
 			break;
 		pthread_mutex_unlock(&s->insert_mu);
+		/* No segment for the record (ENOSPC): the checkpoint fails,
+		 * the redo pointer stays, nothing is lost; the next one tries
+		 * again (W8; an fsync failure there stopped the store). */
 		r = fk_wal_ensure_segment(s, need);
-		if (r) {
-			fk_store_stop(s, r, "WAL segment for a checkpoint");
+		if (r)
 			goto out;
-		}
 	}
 	for (uint32_t t = 1; t <= FK_STORE_MAX_TABLES; t++)
 		ck.rows[t] = __atomic_load_n(&s->tables[t].rows,
@@ -380,11 +424,12 @@ int fk_checkpoint_run(struct fk_store *s, const char *reason, int flags,
 
 	/* (6) the control file. */
 	s->ckpt_lsn = lsn;
+	/* C8: fk_store_write_control stops the store itself if an fsync
+	 * (or the rename) failed; an ENOSPC writing the temporary file
+	 * only fails this checkpoint. */
 	r = fk_store_write_control(s, shutdown, &ck);
-	if (r) {
-		fk_store_stop(s, r, "control file");
+	if (r)
 		goto out;
-	}
 	s->last_ckpt_end_lsn = end;
 
 	/* (7) recycle WAL. */

@@ -45,6 +45,14 @@
  *      record), which then becomes the page LSN;
  *      then the WAL is cut at the first invalid record and an
  *      end-of-recovery checkpoint makes the result durable.
+ *  S6. Running out of space (ENOSPC, EDQUOT) is not sticky: where it
+ *      can happen - creating a WAL segment (W8), evicting a page to a
+ *      block not yet allocated (B7), a checkpoint's page writes (C8),
+ *      writing control.tmp or catalog.tmp (write_durable) - nothing
+ *      has been applied or made to depend on the failed write, so the
+ *      call fails with -ENOSPC and the store goes on; once space is
+ *      freed the same handle works again.  Failed fsyncs stay sticky
+ *      (S4), as does an ENOSPC from a WAL write (W4, W8).
  */
 #include "store-int.h"
 #include "sys.h"
@@ -188,9 +196,16 @@ int fk_store_seg_fd(struct fk_store *s, uint32_t table, uint32_t seg)
 	return fd;
 }
 
-/* Replace @name in @dirfd atomically and durably with @len bytes. */
-static int write_durable(int dirfd, const char *name, const void *buf,
-			 size_t len)
+/*
+ * Replace @name in @dirfd atomically and durably with @len bytes.
+ * S6: a failure before any fsync (ENOSPC writing NAME.tmp, say) leaves
+ * NAME as it was and removes NAME.tmp, so it can simply be tried again
+ * once space is freed; a failed fsync (of NAME.tmp or of the directory
+ * after the rename) stops the store, as it must never be retried into
+ * success.
+ */
+static int write_durable(struct fk_store *s, int dirfd, const char *name,
+			 const void *buf, size_t len)
 {
 	char tmp[64];
 	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
@@ -198,15 +213,28 @@ static int write_durable(int dirfd, const char *name, const void *buf,
 	if (fd < 0)
 		return fd;
 	int r = fk_pwrite_all(fd, buf, len, 0);
-	if (!r)
+	int synced = 0;
+	if (!r) {
 		r = fk_sys.fsync(fd);
+		synced = 1;
+	}
 	int rc = fk_sys.close(fd);
 	if (!r)
 		r = rc;
+	if (r && synced) {
+		char what[80];
+		snprintf(what, sizeof(what), "fsync of %s", tmp);
+		fk_store_stop(s, r, what);
+	}
 	if (!r)
 		r = fk_sys.renameat(dirfd, tmp, dirfd, name);
-	if (!r)
-		r = fk_sys.fsync(dirfd);
+	if (r) {
+		fk_sys.unlinkat(dirfd, tmp, 0);
+		return r;
+	}
+	r = fk_sys.fsync(dirfd);
+	if (r)
+		fk_store_stop(s, r, "fsync of the data directory");
 	return r;
 }
 
@@ -224,7 +252,7 @@ int fk_store_write_control(struct fk_store *s, int clean,
 	c.seg_bytes = s->seg_bytes;
 	memcpy(c.rows, ck->rows, sizeof(c.rows));
 	c.crc = fk_crc32c(0, &c, offsetof(struct control, crc));
-	return write_durable(s->dirfd, "control", &c, sizeof(c));
+	return write_durable(s, s->dirfd, "control", &c, sizeof(c));
 }
 
 static int read_control(struct fk_store *s, struct control *c)
@@ -268,7 +296,7 @@ static int write_catalog(struct fk_store *s)
 	len = 16 + n * sizeof(struct cat_entry);
 	uint32_t crc = fk_crc32c(0, buf, len);
 	memcpy(buf + len, &crc, 4);
-	int r = write_durable(s->dirfd, "catalog", buf, len + 4);
+	int r = write_durable(s, s->dirfd, "catalog", buf, len + 4);
 	free(buf);
 	return r;
 }

@@ -42,6 +42,15 @@
  *  W7. Segments [wal_oldest_seg, wal_highest_seg] exist; those wholly
  *      before the last checkpoint's redo LSN are renamed to new numbers
  *      past the highest (recycled) or unlinked.
+ *  W8. Segments are zero-filled (not fallocated: unwritten extents
+ *      would need a metadata change at each first write) and fsynced
+ *      before they get their name, so on ext4 and xfs a WAL write never
+ *      needs a new block: ENOSPC can only come from creating a segment,
+ *      before anything is inserted, and is not sticky (the commit or
+ *      checkpoint that needed it fails, the next one tries again).  An
+ *      fsync failing while making one stops the store.  An ENOSPC from
+ *      a WAL write (a copy-on-write file system) is a WAL write failure
+ *      (W4): sticky, because the record is already applied in memory.
  */
 #include "store-int.h"
 #include "sys.h"
@@ -111,18 +120,34 @@ static int create_segment(struct fk_store *s, uint64_t segno)
 			n = sizeof(zeros);
 		r = fk_pwrite_all(fd, zeros, n, off);
 	}
-	if (!r)
+	/* W8: a failed write (ENOSPC, EDQUOT) changes nothing anybody
+	 * relies on: the temporary file goes and the caller may try again
+	 * once space is freed.  A failed fsync is never retried (a new
+	 * segtemp would "succeed" where the kernel may have dropped
+	 * pages): it stops the store. */
+	int synced = 0;
+	if (!r) {
 		r = fk_sys.fsync(fd);
+		synced = 1;
+	}
 	int rc = fk_sys.close(fd);
 	if (!r)
 		r = rc;
+	if (r && synced)
+		fk_store_stop(s, r, "fsync of a new WAL segment");
 	seg_name(name, sizeof(name), segno);
 	if (!r)
 		r = fk_sys.renameat(s->waldirfd, "segtemp", s->waldirfd, name);
-	if (!r)
-		r = fk_sys.fsync(s->waldirfd);
-	if (r)
+	if (r) {
 		fk_sys.unlinkat(s->waldirfd, "segtemp", 0);
+		return r;
+	}
+	/* Renamed: the name may or may not be durable now; making a new
+	 * segtemp and fsyncing the directory again would retry a failed
+	 * fsync into success. */
+	r = fk_sys.fsync(s->waldirfd);
+	if (r)
+		fk_store_stop(s, r, "fsync of the WAL directory");
 	return r;
 }
 

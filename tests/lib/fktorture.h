@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fktorture.h - the crash torture harness of issue 7 (properties 1-3),
+ * shared by tests/tools/fk-torture.c (the full trial counts, run by
+ * scripts/torture.sh) and the CI tests test-torture-{kill,powercut,
+ * recovery}.c (a few trials each).
+ *
+ * One run: a TPC-B store (scale 1, small shared buffers, 1 MiB table
+ * and WAL segments) in a work directory, or on a loop-mounted ext4/xfs
+ * made once per run.  Each trial injects one fault, recovers, verifies;
+ * the database is kept from trial to trial (every reopen is a recovery,
+ * later trials replay WAL in recycled segments) and made afresh when a
+ * trial failed or the history table has grown past max_history_rows.
+ *
+ * Faults:
+ *   kill      a child runs TPC-B from 4 threads and writes each
+ *             acknowledged commit to a pipe; SIGKILL at a random moment
+ *             (one trial in five within 30 ms of the start: during open).
+ *   powercut  the same, then FS_IOC_GOINGDOWN(NOLOGFLUSH) while the
+ *             child still runs, SIGKILL, unmount, mount (journal replay).
+ *   recovery-kill, recovery-powercut
+ *             a child builds up a long WAL (no checkpoint for the whole
+ *             run) and is killed (power cut); then 1..max_interrupts
+ *             reopens in a row are each interrupted: at the N-th
+ *             state-changing call of the reopen (pwrite, write, fsync,
+ *             fdatasync, renameat, unlinkat, ftruncate, fallocate,
+ *             openat with O_CREAT, mkdirat), counted through the
+ *             syscall table, so every step of the replay and of the
+ *             end-of-recovery checkpoint is a possible crash point; or,
+ *             one in four, at a random time.  A power cut does the
+ *             goingdown before the call and then the kill.
+ *
+ * Verification, after every fault, in a forked child that reopens the
+ * store (crash recovery) and reads every row: each commit acknowledged
+ * since the database was made (not only in this trial) is at its
+ * history row with its txid, aid and delta; no history row was
+ * acknowledged twice and no txid is in history twice; accounts =
+ * tellers = branches = history deltas.  Half the time the verifier
+ * closes the store, else it exits without closing (the next open is
+ * again a recovery).
+ *
+ * Output: a line per failure (seed, trial, what), a line per trial with
+ * verbose, and at the end "trials: N, failed: F (S s)".
+ *
+ * Not thread-safe (one run per process); forks; needs root for the
+ * power-cut faults.
+ */
+#ifndef FKTORTURE_H
+#define FKTORTURE_H
+
+#include <stdint.h>
+
+enum fkt_fault {
+	FKT_FAULT_KILL = 0,
+	FKT_FAULT_POWERCUT = 1,
+	FKT_FAULT_RECOVERY_KILL = 2,
+	FKT_FAULT_RECOVERY_POWERCUT = 3,
+};
+
+enum fkt_preset {
+	FKT_PRESET_BOTH = 0,	/* alternate naive / smooth per trial */
+	FKT_PRESET_NAIVE = 1,
+	FKT_PRESET_SMOOTH = 2,
+};
+
+struct fkt_torture_opts {
+	int fault;			/* enum fkt_fault */
+	const char *fs_type;		/* "ext4", "xfs" or NULL (plain
+					 * directory; power cuts need one) */
+	const char *dir;		/* work directory; NULL: fkt_tmpdir() */
+	unsigned trials;
+	uint64_t seed;
+	int preset;			/* enum fkt_preset */
+	int verbose;
+	unsigned max_interrupts;	/* recovery faults: 1..N in a row */
+	uint64_t max_history_rows;	/* make the database afresh beyond */
+	uint64_t fs_bytes;		/* loop image size */
+};
+
+struct fkt_torture_result {
+	unsigned trials, failed;
+	double elapsed_s;
+	uint64_t acks;			/* commits acknowledged, all trials */
+	unsigned interrupts;		/* recovery faults: reopens cut */
+	unsigned in_replay, in_end;	/* ... at a call in the replay /
+					 * the cut and end-of-recovery
+					 * checkpoint */
+	unsigned after_open, timed;	/* ... after the open returned /
+					 * at a random time */
+};
+
+/* Defaults: kill, 10 trials, seed from the clock, both presets,
+ * 3 interrupts, 150,000 history rows, a 400 MiB image. */
+void fkt_torture_opts_init(struct fkt_torture_opts *o);
+/* "kill", "powercut", "recovery-kill", "recovery-powercut" -> enum,
+ * or -1. */
+int fkt_torture_fault_parse(const char *name);
+const char *fkt_torture_fault_name(int fault);
+
+/*
+ * Run @o->trials trials; fill @res and print the summary line.
+ * Returns 0 (ran: res->failed says how it went), 77 (power cut asked
+ * and not root / no loop devices / no mkfs) or -1 (setup failed: the
+ * work directory, the file system or the first database).
+ */
+int fkt_torture_run(const struct fkt_torture_opts *o,
+		    struct fkt_torture_result *res);
+
+/* FK_TRIALS from the environment if set (> 0), else @dflt. */
+unsigned fkt_torture_trials_env(unsigned dflt);
+
+#endif

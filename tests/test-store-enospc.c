@@ -1,0 +1,520 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test-store-enospc.c - the page store on a real file system that fills
+ * up (issue 7, property 7): a small loop-mounted ext4 (mkfs -m 0: no root
+ * reserve) and a 300 MiB xfs, filled with a ballast file (fallocate,
+ * then small writes, until the kernel says ENOSPC).  No mock: every
+ * ENOSPC comes from the kernel.
+ *
+ * Under the TPC-B workload of tools/cli-tpcb.c, one store handle:
+ *  A. WAL append: the fs is filled; commits go on into the WAL segments
+ *     the checkpointer preallocated (zero-filled: every WAL segment file
+ *     has all its blocks), then one needs a new segment and fails with
+ *     -ENOSPC, nothing applied, the store NOT stopped (stats.error 0);
+ *     reads still work; the ballast is deleted and commits succeed again
+ *     in the same handle.
+ *  B. mid-checkpoint: with dirty pages (history appends: blocks not yet
+ *     allocated) the fs is filled; a checkpoint fails with -ENOSPC in its
+ *     write phase, the store not stopped; commits either succeed or fail
+ *     with -ENOSPC; ballast deleted: the checkpoint and commits succeed.
+ *  C. control file: right after a checkpoint (nothing dirty) the fs is
+ *     filled; the next checkpoint's control.tmp (or its record's WAL
+ *     segment) meets ENOSPC: the checkpoint fails, the store is NOT
+ *     stopped (it used to be: regression), no control.tmp is left.
+ *  D. power cut while full: commits until ENOSPC, FS_IOC_GOINGDOWN
+ *     without log flush, remount, ballast deleted, reopen (recovery).
+ * After each of A-D every acknowledged commit is in history at its row
+ * and the TPC-B sums hold (checked after D's recovery and after a clean
+ * close and reopen).
+ *
+ * Then "flushkit bench tpcb" (in-process) on a full fs: exit 1 and
+ * "client N: commit: No space left on device" on stderr; after the
+ * ballast is deleted, --check passes and a run succeeds.
+ *
+ * FK_ENOSPC_FS=ext4|xfs runs one file system only.  FK_TEST_SEED fixes
+ * the transactions drawn.  Needs root and loop devices (else skip).
+ */
+#include "cli-tpcb.h"
+#include "cli.h"
+#include "fkloop.h"
+#include "fktest.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define WAL_SEG (256u << 10)
+
+static struct fkt_fs fs;
+static char store_dir[700], ballast[700];
+static unsigned seed;
+
+static void cleanup(void)
+{
+	fkt_fs_destroy(&fs);
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	if (fs.mounted)
+		umount2(fs.mnt, MNT_DETACH);
+	_exit(1);
+}
+
+/* ---- store log lines, kept for the checks ---- */
+
+static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
+static char logbuf[1 << 16];
+static size_t loglen;
+
+static void store_log(void *arg, const char *line)
+{
+	(void)arg;
+	pthread_mutex_lock(&log_mu);
+	size_t n = strlen(line);
+	if (loglen + n + 2 < sizeof(logbuf)) {
+		memcpy(logbuf + loglen, line, n);
+		loglen += n;
+		logbuf[loglen++] = '\n';
+		logbuf[loglen] = 0;
+	}
+	pthread_mutex_unlock(&log_mu);
+	fprintf(stderr, "  store: %s\n", line);
+}
+
+static int log_has(const char *s)
+{
+	pthread_mutex_lock(&log_mu);
+	int r = strstr(logbuf, s) != NULL;
+	pthread_mutex_unlock(&log_mu);
+	return r;
+}
+
+static void log_clear(void)
+{
+	pthread_mutex_lock(&log_mu);
+	loglen = 0;
+	logbuf[0] = 0;
+	pthread_mutex_unlock(&log_mu);
+}
+
+/* ---- ballast ---- */
+
+/* Fill the file system until the kernel refuses: fallocate in halving
+ * chunks, then 512-byte writes; fsync and go again until nothing more
+ * fits (delayed allocation gives back its worst-case reservations once
+ * written).  Returns the ballast size in bytes. */
+static uint64_t fill(void)
+{
+	int fd = open(ballast, O_WRONLY | O_CREAT, 0600);
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return 0;
+	struct stat sb;
+	fstat(fd, &sb);
+	uint64_t off = (uint64_t)sb.st_size, before;
+	static const char junk[512];
+	do {
+		before = off;
+		for (uint64_t chunk = 1ull << 30; chunk >= 4096;) {
+			if (fallocate(fd, 0, (off_t)off, (off_t)chunk) == 0)
+				off += chunk;
+			else if (errno == ENOSPC)
+				chunk /= 2;
+			else
+				break;
+		}
+		for (;;) {
+			ssize_t n = pwrite(fd, junk, sizeof(junk), (off_t)off);
+			if (n <= 0)
+				break;
+			off += (uint64_t)n;
+		}
+		fsync(fd);
+		syncfs(fd);
+	} while (off != before);
+	close(fd);
+	return off;
+}
+
+static void unfill(void)
+{
+	CHECK_EQ(unlink(ballast), 0);
+	int fd = open(fs.mnt, O_RDONLY | O_DIRECTORY);
+	if (fd >= 0) {
+		syncfs(fd);	/* the freed blocks count again */
+		close(fd);
+	}
+}
+
+/* ---- acknowledged transactions ---- */
+
+struct ack {
+	uint64_t txid, hrow;
+	int64_t aid, delta;
+};
+
+static struct ack acks[100000];
+static size_t nr_acks;
+static uint64_t next_txid = 1;
+
+/* One transaction; an acknowledged one is remembered. */
+static int txn(struct fk_store *s, const struct tpcb_tables *t,
+	       struct tpcb_rng *rng, struct fk_batch *b)
+{
+	struct tpcb_txn x;
+	tpcb_txn_draw(t, rng, &x);
+	x.txid = next_txid++;
+	int r = tpcb_txn_commit(s, t, b, &x);
+	if (r == 0 && nr_acks < sizeof(acks) / sizeof(acks[0]))
+		acks[nr_acks++] = (struct ack){x.txid, x.hrow, x.aid, x.delta};
+	return r;
+}
+
+static int store_error(struct fk_store *s)
+{
+	struct fk_store_stats st;
+	fk_store_get_stats(s, &st);
+	return st.error;
+}
+
+/* Every acknowledged transaction at its history row; the sums. */
+static void verify(struct fk_store *s, const char *when)
+{
+	struct tpcb_tables t;
+	struct tpcb_sums sums;
+	size_t bad = 0;
+	CHECK_EQ(tpcb_open(s, &t), 0);
+	for (size_t i = 0; i < nr_acks; i++) {
+		struct tpcb_txn x;
+		int r = tpcb_history_read(s, &t, acks[i].hrow, &x);
+		if (r || x.txid != acks[i].txid || x.aid != acks[i].aid ||
+		    x.delta != acks[i].delta) {
+			if (bad++ < 5)
+				fprintf(stderr,
+					"%s: txid %llu not at history row "
+					"%llu (%s)\n",
+					when, (unsigned long long)acks[i].txid,
+					(unsigned long long)acks[i].hrow,
+					r ? fk_strerror(r) : "other row");
+		}
+	}
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(tpcb_sums(s, &t, &sums), 0);
+	CHECK(sums.history_rows >= nr_acks);
+	CHECK(tpcb_sums_ok(&sums));
+	printf("%s: %zu acknowledged, %llu history rows, sums %lld/%lld/"
+	       "%lld/%lld\n",
+	       when, nr_acks, (unsigned long long)sums.history_rows,
+	       (long long)sums.accounts, (long long)sums.tellers,
+	       (long long)sums.branches, (long long)sums.history);
+}
+
+/* W8: every WAL segment file has all its blocks (zero-filled, not
+ * sparse, not fallocated-unwritten is not checkable here: blocks). */
+static void check_wal_allocated(void)
+{
+	char path[800];
+	snprintf(path, sizeof(path), "%s/wal", store_dir);
+	DIR *d = opendir(path);
+	CHECK(d != NULL);
+	if (!d)
+		return;
+	int n = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (strlen(de->d_name) != 16)
+			continue;
+		struct stat sb;
+		CHECK_EQ(fstatat(dirfd(d), de->d_name, &sb, 0), 0);
+		CHECK_EQ(sb.st_size, WAL_SEG);
+		if ((uint64_t)sb.st_blocks * 512 < WAL_SEG)
+			fprintf(stderr, "wal/%s: %llu of %u bytes allocated\n",
+				de->d_name,
+				(unsigned long long)sb.st_blocks * 512,
+				WAL_SEG);
+		CHECK((uint64_t)sb.st_blocks * 512 >= WAL_SEG);
+		n++;
+	}
+	closedir(d);
+	CHECK(n >= 2);
+}
+
+/* Wait (up to 5 s) until the checkpointer has WAL segments ready two
+ * past the insert position: a commit meets no segment creation. */
+static void wait_prealloc(struct fk_store *s)
+{
+	for (int i = 0; i < 500; i++) {
+		struct fk_store_stats st;
+		fk_store_get_stats(s, &st);
+		char path[800];
+		snprintf(path, sizeof(path), "%s/wal/%016llX", store_dir,
+			 (unsigned long long)(st.insert_lsn / WAL_SEG + 2));
+		if (access(path, F_OK) == 0)
+			return;
+		usleep(10000);
+	}
+	CHECK(!"WAL segments preallocated ahead");
+}
+
+static void store_opts(struct fk_store_opts *o)
+{
+	fk_store_opts_init(o);
+	o->shared_buffers_bytes = 32u << 20; /* no evictions: A is the WAL */
+	o->segment_bytes = 1u << 20;
+	o->wal_segment_bytes = WAL_SEG;
+	o->max_wal_size_bytes = 1ull << 30;
+	o->checkpoint_timeout_ms = 3600000;
+	o->log = store_log;
+}
+
+static void run_store(void)
+{
+	struct fk_store_opts o;
+	struct fk_store *s;
+	struct tpcb_tables t;
+	struct tpcb_rng rng;
+	struct fk_batch b;
+	int r;
+
+	store_opts(&o);
+	nr_acks = 0;
+	tpcb_rng_seed(&rng, seed);
+	fk_batch_init(&b);
+	CHECK_EQ(fk_store_open(store_dir, &o, &s), 0);
+	if (fkt_failures)
+		return;
+	CHECK_EQ(tpcb_create(s, 1, &t, NULL, NULL), 0);
+	for (int i = 0; i < 50; i++)
+		CHECK_EQ(txn(s, &t, &rng, &b), 0);
+	CHECK_EQ(fk_store_checkpoint(s), 0);
+	wait_prealloc(s);
+
+	/* A: WAL append. */
+	log_clear();
+	uint64_t bal = fill();
+	size_t before = nr_acks;
+	r = 0;
+	for (int i = 0; i < 20000 && !r; i++)
+		r = txn(s, &t, &rng, &b);
+	printf("%s A: ballast %llu KiB; %zu commits into preallocated WAL, "
+	       "then: %s\n",
+	       fs.type, (unsigned long long)bal >> 10, nr_acks - before,
+	       fk_strerror(r));
+	CHECK_EQ(r, -ENOSPC);
+	CHECK(nr_acks - before > 0);	/* the preallocated segments */
+	CHECK_EQ(store_error(s), 0);
+	CHECK(log_has("cannot create WAL segment: No space left on device"));
+	CHECK(!log_has("store stopped"));
+	/* Not sticky, and nothing half-applied: again the same answer;
+	 * reads work. */
+	CHECK_EQ(txn(s, &t, &rng, &b), -ENOSPC);
+	uint8_t row[TPCB_ROW_BYTES];
+	CHECK_EQ(fk_store_read(s, t.branches, 0, row), 0);
+	check_wal_allocated();
+	unfill();
+	for (int i = 0; i < 200; i++)
+		CHECK_EQ(txn(s, &t, &rng, &b), 0);
+	CHECK_EQ(store_error(s), 0);
+
+	/* B: mid-checkpoint, with history pages in unallocated blocks. */
+	wait_prealloc(s);
+	log_clear();
+	fill();
+	r = fk_store_checkpoint(s);
+	printf("%s B: checkpoint on a full fs: %s\n", fs.type, fk_strerror(r));
+	CHECK_EQ(r, -ENOSPC);
+	CHECK_EQ(store_error(s), 0);
+	CHECK(log_has("FAILED: No space left on device"));
+	int ok = 0, nospc = 0;
+	for (int i = 0; i < 50; i++) {
+		r = txn(s, &t, &rng, &b);
+		CHECK(r == 0 || r == -ENOSPC);
+		ok += r == 0;
+		nospc += r == -ENOSPC;
+	}
+	printf("%s B: 50 commits while full: %d ok, %d ENOSPC\n", fs.type,
+	       ok, nospc);
+	CHECK_EQ(store_error(s), 0);
+	unfill();
+	CHECK_EQ(fk_store_checkpoint(s), 0);
+	for (int i = 0; i < 100; i++)
+		CHECK_EQ(txn(s, &t, &rng, &b), 0);
+
+	/* C: nothing dirty; the control file (or the record's segment). */
+	CHECK_EQ(fk_store_checkpoint(s), 0);
+	wait_prealloc(s);
+	log_clear();
+	fill();
+	r = fk_store_checkpoint(s);
+	printf("%s C: checkpoint with nothing dirty on a full fs: %s\n",
+	       fs.type, fk_strerror(r));
+	CHECK_EQ(r, -ENOSPC);
+	CHECK_EQ(store_error(s), 0);
+	CHECK(!log_has("store stopped"));
+	char tmp[800];
+	snprintf(tmp, sizeof(tmp), "%s/control.tmp", store_dir);
+	CHECK(access(tmp, F_OK) != 0);
+	unfill();
+	CHECK_EQ(fk_store_checkpoint(s), 0);
+	for (int i = 0; i < 100; i++)
+		CHECK_EQ(txn(s, &t, &rng, &b), 0);
+	CHECK_EQ(store_error(s), 0);
+
+	/* D: a power cut while full, dirty pages and unfinished WAL. */
+	wait_prealloc(s);
+	fill();
+	r = 0;
+	for (int i = 0; i < 20000 && !r; i++)
+		r = txn(s, &t, &rng, &b);
+	CHECK_EQ(r, -ENOSPC);
+	CHECK_EQ(fkt_fs_goingdown(&fs, FKT_GOINGDOWN_NOLOGFLUSH), 0);
+	r = fk_store_close(s);	/* its shutdown checkpoint fails: EIO */
+	CHECK(r != 0);
+	CHECK_EQ(fkt_fs_umount(&fs), 0);
+	CHECK_EQ(fkt_fs_mount(&fs), 0);
+	unlink(ballast);
+	CHECK_EQ(fk_store_open(store_dir, &o, &s), 0);
+	if (fkt_failures)
+		goto out;
+	verify(s, "after the power cut");
+	for (int i = 0; i < 100; i++)
+		CHECK_EQ(txn(s, &t, &rng, &b), 0);
+	CHECK_EQ(fk_store_close(s), 0);
+
+	CHECK_EQ(fk_store_open(store_dir, &o, &s), 0);
+	if (fkt_failures)
+		goto out;
+	verify(s, "after a clean reopen");
+	CHECK_EQ(fk_store_close(s), 0);
+out:
+	fk_batch_release(&b);
+}
+
+/* ---- the command ---- */
+
+static int bench(const char *errfile, const char *a0, ...)
+{
+	char *argv[32];
+	int argc = 0;
+	va_list ap;
+	argv[argc++] = (char *)"tpcb";
+	argv[argc++] = (char *)"--no-results";
+	va_start(ap, a0);
+	for (const char *a = a0; a && argc < 31; a = va_arg(ap, const char *))
+		argv[argc++] = (char *)a;
+	va_end(ap);
+	argv[argc] = NULL;
+	fflush(NULL);
+	int saved = -1, efd = -1;
+	if (errfile) {
+		saved = dup(2);
+		efd = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		CHECK(saved >= 0 && efd >= 0);
+		dup2(efd, 2);
+	}
+	int ret = cmd_bench_tpcb(argc, argv);
+	fflush(NULL);
+	if (errfile) {
+		dup2(saved, 2);
+		close(saved);
+		close(efd);
+	}
+	return ret;
+}
+
+static void run_cli(void)
+{
+	char dir[700], errfile[700];
+	snprintf(dir, sizeof(dir), "%s/tpcb", fs.mnt);
+	snprintf(errfile, sizeof(errfile), "%s/stderr", fkt_tmpdir());
+	CHECK_EQ(bench(NULL, "-i", "-s", "1", "--data-dir", dir,
+		       "--wal-segment-size=256k", NULL),
+		 0);
+	/* Completely full: the open cannot write the control file. */
+	fill();
+	int ret = bench(errfile, "-c", "2", "-T", "20", "--data-dir", dir,
+			"--log-checkpoints=off", NULL);
+	char *err = fkt_read_file(errfile, NULL);
+	printf("%s: bench tpcb on a full fs: exit %d, stderr:\n%s", fs.type,
+	       ret, err ? err : "(none)\n");
+	CHECK_EQ(ret, 1);
+	CHECK(err && strstr(err, "open store '") &&
+	      strstr(err, "': No space left on device"));
+	free(err);
+	unfill();
+
+	/* 512 KiB free: the open works, the run meets ENOSPC in a commit
+	 * once the preallocated WAL segments are used up. */
+	char reserve[800];
+	snprintf(reserve, sizeof(reserve), "%s/reserve", fs.mnt);
+	int fd = open(reserve, O_WRONLY | O_CREAT, 0600);
+	CHECK(fd >= 0 && fallocate(fd, 0, 0, 512 << 10) == 0);
+	close(fd);
+	fill();
+	CHECK_EQ(unlink(reserve), 0);
+	sync();
+	ret = bench(errfile, "-c", "2", "-T", "20", "--data-dir", dir,
+		    "--log-checkpoints=off", NULL);
+	err = fkt_read_file(errfile, NULL);
+	printf("%s: bench tpcb on a nearly full fs: exit %d, stderr:\n%s",
+	       fs.type, ret, err ? err : "(none)\n");
+	CHECK_EQ(ret, 1);
+	CHECK(err && strstr(err, ": commit: No space left on device"));
+	free(err);
+	unfill();
+	CHECK_EQ(bench(NULL, "--check", "--data-dir", dir, NULL), 0);
+	CHECK_EQ(bench(NULL, "-c", "2", "-t", "100", "--check", "--data-dir",
+		       dir, "--log-checkpoints=off", NULL),
+		 0);
+}
+
+static void run_fs(const char *type, uint64_t bytes)
+{
+	char img[512], mnt[512];
+	snprintf(img, sizeof(img), "%s/%s.img", fkt_tmpdir(), type);
+	snprintf(mnt, sizeof(mnt), "%s/mnt-%s", fkt_tmpdir(), type);
+	int r = fkt_fs_create(&fs, type, img, bytes, mnt);
+	if (r == 77)
+		SKIP("needs root and loop devices");
+	CHECK_EQ(r, 0);
+	if (r)
+		return;
+	snprintf(store_dir, sizeof(store_dir), "%s/store", mnt);
+	snprintf(ballast, sizeof(ballast), "%s/ballast", mnt);
+	run_store();
+	fkt_rm_rf(store_dir);
+	unlink(ballast);
+	if (!fkt_failures)
+		run_cli();
+	fkt_fs_destroy(&fs);
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	const char *e = getenv("FK_TEST_SEED");
+	seed = e ? (unsigned)strtoul(e, NULL, 10)
+		 : (unsigned)time(NULL) ^ (unsigned)getpid();
+	printf("seed %u (FK_TEST_SEED)\n", seed);
+	if (!fkt_is_root())
+		SKIP("needs root and loop devices");
+	fkt_tmpdir();
+	atexit(cleanup);	/* runs before the temporary directory goes */
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	const char *only = getenv("FK_ENOSPC_FS");
+	if (!only || !strcmp(only, "ext4"))
+		run_fs("ext4", 48ull << 20);
+	if (!fkt_failures && (!only || !strcmp(only, "xfs")))
+		run_fs("xfs", 300ull << 20);
+	return fkt_done();
+}
