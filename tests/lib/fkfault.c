@@ -6,8 +6,8 @@
  *
  * Interface routines: fkt_faultdev_start/stop, fkt_dev_fail_range,
  * fkt_dev_fail_after, fkt_dev_fail_file, fkt_dev_clear, fkt_dev_counters,
- * fkt_dev_reset_counters, fkt_stack_create/mount/umount/destroy,
- * fkt_fiemap, fkt_drop_file_cache.
+ * fkt_dev_reset_counters, fkt_dev_wait_faults,
+ * fkt_stack_create/mount/umount/destroy, fkt_fiemap, fkt_drop_file_cache.
  *
  * Teardown order matters (each layer pins the one below): inner fs
  * unmount, loop device release (autoclear on the last close), FUSE
@@ -380,6 +380,29 @@ int fkt_dev_counters(struct fkt_faultdev *d, struct fkt_dev_counters *c)
 	}
 	fclose(f);
 	return seen ? 0 : -EIO;
+}
+
+int fkt_dev_wait_faults(struct fkt_faultdev *d, unsigned ops, uint64_t min,
+			int timeout_ms)
+{
+	for (int waited = 0;; waited += 5) {
+		struct fkt_dev_counters c;
+		int r = fkt_dev_counters(d, &c);
+		if (r)
+			return r;
+		uint64_t n = 0;
+		if (ops & FKT_OP_READ)
+			n += c.read_faults;
+		if (ops & FKT_OP_WRITE)
+			n += c.write_faults;
+		if (ops & FKT_OP_FSYNC)
+			n += c.fsync_faults;
+		if (n >= min)
+			return 0;
+		if (waited >= timeout_ms)
+			return -ETIMEDOUT;
+		usleep(5000);
+	}
 }
 
 /* Configure a free loop device on @image; returns its fd or -errno. */

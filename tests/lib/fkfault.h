@@ -121,6 +121,11 @@ struct fkt_dev_counters {
 };
 int fkt_dev_counters(struct fkt_faultdev *d, struct fkt_dev_counters *c);
 int fkt_dev_reset_counters(struct fkt_faultdev *d);
+/* Wait (polling every 5 ms, up to @timeout_ms) until at least @min faults
+ * of @ops fired in total (e.g. asynchronous writeback reached the
+ * device).  0, -ETIMEDOUT or -errno. */
+int fkt_dev_wait_faults(struct fkt_faultdev *d, unsigned ops, uint64_t min,
+			int timeout_ms);
 
 /*
  * The whole stack: faultdev with a backing file of @size_bytes formatted
