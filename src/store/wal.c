@@ -51,6 +51,10 @@
  *      fsync failing while making one stops the store.  An ENOSPC from
  *      a WAL write (a copy-on-write file system) is a WAL write failure
  *      (W4): sticky, because the record is already applied in memory.
+ *  W9. Recovery replays only WAL bytes the DEVICE has: each segment is
+ *      fdatasynced, then read with O_DIRECT (or after dropping its clean
+ *      cached pages), never from page-cache pages whose write-back
+ *      failed (load_seg).
  */
 #include "store-int.h"
 #include "sys.h"
@@ -552,8 +556,41 @@ void fk_wal_reader_release(struct fk_wal_reader *r)
 	r->seg = NULL;
 }
 
+/*
+ * Read segment @name whole into @buf (aligned) as it is on the DEVICE,
+ * not as the page cache has it.  After a failed write-back the kernel
+ * marks the pages clean but keeps their never-written bytes cached, and
+ * once the error has been reported (to the flusher of the store that
+ * stopped on it) an fdatasync through a new descriptor returns 0: a
+ * cached read would replay records that are not on disk, and pages
+ * written from them would get ahead of the WAL (a crash in the
+ * end-of-recovery checkpoint then left one table with the change and
+ * another without: test-eio-wal).  O_DIRECT where the file system
+ * takes it; else drop the file's clean cached pages and read.
+ * Returns bytes read or -errno.
+ */
+static ssize_t read_seg_uncached(struct fk_store *s, const char *name,
+				 int fd, uint8_t *buf)
+{
+	int dfd = fk_sys.openat(s->waldirfd, name, O_RDONLY | O_DIRECT, 0);
+	if (dfd >= 0) {
+		ssize_t n = fk_pread_all(dfd, buf, s->wal_seg_bytes, 0);
+		fk_sys.close(dfd);
+		if (n != -EINVAL)	/* EINVAL: an unaligned file size */
+			return n;
+	} else if (dfd != -EINVAL) {
+		return dfd;
+	}
+	/* Advisory: tmpfs has no device; a file system without O_DIRECT
+	 * drops clean pages (fdatasync left none dirty). */
+	fk_sys.fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	return fk_pread_all(fd, buf, s->wal_seg_bytes, 0);
+}
+
 /* Load a segment whole and make it durable (recovery replays it, so
- * pages written from it must not get ahead of it: the WAL rule). */
+ * pages written from it must not get ahead of it: the WAL rule): first
+ * fdatasync (a killed store's dirty pages reach the disk, or the error
+ * is returned), then read what the device has. */
 static int load_seg(struct fk_wal_reader *r, uint64_t segno)
 {
 	struct fk_store *s = r->s;
@@ -561,9 +598,11 @@ static int load_seg(struct fk_wal_reader *r, uint64_t segno)
 	r->segno = segno;
 	r->seg_ok = 0;
 	if (!r->seg) {
-		r->seg = malloc(s->wal_seg_bytes);
-		if (!r->seg)
+		/* aligned for O_DIRECT */
+		if (posix_memalign((void **)&r->seg, 4096, s->wal_seg_bytes)) {
+			r->seg = NULL;
 			return -ENOMEM;
+		}
 	}
 	seg_name(name, sizeof(name), segno);
 	int fd = fk_sys.openat(s->waldirfd, name, O_RDONLY, 0);
@@ -571,9 +610,11 @@ static int load_seg(struct fk_wal_reader *r, uint64_t segno)
 		return 0;
 	if (fd < 0)
 		return fd;
-	ssize_t n = fk_pread_all(fd, r->seg, s->wal_seg_bytes, 0);
-	int e = n < 0 ? (int)n : fk_sys.fdatasync(fd);
+	int e = fk_sys.fdatasync(fd);
+	ssize_t n = e ? 0 : read_seg_uncached(s, name, fd, r->seg);
 	fk_sys.close(fd);
+	if (!e && n < 0)
+		e = (int)n;
 	if (e)
 		return e;
 	if ((uint64_t)n < s->wal_seg_bytes)
