@@ -1232,7 +1232,15 @@ FK_API int fk_tree_copy(const char *src, const char *dst,
  * returns -FK_ESTOPPED, nothing is retried, no page is written any
  * more, and fk_store_close returns the original error.  The next
  * fk_store_open recovers from the WAL: every commit that returned 0 is
- * there.
+ * there.  Running out of space does NOT stop the store where nothing
+ * depends on the failed write (creating a WAL segment, evicting a page
+ * to a new block, a checkpoint's page writes or control file): the call
+ * returns -ENOSPC with nothing applied, and the same handle works again
+ * once space is freed.  A failed fsync stays sticky, and so does an
+ * ENOSPC from a write into an existing WAL segment (copy-on-write file
+ * systems; WAL segments are zero-filled, so ext4 and xfs never need a
+ * block there).  A table segment removed or renamed behind the store's
+ * back fails the checkpoint's sync (-ENOENT, -ESTALE) and stops it.
  */
 struct fk_store;
 
@@ -1492,7 +1500,9 @@ FK_API int fk_store_commit(struct fk_store *s, struct fk_batch *b,
  * fk_store_checkpoint - request an immediate (unpaced) checkpoint and
  * wait for one that started after the request to finish.  Returns 0,
  * -FK_ESTOPPED, or the checkpoint's error (a data-file fsync failure
- * stops the store).  Blocks; does I/O (in the checkpointer thread).
+ * stops the store; -ENOSPC does not: the redo pointer stays and the
+ * next checkpoint tries again; -ENOENT/-ESTALE: a segment was removed
+ * or renamed from outside, the store stops).  Blocks; does I/O (in the checkpointer thread).
  */
 FK_API int fk_store_checkpoint(struct fk_store *s);
 
