@@ -17,7 +17,8 @@
  *
  * Interface routines: every fk_store_* and fk_batch_* function of
  * include/flushkit.h; internally fk_store_log, fk_store_stop,
- * fk_store_seg_fd, fk_store_write_control.
+ * fk_store_seg_fd, fk_store_write_control, and the pure decoders
+ * fk_control_decode and fk_catalog_decode (fuzzed in tests/fuzz/).
  *
  * Invariants:
  *  S1. A commit is one COMMIT record; its pages are pinned in (table,
@@ -42,7 +43,9 @@
  *      Recovery replays every valid record from the redo LSN: full-page
  *      images always restore their page; ops apply only to pages whose
  *      LSN is older than the record's end (decided once per page per
- *      record), which then becomes the page LSN;
+ *      record), which then becomes the page LSN; every page a record
+ *      touches is marked dirty, changed or not (a cached page may never
+ *      have reached the disk: a failed write-back leaves it clean);
  *      then the WAL is cut at the first invalid record and an
  *      end-of-recovery checkpoint makes the result durable.
  *  S6. Running out of space (ENOSPC, EDQUOT) is not sticky: where it
@@ -68,15 +71,6 @@
 #define CAT_MAGIC 0x54414b46u	/* "FKAT" */
 #define FMT_VERSION 1u
 enum { STATE_CLEAN = 1, STATE_PRODUCTION = 2 };
-
-struct control {
-	uint32_t magic, version;
-	uint32_t state, pad;
-	uint64_t checkpoint_lsn, redo_lsn;
-	uint64_t wal_seg_bytes, seg_bytes;
-	uint64_t rows[FK_STORE_MAX_TABLES + 1];
-	uint32_t crc, pad2;
-};
 
 struct cat_entry {
 	uint32_t id, row_bytes;
@@ -241,7 +235,7 @@ static int write_durable(struct fk_store *s, int dirfd, const char *name,
 int fk_store_write_control(struct fk_store *s, int clean,
 			   const struct fk_wal_ckpt *ck)
 {
-	struct control c;
+	struct fk_control c;
 	memset(&c, 0, sizeof(c));
 	c.magic = CTL_MAGIC;
 	c.version = FMT_VERSION;
@@ -251,24 +245,44 @@ int fk_store_write_control(struct fk_store *s, int clean,
 	c.wal_seg_bytes = s->wal_seg_bytes;
 	c.seg_bytes = s->seg_bytes;
 	memcpy(c.rows, ck->rows, sizeof(c.rows));
-	c.crc = fk_crc32c(0, &c, offsetof(struct control, crc));
+	c.crc = fk_crc32c(0, &c, offsetof(struct fk_control, crc));
 	return write_durable(s, s->dirfd, "control", &c, sizeof(c));
 }
 
-static int read_control(struct fk_store *s, struct control *c)
+int fk_control_decode(struct fk_control *c, const void *buf, size_t len)
 {
+	memset(c, 0, sizeof(*c));
+	if (len != sizeof(*c))
+		return -FK_ECORRUPT;
+	memcpy(c, buf, sizeof(*c));
+	if (c->magic != CTL_MAGIC || c->version != FMT_VERSION ||
+	    c->crc != fk_crc32c(0, c, offsetof(struct fk_control, crc)))
+		return -FK_ECORRUPT;
+	/* The geometry divides every LSN and block number and sizes the
+	 * WAL reader's buffer: a zero or absurd value that passed the CRC
+	 * (found by tests/fuzz/fuzz-control.c) must not reach a division or
+	 * a huge malloc.  Same bounds as check_opts applies at creation. */
+	if ((c->state != STATE_CLEAN && c->state != STATE_PRODUCTION) ||
+	    c->wal_seg_bytes < 65536 || c->wal_seg_bytes % 8192 ||
+	    c->wal_seg_bytes > (1ull << 30) || !c->seg_bytes ||
+	    c->seg_bytes % FK_PAGE_SIZE ||
+	    c->seg_bytes / FK_PAGE_SIZE > UINT32_MAX)
+		return -FK_ECORRUPT;
+	return 0;
+}
+
+static int read_control(struct fk_store *s, struct fk_control *c)
+{
+	uint8_t buf[sizeof(*c) + 1];
 	int fd = fk_sys.openat(s->dirfd, "control", O_RDONLY, 0);
 	if (fd < 0)
 		return fd;
-	ssize_t n = fk_pread_all(fd, c, sizeof(*c), 0);
+	/* One byte more than the format: a longer file is corrupt too. */
+	ssize_t n = fk_pread_all(fd, buf, sizeof(buf), 0);
 	fk_sys.close(fd);
 	if (n < 0)
 		return (int)n;
-	if ((size_t)n != sizeof(*c) || c->magic != CTL_MAGIC ||
-	    c->version != FMT_VERSION ||
-	    c->crc != fk_crc32c(0, c, offsetof(struct control, crc)))
-		return -FK_ECORRUPT;
-	return 0;
+	return fk_control_decode(c, buf, (size_t)n);
 }
 
 /* Under cat_mu (or single-threaded). */
@@ -310,6 +324,32 @@ static void table_setup(struct fk_table *t, uint32_t id, const char *name,
 	snprintf(t->name, sizeof(t->name), "%s", name);
 }
 
+int fk_catalog_decode(struct fk_store *s, const void *buf, size_t n)
+{
+	uint32_t hdr[4], crc;
+	if (n < 20)
+		return -FK_ECORRUPT;
+	memcpy(hdr, buf, 16);
+	if (hdr[0] != CAT_MAGIC || hdr[1] != FMT_VERSION ||
+	    hdr[2] > FK_STORE_MAX_TABLES ||
+	    n != 16 + hdr[2] * sizeof(struct cat_entry) + 4)
+		return -FK_ECORRUPT;
+	memcpy(&crc, (const uint8_t *)buf + n - 4, 4);
+	if (crc != fk_crc32c(0, buf, n - 4))
+		return -FK_ECORRUPT;
+	for (uint32_t i = 0; i < hdr[2]; i++) {
+		struct cat_entry e;
+		memcpy(&e, (const uint8_t *)buf + 16 + i * sizeof(e),
+		       sizeof(e));
+		if (!e.id || e.id > FK_STORE_MAX_TABLES || !e.row_bytes ||
+		    e.row_bytes > FK_PAGE_SIZE - FK_PAGE_HDR)
+			return -FK_ECORRUPT;
+		e.name[sizeof(e.name) - 1] = 0;
+		table_setup(&s->tables[e.id], e.id, e.name, e.row_bytes);
+	}
+	return 0;
+}
+
 static int read_catalog(struct fk_store *s)
 {
 	size_t cap = 16 + (FK_STORE_MAX_TABLES + 1) *
@@ -324,31 +364,7 @@ static int read_catalog(struct fk_store *s)
 	}
 	ssize_t n = fk_pread_all(fd, buf, cap, 0);
 	fk_sys.close(fd);
-	int r = -FK_ECORRUPT;
-	uint32_t hdr[4], crc;
-	if (n < 20)
-		goto out;
-	memcpy(hdr, buf, 16);
-	if (hdr[0] != CAT_MAGIC || hdr[1] != FMT_VERSION ||
-	    hdr[2] > FK_STORE_MAX_TABLES ||
-	    (size_t)n != 16 + hdr[2] * sizeof(struct cat_entry) + 4)
-		goto out;
-	memcpy(&crc, buf + n - 4, 4);
-	if (crc != fk_crc32c(0, buf, (size_t)n - 4))
-		goto out;
-	for (uint32_t i = 0; i < hdr[2]; i++) {
-		struct cat_entry e;
-		memcpy(&e, buf + 16 + i * sizeof(e), sizeof(e));
-		if (!e.id || e.id > FK_STORE_MAX_TABLES || !e.row_bytes ||
-		    e.row_bytes > FK_PAGE_SIZE - FK_PAGE_HDR)
-			goto out;
-		e.name[sizeof(e.name) - 1] = 0;
-		table_setup(&s->tables[e.id], e.id, e.name, e.row_bytes);
-	}
-	r = 0;
-out:
-	if (n < 0)
-		r = (int)n;
+	int r = n < 0 ? (int)n : fk_catalog_decode(s, buf, (size_t)n);
 	free(buf);
 	return r;
 }
@@ -1035,16 +1051,23 @@ static int replay_commit(struct fk_store *s, const struct fk_wal_rec *rec,
 			t->rows = op.row + 1;
 	}
 	for (size_t j = 0; j < npg; j++) {
-		if (pgs[j].fpi && r >= 0) {
+		/* Dirty even when the change was there already (page LSN
+		 * not older): the page may have come from the page cache,
+		 * where a failed write-back left it clean but not on disk,
+		 * and with full_page_writes off no image restores it.  The
+		 * end-of-recovery checkpoint then writes it, so the redo
+		 * pointer never passes a change that is only cached
+		 * (test-eio-checkpoint). */
+		if (r >= 0)
 			fk_buf_mark_dirty(s, pgs[j].idx);
+		if (pgs[j].fpi && r >= 0)
 			PAGE_LSN(s->bufs[pgs[j].idx].page) = lsn;
-		}
 		fk_buf_unpin(s, pgs[j].idx);
 	}
 	return r < 0 ? r : 0;
 }
 
-static int recover(struct fk_store *s, const struct control *ctl)
+static int recover(struct fk_store *s, const struct fk_control *ctl)
 {
 	struct fk_wal_reader rd;
 	const struct fk_wal_rec *rec;
@@ -1192,7 +1215,7 @@ int fk_store_open(const char *dir, const struct fk_store_opts *o,
 		  struct fk_store **out)
 {
 	struct fk_store *s;
-	struct control ctl;
+	struct fk_control ctl;
 	pthread_condattr_t ca;
 	int r, fresh = 0;
 
