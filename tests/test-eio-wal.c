@@ -21,7 +21,8 @@
  * agree.  Odd trials reopen in the same mount (the page cache still has
  * the WAL bytes that never reached the disk), then close, unmount and
  * mount the file system and check again; even trials unmount and mount
- * first.  wal_sync_method alternates fdatasync / fsync.
+ * first.  wal_sync_method alternates fdatasync / fsync; every third
+ * trial runs with full_page_writes off.
  *
  * Then the regression case of a bug this test found (fixed in wal.c,
  * load_seg): right after a checkpoint one commit's WAL sync fails; the
@@ -34,7 +35,7 @@
  * reported already) and write its pages: after the power cut one table
  * had the commit and the others did not, and the TPC-B sums differed.
  *
- * Trials: 2 per file system (FK_TRIALS for more); FK_EIO_FS=ext4|xfs
+ * Trials: 3 per file system (FK_TRIALS for more); FK_EIO_FS=ext4|xfs
  * runs one; FK_TEST_SEED fixes the random moments.  Skips (77) without
  * root, /dev/fuse or loop devices.
  */
@@ -79,10 +80,12 @@ static int trial(struct eio_ctx *c, unsigned n)
 
 	eio_fill_opts(c, "smooth");
 	c->opts.wal_sync_method = n % 2 ? FK_WAL_FSYNC : FK_WAL_FDATASYNC;
+	c->opts.full_page_writes = n % 3 != 0;
 	if (eio_open(c))
 		return 1;
-	printf("trial %u (%s, wal_sync_method %s, reopen %s):\n", n,
-	       c->fstype, n % 2 ? "fsync" : "fdatasync",
+	printf("trial %u (%s, wal_sync_method %s, full_page_writes %d, "
+	       "reopen %s):\n", n, c->fstype,
+	       n % 2 ? "fsync" : "fdatasync", c->opts.full_page_writes,
 	       same_mount ? "in the same mount, then after a remount"
 			  : "after a remount");
 	size_t first_ack = c->nr_acks;
@@ -238,7 +241,7 @@ static int run_fs(const char *type, unsigned trials, unsigned *ran,
 
 int main(void)
 {
-	unsigned trials = eio_trials(2), ran = 0, failed = 0;
+	unsigned trials = eio_trials(3), ran = 0, failed = 0;
 	int any = 0;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!fkt_is_root())
