@@ -8,7 +8,10 @@
  *     fsynced after that write and before the record was written;
  *  3. the checkpoint record is durable before the control file names
  *     it; control.tmp is fsynced before the rename to control, and the
- *     data directory is fsynced after the rename (catalog likewise).
+ *     data directory is fsynced after the rename (catalog likewise);
+ *  4. a table segment file created is followed by an fsync of base/
+ *     before the next checkpoint record (its name must be durable
+ *     before a checkpoint relies on pages written into it).
  * Committers run concurrently (so some pages are evicted while their
  * records are not yet durable), with few buffers so that backends
  * evict dirty pages; checkpoints are requested while none runs (no
@@ -20,6 +23,7 @@
 #include "sys.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -348,6 +352,26 @@ int main(void)
 		prev = (long)i;
 	}
 	CHECK(renames >= 7);
+
+	/* 4. A created segment's name is durable before the next
+	 * checkpoint record. */
+	size_t created = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct fkt_call *c = fkt_trace_get(i);
+		if (strcmp(c->op, "open") || c->ret < 0 ||
+		    !strstr(c->path, "/base/") || !(c->off & O_CREAT))
+			continue;
+		created++;
+		long f = fkt_trace_find("fsync", "/db/base", i + 1);
+		long w = -1;
+		for (size_t j = i + 1; j < n && w < 0; j++)
+			if (note[j] == 1 &&
+			    !strstr(fkt_trace_get(j)->path, "/base/"))
+				w = (long)j;
+		CHECK(f > (long)i);
+		CHECK(w < 0 || f < w);
+	}
+	CHECK(created >= 2);	/* accounts and history */
 	if (fkt_failures)
 		fkt_trace_dump(stderr);
 	fkt_trace_stop();

@@ -182,7 +182,27 @@ int fk_store_seg_fd(struct fk_store *s, uint32_t table, uint32_t seg)
 	if (fd < 0) {
 		char name[32];
 		snprintf(name, sizeof(name), "%u.%u", table, seg);
-		fd = fk_sys.openat(s->basefd, name, O_RDWR | O_CREAT, 0600);
+		fd = fk_sys.openat(s->basefd, name, O_RDWR, 0);
+		if (fd == -ENOENT) {
+			/* A new segment: its name must be durable before any
+			 * checkpoint relies on pages written into it, and a
+			 * file's fsync does not promise its directory entry
+			 * (btrfs, POSIX).  Segments are created once per
+			 * segment_bytes, so fsync base/ right away; a failure
+			 * is sticky like every failed fsync (S4). */
+			fd = fk_sys.openat(s->basefd, name,
+					   O_RDWR | O_CREAT | O_EXCL, 0600);
+			if (fd >= 0) {
+				int r = fk_sys.fsync(s->basefd);
+				if (r < 0) {
+					fk_sys.close(fd);
+					pthread_mutex_unlock(&s->files_mu);
+					fk_store_stop(s, r,
+						      "fsync of the base directory");
+					return r;
+				}
+			}
+		}
 		if (fd >= 0)
 			t->seg_fds[seg] = fd;
 	}
