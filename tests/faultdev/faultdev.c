@@ -8,7 +8,8 @@
  * rules apply (page marked clean, error kept in the mapping's errseq,
  * fsync reports it once per open file description).
  *
- *   faultdev [-f] [--ready-fd=N] [--cache] BACKING MOUNTPOINT
+ *   faultdev [-f] [--ready-fd=N] [--cache] [--orphan-cleanup]
+ *            BACKING MOUNTPOINT
  *
  * MOUNTPOINT/image   the image: reads and writes go to BACKING (pread,
  *                    pwrite), fsync/fdatasync to fsync/fdatasync(BACKING),
@@ -19,6 +20,13 @@
  *               so `faultdev B M && losetup ... M/image` is race-free);
  * --ready-fd=N  write "ready\n" to descriptor N and close it once the
  *               mount exists (for a parent that runs faultdev with -f);
+ * --orphan-cleanup  on SIGUSR1 (fkfault sets it as the parent-death
+ *               signal), unmount every file system mounted from a loop
+ *               device on our image, wait for the loop devices to go
+ *               (autoclear), unmount MOUNTPOINT and exit: a test killed
+ *               with SIGKILL leaves no mounts behind.  Done while the
+ *               FUSE loop still serves, since the inner unmount writes
+ *               its journal through us;
  * --cache       let the kernel cache the image (default: FOPEN_DIRECT_IO,
  *               every read and write of the image reaches faultdev, so a
  *               read fault cannot be hidden by FUSE's page cache and a
@@ -46,16 +54,33 @@
  * read_bytes write_bytes faults read_faults write_faults fsync_faults
  * rules, then one "rule ..." line per rule in force.
  *
- * What the kernel does with it (Linux 6.x, measured by test-faultdev):
- * - loop without direct I/O calls vfs_iter_write on the image: with
- *   FOPEN_DIRECT_IO that is a synchronous FUSE WRITE; our -EIO comes back
- *   as the bio's status (BLK_STS_IOERR), ext4/xfs end_io marks the folio
- *   clean and calls mapping_set_error.  -ENOSPC maps to BLK_STS_NOSPC.
- * - loop with --direct-io=on issues the same requests asynchronously
- *   (IOCB_DIRECT); the errors arrive the same way.
+ * What the kernel does with it (measured on Linux 6.18, ext4 and xfs;
+ * test-faultdev, test-eio-* check it on every run):
+ * - A failed image write fails the loop device's bio, with and without
+ *   `losetup --direct-io=on` (FUSE files accept O_DIRECT: the loop
+ *   device's sysfs loop/dio reads 1), with and without --cache.  -EIO
+ *   becomes BLK_STS_IOERR ("I/O error, dev loopN ... op WRITE"), -ENOSPC
+ *   becomes BLK_STS_NOSPC ("critical space allocation error") and the
+ *   inner fsync returns ENOSPC, not EIO.
+ * - ext4 and xfs then mark the pages clean (the NEW data stays in the
+ *   page cache and is read back from it; after POSIX_FADV_DONTNEED the
+ *   OLD data comes back from the disk) and record the error in the
+ *   mapping's errseq: fsync returns the error once per open file
+ *   description (each descriptor open before the error gets it once; a
+ *   second fsync on it, or one on a descriptor opened after the error
+ *   was seen, returns 0).  Two fsyncs of one descriptor in flight at
+ *   once: one gets EIO, the other 0.
+ * - sync_file_range(SYNC_FILE_RANGE_WRITE) only starts the (failing)
+ *   writeback; with SYNC_FILE_RANGE_WAIT_AFTER it returns EIO and the
+ *   next fsync on that descriptor returns 0.
+ * - Reads: a failed read fails the bio (pread EIO) once the inner page
+ *   cache no longer has the page; readahead reads around it separately.
+ *   Without FOPEN_DIRECT_IO (--cache) FUSE may answer reads from its own
+ *   cache, so read faults need the default mode.
  * - REQ_OP_FLUSH / FUA from the inner file system becomes vfs_fsync on
  *   the image, i.e. a FUSE FSYNC: "f" rules fail the inner journal's
- *   cache flushes (ext4 then aborts its journal: a different test).
+ *   cache flushes (the journal then aborts: the file system goes
+ *   read-only, a different kind of test).
  *
  * Threads: the multi-threaded FUSE loop; the rules and counters are
  * behind one mutex, pread/pwrite run outside it.
@@ -74,6 +99,7 @@
 
 #include <fuse.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -83,6 +109,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -515,16 +543,106 @@ static const struct fuse_operations ops = {
 	.utimens = fd_utimens,
 };
 
+/* ---- --orphan-cleanup ---- */
+
+static const char *mountpoint;
+
+/* The mount points (from /proc/self/mountinfo) of file systems on block
+ * device @majmin ("7:3"): unmount each, lazily if it stays busy. */
+static void umount_dev(const char *majmin)
+{
+	for (int pass = 0; pass < 8; pass++) {
+		FILE *f = fopen("/proc/self/mountinfo", "r");
+		if (!f)
+			return;
+		char line[4096], mp[4096] = "";
+		while (fgets(line, sizeof(line), f)) {
+			char devno[64], m[4096];
+			if (sscanf(line, "%*s %*s %63s %*s %4095s", devno, m) == 2 &&
+			    !strcmp(devno, majmin)) {
+				strcpy(mp, m);	/* the last (topmost) one */
+			}
+		}
+		fclose(f);
+		if (!mp[0])
+			return;
+		int ok = 0;
+		for (int i = 0; i < 50 && !ok; i++) {
+			ok = umount2(mp, 0) == 0;
+			if (!ok && errno != EBUSY)
+				break;
+			if (!ok)
+				usleep(100 * 1000);
+		}
+		if (!ok)
+			umount2(mp, MNT_DETACH);
+		fprintf(stderr, "faultdev: orphaned: unmounted %s\n", mp);
+	}
+}
+
+static void orphan_cleanup(void)
+{
+	char image[PATH_MAX];
+	snprintf(image, sizeof(image), "%s%s", mountpoint, IMAGE);
+	DIR *d = opendir("/sys/block");
+	if (d) {
+		struct dirent *de;
+		while ((de = readdir(d))) {
+			if (strncmp(de->d_name, "loop", 4))
+				continue;
+			char p[512], bf[PATH_MAX] = "", majmin[64] = "";
+			snprintf(p, sizeof(p), "/sys/block/%s/loop/backing_file",
+				 de->d_name);
+			FILE *f = fopen(p, "r");
+			if (!f)
+				continue;
+			if (!fgets(bf, sizeof(bf), f))
+				bf[0] = 0;
+			fclose(f);
+			bf[strcspn(bf, "\n")] = 0;
+			if (strcmp(bf, image))
+				continue;
+			snprintf(p, sizeof(p), "/sys/block/%s/dev", de->d_name);
+			f = fopen(p, "r");
+			if (f && fgets(majmin, sizeof(majmin), f)) {
+				majmin[strcspn(majmin, "\n")] = 0;
+				umount_dev(majmin);
+			}
+			if (f)
+				fclose(f);
+		}
+		closedir(d);
+	}
+	/* The loop devices (autoclear) let go of the image shortly after
+	 * their last unmount; then FUSE can be unmounted, which ends the
+	 * FUSE loop with ENODEV. */
+	for (int i = 0; i < 100; i++) {
+		if (umount2(mountpoint, 0) == 0 || errno != EBUSY)
+			return;
+		usleep(50 * 1000);
+	}
+	umount2(mountpoint, MNT_DETACH);
+}
+
+static void *orphan_watch(void *arg)
+{
+	sigset_t *set = arg;
+	int sig;
+	if (sigwait(set, &sig) == 0)
+		orphan_cleanup();
+	return NULL;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: faultdev [-f] [--ready-fd=N] [--cache] "
-			"BACKING MOUNTPOINT\n");
+			"[--orphan-cleanup] BACKING MOUNTPOINT\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	int foreground = 0, ready_fd = -1;
+	int foreground = 0, ready_fd = -1, orphan = 0;
 	const char *backing = NULL, *mnt = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-f"))
@@ -533,6 +651,8 @@ int main(int argc, char **argv)
 			ready_fd = atoi(argv[i] + 11);
 		else if (!strcmp(argv[i], "--cache"))
 			dev.cache = 1;
+		else if (!strcmp(argv[i], "--orphan-cleanup"))
+			orphan = 1;
 		else if (argv[i][0] == '-')
 			usage();
 		else if (!backing)
@@ -577,6 +697,23 @@ int main(int argc, char **argv)
 		if (write(ready_fd, "ready\n", 6) != 6)
 			perror("faultdev: ready fd");
 		close(ready_fd);
+	}
+	mountpoint = mnt;
+	static sigset_t usr1;
+	pthread_t watcher;
+	if (orphan) {
+		/* Blocked in every thread (the FUSE workers inherit the
+		 * mask), taken by the watcher alone. */
+		sigemptyset(&usr1);
+		sigaddset(&usr1, SIGUSR1);
+		pthread_sigmask(SIG_BLOCK, &usr1, NULL);
+		if (pthread_create(&watcher, NULL, orphan_watch, &usr1) != 0)
+			orphan = 0;
+		else
+			pthread_detach(watcher);
+		/* The parent may have died before it could tell us. */
+		if (getppid() == 1)
+			kill(getpid(), SIGUSR1);
 	}
 	struct fuse_session *se = fuse_get_session(f);
 	if (fuse_set_signal_handlers(se) != 0) {

@@ -60,11 +60,14 @@ static void teardown_all(void)
 
 static void on_signal(int sig)
 {
-	/* A test killed by its timeout (SIGTERM) or ^C still cleans up its
-	 * mounts: exit() runs the atexit handlers.  Not async-signal-safe;
-	 * acceptable in a test that is being killed anyway. */
-	(void)sig;
-	exit(2);
+	/* A test killed by its timeout (SIGTERM), ^C or a crash still
+	 * removes its mounts (else the inner fs stays mounted on a loop
+	 * device whose FUSE daemon is gone).  Not async-signal-safe;
+	 * acceptable in a test that is dying anyway.  Then die of the
+	 * signal, so the runner sees what happened. */
+	teardown_all();
+	signal(sig, SIG_DFL);
+	raise(sig);
 }
 
 static void remember(void **table, void *p)
@@ -73,7 +76,8 @@ static void remember(void **table, void *p)
 		fkt_tmpdir();	/* its atexit first, so ours runs before */
 		atexit(teardown_all);
 		struct sigaction sa = { .sa_handler = on_signal };
-		int sigs[] = { SIGTERM, SIGINT, SIGHUP };
+		int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGABRT, SIGSEGV,
+			       SIGBUS };
 		for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
 			struct sigaction old;
 			if (sigaction(sigs[i], NULL, &old) == 0 &&
@@ -195,15 +199,15 @@ int fkt_faultdev_start(struct fkt_faultdev *d, uint64_t size_bytes,
 		return -1;
 	}
 	if (pid == 0) {
-		/* If the test dies, faultdev goes too (SIGTERM: it leaves its
-		 * loop and unmounts). */
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		/* If the test dies (even by SIGKILL), faultdev unmounts what
+		 * is mounted on its image, then itself, and exits. */
+		prctl(PR_SET_PDEATHSIG, SIGUSR1);
 		close(pipefd[0]);
 		int wfd = dup(pipefd[1]);	/* without O_CLOEXEC */
 		char arg[32];
 		snprintf(arg, sizeof(arg), "--ready-fd=%d", wfd);
-		execl(bin, "faultdev", "-f", arg, d->backing, d->mnt,
-		      (char *)NULL);
+		execl(bin, "faultdev", "-f", "--orphan-cleanup", arg,
+		      d->backing, d->mnt, (char *)NULL);
 		_exit(127);
 	}
 	close(pipefd[1]);
