@@ -17,6 +17,8 @@
  *    the cache is dropped the OLD data comes back.
  * 4. Reads of a failed range return EIO once the page cache is dropped;
  *    after "clear" everything works again.
+ * 5. FIEMAP: delalloc data has no block address (fkt_fiemap -ENODATA)
+ *    until written back; fallocate'd (unwritten) extents have one.
  *
  * Skips (77) when not root, without /dev/fuse, loop devices or faultdev.
  */
@@ -192,6 +194,22 @@ static void test_fs(const char *type, uint64_t bytes, unsigned flags,
 	CHECK(!memcmp(buf, want, FILE_BYTES));
 	close(a);
 	close(b);
+
+	/* FIEMAP: delayed allocation has no address until written back;
+	 * fallocate gives unwritten extents an address at once. */
+	char p2[720];
+	snprintf(p2, sizeof(p2), "%s/delalloc", st.fs.mnt);
+	CHECK_EQ(fkt_write_file(p2, 65536, 1), 0);
+	CHECK_EQ(fkt_fiemap(p2, 0, ext, 16), -ENODATA);
+	n = fkt_fiemap(p2, FKT_FIEMAP_SYNC, ext, 16);
+	CHECK(n >= 1 && ext[0].len >= 65536 && !ext[0].unwritten);
+	snprintf(p2, sizeof(p2), "%s/prealloc", st.fs.mnt);
+	int pf = open(p2, O_RDWR | O_CREAT, 0600);
+	CHECK(pf >= 0);
+	CHECK_EQ(posix_fallocate(pf, 0, 65536), 0);
+	close(pf);
+	n = fkt_fiemap(p2, 0, ext, 16);
+	CHECK(n >= 1 && ext[0].unwritten && ext[0].dev_off > 0);
 
 	/* And the data survives a clean remount. */
 	CHECK_EQ(fkt_stack_umount(&st), 0);

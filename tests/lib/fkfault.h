@@ -41,8 +41,15 @@
  * pages without I/O; drop them (fkt_drop_file_cache) to see read faults.
  *
  * Everything started here is torn down at exit (inner unmount, loop
- * detach, FUSE unmount, faultdev killed), also when a test fails; the
- * temp dirs live under fkt_tmpdir().  Needs root, /dev/fuse, fusermount3
+ * detach, FUSE unmount, faultdev exits), also when a test fails, is
+ * killed by SIGTERM/SIGINT or crashes (SIGSEGV/SIGABRT/SIGBUS handlers
+ * installed where none was).  If the test dies by SIGKILL, faultdev gets
+ * its parent-death signal and unmounts every file system mounted from a
+ * loop device on its image, then itself (faultdev --orphan-cleanup);
+ * only the temp dir stays.  The parent-death signal follows the THREAD
+ * that started faultdev: call the start functions from the main thread
+ * (or one that outlives the stack).  The temp dirs live under
+ * fkt_tmpdir().  Needs root, /dev/fuse, fusermount3
  * and the built faultdev (next to the test: BUILD/tests/tools/faultdev,
  * or $FK_FAULTDEV); the start calls return 77 otherwise (skip).
  * Not thread-safe (test setup); the rule calls may be used while other
