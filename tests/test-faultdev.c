@@ -217,6 +217,11 @@ static void test_fs(const char *type, uint64_t bytes, unsigned flags,
 	char *got = fkt_read_file(path, NULL);
 	CHECK(got && !memcmp(got, want, FILE_BYTES));
 	free(got);
+	/* fkloop's power cut works on the stack (its own loop device). */
+	CHECK_EQ(fkt_fs_power_cut(&st.fs), 0);
+	got = fkt_read_file(path, NULL);
+	CHECK(got && !memcmp(got, want, FILE_BYTES));
+	free(got);
 	fkt_stack_destroy(&st);
 }
 
