@@ -900,10 +900,26 @@ static int trial(void)
 {
 	int recovery = O->fault == FKT_FAULT_RECOVERY_KILL ||
 		       O->fault == FKT_FAULT_RECOVERY_POWERCUT;
-	int r = run_workload(recovery, is_powercut());
+	int r, bad = 0;
+	/*
+	 * Power cuts, one trial in three: a kill -9 first, so the next
+	 * open recovers from pages the killed process wrote but never
+	 * fsynced (still in the page cache: recovery must not trust them
+	 * as durable), then the power cut.  For power cuts during
+	 * recovery, the long WAL ends with a kill -9 and only the
+	 * interrupted reopens cut the power.
+	 */
+	int kill_first = is_powercut() && rnd(3) == 0;
+	if (kill_first && !recovery) {
+		r = run_workload(0, 0);
+		if (r < 0)
+			return r;
+		bad = r;
+	}
+	r = run_workload(recovery, is_powercut() && !(kill_first && recovery));
 	if (r < 0)
 		return r;
-	int bad = r;
+	bad |= r;
 	if (recovery && !bad) {
 		unsigned n = 1 + (unsigned)rnd(O->max_interrupts ?
 						       O->max_interrupts : 1);

@@ -18,9 +18,13 @@
  *             (one trial in five within 30 ms of the start: during open).
  *   powercut  the same, then FS_IOC_GOINGDOWN(NOLOGFLUSH) while the
  *             child still runs, SIGKILL, unmount, mount (journal replay).
+ *             One trial in three kills a first child with SIGKILL, so
+ *             the child that gets the power cut began by recovering
+ *             from pages written but never fsynced.
  *   recovery-kill, recovery-powercut
  *             a child builds up a long WAL (no checkpoint for the whole
- *             run) and is killed (power cut); then 1..max_interrupts
+ *             run) and is killed (power cut; with power cuts, one trial
+ *             in three kill -9 only); then 1..max_interrupts
  *             reopens in a row are each interrupted: at the N-th
  *             state-changing call of the reopen (pwrite, write, fsync,
  *             fdatasync, renameat, unlinkat, ftruncate, fallocate,
