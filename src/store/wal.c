@@ -523,6 +523,38 @@ int fk_wal_cut(struct fk_store *s, uint64_t end, uint64_t prev_lsn)
 		 * can be replayed by a later recovery. */
 		uint64_t from = n == segno ? end % seg : 0;
 		uint64_t to = n == segno ? seg : FK_WAL_SEG_HDR;
+		/*
+		 * A later segment whose header names it (written beyond
+		 * the cut, e.g. when the damage is not a torn tail) holds
+		 * records with their true LSNs.  Once new WAL rewrites its
+		 * header, one of them right after the new records (same
+		 * positions when the records have the same sizes) would
+		 * pass the LSN, prev-LSN and CRC checks and replay a lost
+		 * commit (test-wal-tail, "next segment intact").  Zero its
+		 * body too, and make that durable before the header goes,
+		 * so a crash in between leaves a header that still asks
+		 * for it.  Recycled segments carry an old number's header:
+		 * their records fail the LSN check, the header suffices.
+		 */
+		if (n != segno) {
+			struct fk_wal_seg h;
+			ssize_t got = fk_pread_all(fd, &h, sizeof(h), 0);
+			if (got == (ssize_t)sizeof(h) &&
+			    fk_wal_seg_check(&h, n, seg) == 0) {
+				for (uint64_t off = FK_WAL_SEG_HDR;
+				     off < seg && !r;) {
+					uint64_t len = seg - off;
+					if (len > sizeof(zeros))
+						len = sizeof(zeros);
+					r = fk_pwrite_all(fd, zeros, len, off);
+					off += len;
+				}
+				if (!r)
+					r = fk_sys.fdatasync(fd);
+			} else if (got < 0) {
+				r = (int)got;
+			}
+		}
 		for (uint64_t off = from; off < to && !r;) {
 			uint64_t len = to - off;
 			if (len > sizeof(zeros))
