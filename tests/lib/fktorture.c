@@ -56,6 +56,7 @@ struct irq_msg {
 	uint32_t phase;		/* PHASE_*, for IRQ_CALL */
 	uint64_t calls;		/* calls counted so far */
 	uint64_t calls_replay;	/* calls before the cut (IRQ_OPENED) */
+	uint64_t calls_end_sync; /* non-write calls from the cut on */
 	uint64_t elapsed_us;	/* since the open began */
 	int32_t err;		/* IRQ_OPEN_FAILED */
 	char what[68];		/* "pwrite wal/0000000000000003" */
@@ -78,6 +79,7 @@ static volatile sig_atomic_t interrupted;
  * before the cut (the replay), calls from the cut on (the cut and the
  * end-of-recovery checkpoint), milliseconds. */
 static uint64_t est_replay_calls = 1000, est_end_calls = 200;
+static uint64_t est_end_sync_calls = 30;	/* without the writes */
 static uint64_t est_open_ms = 150;
 
 static uint64_t now_ms(void)
@@ -601,8 +603,13 @@ static int run_workload(int long_wal, int cut)
 
 static struct fk_sys_ops real_sys;
 static uint64_t irq_at;			/* 0: never */
-static int irq_rel;			/* irq_at counts from the cut */
-static uint64_t irq_calls, irq_calls_replay;
+/* What irq_at counts: every call; every call from the cut on; from the
+ * cut on, every call but pwrite/write (fsyncs, renames, creations: the
+ * few steps of the checkpoint's sync phase, control file and WAL
+ * recycling, which a count over all calls would seldom hit). */
+enum { COUNT_ALL = 0, COUNT_FROM_CUT = 1, COUNT_SYNC_FROM_CUT = 2 };
+static int irq_rel;
+static uint64_t irq_calls, irq_calls_replay, irq_calls_end_sync;
 static int irq_fd;
 static int irq_phase;
 static uint64_t irq_t0_ns;
@@ -633,6 +640,7 @@ static void irq_send(uint32_t kind, const char *what, int err)
 	m.phase = (uint32_t)irq_phase;
 	m.calls = __atomic_load_n(&irq_calls, __ATOMIC_SEQ_CST);
 	m.calls_replay = irq_calls_replay;
+	m.calls_end_sync = irq_calls_end_sync;
 	m.elapsed_us = (fk_now_ns() - irq_t0_ns) / 1000u;
 	m.err = err;
 	snprintf(m.what, sizeof(m.what), "%s", what ? what : "");
@@ -666,8 +674,16 @@ static void irq_hit(const char *op, int fd, const char *path)
 		irq_phase = PHASE_END;
 	}
 	uint64_t n = __atomic_add_fetch(&irq_calls, 1, __ATOMIC_SEQ_CST);
-	if (irq_rel) {
+	int write_op = !strcmp(op, "pwrite") || !strcmp(op, "write");
+	uint64_t ns = 0;
+	if (irq_phase == PHASE_END && !write_op)
+		ns = __atomic_add_fetch(&irq_calls_end_sync, 1,
+					__ATOMIC_SEQ_CST);
+	if (irq_rel == COUNT_FROM_CUT) {
 		if (irq_phase != PHASE_END || n - irq_calls_replay != irq_at)
+			return;
+	} else if (irq_rel == COUNT_SYNC_FROM_CUT) {
+		if (!ns || ns != irq_at)
 			return;
 	} else if (n != irq_at) {
 		return;
@@ -777,21 +793,25 @@ static void interrupt_main(int fd, int arg)
 }
 
 /*
- * One interrupted reopen: 0, 1 (failed) or -1 (fatal).  Where: one in
- * four at a random time within a whole recovery's duration; else at a
- * call drawn over the whole recovery, or over the cut and end-of-
- * recovery checkpoint only (counted from the cut), half and half.
+ * One interrupted reopen: 0, 1 (failed) or -1 (fatal).  Where, one in
+ * four each: at a random time within a whole recovery's duration; at a
+ * call drawn over the whole recovery; over the cut and end-of-recovery
+ * checkpoint (counted from the cut); over the calls of those that are
+ * not writes.
  */
 static int run_interrupt(void)
 {
 	int fd;
 	uint64_t pick = rnd(8);
 	int timed = pick < 2;
-	irq_rel = pick >= 5;
-	irq_at = timed	   ? 0
-		 : irq_rel ? 1 + rnd(est_end_calls)
-			   : 1 + rnd(est_replay_calls + est_end_calls);
-	irq_calls = irq_calls_replay = 0;
+	irq_rel = pick < 4 ? COUNT_ALL : pick < 6 ? COUNT_FROM_CUT
+						  : COUNT_SYNC_FROM_CUT;
+	irq_at = timed ? 0
+		 : irq_rel == COUNT_FROM_CUT ? 1 + rnd(est_end_calls)
+		 : irq_rel == COUNT_SYNC_FROM_CUT
+			 ? 1 + rnd(est_end_sync_calls)
+			 : 1 + rnd(est_replay_calls + est_end_calls);
+	irq_calls = irq_calls_replay = irq_calls_end_sync = 0;
 	irq_phase = PHASE_REPLAY;
 	pid_t pid = spawn(&fd, interrupt_main, 0);
 	if (pid < 0)
@@ -824,7 +844,9 @@ static int run_interrupt(void)
 	if (!have && !timed && !interrupted) {
 		fail("reopen with a crash at call %llu%s: no report in 120 s "
 		     "(hung?)", (unsigned long long)irq_at,
-		     irq_rel ? " from the cut" : "");
+		     irq_rel == COUNT_FROM_CUT	    ? " from the cut"
+		     : irq_rel == COUNT_SYNC_FROM_CUT ? " (not a write) from the cut"
+						      : "");
 		bad = 1;
 	}
 	/* The child may still run (timed, or hung): cut and kill.  With a
@@ -862,6 +884,7 @@ static int run_interrupt(void)
 		if (m.calls_replay) {
 			est_replay_calls = m.calls_replay;
 			est_end_calls = m.calls - m.calls_replay;
+			est_end_sync_calls = m.calls_end_sync + 1;
 		}
 		est_open_ms = m.elapsed_us / 1000 + 1;
 	} else if (timed) {
@@ -883,7 +906,10 @@ static int run_interrupt(void)
 			printf("trial %u: reopen cut before call %llu%s: %s "
 			       "(%s, %llu ms)\n",
 			       trial_no, (unsigned long long)irq_at,
-			       irq_rel ? " from the cut" : "",
+			       irq_rel == COUNT_FROM_CUT ? " from the cut"
+			       : irq_rel == COUNT_SYNC_FROM_CUT
+				       ? " (not a write) from the cut"
+				       : "",
 			       got ? m.what : "?",
 			       !got			 ? "no report"
 			       : m.kind == IRQ_OPENED	 ? "recovery finished"
@@ -1003,6 +1029,7 @@ int fkt_torture_run(const struct fkt_torture_opts *o,
 	trial_no = 0;
 	est_replay_calls = 1000;
 	est_end_calls = 200;
+	est_end_sync_calls = 30;
 	est_open_ms = 150;
 	if (is_powercut() && !o->fs_type) {
 		fprintf(stderr, "torture: a power cut needs --fs\n");
