@@ -19,7 +19,10 @@
  *    names become linkat() of it.  A remembered path longer than PATH_MAX
  *    is resolved one component at a time with openat(O_PATH).
  *  - metadata after content: owner (when root), xattrs (best effort),
- *    mode, then timestamps; a directory's after everything below it.
+ *    mode, then timestamps; a directory's after everything below it.  A
+ *    regular file's timestamps wait until its data is durable (see
+ *    times_pass): an incomplete file never carries its source's size and
+ *    mtime, even after a power cut.
  * New files are created 0600 and directories 0700 (never group/world
  * accessible while incomplete) and get the source's mode only once their
  * content is in place, so 0000 and 0444 sources copy fine.
@@ -35,7 +38,10 @@
  *    so the final fsyncs find little dirty data;
  *  - FK_COPY_SYNCFS: one syncfs(2) of the destination's file system.
  * In every method the destination's parent directory is fsynced last, so
- * the new top-level name is durable.
+ * the new top-level name is durable.  Before it, times_pass sets each
+ * copied file's times (its data is durable by then) and makes them
+ * durable: an fsync of each file (each inode is fsynced twice: data,
+ * then times), or with FK_COPY_SYNCFS a second syncfs.
  *
  * Descriptors of written files and directories are kept open until their
  * fsync while the descriptor budget allows (the fd map of tree.h): a
@@ -65,6 +71,9 @@
  *  5. Once c->stop is set (ENOSPC, ENOMEM) nothing more is created,
  *     written or fsynced.
  *  6. The destination's parent directory is the last thing fsynced.
+ *  7. A regular file's times are set only after its data is durable
+ *     (its fsync or the syncfs returned 0); a file whose fsync failed,
+ *     or a copy that stopped, keeps its creation time.
  *
  * Interface: fk_tree_copy() (include/flushkit.h, section tree).
  */
@@ -204,6 +213,14 @@ static void link_map_release(struct link_map *m)
 
 /* ---- the copy context ---- */
 
+/* A copied regular file whose times are set once its data is durable. */
+struct pending_times {
+	dev_t dev;		/* the destination inode */
+	ino_t ino;
+	struct timespec ts[2];	/* the source's atime, mtime */
+	char *relpath;		/* relative to the top; NULL: the top */
+};
+
 /* One level of the destination directory stack. */
 struct dst_level {
 	int fd;			/* the destination directory, or -1 */
@@ -234,6 +251,8 @@ struct copy_ctx {
 	struct sbuf relpath;	/* current directory relative to top */
 	struct sbuf dpath;	/* display path of the current dst entry */
 	struct link_map links;
+	struct pending_times *times;	/* files whose times wait (inv. 7) */
+	size_t nr_times, alloc_times;
 	struct fk_fdmap *fdmap;	/* kept descriptors until fsync */
 	struct fk_writeback wb;
 	int use_wb;
@@ -395,9 +414,10 @@ out:
 	drop_inherited_acls(dfd, mode, has_access, has_default);
 }
 
-/* Owner, xattrs, mode, times of an open destination file or directory. */
+/* Owner, xattrs, mode, and with @set_times the times of an open
+ * destination file or directory. */
 static int set_meta_fd(struct copy_ctx *c, int sfd, int dfd,
-		       const struct stat *s, const char *path)
+		       const struct stat *s, const char *path, int set_times)
 {
 	int r;
 	if (c->is_root) {
@@ -413,6 +433,8 @@ static int set_meta_fd(struct copy_ctx *c, int sfd, int dfd,
 		report(c, FK_REPORT_ERROR, "chmod", path, r);
 		return r;
 	}
+	if (!set_times)
+		return 0;
 	struct timespec ts[2] = {s->st_atim, s->st_mtim};
 	r = fk_sys.futimens(dfd, ts);
 	if (r < 0) {
@@ -525,6 +547,45 @@ static void remember_link(struct copy_ctx *c, const struct fk_walk_entry *e,
 			  const char *name, const char *dpath);
 
 /* ---- regular files ---- */
+
+/*
+ * Remember the times of the copied file @e (destination inode @ds, source
+ * stat @s) for times_pass.  Out of memory stops the copy (invariant 5).
+ */
+static void defer_times(struct copy_ctx *c, const struct fk_walk_entry *e,
+			const char *name, const struct stat *ds,
+			const struct stat *s, const char *dpath)
+{
+	if (c->nr_times == c->alloc_times) {
+		size_t n = c->alloc_times ? c->alloc_times * 2 : 64;
+		struct pending_times *t = realloc(c->times, n * sizeof(*t));
+		if (!t)
+			goto nomem;
+		c->times = t;
+		c->alloc_times = n;
+	}
+	struct pending_times *p = &c->times[c->nr_times];
+	p->dev = ds->st_dev;
+	p->ino = ds->st_ino;
+	p->ts[0] = s->st_atim;
+	p->ts[1] = s->st_mtim;
+	p->relpath = NULL;
+	if (e->depth > 0) {
+		size_t dl = c->relpath.len, nl = strlen(name);
+		p->relpath = malloc(dl + nl + 2);
+		if (!p->relpath)
+			goto nomem;
+		memcpy(p->relpath, c->relpath.buf, dl);
+		if (dl)
+			p->relpath[dl++] = '/';
+		memcpy(p->relpath + dl, name, nl + 1);
+	}
+	c->nr_times++;
+	return;
+nomem:
+	report(c, FK_REPORT_ERROR, "copy", dpath, -ENOMEM);
+	c->stop = -ENOMEM;
+}
 
 enum copy_fail {
 	FAIL_NONE,
@@ -719,7 +780,9 @@ static int copy_regular(struct copy_ctx *c, const struct fk_walk_entry *e,
 		fk_sys.close(dfd);
 		goto out_src;
 	}
-	set_meta_fd(c, sfd, dfd, &s, dpath);
+	/* Not the times yet: they wait for the data to be durable
+	 * (defer_times, times_pass). */
+	set_meta_fd(c, sfd, dfd, &s, dpath, 0);
 
 	if (c->method == FK_COPY_FSYNC_EACH)
 		fsync_now(c, dfd, 0, dpath);
@@ -737,7 +800,10 @@ static int copy_regular(struct copy_ctx *c, const struct fk_walk_entry *e,
 
 	struct stat ds;
 	r = fk_sys.fstat(dfd, &ds);
+	if (r == 0)
+		defer_times(c, e, name, &ds, &s, dpath);
 	if (r < 0) {
+		report(c, FK_REPORT_ERROR, "stat", dpath, r);
 		if (c->use_wb)
 			fk_writeback_issue(&c->wb);
 		if (c->use_wb)
@@ -754,44 +820,55 @@ out_src:
 /* ---- hard links ---- */
 
 /*
- * linkat() the destination path @relpath (relative to the top) as @name
- * in @ddir.  Paths longer than PATH_MAX are resolved component by
- * component.
+ * The directory that holds the destination path @relpath (relative to
+ * the top) and the rest of the path in it (*@rest): the top itself while
+ * @relpath is shorter than PATH_MAX, else resolved one component at a
+ * time with openat(O_PATH).  Returns the directory (close it if it is not
+ * c->top_fd) or -errno.
  */
-static int link_relpath(struct copy_ctx *c, const char *relpath, int ddir,
-			const char *name)
+static int resolve_relpath(struct copy_ctx *c, const char *relpath,
+			   const char **rest)
 {
+	*rest = relpath;
 	if (strlen(relpath) < PATH_MAX)
-		return fk_sys.linkat(c->top_fd, relpath, ddir, name, 0);
+		return c->top_fd;
 
-	int dir = c->top_fd, r;
+	int dir = c->top_fd;
 	const char *p = relpath;
-	char *comp = NULL;
 	for (;;) {
 		const char *slash = strchr(p, '/');
 		if (!slash)
 			break;
-		free(comp);
-		comp = strndup(p, (size_t)(slash - p));
+		char *comp = strndup(p, (size_t)(slash - p));
 		if (!comp) {
-			r = -ENOMEM;
-			goto out;
+			dir = -ENOMEM;
+			break;
 		}
 		int next = fk_sys.openat(dir, comp,
 					 O_PATH | O_DIRECTORY | O_NOFOLLOW, 0);
+		free(comp);
 		if (dir != c->top_fd)
 			fk_sys.close(dir);
 		dir = next;
-		if (dir < 0) {
-			r = dir;
-			goto out;
-		}
+		if (dir < 0)
+			break;
 		p = slash + 1;
 	}
-	r = fk_sys.linkat(dir, p, ddir, name, 0);
-out:
-	free(comp);
-	if (dir >= 0 && dir != c->top_fd)
+	*rest = p;
+	return dir;
+}
+
+/* linkat() the destination path @relpath (relative to the top) as @name
+ * in @ddir. */
+static int link_relpath(struct copy_ctx *c, const char *relpath, int ddir,
+			const char *name)
+{
+	const char *rest;
+	int dir = resolve_relpath(c, relpath, &rest);
+	if (dir < 0)
+		return dir;
+	int r = fk_sys.linkat(dir, rest, ddir, name, 0);
+	if (dir != c->top_fd)
 		fk_sys.close(dir);
 	return r;
 }
@@ -1020,7 +1097,7 @@ static int on_dir_post(void *arg, const struct fk_walk_entry *e)
 		return c->stop;
 	int fd = lv->fd;
 	const char *dpath = dst_path(c, e);
-	set_meta_fd(c, e->fd, fd, &e->st, dpath);
+	set_meta_fd(c, e->fd, fd, &e->st, dpath, 1);
 	if (c->method == FK_COPY_FSYNC_EACH)
 		fsync_now(c, fd, 1, dpath);
 	if (e->depth == 0)
@@ -1231,6 +1308,136 @@ fail:
 
 /* ---- the durability phase ---- */
 
+#define TIMES_CHUNK 256		/* files opened at a time by times_pass */
+
+/* Display path of a file of times_pass (in c->dpath). */
+static const char *times_path(struct copy_ctx *c,
+			      const struct pending_times *p)
+{
+	if (!p->relpath)
+		return c->dst_display;
+	sbuf_truncate(&c->dpath, 0);
+	size_t dl = strlen(c->dst_display);
+	if (sbuf_add(&c->dpath, c->dst_display, dl) ||
+	    (dl && c->dst_display[dl - 1] != '/' && sbuf_add(&c->dpath, "/", 1)) ||
+	    sbuf_add(&c->dpath, p->relpath, strlen(p->relpath)))
+		return p->relpath;
+	return c->dpath.buf;
+}
+
+/* fsync the @nr files of @fds (their times just set) and close them;
+ * through the batch when there is one.  Returns the combined result. */
+static int times_fsync(struct copy_ctx *c, const int *fds,
+		       const struct pending_times *const *ps, size_t nr,
+		       struct fk_fsync_req *reqs)
+{
+	int result = 0, batched = 0;
+	if (c->fo.batch && reqs) {
+		memset(reqs, 0, nr * sizeof(*reqs));
+		for (size_t i = 0; i < nr; i++) {
+			reqs[i].fd = fds[i];
+			reqs[i].op = FK_FSYNC_OP_FSYNC;
+		}
+		/* Per-request results count, not the sticky batch result. */
+		batched = fk_fsync_batch_run(c->fo.batch, reqs, nr) != -ENOMEM;
+	}
+	for (size_t i = 0; i < nr; i++) {
+		const struct pending_times *p = ps[i];
+		const char *path = times_path(c, p);
+		int r;
+		if (batched) {
+			if (reqs[i].issued)
+				c->st->fsync_calls++;
+			r = fk_tree_fsync_done(c->fdmap, reqs[i].result, p->dev,
+					       p->ino, 0, path, &c->fo, c->st);
+		} else {
+			r = fk_tree_fsync_fd(c->fdmap, fds[i], p->dev, p->ino,
+					     0, path, &c->fo, c->st);
+		}
+		fk_sys.close(fds[i]);
+		result = fk_tree_result(result, r);
+	}
+	return result;
+}
+
+/*
+ * Set the times of every copied regular file, now that its data is
+ * durable, and make them durable: an fsync of each file, or with
+ * FK_COPY_SYNCFS one more syncfs of @syncfs_fd.  Invariant 7: a file
+ * whose data fsync failed (FK_INODE_FAILED) is left with its creation
+ * time, as are all files if the syncfs failed (@data_r < 0).
+ *
+ * Why: the times are what marks a file complete (rsync's quick check
+ * compares size and mtime, as do cp -u and make).  Set before the data
+ * is durable, they can reach the disk first: ext4 journals the size an
+ * ftruncate() gives a file with a trailing hole at once, while its
+ * delayed-allocation data is written only at its fsync, so a power cut
+ * in between left files of the right size and mtime full of zeros
+ * (tests/test-tree-powercut.c).  Returns 0 or the first error (each reported).
+ */
+static int times_pass(struct copy_ctx *c, int data_r, int syncfs_fd)
+{
+	int result = 0;
+	int fds[TIMES_CHUNK];
+	const struct pending_times *ps[TIMES_CHUNK];
+	size_t nr = 0;
+	struct fk_fsync_req *reqs = NULL;
+	if (data_r < 0 && c->method == FK_COPY_SYNCFS)
+		return 0;	/* nothing known durable: no times */
+	if (c->fo.batch)
+		reqs = calloc(TIMES_CHUNK, sizeof(*reqs));
+	for (size_t i = 0; i < c->nr_times; i++) {
+		const struct pending_times *p = &c->times[i];
+		unsigned f = fk_fdmap_flags(c->fdmap, p->dev, p->ino);
+		if (f & FK_INODE_FAILED)
+			continue;
+		if (c->method != FK_COPY_SYNCFS && !(f & FK_INODE_SYNCED))
+			continue;	/* not durable (cannot happen) */
+		const char *rest = c->dst_name;
+		int dir = c->dst_parent_fd;
+		if (p->relpath)
+			dir = resolve_relpath(c, p->relpath, &rest);
+		struct stat want = {.st_dev = p->dev, .st_ino = p->ino};
+		int fd = dir < 0 ? dir : fk_tree_open_file(dir, rest, &want);
+		if (dir >= 0 && dir != c->top_fd && dir != c->dst_parent_fd)
+			fk_sys.close(dir);
+		int r = fd < 0 ? fd : fk_sys.futimens(fd, p->ts);
+		if (r < 0) {
+			/* Gone or replaced since (by someone else), or
+			 * refused: the file keeps looking incomplete. */
+			report(c, FK_REPORT_ERROR, "utimens", times_path(c, p),
+			       r);
+			result = fk_tree_result(result, r);
+			if (fd >= 0)
+				fk_sys.close(fd);
+			continue;
+		}
+		if (c->method == FK_COPY_SYNCFS) {
+			fk_sys.close(fd);
+			continue;
+		}
+		fds[nr] = fd;
+		ps[nr++] = p;
+		if (nr == TIMES_CHUNK) {
+			result = fk_tree_result(result,
+						times_fsync(c, fds, ps, nr, reqs));
+			nr = 0;
+		}
+	}
+	if (nr)
+		result = fk_tree_result(result,
+					times_fsync(c, fds, ps, nr, reqs));
+	free(reqs);
+	if (c->method == FK_COPY_SYNCFS && c->nr_times) {
+		int r = fk_sys.syncfs(syncfs_fd);
+		c->st->syncfs_calls++;
+		if (r < 0)
+			report(c, FK_REPORT_ERROR, "syncfs", c->dst_display, r);
+		result = fk_tree_result(result, r);
+	}
+	return result;
+}
+
 static int durability_phase(struct copy_ctx *c)
 {
 	int r = 0;
@@ -1259,6 +1466,8 @@ static int durability_phase(struct copy_ctx *c)
 		c->st->syncfs_calls++;
 		if (r < 0)
 			report(c, FK_REPORT_ERROR, "syncfs", c->dst_display, r);
+		/* The data is durable: now the times (invariant 7). */
+		r = fk_tree_result(r, times_pass(c, r, fd));
 		/* The parent is covered unless it is another file system
 		 * (the top is a mount point). */
 		if (c->top_fd < 0 || fk_sys.fstat(c->top_fd, &ts) < 0 ||
@@ -1271,6 +1480,10 @@ static int durability_phase(struct copy_ctx *c)
 		 * up, each inode once. */
 		r = fk_tree_fsync_pass(c->dst_parent_fd, c->dst_name,
 				       c->dst_display, c->fdmap, &c->fo, c->st);
+		r = fk_tree_result(r, times_pass(c, r, -1));
+	} else {
+		/* fsync-each: every file was fsynced while copying. */
+		r = times_pass(c, 0, -1);
 	}
 	/* The parent last: makes the top-level name durable. */
 	int pr = fk_tree_fsync_fd(c->fdmap, c->dst_parent_fd, ps.st_dev,
@@ -1379,6 +1592,9 @@ out:
 	free(c.dpath.buf);
 	free(c.buf);
 	link_map_release(&c.links);
+	for (size_t i = 0; i < c.nr_times; i++)
+		free(c.times[i].relpath);
+	free(c.times);
 	st->total_ns = fk_now_ns() - t0;
 	return r;
 }
