@@ -575,9 +575,10 @@ static void defer_times(struct copy_ctx *c, const struct fk_walk_entry *e,
 		p->relpath = malloc(dl + nl + 2);
 		if (!p->relpath)
 			goto nomem;
-		memcpy(p->relpath, c->relpath.buf, dl);
-		if (dl)
+		if (dl) {	/* c->relpath.buf may be NULL when empty */
+			memcpy(p->relpath, c->relpath.buf, dl);
 			p->relpath[dl++] = '/';
+		}
 		memcpy(p->relpath + dl, name, nl + 1);
 	}
 	c->nr_times++;

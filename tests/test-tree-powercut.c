@@ -33,6 +33,15 @@
  *                  after another power cut, the copy is exact (as
  *                  cp-after).
  *
+ *  regression (deterministic, in-process fk_tree_copy, method delayed,
+ *             sequential fsyncs): the fsync of one sparse file with a
+ *             trailing hole fails (EIO injected through the syscall
+ *             table: the real call is not made), the other fsyncs commit
+ *             the journal, then a power cut.  That file must not look
+ *             complete.  Before tree_copy.c set times only after data
+ *             durability (invariant 7), ext4 kept it at its full size
+ *             and its source's mtime, all zeros.
+ *
  *  sync-after the source is copied to MNT/sN/tree with plain writes
  *             (cp -a: no fsync, new directories), then
  *             `flushkit sync --method=M MNT/sN` (sN made durable first:
@@ -51,6 +60,7 @@
  */
 #include "fkloop.h"
 #include "fktest.h"
+#include "flushkit.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -74,6 +84,7 @@ static char flushkit[PATH_MAX];
 static char src_root[1024];	/* .../src */
 static char logdir[1024];
 static uint64_t rng;
+static char sparse_name[64];	/* a sparse file at the source's top */
 static struct fkt_fs cur_fs;	/* cleaned up at exit */
 static pid_t cur_child = -1;
 
@@ -253,6 +264,10 @@ static void make_file(struct gen *g, const char *path)
 		if (ftruncate(fd, (off_t)size) != 0)
 			fkt_failures++;
 		g->nr_sparse++;
+		const char *slash = strrchr(path, '/');
+		if (!sparse_name[0] && slash && strlen(slash + 1) <
+						       sizeof(sparse_name))
+			strcpy(sparse_name, slash + 1);
 		g->bytes += a + bl;
 		size = 0;
 	} else {
@@ -308,8 +323,10 @@ static void make_dir(struct gen *g, const char *dir, int depth)
 		if (link(g->files[rnd_below(g->nr_files)], p) == 0)
 			g->nr_links++;
 	}
-	unsigned nsub = depth >= 3 ? 0 : (unsigned)rnd_below(depth ? 3 : 5) +
-						 (depth == 0 ? 2 : 0);
+	/* 3-5 directories at the top, fewer below, down to depth 3. */
+	unsigned nsub = depth == 0   ? 3 + (unsigned)rnd_below(3)
+			: depth < 3 ? (unsigned)rnd_below(4 - (unsigned)depth)
+				    : 0;
 	for (unsigned i = 0; i < nsub; i++) {
 		snprintf(p, sizeof(p), "%s/d%u", dir, i);
 		if (mkdir(p, 0700) != 0) {
@@ -809,6 +826,63 @@ out:
 	return 0;
 }
 
+/* The deterministic regression case (see the top of the file). */
+static void trial_failed_fsync(struct fkt_fs *fs)
+{
+	unsigned id = ++nr_trial_id;
+	int before = fkt_failures;
+	char dir[1024], copy[1100], suffix[96];
+	snprintf(dir, sizeof(dir), "%s/r%u", fs->mnt, id);
+	snprintf(copy, sizeof(copy), "%s/src", dir);
+	snprintf(suffix, sizeof(suffix), "/src/%s", sparse_name);
+	if (make_durable_dir(fs->mnt, dir) != 0) {
+		fkt_failures++;
+		goto out;
+	}
+	struct fk_tree_opts o;
+	fk_tree_opts_init(&o);
+	o.method = FK_COPY_DELAYED;
+	o.sync_io = FK_SYNC_IO_SEQUENTIAL;	/* through fk_sys: injectable */
+	struct fk_tree_stats st;
+	fkt_trace_start();
+	fkt_fault_set("fsync", suffix, 0, -EIO);
+	int r = fk_tree_copy(src_root, dir, &o, &st);
+	unsigned fired = fkt_fault_fired();
+	fkt_fault_clear();
+	fkt_trace_stop();
+	CHECK_EQ(r, -EIO);
+	CHECK_EQ(fired, 1);	/* never retried */
+	if (fkt_fs_power_cut(fs) != 0) {
+		fkt_failures++;
+		goto out;
+	}
+	struct cmp c;
+	compare(copy, 0, &c);
+	char sp[PATH_MAX], dp[PATH_MAX];
+	snprintf(sp, sizeof(sp), "%s/%s", src_root, sparse_name);
+	snprintf(dp, sizeof(dp), "%s/%s", copy, sparse_name);
+	struct stat ss, ds;
+	int there = stat(sp, &ss) == 0 && stat(dp, &ds) == 0;
+	printf("  %-5s cp   delayed    sequential fsync EIO : %s %s, %u files "
+	       "complete, %u incomplete (detected)%s\n",
+	       fs->type, sparse_name,
+	       !there ? "absent"
+	       : ds.st_size != ss.st_size ? "short"
+	       : same_time(&ds.st_mtim, &ss.st_mtim)
+		       ? "full size and mtime"
+		       : "full size, not its mtime",
+	       c.files_complete, c.files_incomplete,
+	       c.problems ? "  FAILED" : "");
+out:
+	drop_tree(fs->mnt, dir);
+	nr_trials++;
+	if (fkt_failures != before) {
+		nr_failed++;
+		fprintf(stderr, "  trial %u FAILED (cp fsync EIO, power cut, "
+			"on %s)\n", id, fs->type);
+	}
+}
+
 /* sync: plain-written tree under a durable directory, sync, cut. */
 static int trial_sync(struct fkt_fs *fs, const struct method *m,
 		      unsigned trial)
@@ -881,6 +955,8 @@ static void run_fs(const char *type, const char *top, unsigned trials)
 		fkt_failures++;
 		return;
 	}
+	for (unsigned t = 0; t < trials; t++)
+		trial_failed_fsync(&cur_fs);
 	for (size_t i = 0; i < sizeof(cp_methods) / sizeof(cp_methods[0]);
 	     i++) {
 		const struct method *m = &cp_methods[i];
