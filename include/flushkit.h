@@ -1225,7 +1225,8 @@ FK_API int fk_tree_copy(const char *src, const char *dst,
  * belongs to one thread at a time.
  *
  * Errors: besides -errno values, -FK_ECORRUPT (a page or the control
- * file or catalog failed its CRC-32C or identity check) and
+ * file or catalog failed its CRC-32C or identity check, or a page that
+ * holds rows reads as all zero) and
  * -FK_ESTOPPED.  A failed fsync of the WAL or of a data file, or a
  * failed WAL write, STOPS the store: the commits waiting for that
  * flush return the error itself (e.g. -EIO), every call started later
@@ -1423,7 +1424,8 @@ FK_API int fk_store_bulk_load(struct fk_store *s, uint32_t table,
  * as of the last commit applied (committed but maybe not yet durable
  * changes included, as in PostgreSQL).  Returns 0, -ENOENT (no such
  * table), -ERANGE (row >= rows), -FK_ECORRUPT (the page failed its
- * CRC-32C check when read in), -ENOBUFS (every buffer pinned),
+ * CRC-32C or identity check when read in, or read as all zero though
+ * it holds rows), -ENOBUFS (every buffer pinned),
  * -FK_ESTOPPED or -errno.  May block on I/O (a read, or writing out a
  * dirty page to free a buffer).
  */
