@@ -12,6 +12,9 @@
  * sees the same row counts (recovery is idempotent).
  *
  * Input: byte 0 steers the harness.
+ *   bit 1 set: the input's last 8 KiB replace account page 1 on disk
+ *          (torn or corrupt pages; reads must give the row or
+ *          -FK_ECORRUPT, never anything else).
  *   bit 0 set: "raw": the rest is written as-is at the end of the WAL
  *          (the reader must reject it or stop at it).
  *   bit 0 clear: "framed": the rest is a list of chunks
@@ -287,6 +290,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (!w.seg[0])
 		abort();
+	/* Bit 1: the input's last 8 KiB are account page 1 on disk. */
+	const uint8_t *page = NULL;
+	if ((data[0] & 2) && size >= 1 + FK_PAGE_SIZE) {
+		page = data + size - FK_PAGE_SIZE;
+		size -= FK_PAGE_SIZE;
+	}
 	if (data[0] & 1) {
 		size_t off = wal_end % FUZZ_WALSEG, n = size - 1;
 		if (n > FUZZ_WALSEG - off)
@@ -309,6 +318,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			       files[i].len))
 			abort();
 	}
+	if (page) {
+		snprintf(path, sizeof(path), "%s/base/1.0", work);
+		int fd = open(path, O_WRONLY);
+		if (fd < 0 || pwrite(fd, page, FK_PAGE_SIZE, FK_PAGE_SIZE) !=
+				      (ssize_t)FK_PAGE_SIZE)
+			abort();
+		close(fd);
+	}
 	for (int i = 0; i < 3; i++)
 		free(w.seg[i]);
 
@@ -324,6 +341,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t acc, hist, acc2, hist2;
 	if (rows_of(s, &acc, &hist))
 		abort();
+	/* Reads: a row, or -FK_ECORRUPT for a page that fails its
+	 * checks; nothing else (the first rows, the last ones). */
+	for (uint32_t t = 1; t <= 2; t++) {
+		uint64_t n = t == 1 ? acc : hist;
+		uint8_t row[64];
+		for (uint64_t i = 0; i < n; i++) {
+			if (i == 1000 && n > 1100)
+				i = n - 100;
+			int e = fk_store_read(s, t, i, row);
+			if (e && e != -FK_ECORRUPT) {
+				fprintf(stderr, "read %u/%llu: %s\n", t,
+					(unsigned long long)i, fk_strerror(e));
+				abort();
+			}
+		}
+	}
 	if (verbose) {
 		struct fk_store_stats st;
 		fk_store_get_stats(s, &st);

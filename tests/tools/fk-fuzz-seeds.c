@@ -329,6 +329,18 @@ int main(int argc, char **argv)
 	seed("recovery", "raw-stale-record", 1, nofpi->p, nofpi->len);
 	memset(m, 0, 64);
 	seed("recovery", "raw-zero", 1, m, 64);
+	/* Bit 1: account page 1 from the input's last 8 KiB. */
+	if (blen >= 3 * FK_PAGE_SIZE) {
+		n = chunk(m, FK_WAL_COMMIT, 0, PL(nofpi));
+		memcpy(m + n, base + FK_PAGE_SIZE, FK_PAGE_SIZE);
+		seed("recovery", "page-valid", 2, m, n + FK_PAGE_SIZE);
+		memcpy(m + n + 4096, base + 2 * FK_PAGE_SIZE + 4096, 4096);
+		seed("recovery", "page-torn", 2, m, n + FK_PAGE_SIZE);
+		memset(m + n, 0, FK_PAGE_SIZE);
+		seed("recovery", "page-zero", 2, m, n + FK_PAGE_SIZE);
+		memcpy(m + n, base + 2 * FK_PAGE_SIZE, FK_PAGE_SIZE);
+		seed("recovery", "page-misdirected", 2, m, n + FK_PAGE_SIZE);
+	}
 	memset(m, 0xA5, 512);
 	seed("recovery", "raw-junk", 1, m, 512);
 	free(m);
