@@ -660,6 +660,10 @@ static void stale_records(const struct prep *p, int fpw)
 		struct at a = {off, WALSEG, r + FK_WAL_SEG_HDR};
 		if (WALSEG - off > WALSEG - FK_WAL_SEG_HDR)
 			a.to = off + WALSEG - FK_WAL_SEG_HDR;
+		/* Room for the stale record here, and only its LSN (and
+		 * prev LSN) tell it apart. */
+		CHECK(fk_wal_rec_check(r + FK_WAL_SEG_HDR, a.to - off,
+				       old_lsn, 0) > 0);
 		CHECK(fk_wal_rec_check(r + FK_WAL_SEG_HDR, a.to - off,
 				       at->lsn, 0) < 0);
 		snprintf(what, sizeof(what),

@@ -55,6 +55,10 @@
  *      fdatasynced, then read with O_DIRECT (or after dropping its clean
  *      cached pages), never from page-cache pages whose write-back
  *      failed (load_seg).
+ *  W10. After fk_wal_cut no record past the cut point is left with its
+ *      true LSN: the cut segment is zeroed from the cut on, and a later
+ *      segment whose header names it is zeroed whole (body durable
+ *      before the header); other later segments lose their header.
  */
 #include "store-int.h"
 #include "sys.h"
