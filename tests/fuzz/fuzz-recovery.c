@@ -12,6 +12,9 @@
  * sees the same row counts (recovery is idempotent).
  *
  * Input: byte 0 steers the harness.
+ *   bit 2 set: the next 32 bytes replace the control file's checkpoint
+ *          LSN, redo LSN and the row counts of tables 1 and 2 (its CRC
+ *          recomputed): recovery from anywhere, any row counts.
  *   bit 1 set: the input's last 8 KiB replace account page 1 on disk
  *          (torn or corrupt pages; reads must give the row or
  *          -FK_ECORRUPT, never anything else).
@@ -292,17 +295,36 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	/* Bit 1: the input's last 8 KiB are account page 1 on disk. */
 	const uint8_t *page = NULL;
-	if ((data[0] & 2) && size >= 1 + FK_PAGE_SIZE) {
-		page = data + size - FK_PAGE_SIZE;
-		size -= FK_PAGE_SIZE;
+	uint8_t mode = data[0];
+	const uint8_t *in = data + 1;
+	size_t len = size - 1;
+	if ((mode & 2) && len >= FK_PAGE_SIZE) {
+		page = in + len - FK_PAGE_SIZE;
+		len -= FK_PAGE_SIZE;
 	}
-	if (data[0] & 1) {
-		size_t off = wal_end % FUZZ_WALSEG, n = size - 1;
+	/* Bit 2: the next 32 bytes are the control file's checkpoint and
+	 * redo LSNs and the row counts of tables 1 and 2 (CRC fixed). */
+	struct fk_control ctl;
+	int ctl_set = 0;
+	if ((mode & 4) && len >= 32) {
+		struct snap_file *cf = find("control");
+		if (fk_control_decode(&ctl, cf->data, cf->len))
+			abort();
+		memcpy(&ctl.checkpoint_lsn, in, 8);
+		memcpy(&ctl.redo_lsn, in + 8, 8);
+		memcpy(&ctl.rows[1], in + 16, 16);
+		ctl.crc = fk_crc32c(0, &ctl, offsetof(struct fk_control, crc));
+		ctl_set = 1;
+		in += 32;
+		len -= 32;
+	}
+	if (mode & 1) {
+		size_t off = wal_end % FUZZ_WALSEG, n = len;
 		if (n > FUZZ_WALSEG - off)
 			n = FUZZ_WALSEG - off;
-		memcpy(w.seg[0] + off, data + 1, n);
+		memcpy(w.seg[0] + off, in, n);
 	} else {
-		frame(&w, data + 1, size - 1);
+		frame(&w, in, len);
 	}
 	for (int i = 0; i < nfiles; i++) {
 		int k = -1;
@@ -313,9 +335,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (!strcmp(rel, files[i].name))
 				k = j;
 		}
-		if (write_file(files[i].name,
-			       k >= 0 ? w.seg[k] : files[i].data,
-			       files[i].len))
+		const void *d = k >= 0 ? w.seg[k] : files[i].data;
+		if (ctl_set && !strcmp(files[i].name, "control"))
+			d = &ctl;
+		if (write_file(files[i].name, d, files[i].len))
 			abort();
 	}
 	if (page) {

@@ -329,6 +329,27 @@ int main(int argc, char **argv)
 	seed("recovery", "raw-stale-record", 1, nofpi->p, nofpi->len);
 	memset(m, 0, 64);
 	seed("recovery", "raw-zero", 1, m, 64);
+	/* Bit 2: checkpoint/redo LSNs and row counts from the input. */
+	{
+		uint64_t v[4] = {c.checkpoint_lsn, c.redo_lsn, c.rows[1],
+				 c.rows[2]};
+		size_t k = chunk(m + 32, FK_WAL_COMMIT, 0, PL(nofpi));
+		memcpy(m, v, 32);
+		seed("recovery", "control-same", 4, m, 32 + k);
+		v[2] = ~0ull >> 1;
+		v[3] = 1000000;
+		memcpy(m, v, 32);
+		seed("recovery", "control-rows-huge", 4, m, 32 + k);
+		v[0] = c.checkpoint_lsn + 8;
+		v[2] = c.rows[1];
+		v[3] = c.rows[2];
+		memcpy(m, v, 32);
+		seed("recovery", "control-ckpt-moved", 4, m, 32 + k);
+		v[0] = c.checkpoint_lsn;
+		v[1] = 0;
+		memcpy(m, v, 32);
+		seed("recovery", "control-redo-zero", 4, m, 32 + k);
+	}
 	/* Bit 1: account page 1 from the input's last 8 KiB. */
 	if (blen >= 3 * FK_PAGE_SIZE) {
 		n = chunk(m, FK_WAL_COMMIT, 0, PL(nofpi));
