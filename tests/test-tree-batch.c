@@ -97,16 +97,18 @@ static int under(const char *path, const char *dir)
 	return !strncmp(path, dir, n) && (path[n] == '/' || !path[n]);
 }
 
-/* fk_tree_copy fsyncs each file a second time once its times are set
- * (tree_copy.c invariant 7): index of an earlier fsync of @path, or -1. */
-static long earlier_fsync(const char *path, size_t before)
+/*
+ * fk_tree_copy fsyncs each file a second time once its times are set
+ * (tree_copy.c invariant 7), after the whole fsync pass: 1 if trace entry
+ * @i is such an fsync, given @top_at, the index of the fsync of the
+ * copy's top (the pass's last).  By position and type, not by path: a
+ * hard-linked file may show under either name.
+ */
+static int is_times_fsync(size_t i, long top_at)
 {
-	for (size_t i = 0; i < before; i++) {
-		const struct fkt_call *c = fkt_trace_get(i);
-		if (!strcmp(c->op, "fsync") && !strcmp(c->path, path))
-			return (long)i;
-	}
-	return -1;
+	struct stat s;
+	return top_at >= 0 && (long)i > top_at &&
+	       lstat(fkt_trace_get(i)->path, &s) == 0 && !S_ISDIR(s.st_mode);
 }
 
 /*
@@ -120,12 +122,16 @@ static void check_order(const char *root, size_t nr_expected,
 			const char *parent, size_t nr_times)
 {
 	size_t n = fkt_trace_count(), nr = 0, nr_second = 0;
-	long parent_at = -1;
+	long parent_at = -1, top_at = -1;
+	for (size_t i = 0; nr_times && top_at < 0 && i < n; i++)
+		if (!strcmp(fkt_trace_get(i)->op, "fsync") &&
+		    !strcmp(fkt_trace_get(i)->path, root))
+			top_at = (long)i;
 	for (size_t i = 0; i < n; i++) {
 		const struct fkt_call *c = fkt_trace_get(i);
 		if (strcmp(c->op, "fsync"))
 			continue;
-		if (nr_times && earlier_fsync(c->path, i) >= 0) {
+		if (nr_times && is_times_fsync(i, top_at)) {
 			nr_second++;
 			continue;
 		}
@@ -148,7 +154,7 @@ static void check_order(const char *root, size_t nr_expected,
 				continue;
 			if (nr_times && (parent && !strcmp(d->path, parent)))
 				continue;
-			if (nr_times && earlier_fsync(d->path, j) >= 0)
+			if (nr_times && is_times_fsync(j, top_at))
 				continue;	/* a file's times */
 			if (!strcmp(d->path, c->path) ||
 			    (strcmp(d->path, c->path) && under(d->path, c->path))) {
