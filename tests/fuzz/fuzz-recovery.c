@@ -27,8 +27,9 @@
  *          the prev LSN, bit 3 the length (+8).  A record that does not
  *          fit the segment is preceded by a PAD and goes to the next one
  *          (flags bit 4: with a wrong segment header there).
- * The prepared store lives under $FK_FUZZ_TMP, else /dev/shm, else
- * /var/tmp, and is removed at exit.
+ * The prepared store lives in fk-fuzz-recovery-PID under $FK_FUZZ_TMP,
+ * else /dev/shm, else /var/tmp; removed at exit, or by the next run if
+ * its process is gone (libFuzzer exits without atexit handlers).
  */
 #include "fuzz-store.h"
 #include "fktest.h"
@@ -36,6 +37,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +109,25 @@ static void cleanup(void)
 		fkt_rm_rf(top);
 }
 
+/* libFuzzer ends with _Exit (no atexit): remove the directories of
+ * earlier runs whose process is gone. */
+static void remove_stale(const char *t)
+{
+	DIR *d = opendir(t);
+	struct dirent *de;
+	char p[4300];
+	while (d && (de = readdir(d))) {
+		int pid;
+		if (sscanf(de->d_name, "fk-fuzz-recovery-%d", &pid) != 1 ||
+		    pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		snprintf(p, sizeof(p), "%s/%.200s", t, de->d_name);
+		fkt_rm_rf(p);
+	}
+	if (d)
+		closedir(d);
+}
+
 static int prepare(void)
 {
 	const char *t = getenv("FK_FUZZ_TMP");
@@ -114,8 +135,10 @@ static int prepare(void)
 	struct fk_control c;
 	if (!t)
 		t = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/var/tmp";
-	snprintf(top, sizeof(top), "%s/fk-fuzz-recovery-XXXXXX", t);
-	if (!mkdtemp(top))
+	remove_stale(t);
+	snprintf(top, sizeof(top), "%s/fk-fuzz-recovery-%d", t, (int)getpid());
+	fkt_rm_rf(top);
+	if (mkdir(top, 0700))
 		return -1;
 	atexit(cleanup);
 	snprintf(prep, sizeof(prep), "%s/prep", top);
