@@ -1197,8 +1197,12 @@ FK_API int fk_tree_sync(const char *const *paths, size_t nr_paths,
  * argument, a bad sync_io or sync_jobs > 4096, or a directory copied
  * into itself (that subtree is skipped); -ENOENT: @src does not exist;
  * -ENOMEM; with writeback/delayed and sync_io FK_SYNC_IO_URING, the
- * error of io_uring's setup, before anything is copied.  Entries vanishing during the
- * copy are warnings counted in st->vanished.
+ * error of io_uring's setup, before anything is copied.  Source entries
+ * vanishing during the copy are warnings counted in st->vanished; a
+ * copied file that someone else removes or renames from the destination
+ * before the copy made it durable is an error (reported as "copied file
+ * vanished from the destination", -ENOENT), as is one replaced there by
+ * another file (-ESTALE).
  * Blocks; does I/O.  Thread-safe if each call has its own @o and @st
  * (and the callbacks are).
  */

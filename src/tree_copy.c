@@ -54,7 +54,9 @@
  * 0600, shorter than its source), and reported as "copy stopped,
  * incomplete file".  An unreadable source entry is reported and skipped;
  * the rest is copied and the copy fails at the end.  A source entry that
- * vanished during the walk is counted and warned about.
+ * vanished during the walk is counted and warned about; a copied file
+ * gone from (or replaced in) the destination before it was durable is
+ * an error (invariant 8).
  *
  * Invariants of a copy run (struct copy_ctx):
  *  1. A destination file exists with mode 0600 (a directory 0700) until
@@ -74,6 +76,12 @@
  *  7. A regular file's times are set only after its data is durable
  *     (its fsync or the syncfs returned 0); a file whose fsync failed,
  *     or a copy that stopped, keeps its creation time.
+ *  8. The copy succeeds only if every regular file it wrote is still,
+ *     after the data fsyncs, the inode (st_dev, st_ino) it wrote at the
+ *     name it gave it: times_pass looks each one up by that identity,
+ *     and one removed, renamed or replaced by someone else is an error
+ *     naming its path.  The final fsync pass walks the destination by
+ *     name, so it alone never notices a file that is not there.
  *
  * Interface: fk_tree_copy() (include/flushkit.h, section tree).
  */
@@ -1326,6 +1334,31 @@ static const char *times_path(struct copy_ctx *c,
 	return c->dpath.buf;
 }
 
+/*
+ * Open the copied file @p at the name the copy gave it, for its times.
+ * Returns the fd; -ENOENT if nothing is at that name any more, -ESTALE
+ * if another inode is (invariant 8: both are failures of the copy); or
+ * another -errno.
+ */
+static int open_copied(struct copy_ctx *c, const struct pending_times *p)
+{
+	const char *rest = c->dst_name;
+	int dir = c->dst_parent_fd;
+	if (p->relpath)
+		dir = resolve_relpath(c, p->relpath, &rest);
+	if (dir < 0)
+		return dir;
+	struct stat want = {.st_dev = p->dev, .st_ino = p->ino}, now;
+	int fd = fk_tree_open_file(dir, rest, &want);
+	/* fk_tree_open_file says ENOENT for a replaced file too. */
+	if (fd == -ENOENT &&
+	    fk_sys.fstatat(dir, rest, &now, AT_SYMLINK_NOFOLLOW) == 0)
+		fd = -ESTALE;
+	if (dir != c->top_fd && dir != c->dst_parent_fd)
+		fk_sys.close(dir);
+	return fd;
+}
+
 /* fsync the @nr files of @fds (their times just set) and close them;
  * through @batch when there is one.  Returns the combined result. */
 static int times_fsync(struct copy_ctx *c, const int *fds,
@@ -1366,7 +1399,11 @@ static int times_fsync(struct copy_ctx *c, const int *fds,
  * durable, and make them durable: an fsync of each file, or with
  * FK_COPY_SYNCFS one more syncfs of @syncfs_fd.  Invariant 7: a file
  * whose data fsync failed (FK_INODE_FAILED) is left with its creation
- * time, as are all files if the syncfs failed (@data_r < 0).
+ * time, as are all files if the syncfs failed (@data_r < 0).  Invariant
+ * 8: each file is opened at its name and checked to be the inode the
+ * copy wrote; one that is not is reported as vanished (-ENOENT) or
+ * replaced (-ESTALE).  One still there that the fsync pass did not meet
+ * gets its data fsync here first.
  *
  * Why: the times are what marks a file complete (rsync's quick check
  * compares size and mtime, as do cp -u and make).  Set before the data
@@ -1408,16 +1445,39 @@ static int times_pass(struct copy_ctx *c, int data_r, int syncfs_fd)
 		unsigned f = fk_fdmap_flags(c->fdmap, p->dev, p->ino);
 		if (f & FK_INODE_FAILED)
 			continue;
-		if (c->method != FK_COPY_SYNCFS && !(f & FK_INODE_SYNCED))
-			continue;	/* not durable (cannot happen) */
-		const char *rest = c->dst_name;
-		int dir = c->dst_parent_fd;
-		if (p->relpath)
-			dir = resolve_relpath(c, p->relpath, &rest);
-		struct stat want = {.st_dev = p->dev, .st_ino = p->ino};
-		int fd = dir < 0 ? dir : fk_tree_open_file(dir, rest, &want);
-		if (dir >= 0 && dir != c->top_fd && dir != c->dst_parent_fd)
-			fk_sys.close(dir);
+		int fd = open_copied(c, p);
+		if (fd == -ENOENT || fd == -ESTALE) {
+			/* Invariant 8: removed, renamed or replaced by
+			 * someone else since it was written. */
+			report(c, FK_REPORT_ERROR,
+			       fd == -ENOENT ?
+				       "copied file vanished from the destination" :
+				       "copied file replaced in the destination",
+			       times_path(c, p), fd);
+			result = fk_tree_result(result, fd);
+			continue;
+		}
+		if (fd >= 0 && c->method != FK_COPY_SYNCFS &&
+		    !(f & FK_INODE_SYNCED)) {
+			/*
+			 * At its name, but the fsync pass did not meet it
+			 * (moved away and back while the pass walked): its
+			 * data fsync now, through the descriptor that wrote
+			 * it while it is kept.
+			 */
+			int kept = fk_fdmap_take(c->fdmap, p->dev, p->ino);
+			int dr = fk_tree_fsync_fd(c->fdmap, kept >= 0 ? kept : fd,
+						  p->dev, p->ino, 0,
+						  times_path(c, p), &c->fo,
+						  c->st);
+			if (kept >= 0)
+				fk_sys.close(kept);
+			if (dr < 0) {
+				result = fk_tree_result(result, dr);
+				fk_sys.close(fd);
+				continue;
+			}
+		}
 		int r = fd < 0 ? fd : fk_sys.futimens(fd, p->ts);
 		if (r < 0) {
 			/* Gone or replaced since (by someone else), or

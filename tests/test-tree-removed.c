@@ -14,10 +14,8 @@
  *     kept), before pass 2: pass 2 does not find it; the run succeeds;
  *     renamed within the tree instead: fsynced once under its new name
  *     through the kept descriptor.
- * Not here, a known gap: fk_tree_copy (delayed/writeback) whose
- * DESTINATION file is unlinked by someone else after it was written and
- * before the final fsync pass reports success: the pass walks the
- * destination and never meets the file (see the issue 7 report).
+ * fk_tree_copy whose DESTINATION file is removed, renamed or replaced
+ * by someone else before the copy made it durable: test-tree-copy-removed.
  */
 #include "fktest.h"
 #include "flushkit.h"
