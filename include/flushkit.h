@@ -1367,7 +1367,10 @@ FK_API int fk_store_opts_preset(struct fk_store_opts *o, const char *flush);
  * sync_jobs files (one file with FK_SYNC_IO_SEQUENTIAL).
  * Returns 0, or -EINVAL (bad options), -ENOMEM, -FK_ECORRUPT (control
  * file, catalog, checkpoint record or a page without a full-page image
- * is corrupt), the error of io_uring's setup when sync_io is
+ * is corrupt; or a table segment file base/T.S holding rows the control
+ * file counts is missing, or shorter than the rows the last checkpoint
+ * made durable in it: logged with its name, never recreated empty),
+ * the error of io_uring's setup when sync_io is
  * FK_SYNC_IO_URING (-EPERM, -ENOSYS, -ENOMEM, -EOPNOTSUPP: see
  * fk_fsync_batch_create), or the -errno of a failed file operation.
  * Blocks; does I/O (much of it, for a recovery: see stats.recovery_ms).

@@ -33,9 +33,10 @@
  *      nothing, the writer fsyncs the segment itself (a "backend
  *      fsync"); a failed fsync stops the store.
  *  B6. A page read from disk is used only if its CRC-32C and identity
- *      (table, block) check out, or it is all zero (never written) and,
- *      outside recovery, holds none of the rows its table counts;
- *      otherwise the pin fails with -FK_ECORRUPT.
+ *      (table, block) check out, or it is all zero (never written) and
+ *      holds none of the rows its table counts (in recovery: none of
+ *      the rows durable at the last checkpoint, S7); otherwise the pin
+ *      fails with -FK_ECORRUPT.
  *  B7. A failed page write (ENOSPC for a block of a growing or sparse
  *      segment, EIO) leaves the buffer dirty and fails only its caller
  *      (the commit that needed the buffer: nothing applied; or the
@@ -184,11 +185,15 @@ static int read_page(struct fk_store *s, int idx)
 	 * zeros and a commit would write them back with a valid CRC
 	 * (test-torn-page, "zeroed").  Recovery itself may meet such a
 	 * page legitimately (rows counted at the checkpoint whose page was
-	 * first written after it), and replays it.
+	 * first written after it), and replays it; but not below the rows
+	 * whose pages were durable at that checkpoint (rows_durable, S7).
 	 */
-	if (!r && zero && !s->recovering) {
+	if (!r && zero) {
 		struct fk_table *t = &s->tables[b->table];
-		uint64_t rows = __atomic_load_n(&t->rows, __ATOMIC_ACQUIRE);
+		uint64_t rows = s->recovering ?
+					t->rows_durable :
+					__atomic_load_n(&t->rows,
+							__ATOMIC_ACQUIRE);
 		if (t->rows_per_page &&
 		    (uint64_t)b->block * t->rows_per_page < rows)
 			r = -FK_ECORRUPT;

@@ -178,6 +178,8 @@ struct fk_table {
 	uint32_t rows_per_page;
 	char name[64];
 	uint64_t rows;		/* next row number; __atomic access */
+	uint64_t rows_durable;	/* rows whose pages were durable at the
+				 * last checkpoint (set at open, S7) */
 	pthread_mutex_t append_mu;
 	int *seg_fds;		/* files_mu; -1 = not open */
 	size_t nr_seg_fds;

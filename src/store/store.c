@@ -56,6 +56,18 @@
  *      call fails with -ENOSPC and the store goes on; once space is
  *      freed the same handle works again.  Failed fsyncs stay sticky
  *      (S4), as does an ENOSPC from a WAL write (W4, W8).
+ *  S7. A table segment is created (and base/ fsynced) for a page about
+ *      to be read or written, before the control file counts a row in
+ *      it: a commit pins (reads) its pages before its rows are counted,
+ *      a bulk load writes before it counts, and the end-of-recovery
+ *      checkpoint writes every replayed page before the control file.
+ *      So at open every segment holding rows the control
+ *      file counts exists, and is long enough for the rows whose pages
+ *      the last checkpoint made durable (rows_durable: the count less
+ *      the rows appended between its redo point and its record); one
+ *      missing or short fails fk_store_open with -FK_ECORRUPT, naming
+ *      it (check_segments), and is never recreated empty.  Only
+ *      segments past those may be created by recovery.
  */
 #include "store-int.h"
 #include "sys.h"
@@ -66,6 +78,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define CTL_MAGIC 0x54434b46u	/* "FKCT" */
 #define CAT_MAGIC 0x54414b46u	/* "FKAT" */
@@ -1007,6 +1020,119 @@ int fk_store_bulk_load(struct fk_store *s, uint32_t table, uint64_t nrows,
 	return r;
 }
 
+/* ---- table segments at open ---- */
+
+/*
+ * Per table, the rows whose pages were durable when the last checkpoint
+ * completed (@rows): the control file's count less the rows appended
+ * between its redo point and its CHECKPOINT record, whose pages that
+ * checkpoint need not have written.  Appends are logged in row order
+ * (S3: the append mutex is held across the insert), so that is the
+ * first row appended in that WAL range; bulk-loaded rows are fsynced
+ * before they are counted.  Reads the WAL from the redo LSN to the
+ * checkpoint record with recover()'s reader @rd, which keeps the last
+ * segment loaded: replay reads that range again, from memory when it is
+ * within one segment (no second fdatasync and read).  Returns 0, or
+ * -errno of a WAL read; if the WAL ends before the checkpoint record,
+ * every bound is 0 and recover() reports the missing record.
+ */
+static int durable_rows(struct fk_store *s, const struct fk_control *ctl,
+			struct fk_wal_reader *rd, uint64_t *rows)
+{
+	const struct fk_wal_rec *rec;
+	uint64_t pos = ctl->redo_lsn, prev = 0, next;
+	int r;
+	for (uint32_t i = 0; i <= FK_STORE_MAX_TABLES; i++)
+		rows[i] = i && s->tables[i].id ? ctl->rows[i] : 0;
+	while ((r = fk_wal_read(rd, &pos, prev, &rec, &next)) > 0 &&
+	       pos < ctl->checkpoint_lsn) {
+		struct fk_wal_cursor c;
+		struct fk_wal_op op;
+		if (rec->type == FK_WAL_COMMIT &&
+		    fk_wal_commit_begin(&c, (const uint8_t *)rec + FK_WAL_REC_HDR,
+					rec->total_len - FK_WAL_REC_HDR) == 0)
+			while (fk_wal_commit_next_op(&c, &op) > 0)
+				if (op.kind == FK_OP_APPEND &&
+				    op.table <= FK_STORE_MAX_TABLES &&
+				    op.row < rows[op.table])
+					rows[op.table] = op.row;
+		prev = pos;
+		pos = next;
+	}
+	if (r < 0)
+		return r;
+	if (r == 0 || pos != ctl->checkpoint_lsn)
+		memset(rows, 0, (FK_STORE_MAX_TABLES + 1) * sizeof(*rows));
+	return 0;
+}
+
+/*
+ * S7: before recovery, every table segment the control file relies on
+ * is there.  A segment holding rows the control file counts was created
+ * (and base/ fsynced) when the first of those rows was pinned, before it
+ * was counted, so it must exist; a segment holding rows whose pages were
+ * durable at the checkpoint (durable_rows) must be at least long enough
+ * for them.  A segment missing or short is a file lost or truncated from
+ * outside: -FK_ECORRUPT with a log line naming it, never a new empty
+ * file whose pages read as "never written".  Segments past those (new
+ * after the checkpoint) may be missing: recovery creates them from the
+ * WAL.  Sets each table's rows_durable.  Returns 0, -FK_ECORRUPT, or
+ * -errno.
+ */
+static int check_segments(struct fk_store *s, const struct fk_control *ctl,
+			  struct fk_wal_reader *rd)
+{
+	uint64_t durable[FK_STORE_MAX_TABLES + 1];
+	int r = durable_rows(s, ctl, rd, durable);
+	if (r)
+		return r;
+	for (uint32_t t = 1; t <= FK_STORE_MAX_TABLES; t++) {
+		struct fk_table *tb = &s->tables[t];
+		if (!tb->id || !tb->rows_per_page || !ctl->rows[t])
+			continue;
+		tb->rows_durable = durable[t];
+		uint64_t rpp = tb->rows_per_page, bps = s->blocks_per_seg;
+		uint64_t blocks = ctl->rows[t] / rpp + !!(ctl->rows[t] % rpp);
+		uint64_t dblocks = durable[t] / rpp + !!(durable[t] % rpp);
+		/* Stops at the first missing one: a corrupt row count
+		 * never makes this loop long. */
+		for (uint64_t seg = 0; seg <= (blocks - 1) / bps; seg++) {
+			char name[48];
+			struct stat st;
+			snprintf(name, sizeof(name), "%u.%llu", t,
+				 (unsigned long long)seg);
+			r = fk_sys.fstatat(s->basefd, name, &st, 0);
+			if (r == -ENOENT) {
+				fk_store_log(s, "table segment base/%s is "
+					     "missing: the control file "
+					     "counts rows of table '%s' in "
+					     "it (%llu rows)", name, tb->name,
+					     (unsigned long long)ctl->rows[t]);
+				return -FK_ECORRUPT;
+			}
+			if (r)
+				return r;
+			uint64_t first = seg * bps, need = 0;
+			if (dblocks > first)
+				need = (dblocks - first < bps ? dblocks - first
+							       : bps) *
+				       FK_PAGE_SIZE;
+			if ((uint64_t)st.st_size < need) {
+				fk_store_log(s, "table segment base/%s is %llu "
+					     "bytes, shorter than the %llu "
+					     "bytes of rows of table '%s' the "
+					     "last checkpoint made durable in "
+					     "it", name,
+					     (unsigned long long)st.st_size,
+					     (unsigned long long)need,
+					     tb->name);
+				return -FK_ECORRUPT;
+			}
+		}
+	}
+	return 0;
+}
+
 /* ---- recovery ---- */
 
 /* Replay COMMIT @rec, which ends at @lsn (page LSNs are record ends). */
@@ -1105,6 +1231,12 @@ static int recover(struct fk_store *s, const struct fk_control *ctl)
 			     "starts at %llu",
 			     (unsigned long long)ctl->redo_lsn);
 	fk_wal_reader_init(&rd, s);
+	/* S7: no lost or truncated segment silently recreated. */
+	r = check_segments(s, ctl, &rd);
+	if (r) {
+		fk_wal_reader_release(&rd);
+		goto out;
+	}
 	while ((r = fk_wal_read(&rd, &pos, prev, &rec, &next)) > 0) {
 		if (pos == ctl->checkpoint_lsn) {
 			struct fk_wal_ckpt ck;
