@@ -1166,8 +1166,12 @@ static int replay_commit(struct fk_store *s, const struct fk_wal_rec *rec,
 	struct fk_wal_op op;
 	while (r >= 0 && (r = fk_wal_commit_next_op(&c, &op)) > 0) {
 		struct fk_table *t = get_table(s, op.table);
+		/* A row whose block number does not fit 32 bits cannot
+		 * come from a commit; truncated, it would change another
+		 * page (found by tests/fuzz/fuzz-recovery.c). */
 		if (!t || (uint64_t)op.off + op.len > t->row_bytes ||
-		    (op.kind == FK_OP_APPEND && op.len != t->row_bytes)) {
+		    (op.kind == FK_OP_APPEND && op.len != t->row_bytes) ||
+		    op.row / t->rows_per_page > UINT32_MAX) {
 			r = -FK_ECORRUPT;
 			break;
 		}
@@ -1221,8 +1225,14 @@ static int recover(struct fk_store *s, const struct fk_control *ctl)
 	uint64_t t0 = fk_now_ns();
 	int crashed = ctl->state != STATE_CLEAN, saw_ckpt = 0, r;
 
-	for (uint32_t i = 1; i <= FK_STORE_MAX_TABLES; i++)
-		s->tables[i].rows = s->tables[i].id ? ctl->rows[i] : 0;
+	for (uint32_t i = 1; i <= FK_STORE_MAX_TABLES; i++) {
+		struct fk_table *t = &s->tables[i];
+		t->rows = t->id ? ctl->rows[i] : 0;
+		/* Block numbers are 32 bits (as in replay_commit). */
+		if (t->id && t->rows &&
+		    (t->rows - 1) / t->rows_per_page > UINT32_MAX)
+			return -FK_ECORRUPT;
+	}
 	s->redo_lsn = ctl->redo_lsn;
 	s->ckpt_lsn = ctl->checkpoint_lsn;
 	s->recovering = 1;
