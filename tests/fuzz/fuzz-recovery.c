@@ -396,10 +396,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t acc, hist, acc2, hist2;
 	if (rows_of(s, &acc, &hist))
 		abort();
-	/* Every row of an open store has a 32-bit block number (64-byte
-	 * rows: 127 a page, 48-byte: 169). */
-	if ((acc && (acc - 1) / 127 > UINT32_MAX) ||
-	    (hist && (hist - 1) / 169 > UINT32_MAX)) {
+	/* Every row of an open store has a 32-bit block number. */
+	const uint64_t rpp_acc = (FK_PAGE_SIZE - FK_PAGE_HDR) / 64;
+	const uint64_t rpp_hist = (FK_PAGE_SIZE - FK_PAGE_HDR) / 48;
+	if ((acc && (acc - 1) / rpp_acc > UINT32_MAX) ||
+	    (hist && (hist - 1) / rpp_hist > UINT32_MAX)) {
 		fprintf(stderr, "rows %llu/%llu past 32-bit blocks\n",
 			(unsigned long long)acc, (unsigned long long)hist);
 		abort();
