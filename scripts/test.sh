@@ -15,5 +15,5 @@ esac
 ./scripts/build.sh "$dir" "${args[@]}"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-export TSAN_OPTIONS=${TSAN_OPTIONS:-exitcode=66:second_deadlock_stack=1}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-exitcode=66:second_deadlock_stack=1:atexit_sleep_ms=0}
 exec tests/run.sh "$dir" "$@"
