@@ -29,9 +29,27 @@ else
 	for t in "$src"/tests/t-*.sh; do [ -f "$t" ] && tests+=("$t"); done
 fi
 
+# Each test gets its own TMPDIR under BUILD_DIR/test-tmp/NAME, removed
+# after it; a file system a killed test left mounted there is unmounted
+# (and reported), so one timeout cannot break the tests after it.
+tmproot=$build/test-tmp
+umount_left() {	# DIR NAME
+	[ "$(id -u)" -eq 0 ] || return 0
+	local m
+	awk -v d="$1/" 'index($2, d) == 1 {print $2}' /proc/self/mounts |
+		sort -r | while read -r m; do
+			echo "      | run.sh: $2 left $m mounted: unmounting it"
+			umount "$m" 2>/dev/null || umount -l "$m"
+		done
+}
+
 pass=0 fail=0 skip=0 failed=()
 for t in "${tests[@]}"; do
 	name=$(basename "$t")
+	export TMPDIR=$tmproot/$name
+	umount_left "$TMPDIR" "an earlier run of $name"
+	rm -rf "$TMPDIR"
+	mkdir -p "$TMPDIR"
 	start=$(date +%s.%N)
 	if [[ $t == *.sh ]]; then
 		timeout -k 10 "$timeout_s" bash "$t" >"$logs/$name.log" 2>&1
@@ -39,6 +57,8 @@ for t in "${tests[@]}"; do
 		timeout -k 10 "$timeout_s" "$t" >"$logs/$name.log" 2>&1
 	fi
 	rc=$?
+	umount_left "$TMPDIR" "$name"
+	rm -rf "$TMPDIR"
 	secs=$(printf '%.1f' "$(echo "$(date +%s.%N) - $start" | bc)")
 	case $rc in
 	0) pass=$((pass + 1)); echo "PASS  $name (${secs}s)";;

@@ -200,7 +200,11 @@ int fkt_faultdev_start(struct fkt_faultdev *d, uint64_t size_bytes,
 	}
 	if (pid == 0) {
 		/* If the test dies (even by SIGKILL), faultdev unmounts what
-		 * is mounted on its image, then itself, and exits. */
+		 * is mounted on its image, then itself, and exits.  Its own
+		 * session, so a SIGKILL to the test's process group (what
+		 * `timeout -k` in tests/run.sh sends) does not kill it too
+		 * before it can clean up. */
+		setsid();
 		prctl(PR_SET_PDEATHSIG, SIGUSR1);
 		close(pipefd[0]);
 		int wfd = dup(pipefd[1]);	/* without O_CLOEXEC */
