@@ -13,9 +13,15 @@
  *  - "pass": when the durability phase starts (its fstatat of the top),
  *    once the whole tree is written, so the final fsync pass walks a
  *    destination without the file;
- *  - "synced": at the first fsync (syncfs with that method) once the
- *    whole tree is written, so the file's data is fsynced (delayed,
- *    writeback: the batch collected its descriptor) and then it goes.
+ *  - "synced": right after the data fsync of that file itself (the
+ *    fsync of a descriptor of its inode; once, from whichever thread),
+ *    or with syncfs after the first syncfs once the whole tree is
+ *    written: its data is durable, then it goes.
+ * The walk visits a directory's entries in source inode-number order,
+ * which the file system picks (ext4 reuses the lowest free inode, so
+ * files removed meanwhile by anyone can put sub/d before sub/c): the
+ * hook never relies on that order, and the sources are made in
+ * alternating order (sub/c first, then sub/d first) to meet both.
  * For each method (writeback, delayed, fsync-each, syncfs):
  *  1. unlinked, renamed out of the tree, renamed within it: the copy
  *     fails with -ENOENT, one error "copied file vanished from the
@@ -33,6 +39,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -43,15 +50,24 @@ static char root[4096];
 
 enum when { AT_PASS, AT_SYNCED };
 
+/*
+ * Written by the main thread before fk_tree_copy() (so before any
+ * thread of a times batch starts), read by every caller of the hooks:
+ * fsync-each sends the fsyncs of the times through a thread batch, so
+ * hook_fsync runs in several threads at once.  Each change is claimed
+ * with an atomic exchange: it happens once, whichever thread wins.
+ */
 static struct {
 	enum when when;
 	const char *victim;	/* path to remove */
 	const char *to;		/* NULL: unlink; else rename to */
+	const char *target;	/* the copied file (dst/sub/c) whose data
+				 * fsync triggers AT_SYNCED */
 	const char *back;	/* rename @to back to @victim at the first
 				 * fsync (the "moved away and back" case) */
-	const char *done;	/* exists once the whole tree is written */
-	const char *top;	/* name of the destination top */
-	int fired, back_fired;
+	const char *dst;	/* the destination top */
+	const char *top;	/* its name */
+	atomic_int fired, back_fired;
 } h;
 
 static int exists(const char *path)
@@ -60,11 +76,25 @@ static int exists(const char *path)
 	return lstat(path, &s) == 0;
 }
 
+static const char *const files[] = {"a", "b", "sub/c", "sub/d"};
+#define NR_FILES 4
+
+/* Every file of the tree is in the destination: it is all written. */
+static int tree_written(void)
+{
+	char p[4300];
+	for (int i = 0; i < NR_FILES; i++) {
+		snprintf(p, sizeof(p), "%s/%s", h.dst, files[i]);
+		if (!exists(p))
+			return 0;
+	}
+	return 1;
+}
+
 static void fire(void)
 {
-	if (h.fired || !h.victim || !exists(h.done))
+	if (atomic_exchange(&h.fired, 1))
 		return;
-	h.fired = 1;
 	if (h.to)
 		CHECK_EQ(rename(h.victim, h.to), 0);
 	else
@@ -73,32 +103,55 @@ static void fire(void)
 
 static void fire_back(void)
 {
-	if (!h.back || h.back_fired || !h.fired)
+	if (!h.back || !atomic_load(&h.fired) ||
+	    atomic_exchange(&h.back_fired, 1))
 		return;
-	h.back_fired = 1;
 	CHECK_EQ(rename(h.to, h.back), 0);
 }
 
+/* @fd is the copied file h.target (same inode as at that name). */
+static int is_target(int fd)
+{
+	struct stat f, t;
+	return fstat(fd, &f) == 0 && lstat(h.target, &t) == 0 &&
+	       S_ISREG(f.st_mode) && f.st_dev == t.st_dev &&
+	       f.st_ino == t.st_ino;
+}
+
+/* AT_PASS: the durability phase's fstatat of the top, once the whole
+ * tree is written (the fstatat before the copy finds no top). */
 static int hook_fstatat(int dirfd, const char *path, struct stat *st,
 			int flags)
 {
-	if (h.when == AT_PASS && !strcmp(path, h.top))
+	if (h.victim && h.when == AT_PASS && !strcmp(path, h.top) &&
+	    !atomic_load(&h.fired) && tree_written())
 		fire();
 	return fk_sys_default.fstatat(dirfd, path, st, flags);
 }
 
+/*
+ * AT_SYNCED: right after the data fsync of the copied file itself,
+ * recognized by its inode, not by the order of calls: fsync-each fsyncs
+ * each file as the walk (in source inode-number order, which the file
+ * system picks) meets it, so "the first fsync once sub/d exists" could
+ * come before sub/c was even created.
+ */
 static int hook_fsync(int fd)
 {
-	if (h.when == AT_SYNCED)
-		fire();
 	fire_back();
-	return fk_sys_default.fsync(fd);
+	int r = fk_sys_default.fsync(fd);
+	if (h.victim && h.when == AT_SYNCED && r == 0 &&
+	    !atomic_load(&h.fired) && is_target(fd))
+		fire();
+	return r;
 }
 
+/* AT_SYNCED with syncfs: after the first syncfs (the copy's data). */
 static int hook_syncfs(int fd)
 {
 	int r = fk_sys_default.syncfs(fd);
-	if (h.when == AT_SYNCED)
+	if (h.victim && h.when == AT_SYNCED && !atomic_load(&h.fired) &&
+	    tree_written())
 		fire();
 	return r;
 }
@@ -119,17 +172,17 @@ static void on_report(void *arg, int level, const char *op,
 
 /* ---- the trees ---- */
 
-static const char *const files[] = {"a", "b", "sub/c", "sub/d"};
-#define NR_FILES 4
 #define SRC_MTIME 1500000000
 
-static void make_src(const char *top)
+/* The source tree at @top, its files made last first if @reverse. */
+static void make_src(const char *top, int reverse)
 {
 	char p[4300];
 	CHECK_EQ(mkdir(top, 0755), 0);
 	snprintf(p, sizeof(p), "%s/sub", top);
 	CHECK_EQ(mkdir(p, 0755), 0);
-	for (int i = 0; i < NR_FILES; i++) {
+	for (int k = 0; k < NR_FILES; k++) {
+		int i = reverse ? NR_FILES - 1 - k : k;
 		snprintf(p, sizeof(p), "%s/%s", top, files[i]);
 		CHECK_EQ(fkt_write_file(p, 300000, (unsigned)i), 0);
 		struct timespec ts[2] = {{SRC_MTIME, 0}, {SRC_MTIME + i, 0}};
@@ -164,21 +217,23 @@ static void place(char *out, size_t len, const char *dst, const char *rel)
 static int run(int method, const char *from_rel, const char *to_rel,
 	       int back, struct fk_tree_stats *st, char *dst, size_t dst_len)
 {
-	static char src[4200], from[4300], to[4300], done[4300];
+	static char src[4200], from[4300], to[4300], target[4300];
 	int n = nr_case++;
 	snprintf(src, sizeof(src), "%s/src%d", root, n);
 	snprintf(dst, dst_len, "%s/dst%d", root, n);
-	make_src(src);
+	make_src(src, n & 1);
 	place(from, sizeof(from), dst, from_rel);
 	if (to_rel)
 		place(to, sizeof(to), dst, to_rel);
-	snprintf(done, sizeof(done), "%s/sub/d", dst);
+	snprintf(target, sizeof(target), "%s/sub/c", dst);
 	h.victim = from;
 	h.to = to_rel ? to : NULL;
+	h.target = target;
 	h.back = back ? from : NULL;
-	h.done = done;
+	h.dst = dst;
 	h.top = strrchr(dst, '/') + 1;
-	h.fired = h.back_fired = 0;
+	atomic_store(&h.fired, 0);
+	atomic_store(&h.back_fired, 0);
 
 	struct fk_tree_opts o;
 	fk_tree_opts_init(&o);
@@ -193,7 +248,7 @@ static int run(int method, const char *from_rel, const char *to_rel,
 	int r = fk_tree_copy(src, dst, &o, st);
 	fk_sys = fk_sys_default;
 	h.victim = NULL;
-	CHECK_EQ(h.fired, 1);
+	CHECK_EQ(atomic_load(&h.fired), 1);
 	return r;
 }
 
@@ -288,7 +343,7 @@ static void test_back(int method)
 	       "fsyncs %llu\n%s",
 	       method_name(method), r, (unsigned long long)st.fsync_calls,
 	       reports);
-	CHECK_EQ(h.back_fired, 1);
+	CHECK_EQ(atomic_load(&h.back_fired), 1);
 	CHECK_EQ(r, 0);
 	CHECK_EQ(st.errors, 0);
 	/* Each of the 4 files twice (data, times), sub/c's data fsync
