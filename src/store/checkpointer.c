@@ -432,9 +432,13 @@ int fk_checkpoint_run(struct fk_store *s, const char *reason, int flags,
 		goto out;
 	s->last_ckpt_end_lsn = end;
 
-	/* (7) recycle WAL. */
-	fk_wal_recycle(s, redo, &ci.wal_segments_recycled,
-		       &ci.wal_segments_removed);
+	/* (7) recycle WAL.  The checkpoint itself is durable by now; a
+	 * failed fsync of wal/ after the renames still fails the call
+	 * (and has stopped the store), so its caller hears of it. */
+	r = fk_wal_recycle(s, redo, &ci.wal_segments_recycled,
+			   &ci.wal_segments_removed);
+	if (r)
+		goto out;
 	__atomic_add_fetch(&s->st.checkpoints, 1, __ATOMIC_RELAXED);
 out:
 	free(dirty);

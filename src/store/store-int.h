@@ -365,9 +365,10 @@ struct fk_iovec {
 uint64_t fk_wal_insert(struct fk_store *s, uint8_t type,
 		       const struct fk_iovec *parts, int nparts,
 		       uint32_t payload_crc, uint64_t *end);
-/* Recycle or remove segments wholly before @redo_lsn. */
-void fk_wal_recycle(struct fk_store *s, uint64_t redo_lsn,
-		    uint64_t *recycled, uint64_t *removed);
+/* Recycle or remove segments wholly before @redo_lsn.  Returns 0, or
+ * the failed fsync of wal/ (the store is then stopped: sticky). */
+int fk_wal_recycle(struct fk_store *s, uint64_t redo_lsn,
+		   uint64_t *recycled, uint64_t *removed);
 /* Scan wal/ for existing segments (open). */
 int fk_wal_scan_dir(struct fk_store *s);
 /* Open-time: zero the tail of the WAL after @end and invalidate later

@@ -217,8 +217,8 @@ int fk_wal_scan_dir(struct fk_store *s)
 	return 0;
 }
 
-void fk_wal_recycle(struct fk_store *s, uint64_t redo_lsn,
-		    uint64_t *recycled, uint64_t *removed)
+int fk_wal_recycle(struct fk_store *s, uint64_t redo_lsn,
+		   uint64_t *recycled, uint64_t *removed)
 {
 	char from[32], to[32];
 	uint64_t redo_seg = redo_lsn / s->wal_seg_bytes;
@@ -257,12 +257,14 @@ void fk_wal_recycle(struct fk_store *s, uint64_t redo_lsn,
 		s->wal_oldest_seg++;
 		any = 1;
 	}
+	int err = 0;
 	if (any) {
-		int r = fk_sys.fsync(s->waldirfd);
-		if (r)
-			fk_store_stop(s, r, "fsync of the WAL directory");
+		err = fk_sys.fsync(s->waldirfd);
+		if (err)
+			fk_store_stop(s, err, "fsync of the WAL directory");
 	}
 	pthread_mutex_unlock(&s->seg_mu);
+	return err;
 }
 
 /* ---- insertion ---- */
