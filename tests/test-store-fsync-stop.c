@@ -205,7 +205,11 @@ static void run_case(const struct scase *c)
 	case K_CONTROL:
 	case K_DATADIR:
 	case K_WAL_RECYCLE:
-		for (int i = 0; i < 5; i++)
+		/* No commits before the recycling case's checkpoint: one
+		 * crossing into the next segment would have the checkpointer
+		 * preallocate a segment, whose wal/ fsync would take the
+		 * fault first (seen under load in CI). */
+		for (int i = 0; c->kind != K_WAL_RECYCLE && i < 5; i++)
 			CHECK_EQ(commit(s, &a, tag++), 0);
 		r = fk_store_checkpoint(s);
 		/* Recycling comes after the checkpoint's control file is
@@ -244,9 +248,10 @@ static void run_case(const struct scase *c)
 		const struct fkt_call *rn = last_before(at, "rename");
 		const struct fkt_call *fs = last_before(at, "fsync");
 		CHECK_EQ(fc->ret, -EIO);
-		/* The path the case is about: the rename it follows. */
-		if (c->kind == K_DATADIR || c->kind == K_CONTROL)
-			CHECK(fkt_trace_find("fsync", "/wal/segtemp", 0) < 0);
+		/* The path the case is about: the rename it follows.  (A
+		 * WAL segment the checkpointer preallocates meanwhile does not
+		 * matter to the control file cases: their paths are not
+		 * wal/'s.) */
 		if (c->kind == K_DATADIR)
 			CHECK(rn && ends_with(rn->path, "/control"));
 		if (c->kind == K_WAL_CREATE)
