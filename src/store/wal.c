@@ -71,6 +71,19 @@
 
 static const uint8_t zeros[65536];
 
+/* Write zeros over [@from, @to) of @fd.  0 or -errno. */
+static int write_zeros(int fd, uint64_t from, uint64_t to)
+{
+	int r = 0;
+	for (uint64_t off = from; off < to && !r; off += sizeof(zeros)) {
+		uint64_t n = to - off;
+		if (n > sizeof(zeros))
+			n = sizeof(zeros);
+		r = fk_pwrite_all(fd, zeros, n, off);
+	}
+	return r;
+}
+
 static void seg_name(char *out, size_t len, uint64_t segno)
 {
 	snprintf(out, len, "%016llX", (unsigned long long)segno);
@@ -117,17 +130,10 @@ static int create_segment(struct fk_store *s, uint64_t segno)
 			       O_RDWR | O_CREAT | O_TRUNC, 0600);
 	if (fd < 0)
 		return fd;
-	int r = 0;
 	/* Write zeros rather than fallocate: later overwrites then need no
 	 * metadata change, so fdatasync stays cheap (as PostgreSQL's
 	 * XLogFileInit). */
-	for (uint64_t off = 0; off < s->wal_seg_bytes && !r;
-	     off += sizeof(zeros)) {
-		uint64_t n = s->wal_seg_bytes - off;
-		if (n > sizeof(zeros))
-			n = sizeof(zeros);
-		r = fk_pwrite_all(fd, zeros, n, off);
-	}
+	int r = write_zeros(fd, 0, s->wal_seg_bytes);
 	/* W8: a failed write (ENOSPC, EDQUOT) changes nothing anybody
 	 * relies on: the temporary file goes and the caller may try again
 	 * once space is freed.  A failed fsync is never retried (a new
@@ -547,27 +553,15 @@ int fk_wal_cut(struct fk_store *s, uint64_t end, uint64_t prev_lsn)
 			ssize_t got = fk_pread_all(fd, &h, sizeof(h), 0);
 			if (got == (ssize_t)sizeof(h) &&
 			    fk_wal_seg_check(&h, n, seg) == 0) {
-				for (uint64_t off = FK_WAL_SEG_HDR;
-				     off < seg && !r;) {
-					uint64_t len = seg - off;
-					if (len > sizeof(zeros))
-						len = sizeof(zeros);
-					r = fk_pwrite_all(fd, zeros, len, off);
-					off += len;
-				}
+				r = write_zeros(fd, FK_WAL_SEG_HDR, seg);
 				if (!r)
 					r = fk_sys.fdatasync(fd);
 			} else if (got < 0) {
 				r = (int)got;
 			}
 		}
-		for (uint64_t off = from; off < to && !r;) {
-			uint64_t len = to - off;
-			if (len > sizeof(zeros))
-				len = sizeof(zeros);
-			r = fk_pwrite_all(fd, zeros, len, off);
-			off += len;
-		}
+		if (!r)
+			r = write_zeros(fd, from, to);
 		if (!r)
 			r = fk_sys.fdatasync(fd);
 		fk_sys.close(fd);
