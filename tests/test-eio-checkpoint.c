@@ -207,51 +207,7 @@ static int trial(struct eio_ctx *c, unsigned n)
 	return fkt_failures != failures;
 }
 
-static int run_fs(const char *type, unsigned trials, unsigned *ran,
-		  unsigned *failed)
-{
-	int r = eio_setup(&ctx, type);
-	if (r == 77) {
-		eio_teardown(&ctx);
-		return 77;
-	}
-	CHECK_EQ(r, 0);
-	if (r) {
-		eio_teardown(&ctx);
-		return 1;
-	}
-	printf("%s: seed %u (FK_TEST_SEED)\n", type, ctx.seed);
-	for (unsigned n = 1; n <= trials; n++) {
-		(*ran)++;
-		if (trial(&ctx, n))
-			(*failed)++;
-	}
-	eio_teardown(&ctx);
-	return 0;
-}
-
 int main(void)
 {
-	unsigned trials = eio_trials(3), ran = 0, failed = 0;
-	int any = 0;
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (!fkt_is_root())
-		SKIP("needs root (loop devices, FUSE)");
-	const char *types[] = {"ext4", "xfs"};
-	for (int i = 0; i < 2; i++) {
-		if (!eio_want_fs(types[i]))
-			continue;
-		int r = run_fs(types[i], trials, &ran, &failed);
-		if (r == 77) {
-			printf("%s: skipped (no FUSE, loop device or mkfs)\n",
-			       types[i]);
-			continue;
-		}
-		any = 1;
-	}
-	if (!any)
-		SKIP("no faultdev stack (needs /dev/fuse, fusermount3, "
-		     "loop devices)");
-	printf("trials: %u, failed: %u\n", ran, failed);
-	return fkt_done();
+	return eio_main(&ctx, trial, NULL);
 }

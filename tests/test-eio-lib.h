@@ -565,4 +565,72 @@ static __attribute__((unused)) int eio_want_fs(const char *type)
 	return !e || !*e || strstr(e, type) != NULL;
 }
 
+/*
+ * One file system of eio_main: set up the stack in @c, run @trial for
+ * trials 1..@trials, then @last (if any) once, tear down.  Returns 0,
+ * 77 (no stack here) or 1.
+ */
+static int eio_run_fs(struct eio_ctx *c, const char *type, unsigned trials,
+		      int (*trial)(struct eio_ctx *, unsigned),
+		      int (*last)(struct eio_ctx *), unsigned *ran,
+		      unsigned *failed)
+{
+	int r = eio_setup(c, type);
+	if (r == 77) {
+		eio_teardown(c);
+		return 77;
+	}
+	CHECK_EQ(r, 0);
+	if (r) {
+		eio_teardown(c);
+		return 1;
+	}
+	printf("%s: seed %u (FK_TEST_SEED)\n", type, c->seed);
+	for (unsigned n = 1; n <= trials; n++) {
+		(*ran)++;
+		if (trial(c, n))
+			(*failed)++;
+	}
+	if (last) {
+		(*ran)++;
+		if (last(c))
+			(*failed)++;
+	}
+	eio_teardown(c);
+	return 0;
+}
+
+/*
+ * The main of an EIO test: as root, on ext4 and xfs (FK_EIO_FS picks),
+ * eio_run_fs with eio_trials(3) trials; prints "trials: N, failed: F".
+ * Skips (77) when not root or when neither file system has a stack.
+ */
+static __attribute__((unused)) int
+eio_main(struct eio_ctx *c, int (*trial)(struct eio_ctx *, unsigned),
+	 int (*last)(struct eio_ctx *))
+{
+	unsigned trials = eio_trials(3), ran = 0, failed = 0;
+	int any = 0;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!fkt_is_root())
+		SKIP("needs root (loop devices, FUSE)");
+	const char *types[] = {"ext4", "xfs"};
+	for (int i = 0; i < 2; i++) {
+		if (!eio_want_fs(types[i]))
+			continue;
+		if (eio_run_fs(c, types[i], trials, trial, last, &ran,
+			       &failed) == 77) {
+			printf("%s: skipped (no FUSE, loop device or mkfs)\n",
+			       types[i]);
+			continue;
+		}
+		any = 1;
+	}
+	if (!any)
+		SKIP("no faultdev stack (needs /dev/fuse, fusermount3, "
+		     "loop devices)");
+	printf("trials: %u, failed: %u\n", ran, failed);
+	return fkt_done();
+}
+
 #endif

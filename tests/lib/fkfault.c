@@ -129,26 +129,6 @@ static int find_faultdev(char *path, size_t cap)
 	return access(path, X_OK) == 0 ? 0 : -1;
 }
 
-static int mkfs_backing(const char *type, const char *path)
-{
-	const char *mkfs;
-	if (!strcmp(type, "ext4"))
-		mkfs = "mkfs.ext4 -q -F -m 0";
-	else if (!strcmp(type, "xfs"))
-		mkfs = "mkfs.xfs -q -f";
-	else if (!strcmp(type, "btrfs"))
-		mkfs = "mkfs.btrfs -q -f";
-	else
-		return -1;
-	if (fkt_sh("command -v mkfs.%s >/dev/null", type) != 0)
-		return 77;
-	if (fkt_sh("%s '%s' >/dev/null 2>&1", mkfs, path) != 0) {
-		fprintf(stderr, "fkfault: %s %s failed\n", mkfs, path);
-		return -1;
-	}
-	return 0;
-}
-
 int fkt_faultdev_start(struct fkt_faultdev *d, uint64_t size_bytes,
 		       const char *mkfs_type)
 {
@@ -183,7 +163,7 @@ int fkt_faultdev_start(struct fkt_faultdev *d, uint64_t size_bytes,
 	}
 	close(fd);
 	if (mkfs_type) {
-		int r = mkfs_backing(mkfs_type, d->backing);
+		int r = fkt_mkfs(mkfs_type, d->backing);
 		if (r)
 			return r;
 	}

@@ -30,6 +30,27 @@ static int copy_str(char *dst, size_t cap, const char *src)
 	return 0;
 }
 
+int fkt_mkfs(const char *type, const char *path)
+{
+	const char *mkfs;
+	if (!strcmp(type, "ext4"))
+		mkfs = "mkfs.ext4 -q -F -m 0";
+	else if (!strcmp(type, "xfs"))
+		mkfs = "mkfs.xfs -q -f";
+	else if (!strcmp(type, "btrfs"))
+		mkfs = "mkfs.btrfs -q -f";
+	else
+		return -1;
+	if (fkt_sh("command -v mkfs.%s >/dev/null", type) != 0)
+		return 77;
+	if (fkt_sh("%s '%s' >/dev/null 2>&1", mkfs, path) != 0) {
+		/* xfs needs 300 MiB: a too-small image is a caller bug. */
+		fprintf(stderr, "fkloop: %s %s failed\n", mkfs, path);
+		return -1;
+	}
+	return 0;
+}
+
 int fkt_fs_create(struct fkt_fs *fs, const char *type, const char *img,
 		  uint64_t size_bytes, const char *mnt)
 {
@@ -42,26 +63,13 @@ int fkt_fs_create(struct fkt_fs *fs, const char *type, const char *img,
 	    copy_str(fs->img, sizeof(fs->img), img) ||
 	    copy_str(fs->mnt, sizeof(fs->mnt), mnt))
 		return -1;
-	const char *mkfs;
-	if (!strcmp(type, "ext4"))
-		mkfs = "mkfs.ext4 -q -F -m 0";
-	else if (!strcmp(type, "xfs"))
-		mkfs = "mkfs.xfs -q -f";
-	else if (!strcmp(type, "btrfs"))
-		mkfs = "mkfs.btrfs -q -f";
-	else
-		return -1;
-	char probe[64];
-	snprintf(probe, sizeof(probe), "command -v mkfs.%s >/dev/null", type);
-	if (fkt_sh("%s", probe) != 0)
-		return 77;
 	if (fkt_sh("truncate -s %llu '%s'", (unsigned long long)size_bytes,
 		   img) != 0)
 		return -1;
-	if (fkt_sh("%s '%s' >/dev/null 2>&1", mkfs, img) != 0) {
-		fprintf(stderr, "fkloop: %s %s failed\n", mkfs, img);
-		/* xfs needs 300 MiB: a too-small image is a caller bug. */
-		return -1;
+	int r = fkt_mkfs(type, img);
+	if (r) {
+		unlink(img);
+		return r;
 	}
 	mkdir(mnt, 0755);
 	if (fkt_fs_mount(fs) != 0) {

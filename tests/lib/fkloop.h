@@ -39,6 +39,10 @@ struct fkt_fs {
  */
 int fkt_fs_create(struct fkt_fs *fs, const char *type, const char *img,
 		  uint64_t size_bytes, const char *mnt);
+/* mkfs @type ("ext4" with -m 0, "xfs", "btrfs") on the image or device
+ * @path.  Returns 0, 77 (no mkfs.@type here) or -1 (unknown type, mkfs
+ * failed: printed). */
+int fkt_mkfs(const char *type, const char *path);
 /* Mount / unmount the image.  0 or -1 (the reason is printed). */
 int fkt_fs_mount(struct fkt_fs *fs);
 int fkt_fs_umount(struct fkt_fs *fs);
