@@ -310,24 +310,6 @@ static void test_concurrent_drops(void)
 
 /* ---- 5: the store ---- */
 
-static char logbuf[8192];
-static size_t loglen;
-static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
-
-static void store_log(void *arg, const char *line)
-{
-	(void)arg;
-	pthread_mutex_lock(&log_mu);
-	size_t n = strlen(line);
-	if (loglen + n + 2 < sizeof(logbuf)) {
-		memcpy(logbuf + loglen, line, n);
-		loglen += n;
-		logbuf[loglen++] = '\n';
-		logbuf[loglen] = 0;
-	}
-	pthread_mutex_unlock(&log_mu);
-}
-
 enum { GONE_UNLINK, GONE_RENAME, GONE_REPLACE };
 
 static void test_store(int how)
@@ -343,10 +325,9 @@ static void test_store(int how)
 	uint32_t t;
 	uint64_t row[8] = {0};
 	fk_store_opts_init(&o);
-	o.log = store_log;
+	o.log = fkt_store_log;
 	o.checkpoint_timeout_ms = 3600000;
-	loglen = 0;
-	logbuf[0] = 0;
+	fkt_store_log_clear();
 	CHECK_EQ(fk_store_open(sdir, &o, &s), 0);
 	if (fkt_failures)
 		return;
@@ -378,8 +359,8 @@ static void test_store(int how)
 	struct fk_store_stats st;
 	fk_store_get_stats(s, &st);
 	CHECK_EQ(st.error, want);
-	CHECK(strstr(logbuf, "base/1.0 was removed or renamed while its "
-			     "fsync was pending") != NULL);
+	CHECK(fkt_store_log_has("base/1.0 was removed or renamed while "
+				"its fsync was pending"));
 	row[0] = 1000;
 	fk_batch_reset(&b);
 	CHECK_EQ(fk_batch_append_copy(&b, t, row, sizeof(row), NULL), 0);

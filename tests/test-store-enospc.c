@@ -69,43 +69,6 @@ static void on_signal(int sig)
 	_exit(1);
 }
 
-/* ---- store log lines, kept for the checks ---- */
-
-static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
-static char logbuf[1 << 16];
-static size_t loglen;
-
-static void store_log(void *arg, const char *line)
-{
-	(void)arg;
-	pthread_mutex_lock(&log_mu);
-	size_t n = strlen(line);
-	if (loglen + n + 2 < sizeof(logbuf)) {
-		memcpy(logbuf + loglen, line, n);
-		loglen += n;
-		logbuf[loglen++] = '\n';
-		logbuf[loglen] = 0;
-	}
-	pthread_mutex_unlock(&log_mu);
-	fprintf(stderr, "  store: %s\n", line);
-}
-
-static int log_has(const char *s)
-{
-	pthread_mutex_lock(&log_mu);
-	int r = strstr(logbuf, s) != NULL;
-	pthread_mutex_unlock(&log_mu);
-	return r;
-}
-
-static void log_clear(void)
-{
-	pthread_mutex_lock(&log_mu);
-	loglen = 0;
-	logbuf[0] = 0;
-	pthread_mutex_unlock(&log_mu);
-}
-
 /* ---- ballast ---- */
 
 /* Fill the file system until the kernel refuses: fallocate in halving
@@ -273,7 +236,8 @@ static void store_opts(struct fk_store_opts *o)
 	o->wal_segment_bytes = WAL_SEG;
 	o->max_wal_size_bytes = 1ull << 30;
 	o->checkpoint_timeout_ms = 3600000;
-	o->log = store_log;
+	o->log = fkt_store_log;
+	o->log_arg = stderr;	/* and print them */
 }
 
 static void run_store(void)
@@ -299,7 +263,7 @@ static void run_store(void)
 	wait_prealloc(s);
 
 	/* A: WAL append. */
-	log_clear();
+	fkt_store_log_clear();
 	uint64_t bal = fill();
 	size_t before = nr_acks;
 	r = 0;
@@ -312,8 +276,8 @@ static void run_store(void)
 	CHECK_EQ(r, -ENOSPC);
 	CHECK(nr_acks - before > 0);	/* the preallocated segments */
 	CHECK_EQ(store_error(s), 0);
-	CHECK(log_has("cannot create WAL segment: No space left on device"));
-	CHECK(!log_has("store stopped"));
+	CHECK(fkt_store_log_has("cannot create WAL segment: No space left on device"));
+	CHECK(!fkt_store_log_has("store stopped"));
 	/* Not sticky, and nothing half-applied: again the same answer
 	 * (a smaller record, without a full-page image, may still fit into
 	 * the rest of the current segment: commits until one needs a new
@@ -333,13 +297,13 @@ static void run_store(void)
 
 	/* B: mid-checkpoint, with history pages in unallocated blocks. */
 	wait_prealloc(s);
-	log_clear();
+	fkt_store_log_clear();
 	fill();
 	r = fk_store_checkpoint(s);
 	printf("%s B: checkpoint on a full fs: %s\n", fs.type, fk_strerror(r));
 	CHECK_EQ(r, -ENOSPC);
 	CHECK_EQ(store_error(s), 0);
-	CHECK(log_has("FAILED: No space left on device"));
+	CHECK(fkt_store_log_has("FAILED: No space left on device"));
 	int ok = 0, nospc = 0;
 	for (int i = 0; i < 50; i++) {
 		r = txn(s, &t, &rng, &b);
@@ -358,14 +322,14 @@ static void run_store(void)
 	/* C: nothing dirty; the control file (or the record's segment). */
 	CHECK_EQ(fk_store_checkpoint(s), 0);
 	wait_prealloc(s);
-	log_clear();
+	fkt_store_log_clear();
 	fill();
 	r = fk_store_checkpoint(s);
 	printf("%s C: checkpoint with nothing dirty on a full fs: %s\n",
 	       fs.type, fk_strerror(r));
 	CHECK_EQ(r, -ENOSPC);
 	CHECK_EQ(store_error(s), 0);
-	CHECK(!log_has("store stopped"));
+	CHECK(!fkt_store_log_has("store stopped"));
 	char tmp[800];
 	snprintf(tmp, sizeof(tmp), "%s/control.tmp", store_dir);
 	CHECK(access(tmp, F_OK) != 0);

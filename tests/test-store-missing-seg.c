@@ -50,15 +50,6 @@
 #define NAPPEND (6 * 100)		/* blocks 20..24: into segment 3 */
 #define ACC 1
 
-static char logbuf[16384];
-
-static void on_log(void *arg, const char *line)
-{
-	(void)arg;
-	size_t n = strlen(logbuf);
-	snprintf(logbuf + n, sizeof(logbuf) - n, "%s\n", line);
-}
-
 static struct fk_store_opts opts(void)
 {
 	struct fk_store_opts o;
@@ -68,7 +59,7 @@ static struct fk_store_opts opts(void)
 	o.wal_segment_bytes = 1 << 20;
 	o.checkpoint_timeout_ms = 3600000;
 	o.sync_io = FK_SYNC_IO_SEQUENTIAL;	/* fsyncs through fk_sys */
-	o.log = on_log;
+	o.log = fkt_store_log;
 	return o;
 }
 
@@ -116,21 +107,21 @@ static void expect_corrupt(const char *dir, int seg, const char *what,
 	struct fk_store *s = NULL;
 	char name[32];
 	long long before = seg_size(dir, seg);
-	logbuf[0] = 0;
+	fkt_store_log_clear();
 	int r = fk_store_open(dir, &o, &s);
-	printf("%s: open: %s\n%s", label, fk_strerror(r), logbuf);
+	printf("%s: open: %s\n%s", label, fk_strerror(r), fkt_store_log_text());
 	CHECK_EQ(r, -FK_ECORRUPT);
 	CHECK(s == NULL);
 	if (s)
 		fk_store_close(s);
 	snprintf(name, sizeof(name), "base/%u.%d ", ACC, seg);
-	CHECK(strstr(logbuf, name) != NULL);
-	CHECK(strstr(logbuf, what) != NULL);
+	CHECK(fkt_store_log_has(name));
+	CHECK(fkt_store_log_has(what));
 	CHECK_EQ(seg_size(dir, seg), before);
 	/* Twice: the failed open changed nothing. */
-	logbuf[0] = 0;
+	fkt_store_log_clear();
 	CHECK_EQ(fk_store_open(dir, &o, &s), -FK_ECORRUPT);
-	CHECK(strstr(logbuf, name) != NULL);
+	CHECK(fkt_store_log_has(name));
 }
 
 /* Every row 0..@rows-1 of ACC as fill() or the appends made it. */
@@ -138,9 +129,9 @@ static void verify(const char *dir, uint64_t rows, const char *label)
 {
 	struct fk_store_opts o = opts();
 	struct fk_store *s = NULL;
-	logbuf[0] = 0;
+	fkt_store_log_clear();
 	int r = fk_store_open(dir, &o, &s);
-	printf("%s: open: %s\n%s", label, fk_strerror(r), logbuf);
+	printf("%s: open: %s\n%s", label, fk_strerror(r), fkt_store_log_text());
 	CHECK_EQ(r, 0);
 	if (!s)
 		return;

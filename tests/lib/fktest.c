@@ -149,6 +149,48 @@ int fkt_sh(const char *fmt, ...)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* ---- store log capture ---- */
+
+static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
+static char logbuf[1 << 16];
+static size_t loglen;
+
+void fkt_store_log(void *arg, const char *line)
+{
+	pthread_mutex_lock(&log_mu);
+	size_t n = strlen(line);
+	if (loglen + n + 2 < sizeof(logbuf)) {
+		memcpy(logbuf + loglen, line, n);
+		loglen += n;
+		logbuf[loglen++] = '\n';
+		logbuf[loglen] = 0;
+	}
+	pthread_mutex_unlock(&log_mu);
+	if (arg)
+		fprintf(stderr, "  store: %s\n", line);
+}
+
+int fkt_store_log_has(const char *s)
+{
+	pthread_mutex_lock(&log_mu);
+	int r = strstr(logbuf, s) != NULL;
+	pthread_mutex_unlock(&log_mu);
+	return r;
+}
+
+void fkt_store_log_clear(void)
+{
+	pthread_mutex_lock(&log_mu);
+	loglen = 0;
+	logbuf[0] = 0;
+	pthread_mutex_unlock(&log_mu);
+}
+
+const char *fkt_store_log_text(void)
+{
+	return logbuf;
+}
+
 /* ---- tracing ---- */
 
 static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -62,6 +62,20 @@ int fkt_is_root(void);
 int fkt_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
+ * Store log capture: fkt_store_log is an fk_store_opts.log callback that
+ * keeps the store's lines, newline-separated (up to 64 KiB; a line that
+ * does not fit is dropped), from any thread.  With a non-NULL log_arg it
+ * also prints each line to stderr as "  store: LINE".
+ */
+void fkt_store_log(void *arg, const char *line);
+/* 1 if a kept line contains @s. */
+int fkt_store_log_has(const char *s);
+/* Forget the kept lines. */
+void fkt_store_log_clear(void);
+/* The kept lines (valid until the next line or clear). */
+const char *fkt_store_log_text(void);
+
+/*
  * Call tracing through the syscall table.  fkt_trace_start() replaces the
  * durability-relevant entries (fsync, fdatasync, sync_file_range, fadvise,
  * syncfs, pwrite, write, copy_file_range, renameat, close, openat) with
