@@ -417,7 +417,10 @@ static void *thread_main(void *arg)
 /* ---- progress lines of the result file ---- */
 
 /* Write the "progress" line of [@begin_ns, @end_ns) and note its files
- * in f->per_sec when it is a full second. */
+ * in f->per_sec when it is a full second.  The last, partial interval
+ * (!@full) is written whenever it holds files, however short, so every
+ * completed file is in exactly one line (a run shorter than 100 ms has
+ * only that line); an empty one shorter than 100 ms is left out. */
 static void progress_line(struct fsm *f, uint64_t begin_ns, uint64_t end_ns,
 			  int full)
 {
@@ -434,6 +437,8 @@ static void progress_line(struct fsm *f, uint64_t begin_ns, uint64_t end_ns,
 		pthread_mutex_unlock(&t->lock);
 	}
 	double n = (double)sum.cnt, len_s = (double)(end_ns - begin_ns) / 1e9;
+	if (!full && !sum.cnt && len_s < 0.1)
+		return;
 	double avg = n ? sum.lat_sum / n : 0;
 	double var = n ? sum.lat_sumsq / n - avg * avg : 0;
 	results_progress(f->rf, results_mono_s(f->rf, end_ns),
@@ -453,7 +458,7 @@ static void progress_line(struct fsm *f, uint64_t begin_ns, uint64_t end_ns,
 }
 
 /* One "progress" line per second until fsm.prog_stop, then one for the
- * last partial second if it is at least 100 ms long. */
+ * last partial second (see progress_line). */
 static void *progress_main(void *arg)
 {
 	struct fsm *f = arg;
@@ -477,7 +482,7 @@ static void *progress_main(void *arg)
 	}
 	pthread_mutex_unlock(&f->prog_lock);
 	uint64_t now = fk_now_ns();
-	if (now > last && now - last >= 100000000ull)
+	if (now > last)
 		progress_line(f, last, now, 0);
 	return NULL;
 }
