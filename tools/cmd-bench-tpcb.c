@@ -803,6 +803,13 @@ static void *client_main(void *arg)
 			if (sched_ns >= end_ns)
 				break;
 			uint64_t now = fk_now_ns();
+			/* -T is over, though the schedule is not: the store
+			 * fell behind it.  Stop, as pgbench does (its
+			 * timer_exceeded); working off the backlog would
+			 * run past -T, and skipping it would count
+			 * transactions after the end. */
+			if (now >= end_ns)
+				break;
 			/* pgbench: skip transactions already later than the
 			 * latency limit, moving the schedule on. */
 			if (limit_us > 0 &&
