@@ -20,7 +20,6 @@
 #include "fktest.h"
 #include "sys.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
@@ -28,10 +27,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char out_path[4200], err_path[4200];
+static char *so, *se; /* what the last run() printed */
 
-/* Run @fn with argv (NULL-terminated after @a0), stdout and stderr to
- * out_path and err_path. */
+/* Run @fn with the NULL-terminated arguments, output into so and se. */
 static int run(int (*fn)(int, char **), const char *a0, ...)
 {
 	char *argv[40];
@@ -42,69 +40,7 @@ static int run(int (*fn)(int, char **), const char *a0, ...)
 		argv[argc++] = (char *)a;
 	va_end(ap);
 	argv[argc] = NULL;
-	fflush(NULL);
-	int so = dup(1), se = dup(2);
-	int fo = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	int fe = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	CHECK(so >= 0 && se >= 0 && fo >= 0 && fe >= 0);
-	dup2(fo, 1);
-	dup2(fe, 2);
-	int ret = fn(argc, argv);
-	fflush(NULL);
-	dup2(so, 1);
-	dup2(se, 2);
-	close(so);
-	close(se);
-	close(fo);
-	close(fe);
-	return ret;
-}
-
-static char *slurp(const char *path)
-{
-	char *s = fkt_read_file(path, NULL);
-	return s ? s : strdup("");
-}
-
-/* The one *.jsonl in @dir, into @out. */
-static int only_result(const char *dir, char *out, size_t len)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-	if (!d)
-		return 0;
-	while ((e = readdir(d)))
-		if (strstr(e->d_name, ".jsonl")) {
-			snprintf(out, len, "%s/%s", dir, e->d_name);
-			n++;
-		}
-	closedir(d);
-	return n;
-}
-
-/* The summary line of result file @path (caller puts), or NULL. */
-static struct json_object *summary_of(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *line = NULL;
-	size_t cap = 0;
-	struct json_object *sum = NULL;
-	if (!f)
-		return NULL;
-	while (getline(&line, &cap, f) > 0) {
-		struct json_object *o = json_tokener_parse(line), *t;
-		if (o && json_object_object_get_ex(o, "type", &t) &&
-		    !strcmp(json_object_get_string(t), "summary")) {
-			json_object_put(sum);
-			sum = o;
-		} else {
-			json_object_put(o);
-		}
-	}
-	free(line);
-	fclose(f);
-	return sum;
+	return fkt_run_cmd(fn, argv, &so, &se);
 }
 
 static const char *jstr(struct json_object *o, const char *k)
@@ -133,8 +69,6 @@ int main(void)
 	snprintf(good, sizeof(good), "%s/good", t);
 	snprintf(mixed, sizeof(mixed), "%s/mixed", t);
 	snprintf(rep, sizeof(rep), "%s/report", t);
-	snprintf(out_path, sizeof(out_path), "%s/stdout", t);
-	snprintf(err_path, sizeof(err_path), "%s/stderr", t);
 
 	CHECK_EQ(run(cmd_bench_tpcb, "tpcb", "-i", "-s", "1", "--data-dir",
 		     data, NULL),
@@ -144,8 +78,8 @@ int main(void)
 		     "--data-dir", data, "--results", good,
 		     "--log-checkpoints=off", NULL),
 		 0);
-	CHECK_EQ(only_result(good, goodf, sizeof(goodf)), 1);
-	struct json_object *sum = summary_of(goodf);
+	CHECK_EQ(fkt_only_result(good, goodf, sizeof(goodf)), 1);
+	struct json_object *sum = fkt_result_summary(goodf);
 	CHECK(sum && !strcmp(jstr(sum, "status"), "ok"));
 	json_object_put(sum);
 
@@ -161,7 +95,6 @@ int main(void)
 	unsigned fired = fkt_fault_fired();
 	fkt_fault_clear();
 	fkt_trace_stop();
-	char *so = slurp(out_path), *se = slurp(err_path);
 	fprintf(stderr, "--- the failed run (%.1f s):\n%s%s---\n", ran_s, so,
 		se);
 	CHECK_EQ(ret, 1);
@@ -176,12 +109,10 @@ int main(void)
 	CHECK(!strstr(so, "duration: 5 s\n"));
 	CHECK(strstr(se, "Run was aborted; the above results are "
 			 "incomplete.\n"));
-	free(so);
-	free(se);
 
 	/* 2: the result file says it failed, and how long it ran */
-	CHECK_EQ(only_result(bad, badf, sizeof(badf)), 1);
-	sum = summary_of(badf);
+	CHECK_EQ(fkt_only_result(bad, badf, sizeof(badf)), 1);
+	sum = fkt_result_summary(badf);
 	CHECK(sum != NULL);
 	CHECK(!strcmp(jstr(sum, "status"), "failed"));
 	CHECK(strstr(jstr(sum, "error"), "client 0: commit: Input/output "
@@ -192,10 +123,8 @@ int main(void)
 
 	/* 3: report refuses it, and writes no page */
 	CHECK_EQ(run(cmd_report, "report", badf, "-o", rep, NULL), 1);
-	se = slurp(err_path);
 	CHECK(strstr(se, badf) && strstr(se, "a failed run"));
 	CHECK(strchr(se, '\n') == strrchr(se, '\n')); /* one line */
-	free(se);
 	struct stat st;
 	CHECK(stat(rep, &st) != 0);
 	/* ... also next to a good run */
@@ -208,25 +137,19 @@ int main(void)
 
 	/* compare: a failed run named is refused ... */
 	CHECK_EQ(run(cmd_compare, "compare", goodf, badf, NULL), 1);
-	se = slurp(err_path);
 	CHECK(strstr(se, "a failed run"));
-	free(se);
 	/* ... and left out of a directory, which says so */
 	CHECK_EQ(mkdir(mixed, 0755), 0);
 	CHECK_EQ(fkt_sh("cp '%s' '%s/good.jsonl' && cp '%s' '%s/bad.jsonl'",
 			goodf, mixed, badf, mixed),
 		 0);
 	CHECK_EQ(run(cmd_compare, "compare", mixed, good, NULL), 0);
-	so = slurp(out_path);
-	se = slurp(err_path);
 	CHECK(strstr(so, "(1 run; 1 failed run left out)\n"));
 	CHECK(strstr(se, "a failed run") && strstr(se, "left out"));
-	free(so);
-	free(se);
 	/* a directory of failed runs only has no runs */
 	CHECK_EQ(run(cmd_compare, "compare", bad, good, NULL), 1);
-	se = slurp(err_path);
 	CHECK(strstr(se, "failed runs") || strstr(se, "failed run"));
+	free(so);
 	free(se);
 	return fkt_done();
 }
