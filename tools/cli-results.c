@@ -616,9 +616,9 @@ int results_read(const char *path,
 			if ((unsigned char)*c < 0x20 || *c == 0x7f)
 				*c = '?';
 		snprintf(info->why, sizeof(info->why),
-			 "%s:%zu: not a result file: %s (\"%s%s\"); a result "
-			 "file has one JSON object with a \"type\" per line "
-			 "(docs/report.md)",
+			 "%s:%zu: not a result file: %s, starting '%s%s' (a "
+			 "result file has one JSON object with a \"type\" per "
+			 "line; see docs/report.md)",
 			 name, bad_line, bad_why,
 			 bad_why_line ? bad_why_line : "",
 			 bad_why_line && strlen(bad_why_line) == 60 ? "..."
