@@ -533,7 +533,7 @@ static struct json_object *parse_line(const char *line, size_t n,
 	if (!o || e != json_tokener_success) {
 		json_object_put(o);
 		*why = e == json_tokener_continue ? "a truncated JSON line"
-						   : "not JSON";
+						  : "not JSON";
 		return NULL;
 	}
 	if (strspn(line + end, " \t\r") != n - end) {
@@ -615,14 +615,13 @@ int results_read(const char *path,
 		for (char *c = bad_why_line; c && *c; c++)
 			if ((unsigned char)*c < 0x20 || *c == 0x7f)
 				*c = '?';
-		snprintf(info->why, sizeof(info->why),
-			 "%s:%zu: not a result file: %s, starting '%s%s' (a "
-			 "result file has one JSON object with a \"type\" per "
-			 "line; see docs/report.md)",
-			 name, bad_line, bad_why,
-			 bad_why_line ? bad_why_line : "",
-			 bad_why_line && strlen(bad_why_line) == 60 ? "..."
-								    : "");
+		snprintf(
+		    info->why, sizeof(info->why),
+		    "%s:%zu: not a result file: %s, starting '%s%s' (a "
+		    "result file has one JSON object with a \"type\" per "
+		    "line; see docs/report.md)",
+		    name, bad_line, bad_why, bad_why_line ? bad_why_line : "",
+		    bad_why_line && strlen(bad_why_line) == 60 ? "..." : "");
 		ret = -EINVAL;
 	} else if (!ret && bad_line) {
 		info->torn_line = bad_line;

@@ -122,7 +122,7 @@ struct fsm_thread {
 	uint64_t overhead_ns;	/* elapsed - syscall_ns, before unlinks */
 	unsigned created;
 	unsigned errors;
-	char first_error[256];	/* the thread's first error, as printed */
+	char first_error[256]; /* the thread's first error, as printed */
 };
 
 struct fsm {
@@ -993,8 +993,8 @@ static int results_begin(struct fsm *f)
 /* The summary line; closes the file and prints its path on stderr.
  * Returns 0 or -1 (a write error, reported). */
 static int results_end(struct fsm *f, const char *backend, uint64_t files,
-		       double run_s, double wall_s, double user_s,
-		       double sys_s, unsigned errors, const char *failure)
+		       double run_s, double wall_s, double user_s, double sys_s,
+		       unsigned errors, const char *failure)
 {
 	progress_stop(f);
 	results_monitor_stop(f->rf);
@@ -1089,7 +1089,7 @@ int cmd_bench_fsmark(int argc, char **argv)
 	uint64_t wall0 = 0, wall1 = 0, count = 0;
 	double run_s = 0;	/* the loops' seconds, as Files/sec counts */
 	unsigned errors = 0;
-	char failure[320] = "";	/* the first error of the run, as printed */
+	char failure[320] = ""; /* the first error of the run, as printed */
 
 	if (fsm_setup(&f, &backend)) {
 		status = FK_EXIT_FAILURE;

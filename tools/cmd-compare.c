@@ -40,7 +40,7 @@ struct side {
 	const char *path;
 	size_t runs;	/* run lines + summary lines taken */
 	size_t files;
-	size_t failed;	/* files of failed runs left out */
+	size_t failed; /* files of failed runs left out */
 };
 
 struct compare {
@@ -105,8 +105,8 @@ static int add_run(struct compare *c, int s, struct json_object *run)
 
 /* What results_read hands one file's lines to. */
 struct file_lines {
-	struct json_object *runs;	/* its "run" lines, an array */
-	struct json_object *summary;	/* its last "summary" line */
+	struct json_object *runs;    /* its "run" lines, an array */
+	struct json_object *summary; /* its last "summary" line */
 };
 
 static int file_line(void *arg, const char *type, struct json_object *o)
@@ -159,7 +159,8 @@ static int load_file(struct compare *c, int s, const char *path, int named)
 				 name, info.torn_line);
 		size_t n = json_object_array_length(fl.runs);
 		for (size_t i = 0; i < n && !err; i++)
-			err = add_run(c, s, json_object_array_get_idx(fl.runs, i));
+			err = add_run(c, s,
+				      json_object_array_get_idx(fl.runs, i));
 		if (!err && !n && fl.summary)
 			err = add_run(c, s, fl.summary);
 		if (err)
@@ -376,8 +377,8 @@ static int print_json(const struct compare *c, const struct row *rows,
 			so, "files",
 			json_object_new_int64((int64_t)c->side[s].files));
 		json_object_object_add(
-			so, "failed_runs_left_out",
-			json_object_new_int64((int64_t)c->side[s].failed));
+		    so, "failed_runs_left_out",
+		    json_object_new_int64((int64_t)c->side[s].failed));
 		json_object_object_add(o, s ? "b" : "a", so);
 	}
 	json_object_object_add(o, "rule", json_object_new_string(RULE_TEXT));

@@ -174,8 +174,7 @@ static int read_run(struct run *r)
 	struct results_read_info info;
 	int e = results_read(r->path, add_line, r, &info);
 	if (e) {
-		cli_error("report: %s",
-			  info.why[0] ? info.why : strerror(-e));
+		cli_error("report: %s", info.why[0] ? info.why : strerror(-e));
 		return -1;
 	}
 	if (info.torn_line) {

@@ -6,9 +6,9 @@
 #include "fktest.h"
 #include "sys.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <dirent.h>
 #include <json-c/json.h>
 #include <limits.h>
 #include <pthread.h>
