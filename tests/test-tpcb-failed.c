@@ -40,6 +40,8 @@ static int run(int (*fn)(int, char **), const char *a0, ...)
 		argv[argc++] = (char *)a;
 	va_end(ap);
 	argv[argc] = NULL;
+	free(so);
+	free(se);
 	return fkt_run_cmd(fn, argv, &so, &se);
 }
 
