@@ -12,8 +12,9 @@
  *   3. flushkit report refuses it (exit 1, one message naming the file,
  *      no page written); flushkit compare refuses it named, and leaves
  *      it out of a directory (saying so in the side's header);
- * and a good run's summary says "status": "ok" (report and compare take
- * it).
+ * the same with -t 1000: "duration: X s (stopped by ...)" after the
+ * transactions line; and a good run's summary says "status": "ok"
+ * (report and compare take it).
  */
 #include "cli-tpcb.h"
 #include "cli.h"
@@ -109,6 +110,26 @@ int main(void)
 	CHECK(strstr(so, " s (of 5 s requested: stopped by client 0: commit: "
 			 "Input/output error)\n"));
 	CHECK(!strstr(so, "duration: 5 s\n"));
+	CHECK(strstr(se, "Run was aborted; the above results are "
+			 "incomplete.\n"));
+
+	/* ... and with -t: the duration line comes after the count */
+	fkt_trace_start();
+	fkt_fault_set("fdatasync", NULL, 40, -EIO);
+	ret = run(cmd_bench_tpcb, "tpcb", "-c", "1", "-t", "1000", "-R", "100",
+		  "--data-dir", data, "--no-results",
+		  "--wal-sync-method=fdatasync", "--log-checkpoints=off", NULL);
+	fired = fkt_fault_fired();
+	fkt_fault_clear();
+	fkt_trace_stop();
+	CHECK_EQ(ret, 1);
+	CHECK_EQ(fired, 1);
+	d = strstr(so, "/1000\nduration: ");
+	dur = -1;
+	CHECK(d && sscanf(d, "/1000\nduration: %lf s", &dur) == 1);
+	CHECK(dur > 0 && dur < 4.5);
+	CHECK(strstr(so, " s (stopped by client 0: commit: Input/output "
+			 "error)\n"));
 	CHECK(strstr(se, "Run was aborted; the above results are "
 			 "incomplete.\n"));
 

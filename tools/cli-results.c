@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * cli-results.c - benchmark result files (JSON lines) and the monitor
- * sampler thread that appends to them.  See results.h for the interface
- * and docs/report.md for the schema.
+ * cli-results.c - benchmark result files (JSON lines): the writer
+ * (results_open ... results_summary, results_close), the monitor sampler
+ * thread that appends to them, and the one reader of the format
+ * (results_read, results_failed) that report, compare and bench series
+ * use.  See results.h for the interface and docs/report.md for the
+ * schema.
  *
  * Invariants of struct result_file:
  *  1. every line is written whole under @lock, then flushed, so lines
