@@ -122,6 +122,7 @@ struct fsm_thread {
 	uint64_t overhead_ns;	/* elapsed - syscall_ns, before unlinks */
 	unsigned created;
 	unsigned errors;
+	char first_error[256]; /* the thread's first error, as printed */
 };
 
 struct fsm {
@@ -189,7 +190,9 @@ static void report(struct fsm_thread *t, const char *op, const char *name,
 		   int err)
 {
 	cli_error("%s '%s/%s': %s", op, t->dir, name, fk_strerror(err));
-	t->errors++;
+	if (!t->errors++)
+		snprintf(t->first_error, sizeof(t->first_error),
+			 "%s '%s/%s': %s", op, t->dir, name, fk_strerror(err));
 }
 
 /* Time one call into lat[@which] and the thread's system-call time. */
@@ -995,8 +998,8 @@ static int results_begin(struct fsm *f)
 /* The summary line; closes the file and prints its path on stderr.
  * Returns 0 or -1 (a write error, reported). */
 static int results_end(struct fsm *f, const char *backend, uint64_t files,
-		       double run_s, double wall_s, double user_s,
-		       double sys_s, unsigned errors)
+		       double run_s, double wall_s, double user_s, double sys_s,
+		       unsigned errors, const char *failure)
 {
 	progress_stop(f);
 	results_monitor_stop(f->rf);
@@ -1047,7 +1050,7 @@ static int results_end(struct fsm *f, const char *backend, uint64_t files,
 	rdbl(o, "user_s", user_s);
 	rdbl(o, "sys_s", sys_s);
 	jint(o, "errors", errors);
-	results_write(f->rf, "summary", o);
+	results_summary(f->rf, o, failure);
 	char *path = strdup(results_path(f->rf));
 	int e = results_close(f->rf);
 	f->rf = NULL;
@@ -1091,6 +1094,7 @@ int cmd_bench_fsmark(int argc, char **argv)
 	uint64_t wall0 = 0, wall1 = 0, count = 0;
 	double run_s = 0;	/* the loops' seconds, as Files/sec counts */
 	unsigned errors = 0;
+	char failure[320] = ""; /* the first error of the run, as printed */
 
 	if (fsm_setup(&f, &backend)) {
 		status = FK_EXIT_FAILURE;
@@ -1141,7 +1145,9 @@ int cmd_bench_fsmark(int argc, char **argv)
 			t->created = 0;
 			if (pthread_create(&tids[i], NULL, thread_main, t)) {
 				cli_error("cannot start thread %u", i);
-				errors++;
+				if (!errors++)
+					snprintf(failure, sizeof(failure),
+						 "cannot start thread %u", i);
 				break;
 			}
 			started++;
@@ -1159,6 +1165,9 @@ int cmd_bench_fsmark(int argc, char **argv)
 				last = t->end_ns;
 			overhead_ns += t->overhead_ns;
 			created += t->created;
+			if (t->errors && !failure[0])
+				snprintf(failure, sizeof(failure), "%s",
+					 t->first_error);
 			errors += t->errors;
 			for (int l = 0; l < NR_LAT; l++)
 				lat_merge(&lat[l], &t->lat[l]);
@@ -1234,16 +1243,24 @@ int cmd_bench_fsmark(int argc, char **argv)
 		jdbl(jroot, "sys_s", sys_s);
 		json_object_object_add(jroot, "devices", jdevs);
 		jint(jroot, "errors", (int)errors);
+		jstr(jroot, "status", errors ? "failed" : "ok");
+		if (errors)
+			jstr(jroot, "error", failure);
 		printf("%s\n", json_object_to_json_string_ext(
 			jroot, JSON_C_TO_STRING_PRETTY |
 			JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(jroot);
 		jroot = NULL;
 	}
-	if (errors)
+	fflush(stdout);
+	if (errors) {
 		status = FK_EXIT_FAILURE;
+		cli_error("Run was aborted after %u error%s (the first: %s); "
+			  "the above results are incomplete.",
+			  errors, errors == 1 ? "" : "s", failure);
+	}
 	if (f.rf && results_end(&f, backend, count, run_s, wall_s, user_s,
-				sys_s, errors))
+				sys_s, errors, errors ? failure : NULL))
 		status = FK_EXIT_FAILURE;
 out:
 	if (f.rf) {
