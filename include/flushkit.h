@@ -60,6 +60,8 @@ extern "C" {
  * 1. Errors and versions
  * =================================================================== */
 
+/* SECTION errors */
+
 /*
  * flushkit's own error codes, returned negated like errno values.  They
  * start well above any errno value.

@@ -50,8 +50,7 @@ static void sys_sync(void)
 	sync();
 }
 
-static int sys_fstatat(int dirfd, const char *path, struct stat *st,
-		       int flags)
+static int sys_fstatat(int dirfd, const char *path, struct stat *st, int flags)
 {
 	RETRY(int, fstatat(dirfd, path, st, flags));
 }
@@ -67,25 +66,25 @@ static int sys_unlinkat(int dirfd, const char *path, int flags)
 }
 
 const struct cli_sys_ops cli_sys_default = {
-	.openat = sys_openat,
-	.close = sys_close,
-	.write = sys_write,
-	.fsync = sys_fsync,
-	.sync = sys_sync,
-	.fstatat = sys_fstatat,
-	.fstatfs = sys_fstatfs,
-	.unlinkat = sys_unlinkat,
+    .openat = sys_openat,
+    .close = sys_close,
+    .write = sys_write,
+    .fsync = sys_fsync,
+    .sync = sys_sync,
+    .fstatat = sys_fstatat,
+    .fstatfs = sys_fstatfs,
+    .unlinkat = sys_unlinkat,
 };
 
 struct cli_sys_ops cli_sys = {
-	.openat = sys_openat,
-	.close = sys_close,
-	.write = sys_write,
-	.fsync = sys_fsync,
-	.sync = sys_sync,
-	.fstatat = sys_fstatat,
-	.fstatfs = sys_fstatfs,
-	.unlinkat = sys_unlinkat,
+    .openat = sys_openat,
+    .close = sys_close,
+    .write = sys_write,
+    .fsync = sys_fsync,
+    .sync = sys_sync,
+    .fstatat = sys_fstatat,
+    .fstatfs = sys_fstatfs,
+    .unlinkat = sys_unlinkat,
 };
 
 void cli_sys_reset(void)
