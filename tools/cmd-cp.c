@@ -66,7 +66,7 @@ static void usage(FILE *f)
 		"                                 fsync everything at the end (default)\n"
 		"                     delayed     fsync everything at the end\n"
 		"                     fsync-each  fsync each file right after writing it\n"
-		"                     syncfs      one syncfs(2) of the destination\n"
+		"                     syncfs      syncfs(2) of each file system written\n"
 		"  --flush-after=SIZE writeback hint threshold (default 256KiB)\n"
 		"  --drop-cache       drop copied pages from the page cache\n"
 		"                     (POSIX_FADV_DONTNEED) once they are clean\n"
