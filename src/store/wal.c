@@ -177,9 +177,18 @@ int fk_wal_ensure_segment(struct fk_store *s, uint64_t segno)
 				 __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&s->seg_mu);
-	if (r)
+	if (r == -ENOSPC || r == -EDQUOT) {
+		char facts[320];
+		fk_store_space_facts(s, facts, sizeof(facts));
+		fk_store_log(s,
+			     "cannot create WAL segment: %s (it needs %llu "
+			     "bytes): %s",
+			     fk_strerror(r),
+			     (unsigned long long)s->wal_seg_bytes, facts);
+	} else if (r) {
 		fk_store_log(s, "cannot create WAL segment: %s",
 			     fk_strerror(r));
+	}
 	return r;
 }
 
