@@ -1511,7 +1511,9 @@ FK_API int fk_store_table_rows(struct fk_store *s, uint32_t id,
  * new table).  Durable on return.  Commits touching the table must not
  * run meanwhile.
  * Returns 0, -ENOENT, -ENOTEMPTY (the table has rows), -FK_ESTOPPED,
- * or -errno (a failed fsync also stops the store).  Blocks; does I/O.
+ * -ENOSPC (nothing counted, the store goes on; logged with the space
+ * the load needs, the file system's free space and the WAL's size), or
+ * -errno (a failed fsync also stops the store).  Blocks; does I/O.
  */
 FK_API int fk_store_bulk_load(struct fk_store *s, uint32_t table,
 			      uint64_t nrows,

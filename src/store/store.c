@@ -12,12 +12,15 @@
  *                  atomically
  *   wal/SEGNO      WAL segments (see wal.c)
  *   base/T.S       segment S of table T: blocks [S*bps, (S+1)*bps)
+ *   lock           empty; its OFD lock is held by the open store (S8);
+ *                  created 0600 with the store, never removed
  * "Replaced atomically" is: write NAME.tmp, fsync it, rename it over
  * NAME, fsync the directory.
  *
  * Interface routines: every fk_store_* and fk_batch_* function of
  * include/flushkit.h; internally fk_store_log, fk_store_stop,
- * fk_store_seg_fd, fk_store_write_control, and the pure decoders
+ * fk_store_space_facts, fk_store_seg_fd, fk_store_write_control, and
+ * the pure decoders
  * fk_control_decode and fk_catalog_decode (fuzzed in tests/fuzz/).
  *
  * Invariants:
@@ -55,7 +58,10 @@
  *      has been applied or made to depend on the failed write, so the
  *      call fails with -ENOSPC and the store goes on; once space is
  *      freed the same handle works again.  Failed fsyncs stay sticky
- *      (S4), as does an ENOSPC from a WAL write (W4, W8).
+ *      (S4), as does an ENOSPC from a WAL write (W4, W8).  The log line
+ *      of an ENOSPC creating a WAL segment or in a bulk load gives the
+ *      file system's free and total space, what was needed and what the
+ *      WAL takes (fk_store_space_facts).
  *  S7. A table segment is created (and base/ fsynced) for a page about
  *      to be read or written, before the control file counts a row in
  *      it: a commit pins (reads) its pages before its rows are counted,
@@ -68,6 +74,32 @@
  *      missing or short fails fk_store_open with -FK_ECORRUPT, naming
  *      it (check_segments), and is never recreated empty.  Only
  *      segments past those may be created by recovery.
+ *  S8. One store handle per data directory: fk_store_open takes the
+ *      OFD write lock (fcntl F_OFD_SETLK, no wait) on DIR/lock before it
+ *      reads anything but names, and before it writes anything, the lock
+ *      file itself aside (lock_and_classify); a held lock fails the open
+ *      with -EBUSY and nothing changed.  The lock belongs to the open
+ *      file description, so a second open from the same process (any
+ *      thread) conflicts too, and the kernel drops it with the last
+ *      descriptor (exit, kill -9): never stale.  store_free closes it
+ *      last, after every other descriptor and every write of the handle.
+ *      The lock file is never removed (fk_store_destroy keeps it):
+ *      removing a held one would let the next opener lock a new file
+ *      beside the live store.  fk_store_destroy removes under the same
+ *      lock.
+ *  S9. Under that lock, a directory is classified by names only
+ *      (dir_state): a control file is a store; none, and no catalog and
+ *      nothing in base/ or wal/, is no store (created only if the create
+ *      mode allows: FK_STORE_OPEN_EXISTING, the default, fails -ENOENT
+ *      and creates nothing, not even the lock file or DIR); a catalog or
+ *      table or WAL segments without a control file is a store that lost
+ *      it: -FK_ECORRUPT, logged naming 'control', nothing written.  The
+ *      control file is written last at creation (the "init" checkpoint)
+ *      and removed first by fk_store_destroy, so neither an interrupted
+ *      creation past its first WAL segment nor an interrupted destroy
+ *      ever opens as a new, empty store.  base/ and wal/ are created
+ *      only with a new store; either missing from a store is
+ *      -FK_ECORRUPT.
  */
 #include "store-int.h"
 #include "sys.h"
