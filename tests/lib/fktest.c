@@ -521,7 +521,8 @@ char *fkt_dir_digest(const char *dir)
 		 (unsigned)st.st_mode & 07777, (long long)st.st_size,
 		 (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
 	digest_dir(&g, dfd, "");
-	qsort(g.lines, g.n, sizeof(char *), cmp_line);
+	if (g.n)
+		qsort(g.lines, g.n, sizeof(char *), cmp_line);
 	size_t len = strlen(top) + 1;
 	for (size_t i = 0; i < g.n; i++)
 		len += strlen(g.lines[i]) + 1;
