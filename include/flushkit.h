@@ -1299,7 +1299,10 @@ struct fk_checkpoint_info {
  * no catalog and no entries in base/ or wal/ (a creation interrupted
  * before its first file); a directory with a catalog, table segments or
  * WAL segments but no control file is a damaged store (-FK_ECORRUPT in
- * every mode), never a new one.
+ * every mode), never a new one.  A creation that fails removes what it
+ * made (the lock file stays), so it can simply be tried again; one cut
+ * short by a crash after its first file leaves such a damaged store,
+ * with nothing acknowledged in it, to be removed (fk_store_destroy).
  *
  * The default is FK_STORE_OPEN_EXISTING, the safe one: an open never
  * creates a store the caller did not ask for, so a mistyped path is an

@@ -19,6 +19,10 @@
  *  5. fk_store_destroy removes the store (an open then finds none), is
  *     refused with -EBUSY while it is open (nothing removed), and leaves
  *     the directory's other files.
+ *  6. A creation that fails (ENOSPC writing the first WAL segment,
+ *     injected through the syscall table) leaves no store behind, only
+ *     the lock file: the next create-if-missing open succeeds instead of
+ *     finding a catalog without a control file (-FK_ECORRUPT).
  */
 #include "fktest.h"
 #include "store-int.h"
@@ -196,5 +200,35 @@ int main(void)
 	CHECK_EQ(rows_of(dir, FK_STORE_OPEN_EXISTING), 3);
 	snprintf(dir, sizeof(dir), "%s/nothing", tmp);
 	CHECK_EQ(fk_store_destroy(dir), -ENOENT);
+
+	/* 6. A failed creation leaves nothing but the lock file. */
+	snprintf(dir, sizeof(dir), "%s/failed", tmp);
+	o = opts(FK_STORE_CREATE_IF_MISSING);
+	fkt_trace_start();
+	fkt_fault_set("pwrite", "/wal/segtemp", 0, -ENOSPC);
+	int r = fk_store_open(dir, &o, &s);
+	unsigned fired = fkt_fault_fired();
+	fkt_fault_clear();
+	fkt_trace_stop();
+	printf("creation with ENOSPC on the first WAL segment: %s (fault "
+	       "fired %u times)\n",
+	       fk_strerror(r), fired);
+	CHECK_EQ(r, -ENOSPC);
+	CHECK(fired > 0);
+	left = fkt_dir_digest(dir);
+	printf("left:\n%s", left ? left : "(none)\n");
+	free(left);
+	snprintf(p, sizeof(p), "%s/catalog", dir);
+	CHECK(!exists(p));
+	snprintf(p, sizeof(p), "%s/wal", dir);
+	CHECK(!exists(p));
+	snprintf(p, sizeof(p), "%s/base", dir);
+	CHECK(!exists(p));
+	fkt_store_log_clear();
+	r = fk_store_open(dir, &o, &s);
+	printf("open again: %s\n%s", fk_strerror(r), fkt_store_log_text());
+	CHECK_EQ(r, 0);
+	if (s)
+		CHECK_EQ(fk_store_close(s), 0);
 	return fkt_done();
 }

@@ -97,7 +97,10 @@
  *      control file is written last at creation (the "init" checkpoint)
  *      and removed first by fk_store_destroy, so neither an interrupted
  *      creation past its first WAL segment nor an interrupted destroy
- *      ever opens as a new, empty store.  base/ and wal/ are created
+ *      ever opens as a new, empty store; a creation that fails
+ *      (returns an error) removes what it made, under the lock, so only
+ *      one cut short by a crash leaves such a directory (nothing in it
+ *      was acknowledged: remove it).  base/ and wal/ are created
  *      only with a new store; either missing from a store is
  *      -FK_ECORRUPT.
  */
@@ -1607,6 +1610,8 @@ static int check_opts(const struct fk_store_opts *o)
 	return 0;
 }
 
+static int remove_store(int dfd);
+
 int fk_store_open(const char *dir, const struct fk_store_opts *o,
 		  struct fk_store **out)
 {
@@ -1746,6 +1751,12 @@ int fk_store_open(const char *dir, const struct fk_store_opts *o,
 fail:
 	if (!r)
 		r = -EIO;
+	/* A failed creation leaves no store behind, only the lock file
+	 * (S9): a catalog or WAL segments without a control file would be
+	 * refused as damaged by every later open.  Nothing in it was
+	 * acknowledged. */
+	if (fresh && s->lockfd >= 0)
+		remove_store(s->dirfd);
 	store_free(s);
 	return r;
 }
@@ -1812,22 +1823,14 @@ static int remove_subdir(int dirfd, const char *name)
 	return r == -ENOENT ? 0 : r;
 }
 
-int fk_store_destroy(const char *dir)
+/* Remove the store's files in @dfd, whose lock the caller holds. */
+static int remove_store(int dfd)
 {
 	static const char *const files[] = {"control.tmp", "catalog",
 					    "catalog.tmp"};
-	int dfd, lfd = -1, r;
-	if (!dir)
-		return -EINVAL;
-	dfd = fk_sys.openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY, 0);
-	if (dfd < 0)
-		return dfd;
-	r = lock_dir(dfd, 1, &lfd);
-	if (r)
-		goto out;
 	/* The control file first, durably: from then on an open sees a
 	 * damaged store (S9), never a new or an old one. */
-	r = fk_sys.unlinkat(dfd, "control", 0);
+	int r = fk_sys.unlinkat(dfd, "control", 0);
 	if (r == -ENOENT)
 		r = 0;
 	if (!r)
@@ -1842,9 +1845,20 @@ int fk_store_destroy(const char *dir)
 	if (!r)
 		r = remove_subdir(dfd, "base");
 	int rs = fk_sys.fsync(dfd);
+	return r ? r : rs;
+}
+
+int fk_store_destroy(const char *dir)
+{
+	int dfd, lfd = -1, r;
+	if (!dir)
+		return -EINVAL;
+	dfd = fk_sys.openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY, 0);
+	if (dfd < 0)
+		return dfd;
+	r = lock_dir(dfd, 1, &lfd);
 	if (!r)
-		r = rs;
-out:
+		r = remove_store(dfd);
 	/* The lock file stays: removing it while held would let a new
 	 * opener lock a new file next to a live one. */
 	if (lfd >= 0)
