@@ -1326,7 +1326,10 @@ enum fk_store_create_mode {
  * the checkpointer, so commits never create one), so a store needs at
  * least FK_STORE_WAL_MIN_SEGMENTS * wal_segment_bytes of disk space for
  * its WAL (48 MiB with the default 16 MiB segments), besides its
- * tables; checkpoints keep it under about max_wal_size_bytes.
+ * tables; checkpoints keep it under about max_wal_size_bytes.  A new
+ * store creates all of them before its control file: where they do not
+ * fit, its creation fails with -ENOSPC (logged with the free space) and
+ * leaves no store.
  */
 #define FK_STORE_WAL_MIN_SEGMENTS 3u
 

@@ -61,7 +61,9 @@
  *      (S4), as does an ENOSPC from a WAL write (W4, W8).  The log line
  *      of an ENOSPC creating a WAL segment or in a bulk load gives the
  *      file system's free and total space, what was needed and what the
- *      WAL takes (fk_store_space_facts).
+ *      WAL takes (fk_store_space_facts).  A new store creates its
+ *      FK_STORE_WAL_MIN_SEGMENTS WAL segments before its control file,
+ *      so one whose file system cannot hold its WAL is never created.
  *  S7. A table segment is created (and base/ fsynced) for a page about
  *      to be read or written, before the control file counts a row in
  *      it: a commit pins (reads) its pages before its rows are counted,
@@ -1734,6 +1736,12 @@ int fk_store_open(const char *dir, const struct fk_store_opts *o,
 			s->wal_seg_bytes;
 		if (s->wal_highest_seg < 1)
 			s->wal_oldest_seg = 1;
+		/* The WAL's whole footprint now: a new store whose file
+		 * system cannot hold it fails here, saying so (the log line
+		 * of fk_wal_ensure_segment), not at some later commit. */
+		r = fk_wal_ensure_segment(s, FK_STORE_WAL_MIN_SEGMENTS);
+		if (r)
+			goto fail;
 		r = fk_checkpoint_run(s, "init", CKPT_REQ_IMMEDIATE, 0);
 	} else {
 		r = read_catalog(s);
