@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * cli-results.c - benchmark result files (JSON lines) and the monitor
- * sampler thread that appends to them.  See results.h for the interface
- * and docs/report.md for the schema.
+ * cli-results.c - benchmark result files (JSON lines): the writer
+ * (results_open ... results_summary, results_close), the monitor sampler
+ * thread that appends to them, and the one reader of the format
+ * (results_read, results_failed) that report, compare and bench series
+ * use.  See results.h for the interface and docs/report.md for the
+ * schema.
  *
  * Invariants of struct result_file:
  *  1. every line is written whole under @lock, then flushed, so lines
@@ -17,6 +20,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -166,6 +170,21 @@ int results_write(struct result_file *rf, const char *type,
 	pthread_mutex_unlock(&rf->lock);
 	json_object_put(line);
 	return r;
+}
+
+int results_summary(struct result_file *rf, struct json_object *obj,
+		    const char *error)
+{
+	if (!obj)
+		obj = json_object_new_object();
+	json_object_object_add(obj, "status",
+			       json_object_new_string(error ? "failed" : "ok"));
+	if (error)
+		json_object_object_add(obj, "error",
+				       json_object_new_string(error));
+	else
+		json_object_object_del(obj, "error");
+	return results_write(rf, "summary", obj);
 }
 
 struct json_object *results_json_double(double v, int decimals)
@@ -495,4 +514,161 @@ int results_close(struct result_file *rf)
 	free(rf->path);
 	free(rf);
 	return r;
+}
+
+/* ---- reading ------------------------------------------------------------ */
+
+/* @line (@n bytes, no newline) as a result line: one JSON object with a
+ * string "type" and nothing after it.  NULL if it is not one; *@why
+ * says what it is instead. */
+static struct json_object *parse_line(const char *line, size_t n,
+				      const char **why)
+{
+	struct json_tokener *tok = json_tokener_new();
+	if (!tok) {
+		*why = "out of memory";
+		return NULL;
+	}
+	struct json_object *o = json_tokener_parse_ex(tok, line, (int)n);
+	enum json_tokener_error e = json_tokener_get_error(tok);
+	size_t end = json_tokener_get_parse_end(tok);
+	json_tokener_free(tok);
+	if (!o || e != json_tokener_success) {
+		json_object_put(o);
+		*why = e == json_tokener_continue ? "a truncated JSON line"
+						  : "not JSON";
+		return NULL;
+	}
+	if (strspn(line + end, " \t\r") != n - end) {
+		json_object_put(o);
+		*why = "text after the JSON object";
+		return NULL;
+	}
+	struct json_object *t;
+	if (!json_object_is_type(o, json_type_object) ||
+	    !json_object_object_get_ex(o, "type", &t) ||
+	    !json_object_is_type(t, json_type_string)) {
+		json_object_put(o);
+		*why = "JSON, but not an object with a \"type\"";
+		return NULL;
+	}
+	return o;
+}
+
+int results_read(const char *path,
+		 int (*fn)(void *arg, const char *type,
+			   struct json_object *line),
+		 void *arg, struct results_read_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	char *q = cli_path_quote(path);
+	const char *name = q ? q : path;
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		int e = errno;
+		snprintf(info->why, sizeof(info->why), "open '%s': %s", name,
+			 strerror(e));
+		free(q);
+		return -e;
+	}
+	char *line = NULL, *bad_why_line = NULL;
+	size_t cap = 0, lineno = 0, bad_line = 0;
+	const char *bad_why = NULL;
+	ssize_t n;
+	int ret = 0;
+	while ((n = getline(&line, &cap, f)) > 0) {
+		lineno++;
+		size_t len = (size_t)n;
+		if (line[len - 1] == '\n')
+			line[--len] = 0;
+		if (strspn(line, " \t\r") == len)
+			continue;
+		if (bad_line) {
+			/* a bad line with more after it: not a torn end */
+			break;
+		}
+		const char *why = NULL;
+		struct json_object *o = parse_line(line, len, &why);
+		if (!o) {
+			bad_line = lineno;
+			bad_why = why;
+			free(bad_why_line);
+			bad_why_line = strndup(line, 60);
+			continue;
+		}
+		struct json_object *t;
+		json_object_object_get_ex(o, "type", &t);
+		info->lines++;
+		ret = fn(arg, json_object_get_string(t), o);
+		json_object_put(o);
+		if (ret < 0)
+			break;
+		ret = 0;
+	}
+	if (!ret && ferror(f)) {
+		ret = -EIO;
+		snprintf(info->why, sizeof(info->why), "read '%s': %s", name,
+			 strerror(EIO));
+	}
+	int more = n > 0; /* stopped at a line after a bad one */
+	fclose(f);
+	free(line);
+	if (!ret && bad_line && (more || !info->lines)) {
+		/* the first line, or one in the middle: not a result file */
+		for (char *c = bad_why_line; c && *c; c++)
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				*c = '?';
+		snprintf(
+		    info->why, sizeof(info->why),
+		    "%s:%zu: not a result file: %s, starting '%s%s' (a "
+		    "result file has one JSON object with a \"type\" per "
+		    "line; see docs/report.md)",
+		    name, bad_line, bad_why, bad_why_line ? bad_why_line : "",
+		    bad_why_line && strlen(bad_why_line) == 60 ? "..." : "");
+		ret = -EINVAL;
+	} else if (!ret && bad_line) {
+		info->torn_line = bad_line;
+	} else if (!ret && !info->lines) {
+		snprintf(info->why, sizeof(info->why),
+			 "%s: empty: not a result file (no result lines)",
+			 name);
+		ret = -EINVAL;
+	}
+	free(bad_why_line);
+	free(q);
+	return ret;
+}
+
+int results_failed(struct json_object *summary, char *why, size_t len)
+{
+	struct json_object *v;
+	const char *err = NULL;
+	if (json_object_object_get_ex(summary, "error", &v) &&
+	    json_object_is_type(v, json_type_string))
+		err = json_object_get_string(v);
+	if (json_object_object_get_ex(summary, "status", &v)) {
+		const char *s = json_object_is_type(v, json_type_string)
+				    ? json_object_get_string(v)
+				    : "";
+		if (!strcmp(s, "ok"))
+			return 0;
+		snprintf(why, len, "%s: %s", *s ? s : "status not ok",
+			 err ? err : "no error recorded");
+		return 1;
+	}
+	/* files written before the status mark */
+	if (json_object_object_get_ex(summary, "exit_status", &v) &&
+	    json_object_is_type(v, json_type_int) && json_object_get_int64(v)) {
+		snprintf(why, len, "exit status %" PRId64 "%s%s",
+			 json_object_get_int64(v), err ? ": " : "",
+			 err ? err : "");
+		return 1;
+	}
+	if (json_object_object_get_ex(summary, "errors", &v) &&
+	    json_object_is_type(v, json_type_int) && json_object_get_int64(v)) {
+		snprintf(why, len, "%" PRId64 " I/O error(s)",
+			 json_object_get_int64(v));
+		return 1;
+	}
+	return 0;
 }

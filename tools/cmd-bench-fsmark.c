@@ -122,6 +122,7 @@ struct fsm_thread {
 	uint64_t overhead_ns;	/* elapsed - syscall_ns, before unlinks */
 	unsigned created;
 	unsigned errors;
+	char first_error[256]; /* the thread's first error, as printed */
 };
 
 struct fsm {
@@ -189,7 +190,9 @@ static void report(struct fsm_thread *t, const char *op, const char *name,
 		   int err)
 {
 	cli_error("%s '%s/%s': %s", op, t->dir, name, fk_strerror(err));
-	t->errors++;
+	if (!t->errors++)
+		snprintf(t->first_error, sizeof(t->first_error),
+			 "%s '%s/%s': %s", op, t->dir, name, fk_strerror(err));
 }
 
 /* Time one call into lat[@which] and the thread's system-call time. */
@@ -417,7 +420,10 @@ static void *thread_main(void *arg)
 /* ---- progress lines of the result file ---- */
 
 /* Write the "progress" line of [@begin_ns, @end_ns) and note its files
- * in f->per_sec when it is a full second. */
+ * in f->per_sec when it is a full second.  The last, partial interval
+ * (!@full) is written whenever it holds files, however short, so every
+ * completed file is in exactly one line (a run shorter than 100 ms has
+ * only that line); an empty one shorter than 100 ms is left out. */
 static void progress_line(struct fsm *f, uint64_t begin_ns, uint64_t end_ns,
 			  int full)
 {
@@ -434,6 +440,8 @@ static void progress_line(struct fsm *f, uint64_t begin_ns, uint64_t end_ns,
 		pthread_mutex_unlock(&t->lock);
 	}
 	double n = (double)sum.cnt, len_s = (double)(end_ns - begin_ns) / 1e9;
+	if (!full && !sum.cnt && len_s < 0.1)
+		return;
 	double avg = n ? sum.lat_sum / n : 0;
 	double var = n ? sum.lat_sumsq / n - avg * avg : 0;
 	results_progress(f->rf, results_mono_s(f->rf, end_ns),
@@ -453,7 +461,7 @@ static void progress_line(struct fsm *f, uint64_t begin_ns, uint64_t end_ns,
 }
 
 /* One "progress" line per second until fsm.prog_stop, then one for the
- * last partial second if it is at least 100 ms long. */
+ * last partial second (see progress_line). */
 static void *progress_main(void *arg)
 {
 	struct fsm *f = arg;
@@ -477,7 +485,7 @@ static void *progress_main(void *arg)
 	}
 	pthread_mutex_unlock(&f->prog_lock);
 	uint64_t now = fk_now_ns();
-	if (now > last && now - last >= 100000000ull)
+	if (now > last)
 		progress_line(f, last, now, 0);
 	return NULL;
 }
@@ -990,8 +998,8 @@ static int results_begin(struct fsm *f)
 /* The summary line; closes the file and prints its path on stderr.
  * Returns 0 or -1 (a write error, reported). */
 static int results_end(struct fsm *f, const char *backend, uint64_t files,
-		       double run_s, double wall_s, double user_s,
-		       double sys_s, unsigned errors)
+		       double run_s, double wall_s, double user_s, double sys_s,
+		       unsigned errors, const char *failure)
 {
 	progress_stop(f);
 	results_monitor_stop(f->rf);
@@ -1042,7 +1050,7 @@ static int results_end(struct fsm *f, const char *backend, uint64_t files,
 	rdbl(o, "user_s", user_s);
 	rdbl(o, "sys_s", sys_s);
 	jint(o, "errors", errors);
-	results_write(f->rf, "summary", o);
+	results_summary(f->rf, o, failure);
 	char *path = strdup(results_path(f->rf));
 	int e = results_close(f->rf);
 	f->rf = NULL;
@@ -1086,6 +1094,7 @@ int cmd_bench_fsmark(int argc, char **argv)
 	uint64_t wall0 = 0, wall1 = 0, count = 0;
 	double run_s = 0;	/* the loops' seconds, as Files/sec counts */
 	unsigned errors = 0;
+	char failure[320] = ""; /* the first error of the run, as printed */
 
 	if (fsm_setup(&f, &backend)) {
 		status = FK_EXIT_FAILURE;
@@ -1136,7 +1145,9 @@ int cmd_bench_fsmark(int argc, char **argv)
 			t->created = 0;
 			if (pthread_create(&tids[i], NULL, thread_main, t)) {
 				cli_error("cannot start thread %u", i);
-				errors++;
+				if (!errors++)
+					snprintf(failure, sizeof(failure),
+						 "cannot start thread %u", i);
 				break;
 			}
 			started++;
@@ -1154,6 +1165,9 @@ int cmd_bench_fsmark(int argc, char **argv)
 				last = t->end_ns;
 			overhead_ns += t->overhead_ns;
 			created += t->created;
+			if (t->errors && !failure[0])
+				snprintf(failure, sizeof(failure), "%s",
+					 t->first_error);
 			errors += t->errors;
 			for (int l = 0; l < NR_LAT; l++)
 				lat_merge(&lat[l], &t->lat[l]);
@@ -1229,16 +1243,24 @@ int cmd_bench_fsmark(int argc, char **argv)
 		jdbl(jroot, "sys_s", sys_s);
 		json_object_object_add(jroot, "devices", jdevs);
 		jint(jroot, "errors", (int)errors);
+		jstr(jroot, "status", errors ? "failed" : "ok");
+		if (errors)
+			jstr(jroot, "error", failure);
 		printf("%s\n", json_object_to_json_string_ext(
 			jroot, JSON_C_TO_STRING_PRETTY |
 			JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(jroot);
 		jroot = NULL;
 	}
-	if (errors)
+	fflush(stdout);
+	if (errors) {
 		status = FK_EXIT_FAILURE;
+		cli_error("Run was aborted after %u error%s (the first: %s); "
+			  "the above results are incomplete.",
+			  errors, errors == 1 ? "" : "s", failure);
+	}
 	if (f.rf && results_end(&f, backend, count, run_s, wall_s, user_s,
-				sys_s, errors))
+				sys_s, errors, errors ? failure : NULL))
 		status = FK_EXIT_FAILURE;
 out:
 	if (f.rf) {

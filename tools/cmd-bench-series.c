@@ -156,32 +156,47 @@ static int result_from_log(const char *log_path, char *out, size_t len)
 	return found;
 }
 
-/* tps and lat_max_ms of the last summary line of a result file. */
+static int summary_line(void *arg, const char *type, struct json_object *o)
+{
+	struct json_object **summary = arg;
+	if (!strcmp(type, "summary")) {
+		json_object_put(*summary);
+		*summary = json_object_get(o);
+	}
+	return 0;
+}
+
+static double summary_num(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+	return json_object_object_get_ex(o, key, &v) &&
+		       (json_object_is_type(v, json_type_double) ||
+			json_object_is_type(v, json_type_int))
+		   ? json_object_get_double(v)
+		   : NAN;
+}
+
+/* tps and lat_max_ms of the last summary line of a result file.  0 (and
+ * a message) if it has none, is not a result file or is a failed run's. */
 static int read_summary(const char *path, double *tps, double *lat_max_ms)
 {
-	FILE *f = fopen(path, "re");
-	char *line = NULL;
-	size_t cap = 0;
+	struct json_object *summary = NULL;
+	struct results_read_info info;
+	char why[512];
 	int found = 0;
-	if (!f)
-		return 0;
-	while (getline(&line, &cap, f) > 0) {
-		struct json_object *o = json_tokener_parse(line), *v;
-		if (o && json_object_object_get_ex(o, "type", &v) &&
-		    !strcmp(json_object_get_string(v), "summary")) {
-			*tps = json_object_object_get_ex(o, "tps", &v)
-				       ? json_object_get_double(v)
-				       : NAN;
-			*lat_max_ms = json_object_object_get_ex(o, "lat_max_ms",
-								&v)
-					      ? json_object_get_double(v)
-					      : NAN;
-			found = 1;
-		}
-		json_object_put(o);
+	int e = results_read(path, summary_line, &summary, &info);
+	if (e)
+		cli_error("series: %s", info.why[0] ? info.why : strerror(-e));
+	else if (!summary)
+		cli_error("series: '%s': no summary line", path);
+	else if (results_failed(summary, why, sizeof(why)))
+		cli_error("series: '%s': a failed run (%s)", path, why);
+	else {
+		*tps = summary_num(summary, "tps");
+		*lat_max_ms = summary_num(summary, "lat_max_ms");
+		found = 1;
 	}
-	free(line);
-	fclose(f);
+	json_object_put(summary);
 	return found;
 }
 

@@ -43,6 +43,7 @@
 #include <json-c/json.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,7 +125,29 @@ struct run {
 	struct result_file *rf;	    /* under ckpt_lock for on_checkpoint */
 	const char *ckpt_sync_io;   /* backend of the run's last checkpoint */
 	const char *probed_sync_io; /* what sync_io resolves to here */
+
+	/* Why the run failed (the first reason, as printed), "" if it did
+	 * not; stopped_by: the error that ended the clients early. */
+	char failure[256];
+	char stopped_by[256];
 };
+
+/* Print a failure of the run (cli_error) and keep the first as its
+ * reason; @stopped: it also ended the clients before -T or -t. */
+static void __attribute__((format(printf, 3, 4)))
+run_failed(struct run *r, int stopped, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	cli_error("%s", msg);
+	if (!r->failure[0])
+		snprintf(r->failure, sizeof(r->failure), "%s", msg);
+	if (stopped && !r->stopped_by[0])
+		snprintf(r->stopped_by, sizeof(r->stopped_by), "%s", msg);
+}
 
 static void sleep_until_ns(uint64_t t)
 {
@@ -858,6 +881,13 @@ static void *client_main(void *arg)
 			if (sched_ns >= end_ns)
 				break;
 			uint64_t now = fk_now_ns();
+			/* -T is over, though the schedule is not: the store
+			 * fell behind it.  Stop, as pgbench does (its
+			 * timer_exceeded); working off the backlog would
+			 * run past -T, and skipping it would count
+			 * transactions after the end. */
+			if (now >= end_ns)
+				break;
 			/* pgbench: skip transactions already later than the
 			 * latency limit, moving the schedule on. */
 			if (limit_us > 0 &&
@@ -1135,6 +1165,27 @@ static void probe_sync_io(struct run *r)
 	fk_fsync_batch_destroy(b);
 }
 
+/*
+ * The "duration:" line: the time the run really ran.  pgbench prints
+ * the -T it was given; that is the time run only when the run was not
+ * stopped early and did not overrun.  An early stop names its cause.
+ */
+static void print_duration(const struct run *r, const struct results *res)
+{
+	if (r->stopped_by[0] && r->duration_s)
+		printf("duration: %.1f s (of %" PRIu64
+		       " s requested: stopped by %s)\n",
+		       res->elapsed_s, r->duration_s, r->stopped_by);
+	else if (r->stopped_by[0])
+		printf("duration: %.1f s (stopped by %s)\n", res->elapsed_s,
+		       r->stopped_by);
+	else if (fabs(res->elapsed_s - (double)r->duration_s) < 0.5)
+		printf("duration: %" PRIu64 " s\n", r->duration_s);
+	else
+		printf("duration: %.1f s (of %" PRIu64 " s requested)\n",
+		       res->elapsed_s, r->duration_s);
+}
+
 static void print_summary(struct run *r, const struct results *res)
 {
 	const struct fk_store_stats *a = &res->st0, *b = &res->st1;
@@ -1151,7 +1202,7 @@ static void print_summary(struct run *r, const struct results *res)
 	printf("number of threads: %d\n", r->nthreads);
 	printf("maximum number of tries: 1\n");
 	if (r->duration_s) {
-		printf("duration: %" PRIu64 " s\n", r->duration_s);
+		print_duration(r, res);
 		printf("number of transactions actually processed: %" PRIu64
 		       "\n",
 		       res->cnt);
@@ -1161,6 +1212,8 @@ static void print_summary(struct run *r, const struct results *res)
 		printf("number of transactions actually processed: %" PRIu64
 		       "/%" PRIu64 "\n",
 		       res->cnt, r->nxacts * (uint64_t)r->nclients);
+		if (r->stopped_by[0])
+			print_duration(r, res);
 	}
 	printf("number of failed transactions: %" PRIu64 " (%.3f%%)\n",
 	       res->failed,
@@ -1255,6 +1308,16 @@ static void print_json(struct run *r, const struct results *res, int ran)
 			json_object_object_add(o, "transactions_per_client",
 					       jint(r->nxacts));
 		json_object_object_add(o, "elapsed_s", jdouble(res->elapsed_s));
+		json_object_object_add(
+		    o, "status",
+		    json_object_new_string(r->failure[0] ? "failed" : "ok"));
+		if (r->failure[0])
+			json_object_object_add(
+			    o, "error", json_object_new_string(r->failure));
+		if (r->stopped_by[0])
+			json_object_object_add(
+			    o, "stopped_by",
+			    json_object_new_string(r->stopped_by));
 		json_object_object_add(o, "transactions", jint(res->cnt));
 		json_object_object_add(o, "failed", jint(res->failed));
 		json_object_object_add(o, "skipped", jint(res->skipped));
@@ -1558,7 +1621,11 @@ static struct json_object *summary_json(struct run *r,
 				       json_object_new_boolean(res->check_ok));
 	if (b->error)
 		json_object_object_add(
-		    j, "error", json_object_new_string(fk_strerror(b->error)));
+		    j, "store_error",
+		    json_object_new_string(fk_strerror(b->error)));
+	if (r->stopped_by[0])
+		json_object_object_add(j, "stopped_by",
+				       json_object_new_string(r->stopped_by));
 	I("exit_status", (uint64_t)status);
 #undef D
 #undef I
@@ -1667,7 +1734,7 @@ static int run_check(struct run *r, struct results *res)
 static int do_run(struct run *r)
 {
 	struct results res;
-	int status = FK_EXIT_OK, ret, started = 0;
+	int status = FK_EXIT_OK, ret, started = 0, summarize = 0;
 	memset(&res, 0, sizeof(res));
 
 	uint64_t t0 = fk_now_ns();
@@ -1742,7 +1809,8 @@ static int do_run(struct run *r)
 		struct client *c = &r->clients[started];
 		ret = pthread_create(&c->thread, NULL, client_main, c);
 		if (ret) {
-			cli_error("create client thread: %s", strerror(ret));
+			run_failed(r, 1, "create client thread: %s",
+				   strerror(ret));
 			atomic_store(&r->stop, 1);
 			status = FK_EXIT_FAILURE;
 			break;
@@ -1791,15 +1859,15 @@ static int do_run(struct run *r)
 		if (c->end_ns > end_ns)
 			end_ns = c->end_ns;
 		if (c->error) {
-			cli_error("client %d: commit: %s", c->id,
-				  fk_strerror(c->error));
+			run_failed(r, 1, "client %d: commit: %s", c->id,
+				   fk_strerror(c->error));
 			status = FK_EXIT_FAILURE;
 		}
 	}
 	fk_store_get_stats(r->store, &res.st1);
 	if (res.st1.error && status == FK_EXIT_OK) {
-		cli_error("store '%s': %s", r->data_dir,
-			  fk_strerror(res.st1.error));
+		run_failed(r, 0, "store '%s': %s", r->data_dir,
+			   fk_strerror(res.st1.error));
 		status = FK_EXIT_FAILURE;
 	}
 	/* The last, partial second, if it is long enough to be a rate. */
@@ -1808,21 +1876,34 @@ static int do_run(struct run *r)
 	if (r->rf)
 		results_monitor_stop(r->rf);
 	if (collect(r, &res, end_ns)) {
-		cli_error("out of memory");
+		run_failed(r, 0, "out of memory");
 		status = FK_EXIT_FAILURE;
 		goto out;
 	}
-	if (r->check && status == FK_EXIT_OK && run_check(r, &res))
+	if (r->check && status == FK_EXIT_OK && run_check(r, &res)) {
+		if (!r->failure[0]) /* run_check printed why */
+			snprintf(r->failure, sizeof(r->failure),
+				 "check: read '%s' failed", r->data_dir);
 		status = FK_EXIT_FAILURE;
-	if (res.check_done && !res.check_ok)
+	}
+	if (res.check_done && !res.check_ok) {
+		if (!r->failure[0])
+			snprintf(r->failure, sizeof(r->failure),
+				 "consistency check FAILED");
 		status = FK_EXIT_FAILURE;
+	}
 	if (r->json)
 		print_json(r, &res, 1);
 	else
 		print_summary(r, &res);
-	if (r->rf)
-		results_write(r->rf, "summary", summary_json(r, &res, status));
-	started = -1; /* printed */
+	fflush(stdout);
+	if (r->stopped_by[0])
+		cli_error("Run was aborted; the above results are incomplete.");
+	else if (r->failure[0])
+		cli_error("the run failed (%s); the above results are not a "
+			  "result.",
+			  r->failure);
+	summarize = 1;
 out:
 	if (r->check == 2 && res.check_done) {
 		if (r->json)
@@ -1833,8 +1914,17 @@ out:
 	if (res.check_done && !res.check_ok)
 		status = FK_EXIT_FAILURE;
 	struct result_file *rf = detach_results(r);
-	if (close_store(r))
+	if (close_store(r)) {
 		status = FK_EXIT_FAILURE;
+		if (!r->failure[0])
+			snprintf(r->failure, sizeof(r->failure),
+				 "close store '%s' failed", r->data_dir);
+	}
+	/* After the close: a store that cannot shut down cleanly fails the
+	 * run, and its result file says so. */
+	if (rf && summarize)
+		results_summary(rf, summary_json(r, &res, status),
+				r->failure[0] ? r->failure : NULL);
 	if (close_results(r, rf))
 		status = FK_EXIT_FAILURE;
 	if (r->clients) {

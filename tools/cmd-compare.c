@@ -40,6 +40,7 @@ struct side {
 	const char *path;
 	size_t runs;	/* run lines + summary lines taken */
 	size_t files;
+	size_t failed; /* files of failed runs left out */
 };
 
 struct compare {
@@ -102,57 +103,73 @@ static int add_run(struct compare *c, int s, struct json_object *run)
 	return 0;
 }
 
-static int load_file(struct compare *c, int s, const char *path)
+/* What results_read hands one file's lines to. */
+struct file_lines {
+	struct json_object *runs;    /* its "run" lines, an array */
+	struct json_object *summary; /* its last "summary" line */
+};
+
+static int file_line(void *arg, const char *type, struct json_object *o)
 {
-	FILE *f = fopen(path, "re");
-	if (!f) {
-		int e = errno;
-		char *q = cli_path_quote(path);
-		cli_error("open '%s': %s", q ? q : path, strerror(e));
-		free(q);
-		return -e;
+	struct file_lines *fl = arg;
+	if (!strcmp(type, "run")) {
+		json_object_array_add(fl->runs, json_object_get(o));
+	} else if (!strcmp(type, "summary")) {
+		json_object_put(fl->summary);
+		fl->summary = json_object_get(o);
 	}
-	char *line = NULL;
-	size_t cap = 0, lineno = 0, bad = 0, runs = 0;
-	struct json_object *summary = NULL;
-	int err = 0;
-	while (!err && getline(&line, &cap, f) > 0) {
-		lineno++;
-		struct json_object *o = json_tokener_parse(line);
-		struct json_object *type;
-		if (!o || !json_object_is_type(o, json_type_object)) {
-			if (strspn(line, " \t\r\n") != strlen(line))
-				bad++;
-			json_object_put(o);
-			continue;
-		}
-		const char *t = json_object_object_get_ex(o, "type", &type)
-					? json_object_get_string(type)
-					: "";
-		if (!strcmp(t, "run")) {
-			err = add_run(c, s, o);
-			runs++;
-		} else if (!strcmp(t, "summary")) {
-			json_object_put(summary);
-			summary = json_object_get(o);
-		}
-		json_object_put(o);
-	}
-	if (ferror(f) && !err)
-		err = -EIO;
-	fclose(f);
-	free(line);
-	if (!err && !runs && summary)
-		err = add_run(c, s, summary);
-	json_object_put(summary);
+	return 0;
+}
+
+/*
+ * Take the runs of the result file @path into side @s.  A failed run
+ * (results_failed) is no result: named on the command line (@named) it
+ * is an error; found in a directory it is left out, with a warning,
+ * and counted in the side's header.  A file that is not a result file
+ * is an error.  Returns 0 or -errno (printed).
+ */
+static int load_file(struct compare *c, int s, const char *path, int named)
+{
+	struct file_lines fl = {.runs = json_object_new_array()};
+	struct results_read_info info;
+	int err = fl.runs ? 0 : -ENOMEM;
+	if (!err)
+		err = results_read(path, file_line, &fl, &info);
 	char *q = cli_path_quote(path);
-	if (bad)
-		cli_warn("'%s': %zu line(s) that are not JSON objects skipped",
-			 q ? q : path, bad);
-	if (err)
-		cli_error("read '%s': %s", q ? q : path, strerror(-err));
-	else if (!runs && !summary)
-		cli_warn("'%s': no run or summary line", q ? q : path);
+	const char *name = q ? q : path;
+	char why[512];
+	if (err) {
+		cli_error("compare: %s",
+			  info.why[0] ? info.why : strerror(-err));
+	} else if (fl.summary && results_failed(fl.summary, why, sizeof(why))) {
+		if (named) {
+			cli_error("compare: '%s': a failed run (%s); its "
+				  "figures are not a result",
+				  name, why);
+			err = -EINVAL;
+		} else {
+			cli_warn("compare: '%s': a failed run (%s), left out",
+				 name, why);
+			c->side[s].failed++;
+		}
+	} else {
+		if (info.torn_line)
+			cli_warn("'%s': line %zu is not a JSON object (a torn "
+				 "last line), skipped",
+				 name, info.torn_line);
+		size_t n = json_object_array_length(fl.runs);
+		for (size_t i = 0; i < n && !err; i++)
+			err = add_run(c, s,
+				      json_object_array_get_idx(fl.runs, i));
+		if (!err && !n && fl.summary)
+			err = add_run(c, s, fl.summary);
+		if (err)
+			cli_error("read '%s': %s", name, strerror(-err));
+		else if (!n && !fl.summary)
+			cli_warn("'%s': no run or summary line", name);
+	}
+	json_object_put(fl.runs);
+	json_object_put(fl.summary);
 	free(q);
 	c->side[s].files++;
 	return err;
@@ -177,7 +194,7 @@ static int load_side(struct compare *c, int s, const char *path)
 		return -e;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		int err = load_file(c, s, path);
+		int err = load_file(c, s, path, 1);
 		if (err)
 			return err;
 	} else {
@@ -199,7 +216,7 @@ static int load_side(struct compare *c, int s, const char *path)
 			else if (!err) {
 				snprintf(p, len, "%s/%s", path,
 					 names[i]->d_name);
-				err = load_file(c, s, p);
+				err = load_file(c, s, p, 0);
 			}
 			free(p);
 			free(names[i]);
@@ -210,9 +227,16 @@ static int load_side(struct compare *c, int s, const char *path)
 	}
 	if (!c->side[s].runs) {
 		char *q = cli_path_quote(path);
-		cli_error("'%s': no runs (no \"run\" or \"summary\" line in "
-			  "any *.jsonl result file)",
-			  q ? q : path);
+		if (c->side[s].failed)
+			cli_error("'%s': no runs: its %zu result file%s %s of "
+				  "failed runs",
+				  q ? q : path, c->side[s].failed,
+				  c->side[s].failed == 1 ? "" : "s",
+				  c->side[s].failed == 1 ? "is that" : "are");
+		else
+			cli_error("'%s': no runs (no \"run\" or \"summary\" "
+				  "line in any *.jsonl result file)",
+				  q ? q : path);
 		free(q);
 		return -ENOENT;
 	}
@@ -275,8 +299,12 @@ static void print_table(const struct compare *c, const struct row *rows,
 			w = strlen(rows[i].name);
 	for (int s = 0; s < 2; s++) {
 		char *q = cli_path_quote(c->side[s].path);
-		printf("%c: %s (%zu run%s)\n", 'A' + s, q ? q : "?",
+		printf("%c: %s (%zu run%s", 'A' + s, q ? q : "?",
 		       c->side[s].runs, c->side[s].runs == 1 ? "" : "s");
+		if (c->side[s].failed)
+			printf("; %zu failed run%s left out", c->side[s].failed,
+			       c->side[s].failed == 1 ? "" : "s");
+		printf(")\n");
 		free(q);
 	}
 	printf("\n%-*s  %23s  %23s\n", (int)w, "", "A", "B");
@@ -348,6 +376,9 @@ static int print_json(const struct compare *c, const struct row *rows,
 		json_object_object_add(
 			so, "files",
 			json_object_new_int64((int64_t)c->side[s].files));
+		json_object_object_add(
+		    so, "failed_runs_left_out",
+		    json_object_new_int64((int64_t)c->side[s].failed));
 		json_object_object_add(o, s ? "b" : "a", so);
 	}
 	json_object_object_add(o, "rule", json_object_new_string(RULE_TEXT));

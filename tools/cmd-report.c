@@ -101,11 +101,9 @@ static const char *str(struct json_object *o, const char *key)
 
 static void sanitize(char *s);
 
-static int add_line(struct run *r, struct json_object *o)
+static int add_line(void *arg, const char *type, struct json_object *o)
 {
-	const char *type = str(o, "type");
-	if (!type)
-		return -EINVAL;
+	struct run *r = arg;
 	if (!strcmp(type, "settings")) {
 		json_object_put(r->settings);
 		r->settings = json_object_get(o);
@@ -165,37 +163,41 @@ static int add_line(struct run *r, struct json_object *o)
 	return 0;
 }
 
+/*
+ * Read the result file r->path.  Only results are drawn: a file that is
+ * not a result file, a run without a summary (killed, crashed, still
+ * running) and a failed run (results_failed) are refused.  Returns 0 or
+ * -1 (one message printed, naming the file).
+ */
 static int read_run(struct run *r)
 {
-	FILE *f = fopen(r->path, "re");
-	if (!f)
-		return -errno;
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	size_t lineno = 0;
-	int ret = 0;
-	while ((n = getline(&line, &cap, f)) > 0) {
-		lineno++;
-		if (n <= 1)
-			continue;
-		struct json_object *o = json_tokener_parse(line);
-		if (!o || !json_object_is_type(o, json_type_object)) {
-			if (r->bad_lines++ < 3)
-				cli_warn("%s:%zu: not a JSON object, skipped",
-					 r->path, lineno);
-			json_object_put(o);
-			continue;
-		}
-		ret = add_line(r, o);
-		json_object_put(o);
-		if (ret == -ENOMEM)
-			break;
-		ret = 0;
+	struct results_read_info info;
+	int e = results_read(r->path, add_line, r, &info);
+	if (e) {
+		cli_error("report: %s", info.why[0] ? info.why : strerror(-e));
+		return -1;
 	}
-	free(line);
-	fclose(f);
-	return ret;
+	if (info.torn_line) {
+		r->bad_lines++;
+		cli_warn("%s:%zu: not a JSON object, skipped (the last line: "
+			 "a run cut off while writing it?)",
+			 r->path, info.torn_line);
+	}
+	char why[512];
+	if (!r->summary) {
+		cli_error("report: '%s': no summary line: the run did not "
+			  "finish (killed, crashed or still running); it is "
+			  "not a result",
+			  r->path);
+		return -1;
+	}
+	if (results_failed(r->summary, why, sizeof(why))) {
+		cli_error("report: '%s': a failed run (%s); its figures are "
+			  "not a result",
+			  r->path, why);
+		return -1;
+	}
+	return 0;
 }
 
 static void free_run(struct run *r)
@@ -1465,14 +1467,12 @@ int cmd_report(int argc, char **argv)
 	int ret = FK_EXIT_OK;
 	for (size_t i = 0; i < nr; i++) {
 		runs[i].path = argv[optind + (int)i];
-		int e = read_run(&runs[i]);
-		if (e) {
-			cli_error("read '%s': %s", runs[i].path, strerror(-e));
+		if (read_run(&runs[i])) {
 			ret = FK_EXIT_FAILURE;
 			goto out;
 		}
-		if (!runs[i].nr_prog && !runs[i].nr_mon && !runs[i].summary)
-			cli_warn("'%s': no progress, monitor or summary lines",
+		if (!runs[i].nr_prog && !runs[i].nr_mon)
+			cli_warn("'%s': no progress or monitor lines",
 				 runs[i].path);
 	}
 	make_labels(runs, nr);

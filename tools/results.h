@@ -24,11 +24,17 @@
  *	results_reset_clock(rf);		(the measured run starts)
  *	results_monitor_start(rf, paths, nr_paths, 1000);
  *	... results_progress(), results_checkpoint() as the run goes ...
- *	results_write(rf, "summary", summary_obj);
+ *	results_summary(rf, summary_obj, error);	(NULL: the run is good)
  *	results_close(rf);
  *
+ * A run that failed (an I/O error, a store that stopped, clients that
+ * died) is marked so in its summary ("status": "failed", "error": why);
+ * a good one has "status": "ok".  Readers (results_read, then
+ * results_failed on the summary) keep failed runs out of comparisons.
+ *
  * Every function may be called from any thread (a mutex orders lines).
- * Lines are flushed as written, so a crashed run leaves usable data.
+ * Lines are flushed as written, so a crashed run leaves its lines up to
+ * the crash (and at most a torn last line), but no summary.
  */
 #ifndef FK_RESULTS_H
 #define FK_RESULTS_H
@@ -67,6 +73,15 @@ double results_mono_s(struct result_file *rf, uint64_t mono_ns);
 int results_write(struct result_file *rf, const char *type,
 		  struct json_object *obj);
 
+/*
+ * The "summary" line (the run's totals, once, last): @obj (ownership
+ * taken) plus "status": "ok" when @error is NULL, else "status":
+ * "failed" and "error": @error (what stopped the run, as printed:
+ * "client 0: commit: Input/output error").  Returns as results_write.
+ */
+int results_summary(struct result_file *rf, struct json_object *obj,
+		    const char *error);
+
 /* A "progress" line.  Pass a negative @lat_max_ms if not measured. */
 int results_progress(struct result_file *rf, double t_s, double tps,
 		     double lat_avg_ms, double lat_stddev_ms,
@@ -96,6 +111,44 @@ void results_monitor_stop(struct result_file *rf);
  * the first -errno of any write, the fsync or the close.
  */
 int results_close(struct result_file *rf);
+
+/* ---- reading ----------------------------------------------------------- */
+
+/* What results_read found besides the lines. */
+struct results_read_info {
+	size_t lines;	  /* result lines passed to the callback */
+	size_t torn_line; /* number of a last line that was skipped (not a
+			   * result line: a run cut off while writing it),
+			   * or 0 */
+	char why[512];	  /* on -EINVAL: "PATH:LINE: what is wrong" */
+};
+
+/*
+ * Read the result file @path (the one reader of the format): call
+ * @fn(@arg, type, line) for each result line, in order.  A result line
+ * is one JSON object with a string member "type" on one line; blank
+ * lines are skipped, and so is a last line that is not one (a torn
+ * write of a crashed run: reported in @info->torn_line).  Anything else
+ * is not a result file: an empty file, a first line that is not a
+ * result line (/etc/passwd, a truncated JSON line), a bad line before
+ * the last.  Returns 0; -EINVAL for a file that is not a result file
+ * (@info->why names the path and line); -errno of open or read
+ * (@info->why: "read 'PATH': ..."); -ENOMEM; or the first negative
+ * return of @fn, which stops the reading.  @info is always filled.
+ */
+int results_read(const char *path,
+		 int (*fn)(void *arg, const char *type,
+			   struct json_object *line),
+		 void *arg, struct results_read_info *info);
+
+/*
+ * Whether the "summary" line @summary is that of a failed run: "status"
+ * "failed" (the writer's mark), or in a file from before that mark a
+ * non-zero "exit_status" (bench tpcb) or "errors" (bench fsmark).
+ * Returns 1 and the reason in @why ("failed: client 0: commit:
+ * Input/output error"), or 0 for a good run.
+ */
+int results_failed(struct json_object *summary, char *why, size_t len);
 
 /* ---- shared with "flushkit monitor" ------------------------------------ */
 

@@ -6,9 +6,10 @@
 #include "fktest.h"
 #include "sys.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <dirent.h>
+#include <json-c/json.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -534,4 +535,82 @@ char *fkt_dir_digest(const char *dir)
 	}
 	free(g.lines);
 	return out;
+}
+
+int fkt_run_cmd(int (*fn)(int, char **), char *const *argv, char **out,
+		char **err)
+{
+	char po[PATH_MAX + 16], pe[PATH_MAX + 16];
+	int argc = 0;
+	while (argv[argc])
+		argc++;
+	snprintf(po, sizeof(po), "%s/cmd.stdout", fkt_tmpdir());
+	snprintf(pe, sizeof(pe), "%s/cmd.stderr", fkt_tmpdir());
+	fflush(NULL);
+	int so = dup(1), se = dup(2);
+	int fo = open(po, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int fe = open(pe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (so < 0 || se < 0 || fo < 0 || fe < 0) {
+		fprintf(stderr, "fkt_run_cmd: %s\n", strerror(errno));
+		exit(1);
+	}
+	dup2(fo, 1);
+	dup2(fe, 2);
+	int ret = fn(argc, (char **)argv);
+	fflush(NULL);
+	dup2(so, 1);
+	dup2(se, 2);
+	close(so);
+	close(se);
+	close(fo);
+	close(fe);
+	*out = fkt_read_file(po, NULL);
+	*err = fkt_read_file(pe, NULL);
+	if (!*out)
+		*out = strdup("");
+	if (!*err)
+		*err = strdup("");
+	return ret;
+}
+
+struct json_object *fkt_result_summary(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char *line = NULL;
+	size_t cap = 0;
+	struct json_object *sum = NULL;
+	if (!f)
+		return NULL;
+	while (getline(&line, &cap, f) > 0) {
+		struct json_object *o = json_tokener_parse(line), *t;
+		if (o && json_object_object_get_ex(o, "type", &t) &&
+		    !strcmp(json_object_get_string(t), "summary")) {
+			json_object_put(sum);
+			sum = o;
+		} else {
+			json_object_put(o);
+		}
+	}
+	free(line);
+	fclose(f);
+	return sum;
+}
+
+int fkt_only_result(const char *dir, char *out, size_t len)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		size_t l = strlen(e->d_name);
+		if (l > 6 && !strcmp(e->d_name + l - 6, ".jsonl")) {
+			if (!n)
+				snprintf(out, len, "%s/%s", dir, e->d_name);
+			n++;
+		}
+	}
+	closedir(d);
+	return n;
 }

@@ -62,6 +62,23 @@ int fkt_is_root(void);
 int fkt_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
+ * Run the command entry @fn (cmd_bench_tpcb, cmd_report, ...) in-process
+ * with the NULL-terminated @argv, its stdout and stderr captured (in
+ * files of fkt_tmpdir); *@out and *@err (caller frees; never NULL) get
+ * what it printed.  Returns its exit status.  Not thread-safe.
+ */
+int fkt_run_cmd(int (*fn)(int, char **), char *const *argv, char **out,
+		char **err);
+
+/* Result files (tools/results.h): the last "summary" line of @path
+ * (caller json_object_put), or NULL if it has none. */
+struct json_object;
+struct json_object *fkt_result_summary(const char *path);
+/* The path of the one *.jsonl in @dir, into @out.  Returns how many
+ * there are (1 when @out is set). */
+int fkt_only_result(const char *dir, char *out, size_t len);
+
+/*
  * Store log capture: fkt_store_log is an fk_store_opts.log callback that
  * keeps the store's lines, newline-separated (up to 64 KiB; a line that
  * does not fit is dropped), from any thread.  With a non-NULL log_arg it
