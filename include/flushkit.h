@@ -31,6 +31,13 @@
  *   6b. batched fsync   (fk_fsync_many: io_uring, thread pool, sequential)
  *   7. tree sync and copy
  *   8. page store       (struct fk_store)
+ *   9. clock            (fk_now_ns)
+ *
+ * Building against it: pkg-config --cflags --libs flushkit (add
+ * --static for libflushkit.a), or CMake find_package(flushkit) and the
+ * target flushkit::flushkit.  The exported symbol set is the linker
+ * version script src/libflushkit.map; the SONAME policy is in
+ * libflushkit(3) (docs/libflushkit.md).
  */
 #ifndef FLUSHKIT_H
 #define FLUSHKIT_H
@@ -52,6 +59,8 @@ extern "C" {
 /* ===================================================================
  * 1. Errors and versions
  * =================================================================== */
+
+/* SECTION errors */
 
 /*
  * flushkit's own error codes, returned negated like errno values.  They
@@ -75,7 +84,30 @@ enum fk_error {
  */
 FK_API const char *fk_strerror(int err);
 
-/* fk_version - the library version as "MAJOR.MINOR.PATCH". Thread-safe. */
+/*
+ * Compile-time version of this header.  fk_version() returns the same
+ * numbers for the library actually loaded, so a program can compare the
+ * two (the library may be newer than the header it was built with, never
+ * older within one SONAME).  The build (CMakeLists.txt) reads the
+ * version from these three lines: they are its one source.
+ */
+#define FK_VERSION_MAJOR 0
+#define FK_VERSION_MINOR 1
+#define FK_VERSION_PATCH 0
+#define FK_VERSION_STR_(x) #x
+#define FK_VERSION_STR(x) FK_VERSION_STR_(x)
+#define FK_VERSION_STRING                                                      \
+	FK_VERSION_STR(FK_VERSION_MAJOR)                                       \
+	"." FK_VERSION_STR(FK_VERSION_MINOR) "." FK_VERSION_STR(FK_VERSION_PATCH)
+/* FK_VERSION_NUMBER, e.g. 0x000100 for 0.1.0: for #if comparisons. */
+#define FK_VERSION_NUMBER                                                      \
+	((FK_VERSION_MAJOR << 16) | (FK_VERSION_MINOR << 8) | FK_VERSION_PATCH)
+
+/*
+ * fk_version - the version of the library loaded at run time, as
+ * "MAJOR.MINOR.PATCH" (FK_VERSION_STRING of the header it was built
+ * from).  Returns a static string; never NULL.  No I/O.  Thread-safe.
+ */
 FK_API const char *fk_version(void);
 
 /* ===================================================================
@@ -1632,10 +1664,38 @@ struct fk_store_stats {
 	int error;			/* sticky error, 0 if none */
 	uint64_t wal_write_ns;		/* time in WAL write() calls */
 	uint64_t wal_sync_ns;		/* time in WAL fdatasync/fsync */
+	/* How the checkpoints' sync phase issues its fsyncs, fixed at
+	 * fk_store_open (fk_store_opts.sync_io and sync_jobs resolved on
+	 * this machine): */
+	int sync_io;			/* enum fk_sync_io: FK_SYNC_IO_URING,
+					 * _THREADS or _SEQUENTIAL (never
+					 * AUTO); fk_sync_io_name names it */
+	uint32_t sync_jobs;		/* fsyncs in flight at most: 1 for
+					 * SEQUENTIAL, else the queue depth */
 };
 
 /* fk_store_get_stats - fill @st.  Thread-safe; no I/O; never fails. */
 FK_API void fk_store_get_stats(struct fk_store *s, struct fk_store_stats *st);
+
+/* ===================================================================
+ * 9. Clock
+ * =================================================================== */
+
+/* SECTION clock */
+/*
+ * fk_now_ns - the library's clock: CLOCK_MONOTONIC, in nanoseconds.
+ *
+ * The time base of every *_ns time point the library reports
+ * (fk_checkpoint_info.start_ns and end_ns, fk_monitor_sample.time_ns,
+ * fk_pacer.start_ns), so a caller can put its own events (transaction
+ * latencies, progress lines) on the same axis and subtract.
+ * Returns nanoseconds since an unspecified starting point (on Linux,
+ * boot, not counting suspend); never fails (clock_gettime(2) of
+ * CLOCK_MONOTONIC cannot fail with a valid clock and buffer).  Reads
+ * the clock through the vDSO: no system call, no I/O, never blocks.
+ * Thread-safe.
+ */
+FK_API uint64_t fk_now_ns(void);
 
 #ifdef __cplusplus
 }

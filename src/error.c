@@ -29,5 +29,5 @@ const char *fk_strerror(int err)
 
 const char *fk_version(void)
 {
-	return "0.1.0";
+	return FK_VERSION_STRING;
 }

@@ -26,6 +26,8 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "flushkit.h"
+
 struct fk_sys_ops {
 	int (*openat)(int dirfd, const char *path, int flags, mode_t mode);
 	int (*close)(int fd);
@@ -87,8 +89,7 @@ extern const struct fk_sys_ops fk_sys_default;
 /* Restore every entry of fk_sys to fk_sys_default. */
 void fk_sys_reset(void);
 
-/* Monotonic clock in nanoseconds (CLOCK_MONOTONIC). */
-uint64_t fk_now_ns(void);
+/* fk_now_ns (the monotonic clock) is public: flushkit.h, SECTION clock. */
 
 /*
  * Write all of buf at off, retrying short writes.  Returns 0 or -errno

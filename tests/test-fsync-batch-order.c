@@ -12,7 +12,13 @@
  *    the command fails (exit 1);
  *  - io_uring refused at setup: --sync-io=auto runs on threads;
  *  - usage errors exit 2.
+ *
+ * The command's own calls (cli_sys: fs_mark's create, write, fsync,
+ * close) are routed through the library's table (fk_sys), so the one
+ * trace and the faults below see the tool's calls and the library's
+ * batch alike.
  */
+#include "cli-sys.h"
 #include "cli.h"
 #include "fktest.h"
 #include "fsync_batch.h"
@@ -131,6 +137,34 @@ static int refuse(unsigned entries, struct io_uring *ring, unsigned flags)
 	return -EPERM;
 }
 
+static int r_openat(int dirfd, const char *path, int flags, mode_t mode)
+{
+	return fk_sys.openat(dirfd, path, flags, mode);
+}
+
+static int r_close(int fd)
+{
+	return fk_sys.close(fd);
+}
+
+static ssize_t r_write(int fd, const void *buf, size_t len)
+{
+	return fk_sys.write(fd, buf, len);
+}
+
+static int r_fsync(int fd)
+{
+	return fk_sys.fsync(fd);
+}
+
+static void route_cli_sys(void)
+{
+	cli_sys.openat = r_openat;
+	cli_sys.close = r_close;
+	cli_sys.write = r_write;
+	cli_sys.fsync = r_fsync;
+}
+
 static void trace_on(void)
 {
 	nr_inos = 0;
@@ -212,6 +246,7 @@ static void check_order(const char *what, size_t files, int hints)
 int main(void)
 {
 	snprintf(out_path, sizeof(out_path), "%s/out.txt", fkt_tmpdir());
+	route_cli_sys();
 	const char *common = "-t 2 -n 40 -s 10000 -w 4096 -k";
 	char args[256];
 	const char *d;

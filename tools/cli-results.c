@@ -15,7 +15,6 @@
  *     the file is closed.
  */
 #include "cli.h"
-#include "sys.h"
 #include "results.h"
 
 #include <errno.h>

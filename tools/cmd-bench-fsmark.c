@@ -28,7 +28,7 @@
  * threads' interval counters (each under its thread's lock) every
  * second.
  *
- * All file I/O goes through the syscall table (fk_sys) so tests can
+ * All file I/O goes through the syscall table (cli_sys) so tests can
  * trace the order of writes and fsyncs and inject faults.  A failed
  * create, write, fsync or close is reported with its path and makes the
  * command exit 1; the other files still complete.
@@ -36,8 +36,8 @@
  * Interface routine: cmd_bench_fsmark(argc, argv).
  */
 #include "cli.h"
+#include "cli-sys.h"
 #include "results.h"
-#include "sys.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -234,7 +234,7 @@ static int create_write(struct fsm_thread *t, size_t i)
 	for (int tries = 0; fd == -EEXIST && tries < 16; tries++) {
 		make_name(t, t->names[i]);
 		fd = (int)TIMED(t, L_CREAT,
-				fk_sys.openat(t->dirfd, t->names[i],
+				cli_sys.openat(t->dirfd, t->names[i],
 					      O_WRONLY | O_CREAT | O_EXCL |
 						      O_NOFOLLOW,
 					      0600));
@@ -250,7 +250,7 @@ static int create_write(struct fsm_thread *t, size_t i)
 	while (left && !err) {
 		size_t n = left < f->write_size ? (size_t)left
 						: (size_t)f->write_size;
-		ssize_t r = fk_sys.write(fd, f->buf, n);
+		ssize_t r = cli_sys.write(fd, f->buf, n);
 		if (r < 0)
 			err = (int)r;
 		else if (r == 0)
@@ -263,7 +263,7 @@ static int create_write(struct fsm_thread *t, size_t i)
 	t->syscall_ns += wd;
 	if (err) {
 		report(t, "write", t->names[i], err);
-		TIMED(t, L_CLOSE, fk_sys.close(fd));
+		TIMED(t, L_CLOSE, cli_sys.close(fd));
 		return err;
 	}
 	return fd;
@@ -271,14 +271,14 @@ static int create_write(struct fsm_thread *t, size_t i)
 
 static void close_file(struct fsm_thread *t, size_t i, int fd)
 {
-	int err = (int)TIMED(t, L_CLOSE, fk_sys.close(fd));
+	int err = (int)TIMED(t, L_CLOSE, cli_sys.close(fd));
 	if (err)
 		report(t, "close", t->names[i], err);
 }
 
 static void fsync_fd(struct fsm_thread *t, size_t i, int fd)
 {
-	int err = (int)TIMED(t, L_FSYNC, fk_sys.fsync(fd));
+	int err = (int)TIMED(t, L_FSYNC, cli_sys.fsync(fd));
 	if (err)
 		report(t, "fsync", t->names[i], err);
 }
@@ -289,7 +289,7 @@ static void reopen_fsync(struct fsm_thread *t, size_t i)
 	if (!t->names[i][0])
 		return;
 	int fd = (int)TIMED(t, L_CREAT,
-			    fk_sys.openat(t->dirfd, t->names[i],
+			    cli_sys.openat(t->dirfd, t->names[i],
 					  O_RDONLY | O_NOFOLLOW, 0));
 	if (fd < 0) {
 		report(t, "open", t->names[i], fd);
@@ -373,7 +373,7 @@ static void thread_loop(struct fsm_thread *t)
 		if (f->method == M_SYNC_FSYNC1 ||
 		    f->method == M_SYNC_POST_REVERSE ||
 		    f->method == M_SYNC_POST)
-			TIMED(t, L_SYNC, (fk_sys.sync(), 0));
+			TIMED(t, L_SYNC, (cli_sys.sync(), 0));
 		if (f->method == M_SYNC_FSYNC1 && n) {
 			reopen_fsync(t, n - 1);
 			for (size_t i = 0; i < n; i++)
@@ -403,7 +403,7 @@ static void thread_loop(struct fsm_thread *t)
 			if (!t->names[i][0])
 				continue;
 			int err = (int)TIMED(t, L_UNLINK,
-					     fk_sys.unlinkat(t->dirfd,
+					     cli_sys.unlinkat(t->dirfd,
 							     t->names[i], 0));
 			if (err)
 				report(t, "unlink", t->names[i], err);
@@ -893,7 +893,7 @@ static int fsm_setup(struct fsm *f, const char **backend)
 		    fk_hist_init(&t->hist))
 			return -ENOMEM;
 		t->hist_ok = 1;
-		t->dirfd = fk_sys.openat(AT_FDCWD, t->dir,
+		t->dirfd = cli_sys.openat(AT_FDCWD, t->dir,
 					 O_RDONLY | O_DIRECTORY, 0);
 		if (t->dirfd < 0) {
 			cli_error("open '%s': %s", t->dir,
@@ -920,7 +920,7 @@ static void fsm_release(struct fsm *f)
 	for (unsigned i = 0; f->th && i < f->threads; i++) {
 		struct fsm_thread *t = &f->th[i];
 		if (t->dirfd >= 0)
-			fk_sys.close(t->dirfd);
+			cli_sys.close(t->dirfd);
 		fk_fsync_batch_destroy(t->batch);
 		free(t->names);
 		free(t->fds);
@@ -1102,7 +1102,7 @@ int cmd_bench_fsmark(int argc, char **argv)
 	}
 	for (size_t i = 0; i < f.nr_dirs; i++) {
 		struct stat st;
-		if (fk_sys.fstatat(AT_FDCWD, f.dirs[i], &st, 0))
+		if (cli_sys.fstatat(AT_FDCWD, f.dirs[i], &st, 0))
 			continue;
 		size_t k;
 		for (k = 0; k < nr_devs && devs[k].dev != st.st_dev; k++)
@@ -1178,7 +1178,7 @@ int cmd_bench_fsmark(int argc, char **argv)
 		double fps = secs > 0 ? created / secs : 0;
 		unsigned use_pct = 0;
 		struct statfs sf;
-		if (fk_sys.fstatfs(f.th[0].dirfd, &sf) == 0 && sf.f_blocks)
+		if (cli_sys.fstatfs(f.th[0].dirfd, &sf) == 0 && sf.f_blocks)
 			use_pct = (unsigned)((sf.f_blocks - sf.f_bavail) * 100 /
 					     sf.f_blocks);
 		emit_row(&f, use_pct, count, fps, secs, overhead_ns, lat,

@@ -34,7 +34,6 @@
  * for "flushkit compare" and "flushkit report".
  */
 #include "cli.h"
-#include "sys.h"
 #include "results.h"
 
 #include <errno.h>

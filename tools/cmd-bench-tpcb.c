@@ -34,7 +34,6 @@
  */
 #include "cli-tpcb.h"
 #include "cli.h"
-#include "sys.h"
 #include "results.h"
 
 #include <errno.h>
@@ -1150,19 +1149,13 @@ static uint32_t sync_jobs(const struct run *r)
 				 : FK_FSYNC_BATCH_DEFAULT_QUEUE_DEPTH;
 }
 
-/* Set r->probed_sync_io: the backend a batch with the store's sync_io
- * and sync_jobs gets here (the store sets up the same). */
+/* Set r->probed_sync_io: the backend the open store chose for its
+ * checkpoints' sync phase (fk_store_stats.sync_io). */
 static void probe_sync_io(struct run *r)
 {
-	struct fk_fsync_batch_opts bo;
-	struct fk_fsync_batch *b;
-	fk_fsync_batch_opts_init(&bo);
-	bo.sync_io = r->opts.sync_io;
-	bo.queue_depth = sync_jobs(r);
-	if (fk_fsync_batch_create(&bo, &b))
-		return;
-	r->probed_sync_io = fk_sync_io_name(fk_fsync_batch_backend(b));
-	fk_fsync_batch_destroy(b);
+	struct fk_store_stats st;
+	fk_store_get_stats(r->store, &st);
+	r->probed_sync_io = fk_sync_io_name(st.sync_io);
 }
 
 /*

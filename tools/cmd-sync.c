@@ -11,7 +11,6 @@
  * (a directory fsync was not supported by the file system).
  */
 #include "cli.h"
-#include "sys.h"
 
 #include <errno.h>
 #include <getopt.h>

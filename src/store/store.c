@@ -1903,4 +1903,6 @@ void fk_store_get_stats(struct fk_store *s, struct fk_store_stats *st)
 	st->flush_lsn = __atomic_load_n(&s->flush_lsn, __ATOMIC_ACQUIRE);
 	st->redo_lsn = __atomic_load_n(&s->redo_lsn, __ATOMIC_ACQUIRE);
 	st->error = fk_store_error(s);
+	st->sync_io = fk_fsync_batch_backend(s->fsb);
+	st->sync_jobs = st->sync_io == FK_SYNC_IO_SEQUENTIAL ? 1 : s->sync_jobs;
 }
