@@ -1143,26 +1143,36 @@ FK_API void fk_tree_opts_init(struct fk_tree_opts *o);
  *        @o->sync_jobs in flight): the files collected while walking
  *        are fsynced as one batch, then the collected directories one
  *        batch per depth, deepest first; a batch is flushed when the
- *        descriptor budget below is reached and at the end, so every
+ *        descriptor window below is reached and at the end, so every
  *        directory is still fsynced after everything under it.
- *        Descriptors of
- *        pass 1 stay open until their fsync, up to RLIMIT_NOFILE soft
- *        limit - 128 (at most 65536).  PostgreSQL's SyncDataDirectory /
+ *        Descriptors of pass 1 stay open until their fsync, within the
+ *        window.  PostgreSQL's SyncDataDirectory /
  *        pre_sync_fname (src/backend/storage/file/fd.c, 9.5+).
  *      FK_SYNC_FSYNC - one pass of fsync, directories after contents,
  *        one fsync at a time (the unbatched baseline; sync_io ignored).
  *      FK_SYNC_SYNCFS - one syncfs(2) per distinct st_dev found under
  *        the paths (no file is opened except a regular file that is the
- *        only one of its file system); on kernels before 5.8, which do
- *        not report syncfs errors, one warning is reported.
+ *        only one of its file system; one descriptor is held per file
+ *        system); on kernels before 5.8, which do not report syncfs
+ *        errors, one warning is reported.
+ *      Descriptor window: every pass opens at most RLIMIT_NOFILE soft
+ *      limit, minus the descriptors open when it starts, minus a reserve
+ *      of 26 (the walk holds at most 8 directories open at any depth;
+ *      at most 65536); directories are opened O_NOATIME where allowed.
  *      Diagnostics go to @o->report (op "open", "stat", "getdents",
- *      "fsync", "syncfs", "sync_file_range"), progress to @o->progress.
+ *      "reopen", "fsync", "syncfs", "sync_file_range", "file descriptor
+ *      limit too low (...)"), progress to @o->progress.
  * @st: filled (zeroed first); may be NULL.
  * Each inode (st_dev, st_ino) is synced at most once per call; FIFOs,
  * sockets and devices are never opened; symlinks are never followed.
  * Returns 0; -FK_EDEGRADED when everything was synced but some directory
- * fsync failed with EINVAL/ENOTSUP/EOPNOTSUPP (st->degraded set, one
- * warning per file system); or the first -errno after doing the rest:
+ * fsync failed with EINVAL/ENOTSUP/EOPNOTSUPP, or some regular file's
+ * with EINVAL (procfs files: nothing on storage to make durable)
+ * (st->degraded set, one warning per file system); -EMFILE, before
+ * anything is done, when RLIMIT_NOFILE leaves no descriptor beyond those
+ * open and the reserve (reported); -ESTALE when a directory above the
+ * walk's window was moved away during the walk (reported as "reopen",
+ * the walk of that path stops); or the first -errno after doing the rest:
  * a failed fsync/syncfs (sticky: never retried, never reopened), -EACCES
  * or another open/getdents error, -ENOENT for a path that does not
  * exist.  Entries vanishing during the walk are warnings, counted in
@@ -1198,29 +1208,47 @@ FK_API int fk_tree_sync(const char *const *paths, size_t nr_paths,
  *      FK_COPY_FSYNC_EACH - each file fsynced right after it is written,
  *        each directory after its contents (rsync --fsync), one fsync at
  *        a time (the unbatched baseline; sync_io ignored);
- *      FK_COPY_SYNCFS - one syncfs(2) of the destination at the end.
+ *      FK_COPY_SYNCFS - one syncfs(2) at the end of each file system
+ *        the copy wrote to: the destination's and every one mounted on
+ *        a directory inside it (one descriptor held per file system).
  *      In every method the destination's parent directory is fsynced
  *      last.  With WRITEBACK and DELAYED the writing descriptor stays
- *      open until its fsync, within the RLIMIT_NOFILE budget.
+ *      open until its fsync, within the descriptor window of
+ *      fk_tree_sync (every pass, the times pass included, opens at most
+ *      that many; the source walk and the destination directories hold
+ *      at most 8 open each, at any depth).
  *      @o->drop_cache: POSIX_FADV_DONTNEED on each source file once
  *      copied and each destination file once fsynced.
  *      Diagnostics go to @o->report (ops "open", "read", "create",
  *      "mkdir", "symlink", "mknod", "link", "chown", "chmod", "utimens",
- *      "fsync", "syncfs", "copy stopped, incomplete file", ...), progress
- *      to @o->progress.
+ *      "fsync", "syncfs", "copy stopped, incomplete file", "reopen",
+ *      "file descriptor limit too low (...)"; warning "hard link across
+ *      file systems, copied as a separate file"), progress to
+ *      @o->progress.
  * @st: filled (zeroed first); may be NULL.  st->bytes counts file data
  *      copied (not holes); st->walk_ns the copy phase, st->fsync_ns the
  *      durability phase (for FSYNC_EACH, the fsyncs made while copying).
  * Regular files are copied with copy_file_range(2), falling back to
- * pread/pwrite on EXDEV, ENOSYS, EINVAL, EOPNOTSUPP; sparse files keep
- * their holes (SEEK_DATA/SEEK_HOLE).  Hard links stay hard links (by
- * source (st_dev, st_ino)); symlinks are copied, never followed; FIFOs,
+ * pread/pwrite on EXDEV, ENOSYS, EINVAL, EOPNOTSUPP, and when it returns
+ * 0 (only a read says EOF); sparse files keep their holes
+ * (SEEK_DATA/SEEK_HOLE).  What is copied is what reads return: a source
+ * with st_size 0 (procfs) is read to EOF, one whose reads end before
+ * st_size (sysfs) is copied to there, never padded.  Hard links stay
+ * hard links (by source (st_dev, st_ino)) except across file systems
+ * mounted inside the destination (EXDEV: copied as a separate file, a
+ * warning); symlinks are copied, never followed; FIFOs,
  * sockets and devices are recreated with mknodat(2), never opened.
  * Files are created 0600, directories 0700; mode, owner (when euid is
- * 0), xattrs (best effort) and times are applied after the content, a
- * directory's after its entries.  No PATH_MAX limit below @src.
+ * 0), xattrs (best effort) and times (atime and mtime, to the ns) are
+ * applied after the content, a directory's after its entries; a
+ * directory one of whose entries could not be copied (an error reported
+ * for it or below it) keeps its creation time, as do the directories
+ * above it, so it never looks complete.  No PATH_MAX limit below @src.
  * Returns 0; -FK_EDEGRADED when the copy is complete and synced but some
- * directory fsync failed with EINVAL/ENOTSUP/EOPNOTSUPP; or the first
+ * directory fsync failed with EINVAL/ENOTSUP/EOPNOTSUPP (or a file's with
+ * EINVAL); -EMFILE as fk_tree_sync, before anything is created;
+ * -ESTALE when a destination directory above the window was moved away
+ * during the copy (reported, the copy stops); or the first
  * -errno: a failed fsync/syncfs (sticky: reported, never retried), an
  * entry that could not be read or created (-EACCES, -EIO, ...; the rest
  * is still copied and synced).  -ENOSPC/-EDQUOT stop the copy at once:

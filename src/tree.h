@@ -11,8 +11,17 @@
  *    open until its fsync.  Keeping it open matters: if the inode is
  *    evicted between close and reopen, a writeback error recorded on it
  *    can be lost and the fsync of a fresh descriptor returns 0.  The
- *    number of kept descriptors is bounded (fk_fdmap_budget(), from
+ *    number of kept descriptors is bounded (fk_fd_window(), from
  *    RLIMIT_NOFILE); past it the caller closes and the fsync reopens.
+ *
+ *  - fk_fd_window(), the one rule for how many descriptors a pass may
+ *    open (kept, pending, batched): every pass of sync and copy sizes
+ *    its window with it.
+ *
+ *  - struct fk_fsset, the file systems a run wrote to or must sync, each
+ *    with a descriptor for syncfs(2) (sync --method=syncfs and cp
+ *    --method=syncfs: a destination with another file system mounted
+ *    inside it is synced on both).
  *
  *  - fk_tree_fsync_pass(), the final phase: walk one root and fsync each
  *    regular file (kept descriptor first, else open O_RDONLY|O_NOFOLLOW
@@ -97,12 +106,32 @@ int fk_tree_batch_create(const struct fk_tree_opts *to,
 struct fk_fdmap;
 
 /*
- * fk_fdmap_budget - how many descriptors a run may keep open: the
- * RLIMIT_NOFILE soft limit minus a reserve of 128 (for the walker's
- * directory descriptors, one per level, and the caller's own), at most
- * 65536; 0 if the limit is too low.  No I/O.
+ * Descriptors every pass may hold besides its window: the walker's
+ * directory window (FK_WALK_MAX_DIR_FDS, plus the root's parent), the
+ * copy's destination directory window (as many, plus the destination's
+ * parent), a source and a destination file, a directory opened to
+ * resolve a long path, io_uring's ring and the caller's own.
  */
-size_t fk_fdmap_budget(void);
+#define FK_FD_RESERVE (2 * FK_WALK_MAX_DIR_FDS + 10)
+
+/*
+ * fk_fd_window - how many more descriptors a pass may open now: the
+ * RLIMIT_NOFILE soft limit minus the descriptors open in this process
+ * (counted in /proc/self/fd; 16 assumed without /proc) minus
+ * FK_FD_RESERVE, at most 65536; 0 if the limit leaves none.  Each pass
+ * (the copy's kept descriptors, the fsync pass's batches, the times
+ * pass, twopass's hints) calls it when it starts.  Reads /proc; no other
+ * I/O.
+ */
+size_t fk_fd_window(void);
+
+/*
+ * fk_tree_fd_check - refuse a run that fk_fd_window() leaves no
+ * descriptor: reports an error naming the limit, what is open and what
+ * is needed, for @path, and returns -EMFILE; else 0.
+ */
+int fk_tree_fd_check(const struct fk_tree_fsync_opts *o,
+		     struct fk_tree_stats *st, const char *path);
 
 /* @max_fds: descriptors kept at most (0: none kept, the table still
  * records inode flags).  Returns 0 or -ENOMEM. */
@@ -247,7 +276,8 @@ int fk_tree_open_file(int dirfd, const char *name, const struct stat *want);
  * With @o->batch, the fsyncs go through it: regular files (their
  * descriptors) and directories (the kept descriptor or one opened on
  * ".", with their depth) are collected; when the collected plus the
- * kept descriptors reach fk_fdmap_budget(), and at the end, the
+ * kept descriptors reach the pass's budget (fk_fd_window() when it
+ * starts, plus the descriptors kept then), and at the end, the
  * collected files are fsynced as one batch, then the directories one
  * batch per depth, deepest first.  Post-order makes every descendant of
  * a collected directory collected or done already, so each directory
@@ -262,6 +292,33 @@ int fk_tree_open_file(int dirfd, const char *name, const struct stat *want);
 int fk_tree_fsync_pass(int at_fd, const char *root, const char *display,
 		       struct fk_fdmap *m, const struct fk_tree_fsync_opts *o,
 		       struct fk_tree_stats *st);
+
+struct fk_fsset;
+
+/* An empty set.  0 or -ENOMEM. */
+int fk_fsset_create(struct fk_fsset **out);
+/* Close every descriptor and free.  NULL is a no-op. */
+void fk_fsset_destroy(struct fk_fsset *s);
+/* 1 if file system @dev is in @s. */
+int fk_fsset_has(const struct fk_fsset *s, dev_t dev);
+/* Number of file systems in @s. */
+size_t fk_fsset_nr(const struct fk_fsset *s);
+/*
+ * fk_fsset_add - remember file system @dev with @fd, a descriptor of a
+ * directory or regular file on it (the set owns @fd now, in every case),
+ * and @path for messages.  Returns 0 when added, 1 when @dev was there
+ * already (@fd closed), -ENOMEM (@fd closed).  One descriptor is held per
+ * file system until fk_fsset_destroy.
+ */
+int fk_fsset_add(struct fk_fsset *s, dev_t dev, int fd, const char *path);
+/*
+ * fk_fsset_syncfs - syncfs(2) each file system of @s, in the order added;
+ * each call counted in st->syncfs_calls, each failure reported as
+ * "syncfs" with the path it was added with.  Returns 0 or the first
+ * -errno (after syncing the others).  Blocks; may be called again.
+ */
+int fk_fsset_syncfs(struct fk_fsset *s, const struct fk_tree_fsync_opts *o,
+		    struct fk_tree_stats *st);
 
 /*
  * fk_kernel_before - 1 if the kernel release string @release ("5.4.0-

@@ -4,13 +4,14 @@
  * the run's inode table with kept descriptors (struct fk_fdmap), the
  * error policy of one fsync, and the final fsync pass over a tree.
  *
- * Interface routines (see tree.h): fk_fdmap_budget, fk_fdmap_create,
+ * Interface routines (see tree.h): fk_fd_window, fk_fdmap_create,
  * fk_fdmap_destroy, fk_fdmap_put, fk_fdmap_take, fk_fdmap_nr_fds,
  * fk_fdmap_flags, fk_fdmap_set_flags, fk_fdmap_note_path,
  * fk_tree_report, fk_tree_result, fk_tree_progress, fk_tree_fsync_fd,
  * fk_tree_fsync_done, fk_tree_open_file, fk_tree_fsync_pass,
- * fk_tree_batch_create, fk_kernel_before; and the public
- * fk_tree_opts_init.
+ * fk_tree_batch_create, fk_kernel_before, fk_fsset_create,
+ * fk_fsset_add, fk_fsset_has, fk_fsset_syncfs, fk_fsset_destroy; and the
+ * public fk_tree_opts_init.
  *
  * struct fk_fdmap is an open-addressing hash table keyed by (st_dev,
  * st_ino).  Invariants:
@@ -29,9 +30,18 @@
  *  5. A pending directory's descendants are all pending or done (the
  *     walk is post-order), and a flush fsyncs files first, then
  *     directories deepest first: a directory after its contents.
- *  6. Pending plus kept descriptors stay within fk_fdmap_budget() (plus
- *     the one being opened), and nothing is pending when the pass
+ *  6. Pending plus kept descriptors stay within the pass's budget
+ *     (fk_fd_window() when it starts plus the descriptors kept then;
+ *     plus the one being opened), and nothing is pending when the pass
  *     returns.
+ *
+ * The descriptor window (fk_fd_window) is the one answer to "how many
+ * more descriptors may this pass open": the RLIMIT_NOFILE soft limit,
+ * minus the descriptors open now (counted in /proc/self/fd), minus
+ * FK_FD_RESERVE for what every pass also holds (the walker's directory
+ * window, the copy's destination window, a source and a destination
+ * file, the caller's own).  Every pass of tree sync and tree copy sizes
+ * its kept, pending or batched descriptors from it.
  */
 #include "tree.h"
 #include "sys.h"
@@ -39,12 +49,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
-#define FDMAP_RESERVE_FDS 128
-#define FDMAP_MAX_FDS 65536
+#define FD_WINDOW_MAX 65536
 #define PROGRESS_INTERVAL_NS 100000000ull
 
 struct slot {
@@ -77,17 +87,72 @@ void fk_tree_opts_init(struct fk_tree_opts *o)
 	o->flush_after_bytes = FK_WRITEBACK_DEFAULT_FLUSH_AFTER;
 }
 
-size_t fk_fdmap_budget(void)
+/* The number of descriptors open in this process (/proc/self/fd less
+ * the one reading it), or -errno if /proc cannot tell. */
+static long count_open_fds(void)
+{
+	int fd = fk_sys.openat(AT_FDCWD, "/proc/self/fd",
+			       O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return fd;
+	char buf[4096] __attribute__((aligned(8)));
+	long n = 0;
+	for (;;) {
+		ssize_t got = fk_sys.getdents64(fd, buf, sizeof(buf));
+		if (got < 0) {
+			fk_sys.close(fd);
+			return (long)got;
+		}
+		if (got == 0)
+			break;
+		for (ssize_t off = 0; off < got;) {
+			/* struct linux_dirent64: d_reclen at 16, d_name
+			 * at 19. */
+			unsigned short reclen;
+			memcpy(&reclen, buf + off + 16, sizeof(reclen));
+			if (buf[off + 19] != '.')
+				n++;
+			off += reclen;
+		}
+	}
+	fk_sys.close(fd);
+	return n > 0 ? n - 1 : 0;
+}
+
+size_t fk_fd_window(void)
 {
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
 		return 0;
+	long open_now = count_open_fds();
+	if (open_now < 0)
+		open_now = 16; /* no /proc: assume a few */
 	if (rl.rlim_cur == RLIM_INFINITY)
-		return FDMAP_MAX_FDS;
-	if (rl.rlim_cur <= FDMAP_RESERVE_FDS)
+		return FD_WINDOW_MAX;
+	rlim_t used = (rlim_t)open_now + FK_FD_RESERVE;
+	if (rl.rlim_cur <= used)
 		return 0;
-	rlim_t n = rl.rlim_cur - FDMAP_RESERVE_FDS;
-	return n > FDMAP_MAX_FDS ? FDMAP_MAX_FDS : (size_t)n;
+	rlim_t n = rl.rlim_cur - used;
+	return n > FD_WINDOW_MAX ? FD_WINDOW_MAX : (size_t)n;
+}
+
+int fk_tree_fd_check(const struct fk_tree_fsync_opts *o,
+		     struct fk_tree_stats *st, const char *path)
+{
+	if (fk_fd_window() > 0)
+		return 0;
+	struct rlimit rl;
+	long open_now = count_open_fds();
+	char op[160];
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		rl.rlim_cur = 0;
+	snprintf(op, sizeof(op),
+		 "file descriptor limit too low (ulimit -n %llu, %ld open, "
+		 "at least %ld needed)",
+		 (unsigned long long)rl.rlim_cur, open_now,
+		 (open_now > 0 ? open_now : 0) + FK_FD_RESERVE + 1);
+	fk_tree_report(o, st, FK_REPORT_ERROR, op, path, -EMFILE);
+	return -EMFILE;
 }
 
 static uint64_t hash(dev_t dev, ino_t ino)
@@ -327,15 +392,18 @@ int fk_tree_fsync_done(struct fk_fdmap *m, int r, dev_t dev, ino_t ino,
 			fk_fdmap_set_flags(m, dev, ino, FK_INODE_SYNCED);
 		return 0;
 	}
-	if (is_dir && (r == -EINVAL || r == -ENOTSUP || r == -EOPNOTSUPP)) {
-		/* CIFS, some FUSE: the directory cannot be fsynced.  Not a
-		 * failure of the operation, but the result is weaker. */
+	if ((is_dir && (r == -EINVAL || r == -ENOTSUP || r == -EOPNOTSUPP)) ||
+	    (!is_dir && r == -EINVAL)) {
+		/* CIFS, some FUSE, sysfs: the directory cannot be fsynced;
+		 * procfs: the file cannot (EINVAL: "does not support
+		 * synchronization").  Not a failure of the operation, but
+		 * the result is weaker. */
 		st->degraded = 1;
 		if (m)
 			fk_fdmap_set_flags(m, dev, ino, FK_INODE_DEGRADED);
 		if (first_degraded(m, dev))
 			fk_tree_report(o, st, FK_REPORT_WARNING, "fsync", path,
-				       -FK_EDEGRADED);
+				       is_dir ? -FK_EDEGRADED : r);
 		return -FK_EDEGRADED;
 	}
 	/* Sticky: reported once, never retried, never reopened. */
@@ -813,7 +881,8 @@ int fk_tree_fsync_pass(int at_fd, const char *root, const char *display,
 		.display = display && strcmp(display, root) ? display : NULL,
 	};
 	if (o->batch) {
-		p.budget = fk_fdmap_budget();
+		/* The window now, plus what is kept (already open). */
+		p.budget = fk_fd_window() + fk_fdmap_nr_fds(m);
 		if (!p.budget)
 			p.budget = 1;
 	}
@@ -835,4 +904,94 @@ int fk_tree_fsync_pass(int at_fd, const char *root, const char *display,
 		return fk_tree_result(p.result, r);
 	}
 	return p.result;
+}
+
+/* ---- the file systems of a run, for syncfs ---- */
+
+struct fk_fsset;
+static int grow_fsset(struct fk_fsset *s);
+
+struct fsdev {
+	dev_t dev;
+	int fd;	    /* a directory (or file) on it, for syncfs */
+	char *path; /* for messages */
+};
+
+struct fk_fsset {
+	struct fsdev *devs;
+	size_t nr, alloc;
+};
+
+int fk_fsset_create(struct fk_fsset **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : -ENOMEM;
+}
+
+void fk_fsset_destroy(struct fk_fsset *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nr; i++) {
+		fk_sys.close(s->devs[i].fd);
+		free(s->devs[i].path);
+	}
+	free(s->devs);
+	free(s);
+}
+
+int fk_fsset_has(const struct fk_fsset *s, dev_t dev)
+{
+	for (size_t i = 0; i < s->nr; i++)
+		if (s->devs[i].dev == dev)
+			return 1;
+	return 0;
+}
+
+int fk_fsset_add(struct fk_fsset *s, dev_t dev, int fd, const char *path)
+{
+	if (fk_fsset_has(s, dev)) {
+		fk_sys.close(fd);
+		return 1;
+	}
+	char *copy = strdup(path);
+	if (!copy || (s->nr == s->alloc && !grow_fsset(s))) {
+		free(copy);
+		fk_sys.close(fd);
+		return -ENOMEM;
+	}
+	s->devs[s->nr++] = (struct fsdev){.dev = dev, .fd = fd, .path = copy};
+	return 0;
+}
+
+int fk_fsset_syncfs(struct fk_fsset *s, const struct fk_tree_fsync_opts *o,
+		    struct fk_tree_stats *st)
+{
+	int result = 0;
+	for (size_t i = 0; i < s->nr; i++) {
+		int r = fk_sys.syncfs(s->devs[i].fd);
+		st->syncfs_calls++;
+		if (r < 0) {
+			fk_tree_report(o, st, FK_REPORT_ERROR, "syncfs",
+				       s->devs[i].path, r);
+			result = fk_tree_result(result, r);
+		}
+	}
+	return result;
+}
+
+size_t fk_fsset_nr(const struct fk_fsset *s)
+{
+	return s->nr;
+}
+
+static int grow_fsset(struct fk_fsset *s)
+{
+	size_t n = s->alloc ? s->alloc * 2 : 4;
+	struct fsdev *d = realloc(s->devs, n * sizeof(*d));
+	if (!d)
+		return 0;
+	s->devs = d;
+	s->alloc = n;
+	return 1;
 }

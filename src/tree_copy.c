@@ -36,7 +36,9 @@
  *    written data every flush_after_bytes while copying
  *    (sync_file_range(SYNC_FILE_RANGE_WRITE) through struct fk_writeback),
  *    so the final fsyncs find little dirty data;
- *  - FK_COPY_SYNCFS: one syncfs(2) of the destination's file system.
+ *  - FK_COPY_SYNCFS: one syncfs(2) of each file system the copy wrote
+ *    to: the destination's, and any mounted on a directory inside it
+ *    (struct fk_fsset of tree.h, as sync --method=syncfs).
  * In every method the destination's parent directory is fsynced last, so
  * the new top-level name is durable.  Before it, times_pass sets each
  * copied file's times (its data is durable by then) and makes them
@@ -66,7 +68,17 @@
  *     below it was created, so creating entries does not change them.
  *  3. levels[d].fd is the open destination directory matching the source
  *     directory at depth d while the walk is below it, else -1; entries
- *     at depth d + 1 are created relative to it and nothing else.
+ *     at depth d + 1 are created relative to it and nothing else.  At
+ *     most FK_WALK_MAX_DIR_FDS levels below the top are open: past it
+ *     the shallowest open one (never the parent of the deepest) is
+ *     closed (levels[d].closed), and opened again through ".." of its
+ *     child, checked to be the same inode, in the child's dir_post,
+ *     before anything is created in it again.
+ *  9. A directory any of whose entries could not be copied (an error
+ *     reported for it, or for something below it) is incomplete
+ *     (levels[d].incomplete, passed up to its parent): it gets its
+ *     source's mode but keeps its creation time, so that a time
+ *     comparison never takes it for complete.
  *  4. A descriptor with pending writeback ranges is never closed with
  *     them: it is kept in the fd map until its fsync, or its ranges are
  *     issued (fk_writeback_issue) before close.
@@ -233,6 +245,10 @@ struct pending_times {
 struct dst_level {
 	int fd;			/* the destination directory, or -1 */
 	int skip;		/* subtree not copied (error or into-itself) */
+	int closed;	/* fd closed to bound the window (invariant 3) */
+	int incomplete; /* something below was not copied */
+	dev_t dev;	/* the destination directory's identity */
+	ino_t ino;
 	size_t rel_len;		/* length of relpath for this level */
 };
 
@@ -255,6 +271,9 @@ struct copy_ctx {
 
 	struct dst_level *levels;
 	size_t nr_levels;
+	int nr_open_levels;	/* levels[d].fd >= 0, d > 0 */
+	int depth_now;		/* deepest level being copied into, or -1 */
+	struct fk_fsset *fsset; /* syncfs: the file systems written to */
 
 	struct sbuf relpath;	/* current directory relative to top */
 	struct sbuf dpath;	/* display path of the current dst entry */
@@ -628,6 +647,14 @@ static int copy_range(struct copy_ctx *c, int sfd, int dfd, uint64_t off,
 				*no_cfr = 1;
 				continue;
 			}
+			if (n == 0) {
+				/* Not EOF until a read says so: procfs and
+				 * others return 0 for content they have
+				 * (coreutils copy.c does the same).  The
+				 * rest of this file is read and written. */
+				*no_cfr = 1;
+				continue;
+			}
 			if (n < 0) {
 				*fail = FAIL_DST;
 				if (n == -EIO || n == -EBADF)
@@ -678,7 +705,10 @@ static int copy_range(struct copy_ctx *c, int sfd, int dfd, uint64_t off,
 
 /*
  * Copy the content of @sfd (described by @s) to @dfd, keeping holes.
- * Returns 0 or -errno with *@fail set.
+ * What is copied is what reads return, never more: a source whose
+ * st_size is 0 (procfs, some sysfs and FUSE files) is read to EOF; one
+ * whose reads end before st_size (sysfs says 4096) is copied up to
+ * there, not padded to st_size.  Returns 0 or -errno with *@fail set.
  */
 static int copy_data(struct copy_ctx *c, int sfd, int dfd,
 		     const struct stat *s, enum copy_fail *fail)
@@ -686,6 +716,10 @@ static int copy_data(struct copy_ctx *c, int sfd, int dfd,
 	uint64_t size = (uint64_t)s->st_size, end = 0, off = 0;
 	int no_cfr = 0, r;
 	int sparse = size > 0 && (uint64_t)s->st_blocks * 512 < size;
+
+	if (size == 0)
+		return copy_range(c, sfd, dfd, 0, UINT64_MAX, &end, fail,
+				  &no_cfr);
 
 	while (sparse && off < size) {
 		off_t data = fk_sys.lseek(sfd, (off_t)off, SEEK_DATA);
@@ -898,6 +932,16 @@ static int try_hardlink(struct copy_ctx *c, const struct fk_walk_entry *e,
 		if (r == 0)
 			r = link_relpath(c, first, ddir, name);
 	}
+	if (r == -EXDEV) {
+		/* The first copy is on another file system (one mounted
+		 * inside the destination): no link can reach it.  Copied as
+		 * a file of its own, said once per name. */
+		report(c, FK_REPORT_WARNING,
+		       "hard link across file systems, copied as a separate "
+		       "file",
+		       dpath, r);
+		return 0;
+	}
 	if (r < 0) {
 		report(c, FK_REPORT_ERROR, "link", dpath, r);
 		if (is_space_err(r))
@@ -911,7 +955,8 @@ static int try_hardlink(struct copy_ctx *c, const struct fk_walk_entry *e,
 static void remember_link(struct copy_ctx *c, const struct fk_walk_entry *e,
 			  const char *name, const char *dpath)
 {
-	if (e->st.st_nlink < 2 || e->depth == 0)
+	if (e->st.st_nlink < 2 || e->depth == 0 ||
+	    link_find(&c->links, e->st.st_dev, e->st.st_ino))
 		return;
 	size_t keep = c->relpath.len;
 	if (keep)
@@ -1014,27 +1059,87 @@ static int grow_levels(struct copy_ctx *c, size_t depth)
 	struct dst_level *l = realloc(c->levels, n * sizeof(*l));
 	if (!l)
 		return -ENOMEM;
-	for (size_t i = c->nr_levels; i < n; i++) {
-		l[i].fd = -1;
-		l[i].skip = 1;
-		l[i].rel_len = 0;
-	}
+	for (size_t i = c->nr_levels; i < n; i++)
+		l[i] = (struct dst_level){.fd = -1, .skip = 1};
 	c->levels = l;
 	c->nr_levels = n;
 	return 0;
 }
 
+/* Invariant 3: close the shallowest open level above the parent of
+ * @depth while more than FK_WALK_MAX_DIR_FDS are open. */
+static void bound_levels(struct copy_ctx *c, int depth)
+{
+	for (int d = 1;
+	     c->nr_open_levels > FK_WALK_MAX_DIR_FDS && d < depth - 1; d++) {
+		struct dst_level *l = &c->levels[d];
+		if (l->fd < 0)
+			continue;
+		fk_sys.close(l->fd);
+		l->fd = -1;
+		l->closed = 1;
+		c->nr_open_levels--;
+	}
+}
+
+/* Invariant 3: open level @depth - 1 again through ".." of @fd (level
+ * @depth) if it was closed.  Returns 0 or -errno (reported; the copy
+ * stops: nothing more can be created where it belongs). */
+static int reopen_level(struct copy_ctx *c, int depth, int fd,
+			const char *dpath)
+{
+	if (depth < 2 || !c->levels[depth - 1].closed)
+		return 0;
+	struct dst_level *up = &c->levels[depth - 1];
+	int ufd =
+	    fk_sys.openat(fd, "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
+	struct stat now;
+	int r = ufd < 0 ? ufd : fk_sys.fstat(ufd, &now);
+	if (r == 0 && (now.st_dev != up->dev || now.st_ino != up->ino))
+		r = -ESTALE; /* moved away by someone else */
+	if (r < 0) {
+		if (ufd >= 0)
+			fk_sys.close(ufd);
+		report(c, FK_REPORT_ERROR, "reopen the directory above", dpath,
+		       r);
+		c->stop = r;
+		return r;
+	}
+	up->fd = ufd;
+	up->closed = 0;
+	c->nr_open_levels++;
+	return 0;
+}
+
+/* Invariant 9: the directory holding the entries at @depth misses one. */
+static void mark_incomplete(struct copy_ctx *c, int depth)
+{
+	if (depth >= 0 && (size_t)depth < c->nr_levels)
+		c->levels[depth].incomplete = 1;
+}
+
+static int dir_pre(struct copy_ctx *c, const struct fk_walk_entry *e);
+
 static int on_dir_pre(void *arg, const struct fk_walk_entry *e)
 {
 	struct copy_ctx *c = arg;
+	uint64_t errors = c->st->errors;
+	int r = dir_pre(c, e);
+	/* Not created, or not as its source: its parent is incomplete. */
+	if (c->st->errors != errors)
+		mark_incomplete(c, e->depth - 1);
+	return r;
+}
+
+static int dir_pre(struct copy_ctx *c, const struct fk_walk_entry *e)
+{
 	if (e->depth == 0)
 		c->src_root_len = strlen(e->path);
 	if (grow_levels(c, (size_t)e->depth))
 		return -ENOMEM;
 	struct dst_level *lv = &c->levels[e->depth];
-	lv->fd = -1;
-	lv->skip = 1;
-	lv->rel_len = c->relpath.len;
+	*lv =
+	    (struct dst_level){.fd = -1, .skip = 1, .rel_len = c->relpath.len};
 
 	const char *name;
 	int ddir = dst_dir(c, e, &name);
@@ -1071,21 +1176,39 @@ static int on_dir_pre(void *arg, const struct fk_walk_entry *e)
 		report(c, FK_REPORT_ERROR, "open", dpath, fd);
 		return 1;
 	}
+	struct stat ds;
+	r = fk_sys.fstat(fd, &ds);
+	if (r < 0) {
+		report(c, FK_REPORT_ERROR, "stat", dpath, r);
+		fk_sys.close(fd);
+		return e->depth == 0 ? r : 1;
+	}
 	c->st->dirs++;
 	lv->fd = fd;
 	lv->skip = 0;
-	if (e->depth == 0) {
-		struct stat s;
-		r = fk_sys.fstat(fd, &s);
+	lv->dev = ds.st_dev;
+	lv->ino = ds.st_ino;
+	c->depth_now = e->depth;
+	if (c->fsset && !fk_fsset_has(c->fsset, ds.st_dev)) {
+		/* syncfs: a file system the copy writes to (the top's, or
+		 * one mounted on this directory). */
+		int sfd = fk_sys.openat(fd, ".", O_RDONLY | O_DIRECTORY, 0);
+		r = sfd < 0 ? sfd
+			    : fk_fsset_add(c->fsset, ds.st_dev, sfd, dpath);
 		if (r < 0) {
-			report(c, FK_REPORT_ERROR, "stat", dpath, r);
+			report(c, FK_REPORT_ERROR, "open", dpath, r);
+			c->stop = r;
 			return r;
 		}
+	}
+	if (e->depth == 0) {
 		c->top_fd = fd;
-		c->top_dev = s.st_dev;
-		c->top_ino = s.st_ino;
+		c->top_dev = ds.st_dev;
+		c->top_ino = ds.st_ino;
 		c->top_is_dir = 1;
 	} else {
+		c->nr_open_levels++;
+		bound_levels(c, e->depth);
 		if (c->relpath.len)
 			sbuf_add(&c->relpath, "/", 1);
 		if (sbuf_add(&c->relpath, name, strlen(name)))
@@ -1104,14 +1227,22 @@ static int on_dir_post(void *arg, const struct fk_walk_entry *e)
 	sbuf_truncate(&c->relpath, lv->rel_len);
 	if (lv->skip || lv->fd < 0 || c->stop)
 		return c->stop;
+	c->depth_now = e->depth - 1;
 	int fd = lv->fd;
 	const char *dpath = dst_path(c, e);
-	set_meta_fd(c, e->fd, fd, &e->st, dpath, 1);
+	if (reopen_level(c, e->depth, fd, dpath) < 0)
+		return c->stop;
+	/* Invariant 9: an incomplete directory keeps its creation time. */
+	uint64_t errors = c->st->errors;
+	set_meta_fd(c, e->fd, fd, &e->st, dpath, !lv->incomplete);
+	if (lv->incomplete || c->st->errors != errors)
+		mark_incomplete(c, e->depth - 1);
 	if (c->method == FK_COPY_FSYNC_EACH)
 		fsync_now(c, fd, 1, dpath);
 	if (e->depth == 0)
 		return 0;	/* the top stays open until the end */
 	lv->fd = -1;
+	c->nr_open_levels--;
 	struct stat ds;
 	if (fk_sys.fstat(fd, &ds) == 0)
 		release_fd(c, fd, &ds, 1, dpath);
@@ -1130,17 +1261,22 @@ static int on_entry(void *arg, const struct fk_walk_entry *e)
 	if (ddir < 0)
 		return 0;	/* parent was not copied */
 	const char *dpath = dst_path(c, e);
+	uint64_t errors = c->st->errors;
 	int r = try_hardlink(c, e, ddir, name, dpath);
-	if (r != 0)
-		return r < 0 ? r : 0;
-
-	mode_t t = e->st.st_mode & S_IFMT;
-	if (t == S_IFREG)
-		r = copy_regular(c, e, ddir, name, dpath);
-	else if (t == S_IFLNK)
-		r = copy_symlink(c, e, ddir, name, dpath);
-	else
-		r = copy_special(c, e, ddir, name, dpath);
+	if (r == 0) {
+		mode_t t = e->st.st_mode & S_IFMT;
+		if (t == S_IFREG)
+			r = copy_regular(c, e, ddir, name, dpath);
+		else if (t == S_IFLNK)
+			r = copy_symlink(c, e, ddir, name, dpath);
+		else
+			r = copy_special(c, e, ddir, name, dpath);
+	} else if (r > 0) {
+		r = 0;
+	}
+	/* Invariant 9: not copied, or not as its source. */
+	if (c->st->errors != errors)
+		mark_incomplete(c, e->depth - 1);
 	progress(c);
 	return r;
 }
@@ -1153,6 +1289,9 @@ static int on_error(void *arg, const char *op, const char *path, int err)
 		report(c, FK_REPORT_WARNING, "vanished", path, err);
 	} else {
 		report(c, FK_REPORT_ERROR, op, path, err);
+		/* Invariant 9: an entry of the directory being copied into
+		 * (or its own listing) could not be read. */
+		mark_incomplete(c, c->depth_now);
 	}
 	return 0;
 }
@@ -1317,7 +1456,11 @@ fail:
 
 /* ---- the durability phase ---- */
 
-#define TIMES_CHUNK 256		/* files opened at a time by times_pass */
+/* Files opened at a time by times_pass, at most (fewer if fk_fd_window
+ * says so). */
+#define TIMES_CHUNK 256
+
+static int syncfs_all(struct copy_ctx *c);
 
 /* Display path of a file of times_pass (in c->dpath). */
 static const char *times_path(struct copy_ctx *c,
@@ -1397,7 +1540,9 @@ static int times_fsync(struct copy_ctx *c, const int *fds,
 /*
  * Set the times of every copied regular file, now that its data is
  * durable, and make them durable: an fsync of each file, or with
- * FK_COPY_SYNCFS one more syncfs of @syncfs_fd.  Invariant 7: a file
+ * FK_COPY_SYNCFS one more syncfs of each file system written to (the
+ * fsset).  Files are opened a window at a time (fk_fd_window(), at
+ * most TIMES_CHUNK).  Invariant 7: a file
  * whose data fsync failed (FK_INODE_FAILED) is left with its creation
  * time, as are all files if the syncfs failed (@data_r < 0).  Invariant
  * 8: each file is opened at its name and checked to be the inode the
@@ -1413,12 +1558,12 @@ static int times_fsync(struct copy_ctx *c, const int *fds,
  * in between left files of the right size and mtime full of zeros
  * (tests/test-tree-powercut.c).  Returns 0 or the first error (each reported).
  */
-static int times_pass(struct copy_ctx *c, int data_r, int syncfs_fd)
+static int times_pass(struct copy_ctx *c, int data_r)
 {
 	int result = 0;
 	int fds[TIMES_CHUNK];
 	const struct pending_times *ps[TIMES_CHUNK];
-	size_t nr = 0;
+	size_t nr = 0, chunk;
 	struct fk_fsync_req *reqs = NULL;
 	struct fk_fsync_batch *batch = c->fo.batch, *own = NULL;
 	if (data_r < 0 && c->method == FK_COPY_SYNCFS)
@@ -1438,8 +1583,14 @@ static int times_pass(struct copy_ctx *c, int data_r, int syncfs_fd)
 		if (fk_fsync_batch_create(&bo, &own) == 0)
 			batch = own;
 	}
+	/* After the batch is made: its descriptors are open by now. */
+	chunk = fk_fd_window();
+	if (chunk > TIMES_CHUNK)
+		chunk = TIMES_CHUNK;
+	if (!chunk)
+		chunk = 1;
 	if (batch)
-		reqs = calloc(TIMES_CHUNK, sizeof(*reqs));
+		reqs = calloc(chunk, sizeof(*reqs));
 	for (size_t i = 0; i < c->nr_times; i++) {
 		const struct pending_times *p = &c->times[i];
 		unsigned f = fk_fdmap_flags(c->fdmap, p->dev, p->ino);
@@ -1495,7 +1646,7 @@ static int times_pass(struct copy_ctx *c, int data_r, int syncfs_fd)
 		}
 		fds[nr] = fd;
 		ps[nr++] = p;
-		if (nr == TIMES_CHUNK) {
+		if (nr == chunk) {
 			result = fk_tree_result(
 				result, times_fsync(c, fds, ps, nr, batch, reqs));
 			nr = 0;
@@ -1506,14 +1657,20 @@ static int times_pass(struct copy_ctx *c, int data_r, int syncfs_fd)
 			result, times_fsync(c, fds, ps, nr, batch, reqs));
 	free(reqs);
 	fk_fsync_batch_destroy(own);
-	if (c->method == FK_COPY_SYNCFS && c->nr_times) {
-		int r = fk_sys.syncfs(syncfs_fd);
-		c->st->syncfs_calls++;
-		if (r < 0)
-			report(c, FK_REPORT_ERROR, "syncfs", c->dst_display, r);
-		result = fk_tree_result(result, r);
-	}
+	if (c->method == FK_COPY_SYNCFS && c->nr_times)
+		result = fk_tree_result(result, syncfs_all(c));
 	return result;
+}
+
+/* syncfs every file system the copy wrote to; errors reported (and the
+ * first kept in c->first_err). */
+static int syncfs_all(struct copy_ctx *c)
+{
+	uint64_t errors = c->st->errors;
+	int r = fk_fsset_syncfs(c->fsset, &c->fo, c->st);
+	if (r < 0 && c->st->errors != errors && !c->first_err)
+		c->first_err = r;
+	return r;
 }
 
 static int durability_phase(struct copy_ctx *c)
@@ -1534,18 +1691,29 @@ static int durability_phase(struct copy_ctx *c)
 		memset(&ps, 0, sizeof(ps));
 
 	if (c->method == FK_COPY_SYNCFS) {
-		int fd = c->top_fd >= 0 ? c->top_fd : c->dst_parent_fd;
 		struct utsname u;
 		if (uname(&u) == 0 && fk_kernel_before(u.release, 5, 8) == 1)
 			report(c, FK_REPORT_WARNING,
 			       "syncfs (kernels before 5.8 do not report its "
 			       "errors)", c->dst_display, 0);
-		r = fk_sys.syncfs(fd);
-		c->st->syncfs_calls++;
-		if (r < 0)
-			report(c, FK_REPORT_ERROR, "syncfs", c->dst_display, r);
+		if (c->top_fd < 0) {
+			/* A file copied: its directory's file system. */
+			int fd = fk_sys.openat(c->dst_parent_fd, ".",
+					       O_RDONLY | O_DIRECTORY, 0);
+			r = fd < 0 ? fd
+				   : fk_fsset_add(c->fsset, ps.st_dev, fd,
+						  c->dst_display);
+			if (r < 0) {
+				report(c, FK_REPORT_ERROR, "open",
+				       c->dst_parent_display, r);
+				return r;
+			}
+		}
+		/* Every file system written to: the destination's, and
+		 * each one mounted inside it. */
+		r = syncfs_all(c);
 		/* The data is durable: now the times (invariant 7). */
-		r = fk_tree_result(r, times_pass(c, r, fd));
+		r = fk_tree_result(r, times_pass(c, r));
 		/* The parent is covered unless it is another file system
 		 * (the top is a mount point). */
 		if (c->top_fd < 0 || fk_sys.fstat(c->top_fd, &ts) < 0 ||
@@ -1558,10 +1726,10 @@ static int durability_phase(struct copy_ctx *c)
 		 * up, each inode once. */
 		r = fk_tree_fsync_pass(c->dst_parent_fd, c->dst_name,
 				       c->dst_display, c->fdmap, &c->fo, c->st);
-		r = fk_tree_result(r, times_pass(c, r, -1));
+		r = fk_tree_result(r, times_pass(c, r));
 	} else {
 		/* fsync-each: every file was fsynced while copying. */
-		r = times_pass(c, 0, -1);
+		r = times_pass(c, 0);
 	}
 	/* The parent last: makes the top-level name durable. */
 	int pr = fk_tree_fsync_fd(c->fdmap, c->dst_parent_fd, ps.st_dev,
@@ -1603,10 +1771,9 @@ int fk_tree_copy(const char *src, const char *dst,
 	c.fo.progress = o->progress;
 	c.fo.progress_arg = o->progress_arg;
 	c.use_wb = c.method == FK_COPY_WRITEBACK && o->flush_after_bytes > 0;
+	c.depth_now = -1;
 	fk_writeback_init(&c.wb, c.use_wb ? o->flush_after_bytes : 0);
-	int r = fk_fdmap_create(fk_fdmap_budget(), &c.fdmap);
-	if (r < 0)
-		goto out;
+	int r = 0;
 	/* The final fsync phase is batched; fsync-each stays one at a time
 	 * (the baseline), syncfs has none. */
 	if (c.method == FK_COPY_WRITEBACK || c.method == FK_COPY_DELAYED) {
@@ -1614,6 +1781,22 @@ int fk_tree_copy(const char *src, const char *dst,
 		if (r < 0)
 			goto out;
 	}
+	if (c.method == FK_COPY_SYNCFS) {
+		r = fk_fsset_create(&c.fsset);
+		if (r < 0)
+			goto out;
+	}
+	/* After the batch: io_uring's ring is a descriptor too. */
+	r = fk_tree_fd_check(&c.fo, st, src);
+	if (r < 0)
+		goto out;
+	/* Descriptors kept until their fsync: writeback and delayed. */
+	size_t keep = 0;
+	if (c.method == FK_COPY_WRITEBACK || c.method == FK_COPY_DELAYED)
+		keep = fk_fd_window();
+	r = fk_fdmap_create(keep, &c.fdmap);
+	if (r < 0)
+		goto out;
 
 	r = resolve_dst(&c, src, dst, &name, &display);
 	if (r < 0)
@@ -1658,6 +1841,7 @@ out:
 	if (c.dst_parent_fd >= 0)
 		fk_sys.close(c.dst_parent_fd);
 	fk_fdmap_destroy(c.fdmap);
+	fk_fsset_destroy(c.fsset);
 	fk_fsync_batch_destroy(c.fo.batch);
 	free(name);
 	free(display);

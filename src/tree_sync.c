@@ -18,11 +18,12 @@
  *    the time pass 2 waits on the first file, the device is already busy
  *    with all of them.  Every hint of pass 1 is issued before the first
  *    fsync of pass 2.  The descriptor opened in pass 1 is kept open in
- *    the run's fdmap (up to fk_fdmap_budget()) and reused by pass 2, so
+ *    the run's fdmap (up to fk_fd_window()) and reused by pass 2, so
  *    a writeback error cannot be lost by inode eviction in between.
  *
  *  - FK_SYNC_SYNCFS: one walk (opening no file) to find every distinct
- *    st_dev under the paths, then one syncfs(2) per file system.  Before
+ *    st_dev under the paths (struct fk_fsset of tree.h, which cp
+ *    --method=syncfs uses too), then one syncfs(2) per file system.  Before
  *    Linux 5.8 syncfs did not return writeback errors, so on such a
  *    kernel a warning is reported once.
  *
@@ -207,18 +208,11 @@ static int sync_fsync(const char *const *paths, size_t nr_paths,
 
 /* ---- syncfs: one call per file system ---- */
 
-struct fsdev {
-	dev_t dev;
-	int fd;
-	char *path;
-};
-
 struct fs_pass {
 	struct fk_fdmap *m;
 	const struct fk_tree_fsync_opts *o;
 	struct fk_tree_stats *st;
-	struct fsdev *devs;
-	size_t nr_devs;
+	struct fk_fsset *fs;
 	int result;
 	int nomem;
 	uint64_t progress_ns;
@@ -227,29 +221,13 @@ struct fs_pass {
 /* Remember file system @dev with a descriptor on it (taken over). */
 static void add_dev(struct fs_pass *p, dev_t dev, int fd, const char *path)
 {
-	struct fsdev *n = realloc(p->devs, (p->nr_devs + 1) * sizeof(*n));
-	char *copy = strdup(path);
-	if (!n || !copy) {
-		if (n)
-			p->devs = n;
-		free(copy);
-		fk_sys.close(fd);
+	if (fk_fsset_add(p->fs, dev, fd, path) == -ENOMEM)
 		p->nomem = 1;
-		return;
-	}
-	p->devs = n;
-	n[p->nr_devs].dev = dev;
-	n[p->nr_devs].fd = fd;
-	n[p->nr_devs].path = copy;
-	p->nr_devs++;
 }
 
 static int known_dev(const struct fs_pass *p, dev_t dev)
 {
-	for (size_t i = 0; i < p->nr_devs; i++)
-		if (p->devs[i].dev == dev)
-			return 1;
-	return 0;
+	return fk_fsset_has(p->fs, dev);
 }
 
 static int fs_dir_pre(void *arg, const struct fk_walk_entry *e)
@@ -337,6 +315,8 @@ static int sync_syncfs(const char *const *paths, size_t nr_paths,
 	struct fs_pass p = {.m = m, .o = o, .st = st};
 	int result = 0;
 	(void)to;
+	if (fk_fsset_create(&p.fs) < 0)
+		return -ENOMEM;
 
 	if (syncfs_loses_errors())
 		fk_tree_report(o, st, FK_REPORT_WARNING,
@@ -356,21 +336,9 @@ static int sync_syncfs(const char *const *paths, size_t nr_paths,
 	uint64_t t1 = fk_now_ns();
 	st->walk_ns = t1 - t0;
 	result = fk_tree_result(result, p.result);
-
-	for (size_t i = 0; i < p.nr_devs; i++) {
-		if (!p.nomem) {
-			int r = fk_sys.syncfs(p.devs[i].fd);
-			st->syncfs_calls++;
-			if (r < 0) {
-				fk_tree_report(o, st, FK_REPORT_ERROR, "syncfs",
-					       p.devs[i].path, r);
-				result = fk_tree_result(result, r);
-			}
-		}
-		fk_sys.close(p.devs[i].fd);
-		free(p.devs[i].path);
-	}
-	free(p.devs);
+	if (!p.nomem)
+		result = fk_tree_result(result, fk_fsset_syncfs(p.fs, o, st));
+	fk_fsset_destroy(p.fs);
 	st->fsync_ns = fk_now_ns() - t1;
 	return p.nomem ? -ENOMEM : result;
 }
@@ -400,7 +368,6 @@ int fk_tree_sync(const char *const *paths, size_t nr_paths,
 	switch (o->method) {
 	case FK_SYNC_TWOPASS:
 		fn = sync_twopass;
-		max_fds = fk_fdmap_budget();
 		break;
 	case FK_SYNC_FSYNC:
 		fn = sync_fsync;
@@ -453,6 +420,11 @@ int fk_tree_sync(const char *const *paths, size_t nr_paths,
 		r = fk_tree_batch_create(o, st, &batch);
 		fo.batch = batch;
 	}
+	/* After the batch (io_uring's ring is a descriptor too). */
+	if (!r)
+		r = fk_tree_fd_check(&fo, st, paths[0]);
+	if (!r && o->method == FK_SYNC_TWOPASS)
+		max_fds = fk_fd_window();
 	struct fk_fdmap *m = NULL;
 	if (!r)
 		r = fk_fdmap_create(max_fds, &m);

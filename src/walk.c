@@ -11,10 +11,21 @@
  * a callback opens is its own business (and it must not open special
  * files, which it can tell from e->st).
  *
+ * Directories are opened O_NOATIME where the kernel allows it (the
+ * caller owns them, or has CAP_FOWNER; else without): reading one must
+ * not change its access time (a copy whose times were just set, a tree
+ * being synced).
+ *
  * Invariants:
  *  1. No path passed to a system call has more than one component
- *     (except the root as given by the caller), so depth is unlimited
- *     by PATH_MAX; open descriptors are bounded by the depth.
+ *     (except the root as given by the caller, and ".."), so depth is
+ *     unlimited by PATH_MAX; at most FK_WALK_MAX_DIR_FDS directory
+ *     descriptors of the walk are open at a time, whatever the depth:
+ *     past it, the descriptor of the shallowest open ancestor (never the
+ *     parent of the deepest) is closed, and an ancestor is opened again
+ *     through ".." of its child, and checked to be the same (st_dev,
+ *     st_ino), before anything needs it (a walk whose ancestor was moved
+ *     away meanwhile stops with -ESTALE, reported as "reopen").
  *  2. A symlink is never followed: directories are opened O_NOFOLLOW
  *     and their identity is checked against the lstat result.
  *  3. dir_post of a directory runs after every callback for entries
@@ -135,10 +146,73 @@ static int report(const struct fk_walk_ops *ops, void *arg, const char *op,
 	return ops->error(arg, op, path, err);
 }
 
-static int visit(int dirfd, const char *name, const char *path,
-		 const struct stat *st, int depth,
-		 const struct fk_walk_ops *ops, void *arg)
+/* The directories being walked, by depth. */
+struct level {
+	int fd; /* open, or -1 (closed to bound the window) */
+	dev_t dev;
+	ino_t ino;
+	const char *path; /* display path (owned by its visit frame) */
+};
+
+struct walker {
+	const struct fk_walk_ops *ops;
+	void *arg;
+	struct level *lv;
+	size_t nr_lv;
+	int nr_open; /* levels with fd >= 0 */
+};
+
+static int open_dir(int dirfd, const char *name)
 {
+	int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NOCTTY;
+	int fd = fk_sys.openat(dirfd, name, flags | O_NOATIME, 0);
+	if (fd == -EPERM) /* not ours, no CAP_FOWNER */
+		fd = fk_sys.openat(dirfd, name, flags, 0);
+	return fd;
+}
+
+/* Keep at most FK_WALK_MAX_DIR_FDS levels open: close the shallowest
+ * open one above the parent of @depth. */
+static void bound_window(struct walker *w, int depth)
+{
+	for (int d = 0; w->nr_open > FK_WALK_MAX_DIR_FDS && d < depth - 1;
+	     d++) {
+		if (w->lv[d].fd < 0)
+			continue;
+		fk_sys.close(w->lv[d].fd);
+		w->lv[d].fd = -1;
+		w->nr_open--;
+	}
+}
+
+/* Open level @depth - 1 again through ".." of level @depth if it was
+ * closed.  Returns 0 or the walk's abort value. */
+static int reopen_parent(struct walker *w, int depth)
+{
+	if (depth == 0 || w->lv[depth - 1].fd >= 0)
+		return 0;
+	struct level *up = &w->lv[depth - 1];
+	int fd = open_dir(w->lv[depth].fd, "..");
+	struct stat now;
+	int r = fd < 0 ? fd : fk_sys.fstat(fd, &now);
+	if (r == 0 && (now.st_dev != up->dev || now.st_ino != up->ino))
+		r = -ESTALE; /* moved away while we were below it */
+	if (r < 0) {
+		if (fd >= 0)
+			fk_sys.close(fd);
+		report(w->ops, w->arg, "reopen", up->path, r);
+		return r;
+	}
+	up->fd = fd;
+	w->nr_open++;
+	return 0;
+}
+
+static int visit(struct walker *w, int dirfd, const char *name,
+		 const char *path, const struct stat *st, int depth)
+{
+	const struct fk_walk_ops *ops = w->ops;
+	void *arg = w->arg;
 	struct fk_walk_entry e = {
 		.dirfd = dirfd,
 		.name = name,
@@ -151,9 +225,7 @@ static int visit(int dirfd, const char *name, const char *path,
 	if (!S_ISDIR(st->st_mode))
 		return ops->entry ? ops->entry(arg, &e) : 0;
 
-	int fd = fk_sys.openat(dirfd, name,
-			       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NOCTTY,
-			       0);
+	int fd = open_dir(dirfd, name);
 	if (fd < 0)
 		return report(ops, arg, "open", path, fd);
 	struct stat now;
@@ -164,15 +236,25 @@ static int visit(int dirfd, const char *name, const char *path,
 		fk_sys.close(fd);
 		return report(ops, arg, "stat", path, r);
 	}
+	if ((size_t)depth >= w->nr_lv) {
+		size_t n = w->nr_lv ? w->nr_lv * 2 : 16;
+		struct level *lv = realloc(w->lv, n * sizeof(*lv));
+		if (!lv) {
+			fk_sys.close(fd);
+			return -ENOMEM;
+		}
+		w->lv = lv;
+		w->nr_lv = n;
+	}
+	w->lv[depth] = (struct level){
+	    .fd = fd, .dev = now.st_dev, .ino = now.st_ino, .path = path};
+	w->nr_open++;
+	bound_window(w, depth);
 	e.st = now;
 	e.fd = fd;
 
 	int pre = ops->dir_pre ? ops->dir_pre(arg, &e) : 0;
-	if (pre < 0) {
-		fk_sys.close(fd);
-		return pre;
-	}
-	r = 0;
+	r = pre < 0 ? pre : 0;
 	if (pre == 0) {
 		struct dirlist l = {0};
 		r = read_dir(fd, &l);
@@ -185,22 +267,35 @@ static int visit(int dirfd, const char *name, const char *path,
 				r = -ENOMEM;
 				break;
 			}
+			/* Not fd: closed and opened again (another number)
+			 * while a deep child was walked. */
+			int dfd = w->lv[depth].fd;
 			struct stat cst;
-			int s = fk_sys.fstatat(fd, child, &cst,
+			int s = fk_sys.fstatat(dfd, child, &cst,
 					       AT_SYMLINK_NOFOLLOW);
 			if (s < 0)
 				r = report(ops, arg, "stat", cpath, s);
 			else
-				r = visit(fd, child, cpath, &cst, depth + 1,
-					  ops, arg);
+				r = visit(w, dfd, child, cpath, &cst,
+					  depth + 1);
 			free(cpath);
 		}
 		free(l.ents);
 		free(l.names);
 	}
-	if (r >= 0 && ops->dir_post)
+	/* Below us, our parent may have been closed: open it again before
+	 * dir_post (whose e->dirfd it is) and our return (to our parent,
+	 * which goes on with it). */
+	if (r >= 0)
+		r = reopen_parent(w, depth);
+	if (depth > 0)
+		e.dirfd = w->lv[depth - 1].fd;
+	e.fd = w->lv[depth].fd;
+	if (r >= 0 && pre >= 0 && ops->dir_post)
 		r = ops->dir_post(arg, &e);
-	fk_sys.close(fd);
+	fk_sys.close(e.fd);
+	w->lv[depth].fd = -1;
+	w->nr_open--;
 	return r < 0 ? r : 0;
 }
 
@@ -252,8 +347,10 @@ int fk_walk(int at_fd, const char *root, const struct fk_walk_ops *ops,
 		size_t pl = path ? strlen(path) : 0;
 		while (pl > 1 && path[pl - 1] == '/')
 			path[--pl] = 0;
-		r = path ? visit(pfd, name, path, &st, 0, ops, arg) : -ENOMEM;
+		struct walker w = {.ops = ops, .arg = arg};
+		r = path ? visit(&w, pfd, name, path, &st, 0) : -ENOMEM;
 		free(path);
+		free(w.lv);
 	}
 	fk_sys.close(pfd);
 	free(copy);

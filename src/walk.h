@@ -9,6 +9,10 @@
  * from d_type, or from fstatat(AT_SYMLINK_NOFOLLOW) when d_type is
  * DT_UNKNOWN; every entry passed to a callback has been lstat'ed.
  *
+ * At most FK_WALK_MAX_DIR_FDS directory descriptors are open at a time:
+ * an entry's dirfd and a directory's fd are valid during its callback
+ * only.  Directories are opened O_NOATIME where allowed.
+ *
  * Order: for a directory, dir_pre, then every entry below it (depth
  * first), then dir_post (so a caller can fsync a directory after its
  * contents).  Within a directory, entries are visited in inode-number
@@ -22,6 +26,14 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+/*
+ * Directory descriptors a walk holds open at most, whatever the depth
+ * (the root's parent aside): deeper, ancestors are closed and opened
+ * again through "..".  Callers size their descriptor windows with it
+ * (tree.h, FK_FD_RESERVE).
+ */
+#define FK_WALK_MAX_DIR_FDS 8
+
 struct fk_walk_entry {
 	int dirfd;		/* directory holding the entry (the parent
 				 * directory, for the root) */
@@ -32,7 +44,9 @@ struct fk_walk_entry {
 	int depth;		/* 0 for the root */
 	int fd;			/* dir_pre/dir_post: O_RDONLY|O_DIRECTORY
 				 * descriptor of the directory itself, owned
-				 * by the walker; -1 for other entries */
+				 * by the walker (its number may differ
+				 * between dir_pre and dir_post); -1 for
+				 * other entries */
 };
 
 struct fk_walk_ops {

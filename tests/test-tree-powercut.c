@@ -48,11 +48,25 @@
  *             sync makes what is under PATH durable, not PATH's name),
  *             power cut after exit 0: MNT/sN/tree must equal the source.
  *
+ *  nested     a second file system (a small ext4) is mounted on the
+ *             directory MNT/nN/src/d0 of the destination before the copy
+ *             (MNT/nN/src made durable first), so the copy of SRC/d0
+ *             lands on it; `flushkit cp --method=M SRC MNT/nN`, then a
+ *             power cut of both file systems (inner and outer
+ *             FS_IOC_GOINGDOWN NOLOGFLUSH, unmount both, mount both):
+ *             the copy must equal the source exactly, the files on the
+ *             inner file system included.  Likewise for `flushkit sync
+ *             --method=M MNT/nN` over a tree written with cp -a across
+ *             the same kind of mount.  A method that syncs only the
+ *             file system of its destination loses the inner files.
+ *
  * Methods: cp writeback (default), delayed, fsync-each, syncfs; the
  * writeback and delayed trials rotate --sync-io through auto, threads
  * and sequential.  sync twopass, fsync, syncfs.
  *
  * FK_TRIALS (default 1): trials per method per kind per file system.
+ * FK_TREECUT_KINDS ("regression,cp,sync,nested", the default) chooses
+ * the kinds of trials.
  * FK_TEST_SEED fixes the source tree and the cut moments.  FK_TREECUT_FS
  * ("ext4", "xfs" or "ext4,xfs", the default) chooses the file systems.
  * The built command is $FLUSHKIT, else /proc/self/exe/../../flushkit.
@@ -86,6 +100,7 @@ static char logdir[1024];
 static uint64_t rng;
 static char sparse_name[64];	/* a sparse file at the source's top */
 static struct fkt_fs cur_fs;	/* cleaned up at exit */
+static struct fkt_fs cur_inner; /* mounted inside cur_fs (nested) */
 static pid_t cur_child = -1;
 
 /* ---- small helpers ---- */
@@ -118,6 +133,7 @@ static void cleanup(void)
 		waitpid(cur_child, NULL, 0);
 		cur_child = -1;
 	}
+	fkt_fs_destroy(&cur_inner);
 	fkt_fs_destroy(&cur_fs);
 }
 
@@ -387,6 +403,7 @@ struct cmp {
 	/* hard links: source inode -> destination inode */
 	struct {
 		ino_t src, dst;
+		dev_t dst_dev;
 	} links[1024];
 	size_t nr_links;
 };
@@ -448,6 +465,10 @@ static void check_link(struct cmp *c, const struct stat *ss,
 	for (size_t i = 0; i < c->nr_links; i++) {
 		if (c->links[i].src != ss->st_ino)
 			continue;
+		/* Names on two file systems (nested) cannot be one inode:
+		 * each is a copy of its own. */
+		if (c->links[i].dst_dev != ds->st_dev)
+			continue;
 		if (c->links[i].dst != ds->st_ino)
 			problem(c, "hard link not kept", path, NULL);
 		return;
@@ -455,6 +476,7 @@ static void check_link(struct cmp *c, const struct stat *ss,
 	if (c->nr_links < sizeof(c->links) / sizeof(c->links[0])) {
 		c->links[c->nr_links].src = ss->st_ino;
 		c->links[c->nr_links].dst = ds->st_ino;
+		c->links[c->nr_links].dst_dev = ds->st_dev;
 		c->nr_links++;
 	}
 }
@@ -681,6 +703,7 @@ static const struct method sync_methods[] = {
 static const char *const sync_ios[] = {"auto", "threads", "sequential"};
 
 static unsigned nr_trials, nr_failed, nr_trial_id;
+static const char *kinds = "regression,cp,sync,nested";
 static unsigned nr_cut_during, nr_cut_after_exit, nr_incomplete_seen;
 
 /* Build argv for `flushkit CMD --method=M [--sync-io=IO] A [B]`. */
@@ -939,6 +962,125 @@ out:
 	return 0;
 }
 
+/*
+ * Mount a new small ext4 (no lost+found: the comparison wants only the
+ * source's names) on @at, a directory already durable on @fs.  Returns
+ * 0, or -1 (counted as a failure).
+ */
+static int mount_inner(struct fkt_fs *fs, const char *at)
+{
+	char img[PATH_MAX], lf[PATH_MAX + 16];
+	snprintf(img, sizeof(img), "%s/inner.img", logdir);
+	if (fkt_fs_create(&cur_inner, "ext4", img, 64ull << 20, at) != 0) {
+		fprintf(stderr, "    cannot mount an ext4 on %s\n", at);
+		fkt_failures++;
+		return -1;
+	}
+	snprintf(lf, sizeof(lf), "%s/lost+found", at);
+	rmdir(lf);
+	int fd = open(at, O_RDONLY | O_DIRECTORY);
+	if (fd < 0 || syncfs(fd) != 0)
+		fkt_failures++;
+	if (fd >= 0)
+		close(fd);
+	(void)fs;
+	return 0;
+}
+
+/* A power cut of @fs and of the file system mounted inside it. */
+static int power_cut_nested(struct fkt_fs *fs)
+{
+	int a = fkt_fs_goingdown(&cur_inner, FKT_GOINGDOWN_NOLOGFLUSH);
+	int b = fkt_fs_goingdown(fs, FKT_GOINGDOWN_NOLOGFLUSH);
+	CHECK_EQ(a, 0);
+	CHECK_EQ(b, 0);
+	if (fkt_fs_umount(&cur_inner) != 0 || fkt_fs_umount(fs) != 0 ||
+	    fkt_fs_mount(fs) != 0 || fkt_fs_mount(&cur_inner) != 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * nested (see the top of the file): cp (@m->cmd "cp") or sync of a tree
+ * with another file system mounted on its directory d0, power cut of
+ * both after exit 0.
+ */
+static int trial_nested(struct fkt_fs *fs, const struct method *m,
+			unsigned trial)
+{
+	unsigned id = ++nr_trial_id;
+	int before = fkt_failures, is_cp = !strcmp(m->cmd, "cp");
+	char dir[1024], top[1100], at[1200], log[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s/n%u", fs->mnt, id);
+	snprintf(top, sizeof(top), "%s/%s", dir, is_cp ? "src" : "tree");
+	snprintf(at, sizeof(at), "%s/d0", top);
+	snprintf(log, sizeof(log), "%s/trial%u.log", logdir, id);
+	unsigned inner_files = 0;
+	if (make_durable_dir(fs->mnt, dir) != 0 ||
+	    make_durable_dir(dir, top) != 0 || make_durable_dir(top, at) != 0) {
+		fprintf(stderr, "    cannot make %s\n", at);
+		fkt_failures++;
+		goto out;
+	}
+	if (mount_inner(fs, at) != 0)
+		goto out;
+	/* cp -a leaves out a hard link it cannot make across the mount
+	 * (EXDEV, exit 1); the second cp adds those as files of their
+	 * own. */
+	if (!is_cp && (fkt_sh("cp -a '%s/.' '%s/' 2>/dev/null; "
+			      "cp -an --no-preserve=links '%s/.' '%s/'",
+			      src_root, top, src_root, top) != 0)) {
+		fprintf(stderr, "    cp -a failed\n");
+		fkt_failures++;
+		goto out;
+	}
+	char *argv[8], bufs[3][64];
+	build_argv(argv, bufs, m, trial, is_cp ? src_root : dir,
+		   is_cp ? dir : NULL);
+	pid_t pid = start(argv, log);
+	int rc = wait_exit(pid);
+	if (rc != 0) {
+		fprintf(stderr, "    flushkit %s exit %d\n", m->cmd, rc);
+		show_log(log);
+		fkt_failures++;
+		goto out;
+	}
+	if (power_cut_nested(fs) != 0) {
+		fkt_failures++;
+		goto out;
+	}
+	struct cmp c;
+	compare(top, 1, &c);
+	unsigned all = c.files_complete;
+	/* How many of them are on the inner file system. */
+	char src_d0[PATH_MAX + 8];
+	snprintf(src_d0, sizeof(src_d0), "%s/d0", src_root);
+	struct cmp ci;
+	memset(&ci, 0, sizeof(ci));
+	ci.full = 1;
+	cmp_tree(&ci, src_d0, at);
+	inner_files = ci.files_complete;
+	printf("  %-5s %-4s %-10s %-10s nested cut: exit %d, %u files "
+	       "complete, %u of them on the inner file system%s\n",
+	       fs->type, m->cmd, m->name, io_of(m, trial), rc, all, inner_files,
+	       c.problems ? "  FAILED" : "");
+	CHECK(inner_files > 0);
+	if (c.problems)
+		show_log(log);
+out:
+	fkt_fs_destroy(&cur_inner);
+	drop_tree(fs->mnt, dir);
+	nr_trials++;
+	if (fkt_failures != before) {
+		nr_failed++;
+		fprintf(stderr,
+			"  trial %u FAILED (%s %s, nested mount, on %s)\n", id,
+			m->cmd, m->name, fs->type);
+		return -1;
+	}
+	return 0;
+}
+
 static void run_fs(const char *type, const char *top, unsigned trials)
 {
 	char img[PATH_MAX], mnt[PATH_MAX];
@@ -955,12 +1097,12 @@ static void run_fs(const char *type, const char *top, unsigned trials)
 		fkt_failures++;
 		return;
 	}
-	for (unsigned t = 0; t < trials; t++)
+	for (unsigned t = 0; strstr(kinds, "regression") && t < trials; t++)
 		trial_failed_fsync(&cur_fs);
 	for (size_t i = 0; i < sizeof(cp_methods) / sizeof(cp_methods[0]);
 	     i++) {
 		const struct method *m = &cp_methods[i];
-		for (unsigned t = 0; t < trials; t++) {
+		for (unsigned t = 0; strstr(kinds, "cp") && t < trials; t++) {
 			uint64_t run_ns = 0, ignored;
 			trial_cp(&cur_fs, m, t, 0, &run_ns);
 			/* A random moment in (0, 1.2 x the full run]. */
@@ -970,8 +1112,15 @@ static void run_fs(const char *type, const char *top, unsigned trials)
 	}
 	for (size_t i = 0;
 	     i < sizeof(sync_methods) / sizeof(sync_methods[0]); i++)
-		for (unsigned t = 0; t < trials; t++)
+		for (unsigned t = 0; strstr(kinds, "sync") && t < trials; t++)
 			trial_sync(&cur_fs, &sync_methods[i], t);
+	for (size_t i = 0; i < sizeof(cp_methods) / sizeof(cp_methods[0]); i++)
+		for (unsigned t = 0; strstr(kinds, "nested") && t < trials; t++)
+			trial_nested(&cur_fs, &cp_methods[i], t);
+	for (size_t i = 0; i < sizeof(sync_methods) / sizeof(sync_methods[0]);
+	     i++)
+		for (unsigned t = 0; strstr(kinds, "nested") && t < trials; t++)
+			trial_nested(&cur_fs, &sync_methods[i], t);
 	fkt_fs_destroy(&cur_fs);
 }
 
@@ -991,6 +1140,9 @@ int main(void)
 	unsigned trials = t && *t ? (unsigned)strtoul(t, NULL, 0) : 1;
 	if (!trials)
 		trials = 1;
+	const char *k = getenv("FK_TREECUT_KINDS");
+	if (k && *k)
+		kinds = k;
 	const char *fss = getenv("FK_TREECUT_FS");
 	if (!fss || !*fss)
 		fss = "ext4,xfs";

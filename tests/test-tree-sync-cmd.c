@@ -11,7 +11,8 @@
  *  - a file vanishing (ENOENT on open): counted, warned, exit 0;
  *  - an unreadable file (EACCES on open): exit 1, the rest synced;
  *  - syncfs EIO: exit 1;
- *  - --json parses with json-c and has every field; --progress writes
+ *  - --json parses with json-c and has every field, and a failure's
+ *    error_list entry names the op, path and errno; --progress writes
  *    progress to stderr; usage errors exit 2.
  */
 #include "fktest.h"
@@ -262,6 +263,22 @@ static void test_json(void)
 		CHECK(!strcmp(json_object_get_string(v), "failed"));
 	if (o && json_object_object_get_ex(o, "errors", &v))
 		CHECK_EQ(json_object_get_int64(v), 1);
+	/* The error itself: op, path, errno. */
+	int has = o && json_object_object_get_ex(o, "error_list", &v) &&
+		  json_object_is_type(v, json_type_array) &&
+		  json_object_array_length(v) == 1;
+	CHECK(has);
+	if (has) {
+		struct json_object *e = json_object_array_get_idx(v, 0), *f;
+		char want[PATH_MAX + 8];
+		snprintf(want, sizeof(want), "%s/a", root);
+		CHECK(json_object_object_get_ex(e, "op", &f) &&
+		      !strcmp(json_object_get_string(f), "fsync"));
+		CHECK(json_object_object_get_ex(e, "path", &f) &&
+		      !strcmp(json_object_get_string(f), want));
+		CHECK(json_object_object_get_ex(e, "errno", &f) &&
+		      json_object_get_int(f) == EIO);
+	}
 	json_object_put(o);
 
 	/* --progress: shown on stderr even though it is not a tty. */

@@ -93,4 +93,20 @@ int cli_tree_exit(int r);
 /* "ok", "degraded" or "failed" for an exit status. */
 const char *cli_tree_result(int exit_code);
 
+/* Errors kept for the --json summary ("error_list"), the first
+ * CLI_TREE_MAX_ERRORS of them. */
+#define CLI_TREE_MAX_ERRORS 1000
+struct cli_tree_errors {
+	struct json_object *list; /* NULL until the first error */
+	size_t nr;		  /* errors reported */
+};
+/* An fk_report_fn: prints as cli_report_path, and with @arg (a struct
+ * cli_tree_errors, may be NULL) keeps each error as {"op", "path",
+ * "errno", "error"}. */
+void cli_tree_report(void *arg, int level, const char *op, const char *path,
+		     int err);
+/* Add "error_list" (the errors kept, in order) and
+ * "error_list_truncated" to the JSON object @o; @e's list goes to @o. */
+void cli_tree_json_errors(struct json_object *o, struct cli_tree_errors *e);
+
 #endif

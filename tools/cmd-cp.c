@@ -66,7 +66,7 @@ static void usage(FILE *f)
 		"                                 fsync everything at the end (default)\n"
 		"                     delayed     fsync everything at the end\n"
 		"                     fsync-each  fsync each file right after writing it\n"
-		"                     syncfs      one syncfs(2) of the destination\n"
+		"                     syncfs      syncfs(2) of each file system written\n"
 		"  --flush-after=SIZE writeback hint threshold (default 256KiB)\n"
 		"  --drop-cache       drop copied pages from the page cache\n"
 		"                     (POSIX_FADV_DONTNEED) once they are clean\n"
@@ -103,7 +103,7 @@ static void show_progress(void *arg, const struct fk_tree_stats *st)
 
 static void print_json(const char *src, const char *dst, int method,
 		       int drop_cache, const struct fk_tree_stats *st, int r,
-		       int exit_code)
+		       int exit_code, struct cli_tree_errors *errs)
 {
 	struct json_object *o = json_object_new_object();
 #define ADD_U64(name, v) \
@@ -150,6 +150,7 @@ static void print_json(const char *src, const char *dst, int method,
 			       r < 0 && r != -FK_EDEGRADED ?
 				       json_object_new_string(fk_strerror(r)) :
 				       NULL);
+	cli_tree_json_errors(o, errs);
 	json_object_object_add(o, "exit", json_object_new_int(exit_code));
 #undef ADD_U64
 	printf("%s\n", json_object_to_json_string_ext(
@@ -217,7 +218,9 @@ int cmd_cp(int argc, char **argv)
 	int json = 0, force_progress = 0, c;
 	fk_tree_opts_init(&o);
 	o.method = FK_COPY_WRITEBACK;
-	o.report = cli_report_path;	/* names quoted: one line each */
+	struct cli_tree_errors errs = {0};
+	o.report = cli_tree_report; /* names quoted: one line each */
+	o.report_arg = &errs;
 
 	optind = 0;	/* callable more than once (tests run it in-process) */
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -299,7 +302,8 @@ int cmd_cp(int argc, char **argv)
 	int exit_code = cli_tree_exit(r);
 
 	if (json)
-		print_json(src, dst, o.method, o.drop_cache, &st, r, exit_code);
+		print_json(src, dst, o.method, o.drop_cache, &st, r, exit_code,
+			   &errs);
 	else
 		print_text(src, dst, o.method, o.drop_cache, &st, exit_code);
 	fflush(stdout);
@@ -315,5 +319,6 @@ int cmd_cp(int argc, char **argv)
 			 q_dst ? q_dst : "?");
 	free(q_src);
 	free(q_dst);
+	json_object_put(errs.list);
 	return exit_code;
 }

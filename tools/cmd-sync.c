@@ -83,7 +83,7 @@ static void show_progress(void *arg, const struct fk_tree_stats *st)
 }
 
 static void print_json(int method, int r, const struct fk_tree_stats *st,
-		       char **paths, int nr_paths)
+		       char **paths, int nr_paths, struct cli_tree_errors *errs)
 {
 	struct json_object *o = json_object_new_object();
 #define U64(name, v)                                                           \
@@ -131,6 +131,7 @@ static void print_json(int method, int r, const struct fk_tree_stats *st,
 			       r < 0 && r != -FK_EDEGRADED ?
 				       json_object_new_string(fk_strerror(r)) :
 				       NULL);
+	cli_tree_json_errors(o, errs);
 	json_object_object_add(o, "exit",
 			       json_object_new_int(cli_tree_exit(r)));
 	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
@@ -269,7 +270,9 @@ int cmd_sync(int argc, char **argv)
 	o.method = method;
 	o.sync_io = sync_io;
 	o.sync_jobs = jobs;
-	o.report = cli_report_path;	/* names quoted: one line each */
+	struct cli_tree_errors errs = {0};
+	o.report = cli_tree_report; /* names quoted: one line each */
+	o.report_arg = &errs;
 	if (cli_progress_wanted(force_progress)) {
 		o.progress = show_progress;
 		o.progress_arg = &prog;
@@ -284,15 +287,16 @@ int cmd_sync(int argc, char **argv)
 	if (r >= 0 && st.errors)
 		r = -EIO;
 	if (r == -FK_EDEGRADED)
-		cli_warn("durability degraded: directory sync not supported "
-			 "by the file system");
+		cli_warn("durability degraded: fsync not supported by the "
+			 "file system of some directory or file");
 	else if (r < 0 && !st.errors)
 		cli_error("sync: %s", fk_strerror(r));
 
 	if (json)
-		print_json(method, r, &st, argv + optind, argc - optind);
+		print_json(method, r, &st, argv + optind, argc - optind, &errs);
 	else
 		print_text(method, r, &st);
 	fflush(stdout);
+	json_object_put(errs.list);
 	return cli_tree_exit(r);
 }
