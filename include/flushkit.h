@@ -70,7 +70,8 @@ enum fk_error {
 	/* The operation completed but durability is degraded: a directory
 	 * could not be fsynced (EINVAL/ENOTSUP from CIFS, some FUSE). */
 	FK_EDEGRADED = 10001,
-	/* A page or WAL record failed its CRC-32C check. */
+	/* A page or WAL record failed its CRC-32C check, or a file the
+	 * store needs (control file, table segment) is missing. */
 	FK_ECORRUPT = 10002,
 	/* The store was stopped by an earlier, sticky error. */
 	FK_ESTOPPED = 10003,
@@ -1352,12 +1353,55 @@ struct fk_checkpoint_info {
 #define FK_SYNC_SPREAD_AUTO UINT64_MAX
 
 /*
+ * What fk_store_open does when @dir holds no store (fk_store_opts.
+ * create_mode), as LevelDB's create_if_missing / error_if_exists.  "No
+ * store" is: the directory does not exist, or it has no control file,
+ * no catalog and no entries in base/ or wal/ (a creation interrupted
+ * before its first file); a directory with a catalog, table segments or
+ * WAL segments but no control file is a damaged store (-FK_ECORRUPT in
+ * every mode), never a new one.  A creation that fails removes what it
+ * made (the lock file stays), so it can simply be tried again; one cut
+ * short by a crash after its first file leaves such a damaged store,
+ * with nothing acknowledged in it, to be removed (fk_store_destroy).
+ *
+ * The default is FK_STORE_OPEN_EXISTING, the safe one: an open never
+ * creates a store the caller did not ask for, so a mistyped path is an
+ * error (-ENOENT) that names it instead of an empty store into which a
+ * program then loads, commits and reads as if it were the real one (a
+ * benchmark or a check would report on nothing).  Programs that create
+ * stores say so, once, where they create them.
+ */
+enum fk_store_create_mode {
+	/* No store: -ENOENT, nothing created (not even the directory). */
+	FK_STORE_OPEN_EXISTING = 0,
+	/* No store: create it (and the directory, mode 0700). */
+	FK_STORE_CREATE_IF_MISSING = 1,
+	/* Create it; a store there: -EEXIST, nothing changed. */
+	FK_STORE_CREATE_NEW = 2,
+};
+
+/*
+ * The WAL's footprint: the segment being written and
+ * FK_STORE_WAL_MIN_SEGMENTS - 1 more kept preallocated (created ahead by
+ * the checkpointer, so commits never create one), so a store needs at
+ * least FK_STORE_WAL_MIN_SEGMENTS * wal_segment_bytes of disk space for
+ * its WAL (48 MiB with the default 16 MiB segments), besides its
+ * tables; checkpoints keep it under about max_wal_size_bytes.  A new
+ * store creates all of them before its control file: where they do not
+ * fit, its creation fails with -ENOSPC (logged with the free space) and
+ * leaves no store.
+ */
+#define FK_STORE_WAL_MIN_SEGMENTS 3u
+
+/*
  * Options: fill with fk_store_opts_init (then a preset), change fields,
  * pass to fk_store_open, which copies them.  Sizes in bytes, times in
  * milliseconds.  segment_bytes and wal_segment_bytes are fixed when the
  * store is created; later opens use the stored values.
  */
 struct fk_store_opts {
+	int create_mode;			/* enum fk_store_create_mode;
+						 * FK_STORE_OPEN_EXISTING */
 	uint64_t shared_buffers_bytes;		/* default 128 MiB; min 64
 						 * buffers */
 	uint64_t segment_bytes;			/* table segment file, 64 MiB;
@@ -1414,29 +1458,83 @@ FK_API void fk_store_opts_init(struct fk_store_opts *o);
 FK_API int fk_store_opts_preset(struct fk_store_opts *o, const char *flush);
 
 /*
- * fk_store_open - open the store in directory @dir, creating it (mode
- * 0700) if it has no control file, and running crash recovery if it
- * was not shut down cleanly: replay the WAL from the control file's
- * redo LSN (full-page images, then changes newer than each page), cut
- * the WAL at the first invalid record, and take an end-of-recovery
- * checkpoint.  Starts the checkpointer thread.
- * @o: options (copied; NULL = defaults).  @out: receives the store.
+ * fk_store_open - open the store in directory @dir, creating it as
+ * @o->create_mode says (see enum fk_store_create_mode; by default
+ * never), and running crash recovery if it was not shut down cleanly:
+ * replay the WAL from the control file's redo LSN (full-page images,
+ * then changes newer than each page), cut the WAL at the first invalid
+ * record, and take an end-of-recovery checkpoint.  Starts the
+ * checkpointer thread.
+ * @dir: the data directory.
+ * @o: options (copied; NULL = defaults).
+ * @out: receives the store; NULL on error.
+ *
+ * One opener at a time: before it reads anything for recovery or
+ * writes anything (creation included), the open takes an exclusive
+ * open-file-description lock (fcntl F_OFD_SETLK) on the file "lock" in
+ * @dir (created 0600 if missing, never removed).  The lock belongs to
+ * this store handle: a second fk_store_open of @dir - from another
+ * process, or from this one (another thread, or the same) - fails with
+ * -EBUSY and changes nothing on disk, until fk_store_close.  The kernel
+ * drops the lock when its holder dies (kill -9 included), so it is
+ * never stale; a child forked (without exec) while the store is open
+ * shares the lock until it exits or closes its descriptors.  There is no
+ * read-only open: a reader of a live store is refused with -EBUSY too.
+ *
  * The checkpoints' sync phase fsyncs the pending segment files with up
  * to sync_jobs in flight through a struct fk_fsync_batch set up here
  * (sync_io): back-to-back as one batch, or, spread, in paced steps of
  * sync_jobs files (one file with FK_SYNC_IO_SEQUENTIAL).
- * Returns 0, or -EINVAL (bad options), -ENOMEM, -FK_ECORRUPT (control
- * file, catalog, checkpoint record or a page without a full-page image
- * is corrupt; or a table segment file base/T.S holding rows the control
- * file counts is missing, or shorter than the rows the last checkpoint
- * made durable in it: logged with its name, never recreated empty),
- * the error of io_uring's setup when sync_io is
- * FK_SYNC_IO_URING (-EPERM, -ENOSYS, -ENOMEM, -EOPNOTSUPP: see
- * fk_fsync_batch_create), or the -errno of a failed file operation.
+ *
+ * Return: 0, or
+ *  -EINVAL      bad options (create_mode included);
+ *  -ENOENT      no store in @dir and create_mode FK_STORE_OPEN_EXISTING
+ *               (nothing created, not even @dir);
+ *  -EEXIST      a store in @dir and create_mode FK_STORE_CREATE_NEW
+ *               (nothing changed);
+ *  -EBUSY       another open store holds @dir's lock (nothing changed;
+ *               logged);
+ *  -FK_ECORRUPT the control file is missing from a directory that holds
+ *               a store (a catalog, table or WAL segments: logged naming
+ *               it, nothing changed); or the control file, catalog,
+ *               checkpoint record or a page without a full-page image is
+ *               corrupt; or a table segment file base/T.S holding rows
+ *               the control file counts is missing, or shorter than the
+ *               rows the last checkpoint made durable in it (logged with
+ *               its name, never recreated empty); or base/ or wal/ is
+ *               missing from a store that has a control file;
+ *  -ENOSPC      creating a WAL segment (the log line gives the file
+ *               system's free space and the WAL's size);
+ *  -ENOLCK      (or another -errno of fcntl) the file system of @dir
+ *               cannot lock: the store is not opened unlocked;
+ *  -ENOMEM;
+ *  the error of io_uring's setup when sync_io is FK_SYNC_IO_URING
+ *  (-EPERM, -ENOSYS, -ENOMEM, -EOPNOTSUPP: see fk_fsync_batch_create);
+ *  or the -errno of a failed file operation.
  * Blocks; does I/O (much of it, for a recovery: see stats.recovery_ms).
+ * Thread-safety: may be called from several threads at once (on one
+ * directory, at most one succeeds).
  */
 FK_API int fk_store_open(const char *dir, const struct fk_store_opts *o,
 			 struct fk_store **out);
+
+/*
+ * fk_store_destroy - remove the store in @dir: under its lock (as
+ * fk_store_open takes it), the control file first (so an interrupted
+ * destroy leaves a damaged store that fk_store_open refuses, never one
+ * that opens as new), then the catalog, every file in wal/ and base/,
+ * and those two directories, each step made durable (fsync of the
+ * directory).  @dir itself, its lock file and any other file in it stay.
+ * @dir: the data directory.
+ * Return: 0 (also when @dir holds no store); -ENOENT (@dir does not
+ * exist); -EBUSY (an open store holds it: nothing removed);
+ * -ENOTEMPTY (base/ or wal/ holds a directory: left there, the files
+ * removed); or the -errno of a failed file operation (a failed fsync of
+ * a directory: the removal may not be durable).
+ * Blocks; does I/O.  Thread-safe (fails with -EBUSY against an open or
+ * destroy of the same directory).
+ */
+FK_API int fk_store_destroy(const char *dir);
 
 /*
  * fk_store_close - stop the checkpointer, take a shutdown checkpoint
@@ -1479,7 +1577,9 @@ FK_API int fk_store_table_rows(struct fk_store *s, uint32_t id,
  * new table).  Durable on return.  Commits touching the table must not
  * run meanwhile.
  * Returns 0, -ENOENT, -ENOTEMPTY (the table has rows), -FK_ESTOPPED,
- * or -errno (a failed fsync also stops the store).  Blocks; does I/O.
+ * -ENOSPC (nothing counted, the store goes on; logged with the space
+ * the load needs, the file system's free space and the WAL's size), or
+ * -errno (a failed fsync also stops the store).  Blocks; does I/O.
  */
 FK_API int fk_store_bulk_load(struct fk_store *s, uint32_t table,
 			      uint64_t nrows,

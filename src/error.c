@@ -16,7 +16,8 @@ const char *fk_strerror(int err)
 	case FK_EDEGRADED:
 		return "Completed, durability degraded (directory sync not supported)";
 	case FK_ECORRUPT:
-		return "Checksum mismatch: data is corrupt";
+		return "Data is corrupt (a failed checksum or identity check, "
+		       "or a missing file)";
 	case FK_ESTOPPED:
 		return "Store stopped after an earlier I/O error";
 	default:

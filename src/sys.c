@@ -227,6 +227,11 @@ static int sys_fsetxattr(int fd, const char *name, const void *val,
 	RETRY(int, fsetxattr(fd, name, val, len, flags));
 }
 
+static int sys_fcntl_lock(int fd, int cmd, struct flock *fl)
+{
+	RETRY(int, fcntl(fd, cmd, fl));
+}
+
 static int sys_ioctl(int fd, unsigned long req, void *arg)
 {
 	RETRY(int, ioctl(fd, req, arg));
@@ -250,6 +255,7 @@ static int sys_ioctl(int fd, unsigned long req, void *arg)
 	.fstatfs = sys_fstatfs, \
 	.getdents64 = sys_getdents64, \
 	.lseek = sys_lseek, \
+	.fcntl_lock = sys_fcntl_lock, \
 	.copy_file_range = sys_copy_file_range, \
 	.ftruncate = sys_ftruncate, \
 	.fallocate = sys_fallocate, \

@@ -19,6 +19,7 @@
 #define FK_SYS_H
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -47,6 +48,9 @@ struct fk_sys_ops {
 	int (*fstatfs)(int fd, struct statfs *st);
 	ssize_t (*getdents64)(int fd, void *buf, size_t len);
 	off_t (*lseek)(int fd, off_t off, int whence);
+	/* fcntl(fd, cmd, fl) for the record-lock commands (F_OFD_SETLK,
+	 * F_OFD_GETLK, F_SETLK, ...) */
+	int (*fcntl_lock)(int fd, int cmd, struct flock *fl);
 	ssize_t (*copy_file_range)(int fd_in, off_t *off_in, int fd_out,
 				   off_t *off_out, size_t len,
 				   unsigned int flags);

@@ -165,6 +165,7 @@ static void eio_probe_kernel(struct eio_ctx *c)
 static void eio_fill_opts(struct eio_ctx *c, const char *preset)
 {
 	fk_store_opts_init(&c->opts);
+	c->opts.create_mode = FK_STORE_CREATE_IF_MISSING;
 	fk_store_opts_preset(&c->opts, preset);
 	c->opts.shared_buffers_bytes = 2u << 20;	/* backends evict */
 	c->opts.segment_bytes = 16u << 20;	/* accounts in one file */

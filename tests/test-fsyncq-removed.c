@@ -325,6 +325,7 @@ static void test_store(int how)
 	uint32_t t;
 	uint64_t row[8] = {0};
 	fk_store_opts_init(&o);
+	o.create_mode = FK_STORE_CREATE_IF_MISSING;
 	o.log = fkt_store_log;
 	o.checkpoint_timeout_ms = 3600000;
 	fkt_store_log_clear();

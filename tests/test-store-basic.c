@@ -55,6 +55,7 @@ static struct fk_store_opts small_opts(void)
 {
 	struct fk_store_opts o;
 	fk_store_opts_init(&o);
+	o.create_mode = FK_STORE_CREATE_IF_MISSING;
 	o.shared_buffers_bytes = 1 << 20;	/* 128 buffers: evictions */
 	o.segment_bytes = 256 * 1024;
 	o.wal_segment_bytes = 1 << 20;
@@ -123,6 +124,8 @@ int main(void)
 	      p.checkpoint_sync_spread_ms == 0);
 	CHECK_EQ(p.checkpoint_completion_target * 10, 9);
 	CHECK_EQ(fk_store_opts_preset(&p, "bogus"), -EINVAL);
+	/* The default never creates a store (fk_store_create_mode). */
+	CHECK_EQ(p.create_mode, FK_STORE_OPEN_EXISTING);
 
 	CHECK_EQ(fk_store_open(dir, &o, &st), 0);
 	if (!st)

@@ -70,6 +70,7 @@ static struct fk_store_opts opts(const char *preset)
 {
 	struct fk_store_opts o;
 	fk_store_opts_init(&o);
+	o.create_mode = FK_STORE_CREATE_IF_MISSING;
 	CHECK_EQ(fk_store_opts_preset(&o, preset), 0);
 	o.shared_buffers_bytes = 8 << 20;	/* everything fits */
 	o.segment_bytes = 1 << 20;

@@ -37,6 +37,7 @@ static struct fk_store_opts opts(void)
 {
 	struct fk_store_opts o;
 	fk_store_opts_init(&o);
+	o.create_mode = FK_STORE_CREATE_IF_MISSING;
 	o.shared_buffers_bytes = 512 << 10;
 	o.segment_bytes = 128 << 10;
 	o.wal_segment_bytes = 256 << 10;

@@ -231,6 +231,7 @@ static void wait_prealloc(struct fk_store *s)
 static void store_opts(struct fk_store_opts *o)
 {
 	fk_store_opts_init(o);
+	o->create_mode = FK_STORE_CREATE_IF_MISSING;
 	o->shared_buffers_bytes = 32u << 20; /* no evictions: A is the WAL */
 	o->segment_bytes = 1u << 20;
 	o->wal_segment_bytes = WAL_SEG;

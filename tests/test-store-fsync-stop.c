@@ -72,6 +72,7 @@ static struct fk_store_opts opts(void)
 {
 	struct fk_store_opts o;
 	fk_store_opts_init(&o);
+	o.create_mode = FK_STORE_CREATE_IF_MISSING;
 	o.shared_buffers_bytes = 1 << 20;
 	o.segment_bytes = 64 << 10;	/* 8 pages: a new segment soon */
 	o.wal_segment_bytes = WALSEG;

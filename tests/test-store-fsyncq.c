@@ -39,6 +39,7 @@ static void run(const char *base, const char *name, uint64_t seg_bytes,
 
 	snprintf(dir, sizeof(dir), "%s/%s", base, name);
 	fk_store_opts_init(&o);
+	o.create_mode = FK_STORE_CREATE_IF_MISSING;
 	o.shared_buffers_bytes = 512 << 10;	/* 64 buffers */
 	o.segment_bytes = seg_bytes;
 	o.wal_segment_bytes = 4 << 20;

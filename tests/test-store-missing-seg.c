@@ -54,6 +54,7 @@ static struct fk_store_opts opts(void)
 {
 	struct fk_store_opts o;
 	fk_store_opts_init(&o);
+	o.create_mode = FK_STORE_CREATE_IF_MISSING;
 	o.shared_buffers_bytes = 256 * FK_PAGE_SIZE;	/* no eviction */
 	o.segment_bytes = SEG_BYTES;
 	o.wal_segment_bytes = 1 << 20;

@@ -191,6 +191,7 @@ int main(void)
 	struct fk_store_opts o;
 	snprintf(dir, sizeof(dir), "%s/db", fkt_tmpdir());
 	fk_store_opts_init(&o);
+	o.create_mode = FK_STORE_CREATE_IF_MISSING;
 	o.shared_buffers_bytes = 512 << 10;	/* 64 buffers */
 	o.segment_bytes = 256 << 10;
 	o.wal_segment_bytes = WALSEG;

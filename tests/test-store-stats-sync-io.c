@@ -35,6 +35,7 @@ static struct fk_store_stats open_stats(int sync_io, uint32_t jobs,
 	snprintf(dir, sizeof(dir), "%s/s%d", fkt_tmpdir(), n++);
 	struct fk_store_opts o;
 	fk_store_opts_init(&o);
+	o.create_mode = FK_STORE_CREATE_IF_MISSING;
 	o.shared_buffers_bytes = 64 * FK_PAGE_SIZE;
 	o.wal_segment_bytes = 256u << 10;
 	o.segment_bytes = 64u << 10;

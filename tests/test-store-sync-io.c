@@ -266,6 +266,7 @@ static void check_data(const char *dir, int64_t d)
 	struct fk_store *s = NULL;
 	uint32_t t;
 	fk_store_opts_init(&o);
+	o.create_mode = FK_STORE_CREATE_IF_MISSING;
 	CHECK_EQ(fk_store_open(dir, &o, &s), 0);
 	if (!s)
 		return;
@@ -284,6 +285,7 @@ static struct fk_store_opts opts(int sync_io)
 {
 	struct fk_store_opts o;
 	fk_store_opts_init(&o);
+	o.create_mode = FK_STORE_CREATE_IF_MISSING;
 	o.shared_buffers_bytes = 8 << 20; /* no evictions */
 	o.segment_bytes = 64 << 10;
 	o.wal_segment_bytes = WALSEG;
@@ -417,6 +419,7 @@ int main(void)
 	struct fk_store_opts o;
 
 	fk_store_opts_init(&o);
+	o.create_mode = FK_STORE_CREATE_IF_MISSING;
 	CHECK_EQ(o.sync_io, FK_SYNC_IO_AUTO);
 	CHECK_EQ(o.sync_jobs, 0);
 	CHECK_EQ(fk_store_opts_preset(&o, "naive"), 0);

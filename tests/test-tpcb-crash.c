@@ -269,6 +269,7 @@ int main(void)
 	snprintf(path, sizeof(path), "%s/store", fkt_tmpdir());
 	dir = path;
 	fk_store_opts_init(&opts);
+	opts.create_mode = FK_STORE_CREATE_IF_MISSING;
 	opts.shared_buffers_bytes = 1u << 20;
 	opts.segment_bytes = 1u << 20;
 	opts.wal_segment_bytes = 1u << 20;

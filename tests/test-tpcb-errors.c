@@ -82,6 +82,7 @@ int main(void)
 	struct tpcb_tables t;
 	struct fk_batch b;
 	fk_store_opts_init(&o);
+	o.create_mode = FK_STORE_CREATE_IF_MISSING;
 	CHECK_EQ(fk_store_open(dir, &o, &s), 0);
 	CHECK_EQ(tpcb_open(s, &t), 0);
 	fk_batch_init(&b);

@@ -87,6 +87,7 @@ static struct fk_store_opts opts(int fpw)
 {
 	struct fk_store_opts o;
 	fk_store_opts_init(&o);
+	o.create_mode = FK_STORE_CREATE_IF_MISSING;
 	o.shared_buffers_bytes = 64 * FK_PAGE_SIZE;	/* the minimum */
 	o.segment_bytes = 1 << 20;
 	o.wal_segment_bytes = WALSEG;

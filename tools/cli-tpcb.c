@@ -310,63 +310,7 @@ int tpcb_datadir_mark(const char *dir, uint64_t scale)
 	return ret;
 }
 
-/* Remove everything inside the directory @dfd (consumed), staying on
- * device @dev. */
-static int empty_dir(int dfd, dev_t dev, int depth)
-{
-	if (depth > 64) {
-		close(dfd);
-		return -ELOOP;
-	}
-	DIR *d = fdopendir(dfd);
-	if (!d) {
-		int ret = -errno;
-		close(dfd);
-		return ret;
-	}
-	int ret = 0;
-	struct dirent *e;
-	errno = 0;
-	while ((e = readdir(d))) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		struct stat st;
-		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW)) {
-			ret = -errno;
-			break;
-		}
-		if (S_ISDIR(st.st_mode)) {
-			if (st.st_dev != dev) {
-				ret = -EXDEV;
-				break;
-			}
-			int sub = openat(dirfd(d), e->d_name,
-					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-					     O_CLOEXEC);
-			if (sub < 0) {
-				ret = -errno;
-				break;
-			}
-			ret = empty_dir(sub, dev, depth + 1);
-			if (ret)
-				break;
-			if (unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR)) {
-				ret = -errno;
-				break;
-			}
-		} else if (unlinkat(dirfd(d), e->d_name, 0)) {
-			ret = -errno;
-			break;
-		}
-		errno = 0;
-	}
-	if (!ret && errno)
-		ret = -errno;
-	closedir(d);
-	return ret;
-}
-
-int tpcb_datadir_remove(const char *dir)
+int tpcb_datadir_reset(const char *dir)
 {
 	struct stat st;
 	if (lstat(dir, &st))
@@ -391,14 +335,9 @@ int tpcb_datadir_remove(const char *dir)
 			if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
 				empty = 0;
 		closedir(d);
-		if (!empty)
-			return -EEXIST;
-	} else {
-		int ret = empty_dir(dfd, st.st_dev, 0);
-		if (ret)
-			return ret;
+		return empty ? 0 : -EEXIST;
 	}
-	if (rmdir(dir))
-		return -errno;
-	return 0;
+	close(dfd);
+	/* Under the store's lock: -EBUSY while a run has it open. */
+	return fk_store_destroy(dir);
 }

@@ -24,7 +24,7 @@
  *   tpcb_txn_draw()    draw aid, tid, bid, delta
  *   tpcb_txn_commit()  run one transaction
  *   tpcb_sums()        the consistency sums (pgbench's TPC-B conditions)
- *   tpcb_datadir_*()   mark and safely remove a tpcb data directory
+ *   tpcb_datadir_*()   mark a tpcb data directory, safely reset one
  */
 #ifndef FK_CLI_TPCB_H
 #define FK_CLI_TPCB_H
@@ -130,12 +130,14 @@ int tpcb_history_read(struct fk_store *s, const struct tpcb_tables *t,
  * Returns 0 or -errno. */
 int tpcb_datadir_mark(const char *dir, uint64_t scale);
 /*
- * Remove the data directory @dir and everything under it, through
- * openat/unlinkat, never following symbolic links nor crossing into
- * another file system.  Refuses (-EEXIST) a non-empty directory without
- * the marker file.  Returns 0 (also when @dir does not exist) or -errno.
+ * Make @dir ready for a new store: remove the store in it
+ * (fk_store_destroy: under the store's lock, so -EBUSY while a run has
+ * it open, nothing removed) if @dir has the marker file; refuse
+ * (-EEXIST) a non-empty directory without it.  The directory, its
+ * marker and lock file stay.  Returns 0 (also when @dir does not exist)
+ * or -errno.
  */
-int tpcb_datadir_remove(const char *dir);
+int tpcb_datadir_reset(const char *dir);
 
 /* Little-endian int64 helpers. */
 void tpcb_put_i64(void *p, int64_t v);

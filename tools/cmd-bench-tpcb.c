@@ -670,11 +670,24 @@ static int open_store(struct run *r)
 	r->opts.on_checkpoint_arg = r;
 	r->opts.log = on_log;
 	r->opts.log_arg = r;
+	/* -i creates (its data directory was just emptied: a store there
+	 * now is somebody else's); a run or a check never does. */
+	r->opts.create_mode =
+	    r->init ? FK_STORE_CREATE_NEW : FK_STORE_OPEN_EXISTING;
 	int ret = fk_store_open(r->data_dir, &r->opts, &r->store);
-	if (ret) {
+	if (ret == -EBUSY)
+		cli_error("data directory '%s' is in use by another process "
+			  "(its lock file '%s/lock' is held); nothing was "
+			  "changed",
+			  r->data_dir, r->data_dir);
+	else if (ret == -ENOENT && !r->init)
+		cli_error("no store in '%s'; create one with 'flushkit bench "
+			  "tpcb -i --data-dir %s'",
+			  r->data_dir, r->data_dir);
+	else if (ret)
 		cli_error("open store '%s': %s", r->data_dir, fk_strerror(ret));
+	if (ret)
 		r->store = NULL;
-	}
 	return ret;
 }
 
@@ -708,17 +721,54 @@ static void load_progress(void *arg, uint64_t done, uint64_t total)
 		done, total, (int)(100 * done / total), el, rem);
 }
 
+/*
+ * After an ENOSPC of -i: the store's log line above gave the free space
+ * and what the WAL takes; say what the WAL needs at least and the
+ * option that shrinks it.
+ */
+static void wal_space_hint(struct run *r)
+{
+	uint64_t seg = r->opts.wal_segment_bytes, small = 1u << 20;
+	char a[32], b[32], c[32];
+	cli_human_bytes(seg, a, sizeof(a));
+	cli_human_bytes(FK_STORE_WAL_MIN_SEGMENTS * seg, b, sizeof(b));
+	if (seg > small) {
+		cli_human_bytes(FK_STORE_WAL_MIN_SEGMENTS * small, c,
+				sizeof(c));
+		cli_error("scale %" PRIu64 " does not fit in '%s' with WAL "
+			  "segments of %s: the WAL takes at least %u of them "
+			  "(%s) besides the tables; use smaller ones: "
+			  "--wal-segment-size=1MB (the WAL then takes %s)",
+			  r->scale, r->data_dir, a, FK_STORE_WAL_MIN_SEGMENTS,
+			  b, c);
+	} else {
+		cli_error("scale %" PRIu64 " does not fit in '%s': the "
+			  "tables and at least %u WAL segments of %s (%s) "
+			  "need more space; use a smaller scale (-s) or a "
+			  "larger file system",
+			  r->scale, r->data_dir, FK_STORE_WAL_MIN_SEGMENTS, a,
+			  b);
+	}
+}
+
 static int do_init(struct run *r)
 {
 	uint64_t t0 = fk_now_ns(), t1, t2, t3, t4;
 	int ret;
 
 	fprintf(stderr, "dropping old tables...\n");
-	ret = tpcb_datadir_remove(r->data_dir);
+	ret = tpcb_datadir_reset(r->data_dir);
 	if (ret == -EEXIST) {
 		cli_error("'%s' exists and is not a tpcb data directory; "
 			  "refusing to remove it",
 			  r->data_dir);
+		return FK_EXIT_FAILURE;
+	}
+	if (ret == -EBUSY) {
+		cli_error("data directory '%s' is in use by another process "
+			  "(its lock file '%s/lock' is held); nothing was "
+			  "changed",
+			  r->data_dir, r->data_dir);
 		return FK_EXIT_FAILURE;
 	}
 	if (ret) {
@@ -733,7 +783,10 @@ static int do_init(struct run *r)
 		return FK_EXIT_FAILURE;
 	}
 	r->log_checkpoints = 0; /* the shutdown checkpoint is noise */
-	if (open_store(r))
+	ret = open_store(r);
+	if (ret == -ENOSPC)
+		wal_space_hint(r);
+	if (ret)
 		return FK_EXIT_FAILURE;
 	t2 = fk_now_ns();
 	fprintf(stderr, "generating data (client-side)...\n");
@@ -741,6 +794,8 @@ static int do_init(struct run *r)
 	ret = tpcb_create(r->store, r->scale, &r->tables, load_progress, &p);
 	if (ret) {
 		cli_error("load '%s': %s", r->data_dir, fk_strerror(ret));
+		if (ret == -ENOSPC)
+			wal_space_hint(r);
 		close_store(r);
 		return FK_EXIT_FAILURE;
 	}

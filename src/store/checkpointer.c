@@ -88,7 +88,7 @@ static int cmp_dirty(const void *a, const void *b)
  * committers never create one themselves (a 16 MiB zero-fill and fsync
  * while holding page locks).  Returns 0 or the creation error.
  */
-#define WAL_AHEAD 2u
+#define WAL_AHEAD (FK_STORE_WAL_MIN_SEGMENTS - 1)
 static int wal_prealloc(struct fk_store *s)
 {
 	uint64_t want = __atomic_load_n(&s->insert_lsn, __ATOMIC_ACQUIRE) /

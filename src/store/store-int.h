@@ -222,6 +222,8 @@ enum {
 
 struct fk_store {
 	int dirfd, basefd, waldirfd;
+	/* Holds the data directory's OFD lock (S8); closed last. */
+	int lockfd;
 	struct fk_store_opts o;
 	uint64_t seg_bytes;		/* table segment */
 	uint32_t blocks_per_seg;
@@ -303,6 +305,10 @@ void fk_store_log(struct fk_store *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Record a sticky error (first one wins) and wake every waiter. */
 void fk_store_stop(struct fk_store *s, int err, const char *what);
+/* The space facts an ENOSPC log line gives, into @buf: the file
+ * system's free and total space (fstatfs of the data directory) and the
+ * WAL's size in segments. */
+void fk_store_space_facts(struct fk_store *s, char *buf, size_t len);
 static inline int fk_store_error(struct fk_store *s)
 {
 	return __atomic_load_n(&s->error, __ATOMIC_ACQUIRE);

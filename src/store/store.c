@@ -12,12 +12,15 @@
  *                  atomically
  *   wal/SEGNO      WAL segments (see wal.c)
  *   base/T.S       segment S of table T: blocks [S*bps, (S+1)*bps)
+ *   lock           empty; its OFD lock is held by the open store (S8);
+ *                  created 0600 with the store, never removed
  * "Replaced atomically" is: write NAME.tmp, fsync it, rename it over
  * NAME, fsync the directory.
  *
  * Interface routines: every fk_store_* and fk_batch_* function of
  * include/flushkit.h; internally fk_store_log, fk_store_stop,
- * fk_store_seg_fd, fk_store_write_control, and the pure decoders
+ * fk_store_space_facts, fk_store_seg_fd, fk_store_write_control, and
+ * the pure decoders
  * fk_control_decode and fk_catalog_decode (fuzzed in tests/fuzz/).
  *
  * Invariants:
@@ -55,7 +58,12 @@
  *      has been applied or made to depend on the failed write, so the
  *      call fails with -ENOSPC and the store goes on; once space is
  *      freed the same handle works again.  Failed fsyncs stay sticky
- *      (S4), as does an ENOSPC from a WAL write (W4, W8).
+ *      (S4), as does an ENOSPC from a WAL write (W4, W8).  The log line
+ *      of an ENOSPC creating a WAL segment or in a bulk load gives the
+ *      file system's free and total space, what was needed and what the
+ *      WAL takes (fk_store_space_facts).  A new store creates its
+ *      FK_STORE_WAL_MIN_SEGMENTS WAL segments before its control file,
+ *      so one whose file system cannot hold its WAL is never created.
  *  S7. A table segment is created (and base/ fsynced) for a page about
  *      to be read or written, before the control file counts a row in
  *      it: a commit pins (reads) its pages before its rows are counted,
@@ -68,10 +76,40 @@
  *      missing or short fails fk_store_open with -FK_ECORRUPT, naming
  *      it (check_segments), and is never recreated empty.  Only
  *      segments past those may be created by recovery.
+ *  S8. One store handle per data directory: fk_store_open takes the
+ *      OFD write lock (fcntl F_OFD_SETLK, no wait) on DIR/lock before it
+ *      reads anything but names, and before it writes anything, the lock
+ *      file itself aside (lock_and_classify); a held lock fails the open
+ *      with -EBUSY and nothing changed.  The lock belongs to the open
+ *      file description, so a second open from the same process (any
+ *      thread) conflicts too, and the kernel drops it with the last
+ *      descriptor (exit, kill -9): never stale.  store_free closes it
+ *      last, after every other descriptor and every write of the handle.
+ *      The lock file is never removed (fk_store_destroy keeps it):
+ *      removing a held one would let the next opener lock a new file
+ *      beside the live store.  fk_store_destroy removes under the same
+ *      lock.
+ *  S9. Under that lock, a directory is classified by names only
+ *      (dir_state): a control file is a store; none, and no catalog and
+ *      nothing in base/ or wal/, is no store (created only if the create
+ *      mode allows: FK_STORE_OPEN_EXISTING, the default, fails -ENOENT
+ *      and creates nothing, not even the lock file or DIR); a catalog or
+ *      table or WAL segments without a control file is a store that lost
+ *      it: -FK_ECORRUPT, logged naming 'control', nothing written.  The
+ *      control file is written last at creation (the "init" checkpoint)
+ *      and removed first by fk_store_destroy, so neither an interrupted
+ *      creation past its first WAL segment nor an interrupted destroy
+ *      ever opens as a new, empty store; a creation that fails
+ *      (returns an error) removes what it made, under the lock, so only
+ *      one cut short by a crash leaves such a directory (nothing in it
+ *      was acknowledged: remove it).  base/ and wal/ are created
+ *      only with a new store; either missing from a store is
+ *      -FK_ECORRUPT.
  */
 #include "store-int.h"
 #include "sys.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -79,6 +117,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 
 #define CTL_MAGIC 0x54434b46u	/* "FKCT" */
 #define CAT_MAGIC 0x54414b46u	/* "FKAT" */
@@ -165,6 +204,33 @@ void fk_store_stop(struct fk_store *s, int err, const char *what)
 	pthread_mutex_lock(&s->ckpt_mu);
 	pthread_cond_broadcast(&s->ckpt_cv);
 	pthread_mutex_unlock(&s->ckpt_mu);
+}
+
+static double mib(uint64_t bytes)
+{
+	return (double)bytes / (1024.0 * 1024.0);
+}
+
+void fk_store_space_facts(struct fk_store *s, char *buf, size_t len)
+{
+	struct statfs sf;
+	uint64_t lo = __atomic_load_n(&s->wal_oldest_seg, __ATOMIC_ACQUIRE);
+	uint64_t hi = __atomic_load_n(&s->wal_highest_seg, __ATOMIC_ACQUIRE);
+	uint64_t nseg = hi >= lo ? hi - lo + 1 : 0;
+	int n = 0;
+	if (!fk_sys.fstatfs(s->dirfd, &sf))
+		n = snprintf(buf, len,
+			     "the file system of the data directory has "
+			     "%.1f MiB free of %.1f MiB; ",
+			     mib((uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize),
+			     mib((uint64_t)sf.f_blocks * (uint64_t)sf.f_bsize));
+	if (n < 0 || (size_t)n >= len)
+		n = 0;
+	snprintf(buf + n, len - (size_t)n,
+		 "the WAL takes %.1f MiB (%llu segments of %.1f MiB, "
+		 "wal_segment_bytes; it keeps at least %u)",
+		 mib(nseg * s->wal_seg_bytes), (unsigned long long)nseg,
+		 mib(s->wal_seg_bytes), FK_STORE_WAL_MIN_SEGMENTS);
 }
 
 static int stopped(struct fk_store *s)
@@ -970,7 +1036,7 @@ int fk_store_bulk_load(struct fk_store *s, uint32_t table, uint64_t nrows,
 	}
 	fk_writeback_init(&wb, s->o.checkpoint_flush_after_bytes);
 	uint64_t npages = (nrows + t->rows_per_page - 1) / t->rows_per_page;
-	uint64_t row = 0;
+	uint64_t row = 0, written = 0;
 	uint32_t last_seg = UINT32_MAX;
 	for (uint64_t blk = 0; blk < npages && !r;) {
 		uint32_t seg = (uint32_t)(blk / s->blocks_per_seg);
@@ -996,13 +1062,25 @@ int fk_store_bulk_load(struct fk_store *s, uint32_t table, uint64_t nrows,
 		}
 		uint64_t off = (first % s->blocks_per_seg) * FK_PAGE_SIZE;
 		r = fk_pwrite_all(fd, buf, n * FK_PAGE_SIZE, off);
-		if (!r)
+		if (!r) {
 			fk_writeback_note(&wb, fd, off, n * FK_PAGE_SIZE);
+			written += n * FK_PAGE_SIZE;
+		}
 		last_seg = seg;
 	}
 	fk_writeback_issue(&wb);
 	fk_writeback_release(&wb);
 	free(buf);
+	if (r == -ENOSPC || r == -EDQUOT) {
+		char facts[320];
+		fk_store_space_facts(s, facts, sizeof(facts));
+		fk_store_log(s,
+			     "bulk load of %llu rows into '%s' needs %.1f MiB "
+			     "of table segments: %s after %.1f MiB; %s",
+			     (unsigned long long)nrows, t->name,
+			     mib(npages * FK_PAGE_SIZE), fk_strerror(r),
+			     mib(written), facts);
+	}
 	/* Durable before the rows count says they exist. */
 	for (uint32_t seg = 0; !r && last_seg != UINT32_MAX && seg <= last_seg;
 	     seg++) {
@@ -1316,6 +1394,162 @@ out:
 	return r;
 }
 
+/* ---- the data directory: its lock and what it holds ---- */
+
+#define LOCK_NAME "lock"
+
+/*
+ * Open @dirfd's lock file (created 0600 if @create) and take its OFD
+ * write lock without waiting (S8).  An open file description's lock
+ * conflicts with every other description's, in this process too, and
+ * goes when the last descriptor of it is closed (by the kernel at a
+ * kill -9).  Returns 0 with *@fd set, -EBUSY (held elsewhere), -ENOENT
+ * (no lock file and !@create) or the -errno of open or fcntl.
+ */
+static int lock_dir(int dirfd, int create, int *fd)
+{
+	int lfd =
+	    fk_sys.openat(dirfd, LOCK_NAME,
+			  O_RDWR | O_NOFOLLOW | (create ? O_CREAT : 0), 0600);
+	if (lfd < 0)
+		return lfd;
+	struct flock fl;
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = F_WRLCK;
+	fl.l_whence = SEEK_SET; /* l_start 0, l_len 0: the whole file */
+	int r = fk_sys.fcntl_lock(lfd, F_OFD_SETLK, &fl);
+	if (r == -EAGAIN || r == -EACCES)
+		r = -EBUSY;
+	if (r) {
+		fk_sys.close(lfd);
+		return r;
+	}
+	*fd = lfd;
+	return 0;
+}
+
+/* 1 if @name exists in @dirfd, 0 if not, or -errno.  No I/O on it. */
+static int has_entry(int dirfd, const char *name)
+{
+	struct stat st;
+	int r = fk_sys.fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW);
+	return r == 0 ? 1 : r == -ENOENT ? 0 : r;
+}
+
+/* 1 if the directory @name in @dirfd has an entry, 0 if it is empty or
+ * absent, or -errno. */
+static int has_entries(int dirfd, const char *name)
+{
+	char buf[4096];
+	int fd = fk_sys.openat(dirfd, name, O_RDONLY | O_DIRECTORY, 0);
+	if (fd == -ENOENT)
+		return 0;
+	if (fd < 0)
+		return fd;
+	int found = 0;
+	while (!found) {
+		ssize_t n = fk_sys.getdents64(fd, buf, sizeof(buf));
+		if (n <= 0) {
+			if (n < 0)
+				found = (int)n;
+			break;
+		}
+		for (ssize_t off = 0; off < n;) {
+			uint16_t reclen;
+			memcpy(&reclen, buf + off + 16, 2);
+			const char *nm = buf + off + 19;
+			off += reclen;
+			if (strcmp(nm, ".") && strcmp(nm, ".."))
+				found = 1;
+		}
+	}
+	fk_sys.close(fd);
+	return found;
+}
+
+enum { DIR_NO_STORE, DIR_STORE, DIR_NO_CONTROL };
+
+/*
+ * What @dirfd holds, by names only (S9): a store (a control file), none
+ * (no control file, catalog, nor entries in base/ or wal/), or a store
+ * that lost its control file.  Or -errno.
+ */
+static int dir_state(int dirfd)
+{
+	int r = has_entry(dirfd, "control");
+	if (r)
+		return r < 0 ? r : DIR_STORE;
+	if ((r = has_entry(dirfd, "catalog")) ||
+	    (r = has_entries(dirfd, "base")) || (r = has_entries(dirfd, "wal")))
+		return r < 0 ? r : DIR_NO_CONTROL;
+	return DIR_NO_STORE;
+}
+
+/*
+ * Take the data directory's lock for fk_store_open, then decide, under
+ * it, what the open does (S8, S9): sets *@fresh to 1 for a new store.
+ * Before the lock nothing is read but names, and the lock file is only
+ * created where the open may go on (a store, or no store and a create
+ * mode): a refused open leaves the directory as it was.
+ */
+static int lock_and_classify(struct fk_store *s, int *fresh)
+{
+	int mode = s->o.create_mode, st;
+	int r = lock_dir(s->dirfd, 0, &s->lockfd);
+	if (r == -ENOENT) {
+		/* No lock file: no store yet, or one made before lock
+		 * files. */
+		st = dir_state(s->dirfd);
+		if (st < 0)
+			return st;
+		if ((st == DIR_NO_STORE && mode != FK_STORE_OPEN_EXISTING) ||
+		    (st == DIR_STORE && mode != FK_STORE_CREATE_NEW))
+			r = lock_dir(s->dirfd, 1, &s->lockfd);
+		else
+			goto decide;
+	}
+	if (r == -EBUSY) {
+		fk_store_log(s,
+			     "data directory in use: its lock file '%s' is "
+			     "held by another open store",
+			     LOCK_NAME);
+		return r;
+	}
+	if (r) {
+		fk_store_log(s, "lock file '%s': %s", LOCK_NAME,
+			     fk_strerror(r));
+		return r;
+	}
+	st = dir_state(s->dirfd);
+	if (st < 0)
+		return st;
+decide:
+	switch (st) {
+	case DIR_STORE:
+		if (mode == FK_STORE_CREATE_NEW) {
+			fk_store_log(s, "a store exists in the data "
+					"directory (control file 'control')");
+			return -EEXIST;
+		}
+		*fresh = 0;
+		return 0;
+	case DIR_NO_CONTROL:
+		fk_store_log(s,
+			     "control file 'control' is missing, but the data "
+			     "directory holds a store (a catalog, table or "
+			     "WAL segments): not opened as a new one");
+		return -FK_ECORRUPT;
+	default:
+		if (mode == FK_STORE_OPEN_EXISTING) {
+			fk_store_log(s, "no store in the data directory (no "
+					"control file)");
+			return -ENOENT;
+		}
+		*fresh = 1;
+		return 0;
+	}
+}
+
 /* ---- open and close ---- */
 
 static int open_dir(int at, const char *name, int create)
@@ -1350,6 +1584,9 @@ static void store_free(struct fk_store *s)
 		fk_sys.close(s->waldirfd);
 	if (s->dirfd >= 0)
 		fk_sys.close(s->dirfd);
+	/* Last: every write of this handle is done (S8). */
+	if (s->lockfd >= 0)
+		fk_sys.close(s->lockfd);
 	pthread_mutex_destroy(&s->cat_mu);
 	pthread_mutex_destroy(&s->files_mu);
 	pthread_mutex_destroy(&s->ckpt_mu);
@@ -1364,14 +1601,18 @@ static int check_opts(const struct fk_store_opts *o)
 	    o->wal_segment_bytes < 65536 || o->wal_segment_bytes % 8192 ||
 	    o->wal_segment_bytes > (1ull << 30) ||
 	    o->checkpoint_completion_target <= 0 ||
-	    o->checkpoint_completion_target > 1 ||
-	    o->wal_sync_method < 0 || o->wal_sync_method > 2 ||
-	    !o->checkpoint_timeout_ms || o->sync_io < FK_SYNC_IO_AUTO ||
+	    o->checkpoint_completion_target > 1 || o->wal_sync_method < 0 ||
+	    o->wal_sync_method > 2 || !o->checkpoint_timeout_ms ||
+	    o->sync_io < FK_SYNC_IO_AUTO ||
 	    o->sync_io > FK_SYNC_IO_SEQUENTIAL ||
-	    o->sync_jobs > FK_FSYNC_BATCH_MAX_QUEUE_DEPTH)
+	    o->sync_jobs > FK_FSYNC_BATCH_MAX_QUEUE_DEPTH ||
+	    o->create_mode < FK_STORE_OPEN_EXISTING ||
+	    o->create_mode > FK_STORE_CREATE_NEW)
 		return -EINVAL;
 	return 0;
 }
+
+static int remove_store(int dfd);
 
 int fk_store_open(const char *dir, const struct fk_store_opts *o,
 		  struct fk_store **out)
@@ -1387,7 +1628,7 @@ int fk_store_open(const char *dir, const struct fk_store_opts *o,
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->dirfd = s->basefd = s->waldirfd = -1;
+	s->dirfd = s->basefd = s->waldirfd = s->lockfd = -1;
 	if (o)
 		s->o = *o;
 	else
@@ -1418,15 +1659,19 @@ int fk_store_open(const char *dir, const struct fk_store_opts *o,
 	if (r)
 		goto fail;
 
-	r = s->dirfd = open_dir(AT_FDCWD, dir, 1);
+	r = s->dirfd =
+	    open_dir(AT_FDCWD, dir, s->o.create_mode != FK_STORE_OPEN_EXISTING);
+	if (r == -ENOENT)
+		fk_store_log(s, "no store: the data directory does not exist");
 	if (r < 0)
 		goto fail;
-	r = read_control(s, &ctl);
-	if (r == -ENOENT) {
-		fresh = 1;
+	r = lock_and_classify(s, &fresh);
+	if (r)
+		goto fail;
+	if (fresh) {
 		s->wal_seg_bytes = s->o.wal_segment_bytes;
 		s->seg_bytes = s->o.segment_bytes;
-	} else if (r) {
+	} else if ((r = read_control(s, &ctl))) {
 		fk_store_log(s, "control file: %s", fk_strerror(r));
 		goto fail;
 	} else {
@@ -1440,10 +1685,16 @@ int fk_store_open(const char *dir, const struct fk_store_opts *o,
 					   s->o.checkpoint_completion_target));
 	if (s->wal_trigger_bytes < s->wal_seg_bytes)
 		s->wal_trigger_bytes = s->wal_seg_bytes;
-	r = s->basefd = open_dir(s->dirfd, "base", 1);
-	if (r < 0)
-		goto fail;
-	r = s->waldirfd = open_dir(s->dirfd, "wal", 1);
+	/* A store's base/ and wal/ are made at its creation, before its
+	 * control file: one missing later is damage, not made again. */
+	r = s->basefd = open_dir(s->dirfd, "base", fresh);
+	if (r >= 0)
+		r = s->waldirfd = open_dir(s->dirfd, "wal", fresh);
+	if (r == -ENOENT) {
+		fk_store_log(s, "directory '%s/' is missing",
+			     s->basefd < 0 ? "base" : "wal");
+		r = -FK_ECORRUPT;
+	}
 	if (r < 0)
 		goto fail;
 	if (fresh) {
@@ -1485,6 +1736,12 @@ int fk_store_open(const char *dir, const struct fk_store_opts *o,
 			s->wal_seg_bytes;
 		if (s->wal_highest_seg < 1)
 			s->wal_oldest_seg = 1;
+		/* The WAL's whole footprint now: a new store whose file
+		 * system cannot hold it fails here, saying so (the log line
+		 * of fk_wal_ensure_segment), not at some later commit. */
+		r = fk_wal_ensure_segment(s, FK_STORE_WAL_MIN_SEGMENTS);
+		if (r)
+			goto fail;
 		r = fk_checkpoint_run(s, "init", CKPT_REQ_IMMEDIATE, 0);
 	} else {
 		r = read_catalog(s);
@@ -1502,6 +1759,12 @@ int fk_store_open(const char *dir, const struct fk_store_opts *o,
 fail:
 	if (!r)
 		r = -EIO;
+	/* A failed creation leaves no store behind, only the lock file
+	 * (S9): a catalog or WAL segments without a control file would be
+	 * refused as damaged by every later open.  Nothing in it was
+	 * acknowledged. */
+	if (fresh && s->lockfd >= 0)
+		remove_store(s->dirfd);
 	store_free(s);
 	return r;
 }
@@ -1517,6 +1780,98 @@ int fk_store_close(struct fk_store *s)
 	if (!r)
 		r = fk_store_error(s);
 	store_free(s);
+	return r;
+}
+
+/* Unlink every entry but directories in @dirfd's directory @name, then
+ * the directory itself.  0 (also when absent), -ENOTEMPTY (it holds a
+ * directory) or -errno. */
+static int remove_subdir(int dirfd, const char *name)
+{
+	char buf[4096];
+	int fd = fk_sys.openat(dirfd, name, O_RDONLY | O_DIRECTORY, 0);
+	if (fd == -ENOENT)
+		return 0;
+	if (fd < 0)
+		return fd;
+	int r = 0, removed;
+	do { /* again until a pass removes nothing: readdir during
+	      * unlinks may skip entries */
+		removed = 0;
+		fk_sys.lseek(fd, 0, SEEK_SET);
+		for (;;) {
+			ssize_t n = fk_sys.getdents64(fd, buf, sizeof(buf));
+			if (n <= 0) {
+				if (n < 0)
+					r = (int)n;
+				break;
+			}
+			for (ssize_t off = 0; off < n;) {
+				uint16_t reclen;
+				memcpy(&reclen, buf + off + 16, 2);
+				uint8_t type = (uint8_t)buf[off + 18];
+				const char *nm = buf + off + 19;
+				off += reclen;
+				if (!strcmp(nm, ".") || !strcmp(nm, "..") ||
+				    type == DT_DIR)
+					continue;
+				int u = fk_sys.unlinkat(fd, nm, 0);
+				if (!u)
+					removed = 1;
+				else if (u != -ENOENT && u != -EISDIR && !r)
+					r = u;
+			}
+		}
+	} while (!r && removed);
+	fk_sys.close(fd);
+	if (!r)
+		r = fk_sys.unlinkat(dirfd, name, AT_REMOVEDIR);
+	if (r == -EEXIST)
+		r = -ENOTEMPTY;
+	return r == -ENOENT ? 0 : r;
+}
+
+/* Remove the store's files in @dfd, whose lock the caller holds. */
+static int remove_store(int dfd)
+{
+	static const char *const files[] = {"control.tmp", "catalog",
+					    "catalog.tmp"};
+	/* The control file first, durably: from then on an open sees a
+	 * damaged store (S9), never a new or an old one. */
+	int r = fk_sys.unlinkat(dfd, "control", 0);
+	if (r == -ENOENT)
+		r = 0;
+	if (!r)
+		r = fk_sys.fsync(dfd);
+	for (size_t i = 0; !r && i < sizeof(files) / sizeof(files[0]); i++) {
+		r = fk_sys.unlinkat(dfd, files[i], 0);
+		if (r == -ENOENT)
+			r = 0;
+	}
+	if (!r)
+		r = remove_subdir(dfd, "wal");
+	if (!r)
+		r = remove_subdir(dfd, "base");
+	int rs = fk_sys.fsync(dfd);
+	return r ? r : rs;
+}
+
+int fk_store_destroy(const char *dir)
+{
+	int dfd, lfd = -1, r;
+	if (!dir)
+		return -EINVAL;
+	dfd = fk_sys.openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY, 0);
+	if (dfd < 0)
+		return dfd;
+	r = lock_dir(dfd, 1, &lfd);
+	if (!r)
+		r = remove_store(dfd);
+	/* The lock file stays: removing it while held would let a new
+	 * opener lock a new file next to a live one. */
+	if (lfd >= 0)
+		fk_sys.close(lfd);
+	fk_sys.close(dfd);
 	return r;
 }
 

@@ -167,6 +167,7 @@ static int create_segment(struct fk_store *s, uint64_t segno)
 
 int fk_wal_ensure_segment(struct fk_store *s, uint64_t segno)
 {
+	char facts[320];
 	int r = 0;
 	pthread_mutex_lock(&s->seg_mu);
 	while (s->wal_highest_seg < segno) {
@@ -176,10 +177,20 @@ int fk_wal_ensure_segment(struct fk_store *s, uint64_t segno)
 		__atomic_store_n(&s->wal_highest_seg, s->wal_highest_seg + 1,
 				 __ATOMIC_RELEASE);
 	}
+	/* Under seg_mu, as the creation's own system calls. */
+	if (r == -ENOSPC || r == -EDQUOT)
+		fk_store_space_facts(s, facts, sizeof(facts));
 	pthread_mutex_unlock(&s->seg_mu);
-	if (r)
+	if (r == -ENOSPC || r == -EDQUOT) {
+		fk_store_log(s,
+			     "cannot create WAL segment: %s (it needs %llu "
+			     "bytes): %s",
+			     fk_strerror(r),
+			     (unsigned long long)s->wal_seg_bytes, facts);
+	} else if (r) {
 		fk_store_log(s, "cannot create WAL segment: %s",
 			     fk_strerror(r));
+	}
 	return r;
 }
 

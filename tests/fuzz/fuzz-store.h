@@ -25,6 +25,7 @@ static inline struct fk_store_opts fuzz_store_opts(void)
 {
 	struct fk_store_opts o;
 	fk_store_opts_init(&o);
+	o.create_mode = FK_STORE_CREATE_IF_MISSING;
 	o.shared_buffers_bytes = 1 << 20;
 	o.wal_segment_bytes = FUZZ_WALSEG;
 	o.checkpoint_timeout_ms = 3600000;

@@ -128,4 +128,12 @@ void fkt_fault_clear(void);
 /* How many times the fault fired. */
 unsigned fkt_fault_fired(void);
 
+/*
+ * A listing of everything under @dir, one line per entry in name order:
+ * "RELPATH TYPE MODE SIZE MTIME_NS FNV64" (the checksum of a regular
+ * file's bytes, 0 for others), to show a directory unchanged by
+ * comparing two listings.  Caller frees; NULL if @dir cannot be read.
+ * Test use only (no syscall table).
+ */
+char *fkt_dir_digest(const char *dir);
 #endif

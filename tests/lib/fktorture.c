@@ -108,6 +108,7 @@ static void fail(const char *fmt, ...)
 static void store_opts(struct fk_store_opts *so, int long_wal)
 {
 	fk_store_opts_init(so);
+	so->create_mode = FK_STORE_CREATE_IF_MISSING;
 	int naive = O->preset == FKT_PRESET_NAIVE ||
 		    (O->preset == FKT_PRESET_BOTH && trial_no % 2);
 	fk_store_opts_preset(so, naive ? "naive" : "smooth");
