@@ -90,6 +90,12 @@
 #define FIFO_N 16
 /* Position-based writes are located by one lseek per this many bytes. */
 #define POS_CHECK (64u * 1024u)
+/* A file closed with less than this written and never hinted is left to
+ * the kernel's own writeback: one small write-out per small file (a tree
+ * of 65000 files) costs the device more seeks than the batched writeback
+ * of the flusher, and measured slower for the writer and its neighbour
+ * (docs/neighbor.md). */
+#define CLOSE_HINT_MIN (256u * 1024u)
 
 enum slot_state {
 	ST_UNKNOWN = 0,
@@ -116,6 +122,7 @@ struct slot {
 	_Atomic uint32_t lock; /* gen << 1 | held (P5) */
 	_Atomic uint8_t state; /* enum slot_state */
 	uint8_t append;	       /* O_APPEND at classification */
+	uint8_t hinted;	       /* a flush-after range was hinted */
 	dev_t dev;
 	ino_t ino;
 	uint64_t pos_bytes; /* position-based bytes not located yet */
@@ -175,6 +182,7 @@ static void slot_clear(struct slot *s)
 {
 	atomic_store_explicit(&s->state, ST_UNKNOWN, memory_order_relaxed);
 	s->append = 0;
+	s->hinted = 0;
 	s->dev = 0;
 	s->ino = 0;
 	s->pos_bytes = 0;
@@ -573,8 +581,10 @@ static void note(struct slot *s, int fd, uint64_t off, uint64_t bytes)
 	s->ext_bytes += bytes;
 	if (g_track)
 		atomic_fetch_add(&g_inflight, (int64_t)bytes);
-	if (s->ext_bytes >= g_flush_after)
+	if (s->ext_bytes >= g_flush_after) {
 		full = take_ext(s, &r);
+		s->hinted = 1;
+	}
 	slot_unlock(s);
 
 	stat_add(&g_st.bytes_written, bytes);
@@ -680,9 +690,11 @@ void shim_release(int fd, int closing)
 			hi = f->off + f->len;
 	}
 	held += s->fifo_bytes;
+	int small = closing && !s->hinted && have_ext &&
+		    r.bytes < CLOSE_HINT_MIN && r.bytes < g_flush_after;
 	slot_drop_locked(s);
 	slot_unlock(s);
-	if (state != ST_TRACKED)
+	if (state != ST_TRACKED || small)
 		return;
 	if (have_ext)
 		hint(fd, &r);
