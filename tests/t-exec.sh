@@ -37,6 +37,9 @@ status() { # status EXPECTED DESCRIPTION COMMAND...: exit status is EXPECTED
 }
 
 check "shim built at $so" test -r "$so"
+# It exports only the libc names it replaces: none of the library's.
+check "shim exports no fk_ symbol" test -z "$(nm -D --defined-only "$so" | awk '{print $3}' | grep '^fk_')"
+check "shim exports write" test -n "$(nm -D --defined-only "$so" | awk '$3 == "write"')"
 
 # tar xf under flushkit exec: the same tree.
 mkdir -p "$t/src/sub"
