@@ -62,6 +62,11 @@ BDI_MAX_BYTES=${BDI_MAX_BYTES:-67108864}
 BLKIO_BPS=${BLKIO_BPS:-104857600}
 FLUSHKIT=${FLUSHKIT:-$here/build/flushkit}
 
+# bench/neighbor.sh --analyze RESULTS_DIR: recompute its table from the
+# kept run directories (VMODE-NEIGHBOR-CONFIG-ROUND).
+if [ "${1:-}" = --analyze ]; then
+	ANALYZE_DIR=$2
+fi
 stamp=$(date +%Y%m%d-%H%M%S)
 out=$here/results/neighbor-$stamp
 mkdir -p "$out" "$DIR"
@@ -189,21 +194,30 @@ one_run() { # one_run VICTIM_MODE NEIGHBOR CONFIG ROUND
 	kill "$sampler" 2>/dev/null || true
 	wait "$sampler" 2>/dev/null || true
 	echo "$vstart $vend" >"$run/victim-window"
-	python3 - "$run" "$vmode" "$kind" "$config" "$round" >>"$rows" <<'EOF'
+	analyze "$run" "$vmode" "$kind" "$config" "$round" >>"$rows"
+	tail -n 1 "$rows" | tee -a "$out/bench.log" >&2
+	rm -rf "$DIR/nb"
+	sync
+}
+
+# One row of runs.tsv from a run directory.
+analyze() { # analyze RUN VICTIM_MODE NEIGHBOR CONFIG ROUND
+	python3 - "$@" <<'EOF'
 import glob, math, sys
 run, vmode, kind, config, rnd = sys.argv[1:6]
 nb0, nb1 = map(float, open(run + "/neighbor-window").read().split())
 v0, v1 = map(float, open(run + "/victim-window").read().split())
-lat, ends = [], []
+# The victim may end before the neighbour (the script waits for the
+# neighbour first): the window ends with the victim's last transaction.
+tx = []
 for f in glob.glob(run + "/txlog*"):
     for line in open(f):
         p = line.split()
-        if len(p) < 6:
-            continue
-        t = int(p[4]) + int(p[5]) / 1e6
-        if nb0 <= t <= v1:
-            lat.append(int(p[2]) / 1000.0)
-            ends.append(t)
+        if len(p) >= 6:
+            tx.append((int(p[4]) + int(p[5]) / 1e6, int(p[2]) / 1000.0))
+v1 = min(v1, max(t for t, _ in tx)) if tx else v1
+lat = [l for t, l in tx if nb0 <= t <= v1]
+ends = [t for t, _ in tx if nb0 <= t <= v1]
 lat.sort()
 def pct(q):
     if not lat:
@@ -226,11 +240,21 @@ print("\t".join([vmode, kind, config, rnd, "%.1f" % (len(lat) / win),
                  "%.2f" % (lat[-1] if lat else float("nan")), "%.3f" % stall,
                  "%.1f" % (nb1 - nb0), "%d" % (pd // 1024), "%d" % (pw // 1024)]))
 EOF
-	tail -n 1 "$rows" | tee -a "$out/bench.log" >&2
-	rm -rf "$DIR/nb"
-	sync
 }
 
+if [ -n "${ANALYZE_DIR:-}" ]; then
+	rmdir "$out" 2>/dev/null || true
+	out=$ANALYZE_DIR
+	rows=$out/runs.tsv
+	printf 'victim\tneighbor\tconfig\tround\ttps\tp50_ms\tp99_ms\tp99.9_ms\tmax_ms\tstall\tnb_wall_s\tpeak_dirty_MiB\tpeak_wb_MiB\n' >"$rows"
+	for run in $(ls -d "$out"/*-*-*-*/ | sort); do
+		IFS=- read -r v k c r <<<"$(basename "$run")"
+		analyze "${run%/}" "$v" "$k" "$c" "$r" >>"$rows"
+	done
+	column -t -s $'\t' "$rows" | tee "$out/table.txt"
+	trap - EXIT
+	exit 0
+fi
 log "neighbor: DIR=$DIR (device $dev) DURATION=$DURATION NB_START=$NB_START RATE=$RATE CLIENTS=$CLIENTS SCALE=$SCALE"
 log "neighbor: VICTIM='$VICTIM' NEIGHBORS='$NEIGHBORS' STREAM_SIZE=$STREAM_SIZE CONFIGS='$CONFIGS' ROUNDS=$ROUNDS"
 log "neighbor: $(uname -r), $(awk '/MemTotal/ {print $2 " kB RAM"}' /proc/meminfo), dirty_ratio $(cat /proc/sys/vm/dirty_ratio), dirty_background_ratio $(cat /proc/sys/vm/dirty_background_ratio)"
