@@ -30,12 +30,12 @@ static int child(const char *path)
 {
 	char *buf = malloc(64 * 1024);
 	memset(buf, 'e', 64 * 1024);
-	int fd = open(path, O_WRONLY);
-	if (fd < 0)
+	int fd = open(path, O_WRONLY), bad = fd < 0;
+	for (off_t off = 0; !bad && off < 4 * MiB; off += 64 * 1024)
+		bad = pwrite(fd, buf, 64 * 1024, off) != 64 * 1024;
+	free(buf);
+	if (bad)
 		return 2;
-	for (off_t off = 0; off < 4 * MiB; off += 64 * 1024)
-		if (pwrite(fd, buf, 64 * 1024, off) != 64 * 1024)
-			return 2;
 	errno = 0;
 	int r = fsync(fd);
 	int e = errno;
