@@ -58,10 +58,13 @@ done
 hasnot libflushkit-dev 'libflushkit\.so\.0|/bin/|/man1/'
 for f in /usr/bin/flushkit /usr/share/man/man1/flushkit.1.gz /usr/share/man/man1/flushkit-cp.1.gz \
 	/usr/share/man/man1/flushkit-bench-tpcb.1.gz /usr/share/man/man7/flushkit-durability.7.gz \
-	/usr/share/bash-completion/completions/flushkit; do
+	/usr/share/bash-completion/completions/flushkit /usr/share/man/man1/flushkit-exec.1.gz \
+	/usr/lib/$ma/flushkit/libflushkit-preload.so; do
 	has flushkit "$f"
 done
-hasnot flushkit 'libflushkit|\.h$|/man3/'
+# the command's own shim (loaded by path from a private directory) and
+# nothing of the library
+hasnot flushkit 'libflushkit\.|\.h$|/man3/'
 dep() { dpkg-deb -f "$out/${1}_${ver}_$arch.deb" Depends; }
 dep flushkit | grep -q 'libflushkit0 (>= ' || fail "flushkit does not depend on libflushkit0: $(dep flushkit)"
 dep libflushkit-dev | grep -q "libflushkit0 (= $ver)" || fail "libflushkit-dev: $(dep libflushkit-dev)"

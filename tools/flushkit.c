@@ -21,6 +21,7 @@ static const struct subcommand commands[] = {
 	{"monitor", cmd_monitor, "watch Dirty, Writeback and disk writes"},
 	{"report", cmd_report, "HTML page with plots from result files"},
 	{"compare", cmd_compare, "two sets of runs: AVG, STDDEV, +/-/0 marker"},
+	{"exec", cmd_exec, "run a program with early writeback of what it writes"},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,520 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd-exec.c - "flushkit exec [OPTIONS] [--] COMMAND [ARGS...]": run a
+ * program that cannot be changed (tar, rsync, dd, a backup tool) with
+ * libflushkit-preload.so preloaded, so its writes start writeback early
+ * and it throttles itself past --max-dirty instead of filling the page
+ * cache (src/preload/shim.c; docs/exec.md).
+ *
+ * The options reach the shim as environment variables (kept by every
+ * child that keeps its environment):
+ *   LD_PRELOAD            the shim's absolute path, before any others
+ *   FLUSHKIT_FLUSH_AFTER  --flush-after in bytes (decimal)
+ *   FLUSHKIT_MAX_DIRTY    --max-dirty in bytes, 0 = no bound
+ *   FLUSHKIT_DROP_CACHE   1 with --drop-cache, else 0
+ *   FLUSHKIT_STATS        a file each process appends its counters to
+ * Sizes are parsed here, by the tree's one size parser; the shim reads
+ * plain byte counts and disables itself (one message) on anything else.
+ *
+ * COMMAND is found in PATH as execvp(3) would, checked (a statically
+ * linked program has no dynamic loader to preload anything; a set-user-
+ * or set-group-ID program or one with file capabilities runs in secure
+ * mode, where the loader ignores LD_PRELOAD: both are refused, exit 1,
+ * unless --force), then run with execv(2) in a child, no shell.
+ *
+ * Exit status: COMMAND's; 128+N if it died of signal N; 2 for a usage
+ * error of flushkit exec itself; 126 if COMMAND is found but cannot be
+ * run, 127 if it is not found (as env(1)); 1 if it is refused or the
+ * shim is missing.
+ */
+#include "cli.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#define DEFAULT_FLUSH_AFTER (1ull << 20)
+#define DEFAULT_MAX_DIRTY (64ull << 20)
+#define PRELOAD_NAME "libflushkit-preload.so"
+
+enum {
+	EXIT_CANNOT_RUN = 126,
+	EXIT_NOT_FOUND = 127,
+};
+
+static void usage(FILE *f)
+{
+	fprintf(
+	    f,
+	    "usage: flushkit exec [OPTIONS] [--] COMMAND [ARGS...]\n"
+	    "\n"
+	    "Run COMMAND with early writeback of the files it writes: every\n"
+	    "--flush-after bytes written to a file start writeback of them\n"
+	    "(sync_file_range), and past --max-dirty bytes written but not\n"
+	    "yet written back the writing thread waits for its oldest.\n"
+	    "A hint, never durability: no fsync is added or removed.\n"
+	    "\n"
+	    "options:\n"
+	    "  --flush-after=SIZE  start writeback every SIZE written to a\n"
+	    "                      file (default 1M, at least 4k)\n"
+	    "  --max-dirty=SIZE    bound on bytes written and not yet seen\n"
+	    "                      written back (default 64M; 0: no bound)\n"
+	    "  --drop-cache        drop ranges already written back from the\n"
+	    "                      page cache (POSIX_FADV_DONTNEED)\n"
+	    "  --stats[=FILE]      at exit, each process's bytes written,\n"
+	    "                      hints and waits: to stderr, or FILE\n"
+	    "  --force             run a static or set-user-ID program anyway\n"
+	    "                      (the shim cannot act in it)\n"
+	    "  --preload=PATH      the shim to preload (default: next to the\n"
+	    "                      flushkit binary, then the installed one)\n"
+	    "\n"
+	    "Exit status: COMMAND's, 128+N if it died of signal N, 126 if it\n"
+	    "cannot be run, 127 if not found, 2 for a usage error, 1 if\n"
+	    "refused (static, set-user-ID) or the shim is missing.\n");
+}
+
+enum {
+	OPT_FLUSH_AFTER = 256,
+	OPT_MAX_DIRTY,
+	OPT_DROP_CACHE,
+	OPT_STATS,
+	OPT_FORCE,
+	OPT_PRELOAD,
+};
+
+static const struct option long_opts[] = {
+    {"flush-after", required_argument, NULL, OPT_FLUSH_AFTER},
+    {"max-dirty", required_argument, NULL, OPT_MAX_DIRTY},
+    {"drop-cache", no_argument, NULL, OPT_DROP_CACHE},
+    {"stats", optional_argument, NULL, OPT_STATS},
+    {"force", no_argument, NULL, OPT_FORCE},
+    {"preload", required_argument, NULL, OPT_PRELOAD},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/*
+ * Find @name as execvp(3) does: a name with a slash is itself; else the
+ * first PATH entry (default "/bin:/usr/bin") where it is an executable
+ * regular file.  Returns a malloc'ed path, or NULL with *err: -ENOENT
+ * (nowhere), -EACCES (found, not executable), -ENOMEM.
+ */
+static char *find_command(const char *name, int *err)
+{
+	if (strchr(name, '/')) {
+		char *p = strdup(name);
+		*err = p ? 0 : -ENOMEM;
+		return p;
+	}
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/bin:/usr/bin";
+	int saw_eacces = 0;
+	size_t nl = strlen(name);
+	while (*path) {
+		const char *colon = strchr(path, ':');
+		size_t dl = colon ? (size_t)(colon - path) : strlen(path);
+		char *cand = malloc(dl + nl + 3);
+		if (!cand) {
+			*err = -ENOMEM;
+			return NULL;
+		}
+		if (dl == 0)
+			snprintf(cand, dl + nl + 3, "./%s", name);
+		else
+			snprintf(cand, dl + nl + 3, "%.*s/%s", (int)dl, path,
+				 name);
+		struct stat st;
+		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode)) {
+			if (access(cand, X_OK) == 0) {
+				*err = 0;
+				return cand;
+			}
+			saw_eacces = 1;
+		}
+		free(cand);
+		if (!colon)
+			break;
+		path = colon + 1;
+	}
+	*err = saw_eacces ? -EACCES : -ENOENT;
+	return NULL;
+}
+
+/*
+ * Is @path an ELF program the dynamic loader runs (it has PT_INTERP)?
+ * 1 dynamic, 0 static (no PT_INTERP), -1 not an ELF file of this
+ * machine's class (a script, or let execv judge it).
+ */
+static int elf_dynamic(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	Elf64_Ehdr eh;
+	int ret = -1;
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_phentsize != sizeof(Elf64_Phdr))
+		goto out;
+	ret = 0;
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		Elf64_Phdr ph;
+		if (pread(fd, &ph, sizeof(ph),
+			  (off_t)(eh.e_phoff + (uint64_t)i * sizeof(ph))) !=
+		    (ssize_t)sizeof(ph)) {
+			ret = -1;
+			break;
+		}
+		if (ph.p_type == PT_INTERP) {
+			ret = 1;
+			break;
+		}
+	}
+out:
+	close(fd);
+	return ret;
+}
+
+/* The interpreter of a "#!" script (malloc'ed), or NULL. */
+static char *script_interpreter(const char *path)
+{
+	char buf[256];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 3 || buf[0] != '#' || buf[1] != '!')
+		return NULL;
+	buf[n] = 0;
+	char *p = buf + 2;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	size_t len = strcspn(p, " \t\n");
+	if (!len)
+		return NULL;
+	p[len] = 0;
+	return strdup(p);
+}
+
+/*
+ * Why the shim could not act in @path, or NULL: "statically linked",
+ * "set-user-ID", "set-group-ID", "has file capabilities".
+ */
+static const char *cannot_preload(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return NULL;
+	if ((st.st_mode & S_ISUID) && st.st_uid != geteuid())
+		return "a set-user-ID program (the dynamic loader ignores "
+		       "LD_PRELOAD for it)";
+	if ((st.st_mode & S_ISGID) && st.st_gid != getegid())
+		return "a set-group-ID program (the dynamic loader ignores "
+		       "LD_PRELOAD for it)";
+	if (getxattr(path, "security.capability", NULL, 0) >= 0)
+		return "a program with file capabilities (the dynamic loader "
+		       "ignores LD_PRELOAD for it)";
+	int d = elf_dynamic(path);
+	if (d == 0)
+		return "statically linked (no dynamic loader to preload the "
+		       "shim into)";
+	if (d < 0) {
+		char *interp = script_interpreter(path);
+		const char *why = NULL;
+		if (interp && elf_dynamic(interp) == 0)
+			why = "a script whose interpreter is statically linked";
+		free(interp);
+		return why;
+	}
+	return NULL;
+}
+
+/* The shim: --preload, else next to this binary, else installed. */
+static char *find_preload(const char *opt)
+{
+	if (opt) {
+		char *r = realpath(opt, NULL);
+		return r;
+	}
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = 0;
+		char *slash = strrchr(self, '/');
+		if (slash) {
+			char cand[PATH_MAX + sizeof(PRELOAD_NAME) + 1];
+			slash[1] = 0;
+			snprintf(cand, sizeof(cand), "%s%s", self,
+				 PRELOAD_NAME);
+			if (access(cand, R_OK) == 0)
+				return strdup(cand);
+		}
+	}
+#ifdef FK_PRELOAD_INSTALLED
+	if (access(FK_PRELOAD_INSTALLED, R_OK) == 0)
+		return strdup(FK_PRELOAD_INSTALLED);
+#endif
+	return NULL;
+}
+
+static int set_env_u64(const char *name, uint64_t v)
+{
+	char buf[32];
+	snprintf(buf, sizeof(buf), "%" PRIu64, v);
+	return setenv(name, buf, 1);
+}
+
+static int setup_env(const char *preload, uint64_t flush_after,
+		     uint64_t max_dirty, int drop_cache, const char *stats)
+{
+	const char *old = getenv("LD_PRELOAD");
+	size_t len = strlen(preload) + (old ? strlen(old) + 1 : 0) + 1;
+	char *v = malloc(len);
+	if (!v)
+		return -1;
+	if (old && *old)
+		snprintf(v, len, "%s %s", preload, old);
+	else
+		snprintf(v, len, "%s", preload);
+	int r = setenv("LD_PRELOAD", v, 1);
+	free(v);
+	if (r || set_env_u64("FLUSHKIT_FLUSH_AFTER", flush_after) ||
+	    set_env_u64("FLUSHKIT_MAX_DIRTY", max_dirty) ||
+	    setenv("FLUSHKIT_DROP_CACHE", drop_cache ? "1" : "0", 1))
+		return -1;
+	if (stats)
+		return setenv("FLUSHKIT_STATS", stats, 1);
+	return unsetenv("FLUSHKIT_STATS");
+}
+
+static pid_t child_pid;
+
+static void forward_signal(int sig)
+{
+	if (child_pid > 0)
+		kill(child_pid, sig);
+}
+
+/* Print the per-process statistics lines of @path on stderr, and their
+ * sum over processes. */
+static void print_stats(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		cli_warn("no statistics in '%s': %s", path, strerror(errno));
+		return;
+	}
+	char line[1024];
+	uint64_t procs = 0, files = 0, bytes = 0, hints = 0, waits = 0,
+		 wait_ms = 0;
+	while (fgets(line, sizeof(line), f)) {
+		fputs(line, stderr);
+		procs++;
+		const char *keys[] = {
+		    "files=", "bytes_written=", "hints=", "waits=", "wait_ms="};
+		uint64_t *dst[] = {&files, &bytes, &hints, &waits, &wait_ms};
+		for (int i = 0; i < 5; i++) {
+			char pat[32];
+			snprintf(pat, sizeof(pat), " %s", keys[i]);
+			const char *p = strstr(line, pat);
+			if (p)
+				*dst[i] += strtoull(p + strlen(pat), NULL, 10);
+		}
+	}
+	fclose(f);
+	char hb[32];
+	fprintf(stderr,
+		"flushkit exec: %" PRIu64 " processes wrote %s to %" PRIu64
+		" files; %" PRIu64 " writeback hints, %" PRIu64
+		" waits (%.3f s)\n",
+		procs, cli_human_bytes(bytes, hb, sizeof(hb)), files, hints,
+		waits, (double)wait_ms / 1000.0);
+}
+
+int cmd_exec(int argc, char **argv)
+{
+	uint64_t flush_after = DEFAULT_FLUSH_AFTER;
+	uint64_t max_dirty = DEFAULT_MAX_DIRTY;
+	int drop_cache = 0, force = 0, stats = 0;
+	const char *stats_file = NULL, *preload_opt = NULL;
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+h", long_opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_FLUSH_AFTER:
+			if (cli_parse_size(optarg, &flush_after) ||
+			    flush_after < 4096) {
+				cli_error("exec: --flush-after '%s': a size "
+					  "of at least 4k expected",
+					  optarg);
+				return FK_EXIT_USAGE;
+			}
+			break;
+		case OPT_MAX_DIRTY:
+			if (cli_parse_size(optarg, &max_dirty)) {
+				cli_error("exec: --max-dirty '%s': a size "
+					  "expected (0: no bound)",
+					  optarg);
+				return FK_EXIT_USAGE;
+			}
+			break;
+		case OPT_DROP_CACHE:
+			drop_cache = 1;
+			break;
+		case OPT_STATS:
+			stats = 1;
+			stats_file = optarg;
+			if (stats_file && !*stats_file) {
+				cli_error("exec: --stats=: a file name "
+					  "expected");
+				return FK_EXIT_USAGE;
+			}
+			break;
+		case OPT_FORCE:
+			force = 1;
+			break;
+		case OPT_PRELOAD:
+			preload_opt = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return FK_EXIT_OK;
+		default:
+			cli_error("exec: unknown option '%s'; see 'flushkit "
+				  "exec --help'",
+				  argv[optind - 1]);
+			return FK_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		cli_error("exec: no COMMAND given");
+		usage(stderr);
+		return FK_EXIT_USAGE;
+	}
+	if (max_dirty && max_dirty < flush_after) {
+		cli_error("exec: --max-dirty must be 0 or at least "
+			  "--flush-after");
+		return FK_EXIT_USAGE;
+	}
+
+	char **cmd = argv + optind;
+	int err;
+	char *path = find_command(cmd[0], &err);
+	if (!path) {
+		cli_error("exec '%s': %s", cmd[0], strerror(-err));
+		return err == -EACCES ? EXIT_CANNOT_RUN : EXIT_NOT_FOUND;
+	}
+	const char *why = cannot_preload(path);
+	if (why && !force) {
+		cli_error("exec '%s': %s; run it without flushkit exec, or "
+			  "with --force to run it without the shim's help",
+			  path, why);
+		free(path);
+		return FK_EXIT_FAILURE;
+	}
+	char *preload = find_preload(preload_opt);
+	if (!preload) {
+		cli_error("exec: cannot find %s%s%s", preload_opt ? "'" : "",
+			  preload_opt ? preload_opt : PRELOAD_NAME,
+			  preload_opt ? "'" : " next to flushkit or installed");
+		free(path);
+		return FK_EXIT_FAILURE;
+	}
+
+	/* --stats without FILE: the processes append to a file of ours,
+	 * printed here when COMMAND is done (COMMAND may close stderr). */
+	char tmp_stats[PATH_MAX] = "";
+	if (stats && !stats_file) {
+		const char *td = getenv("TMPDIR");
+		snprintf(tmp_stats, sizeof(tmp_stats),
+			 "%s/flushkit-exec-stats.XXXXXX",
+			 td && *td ? td : "/tmp");
+		int fd = mkstemp(tmp_stats);
+		if (fd < 0) {
+			cli_error("exec: mkstemp '%s': %s", tmp_stats,
+				  strerror(errno));
+			free(path);
+			free(preload);
+			return FK_EXIT_FAILURE;
+		}
+		close(fd);
+		stats_file = tmp_stats;
+	}
+	if (setup_env(preload, flush_after, max_dirty, drop_cache,
+		      stats_file)) {
+		cli_error("exec: setenv: %s", strerror(errno));
+		free(path);
+		free(preload);
+		return FK_EXIT_FAILURE;
+	}
+	free(preload);
+
+	/* Ctrl-C and Ctrl-\ reach COMMAND through the terminal's process
+	 * group; this process waits for it (as system(3)).  A TERM, HUP
+	 * or USR1/2 sent to this process is passed on. */
+	struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
+	struct sigaction fwd = {.sa_handler = forward_signal};
+	sigemptyset(&ign.sa_mask);
+	sigemptyset(&fwd.sa_mask);
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	int fwd_sigs[] = {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
+	struct sigaction old_fwd[4];
+
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		cli_error("exec: fork: %s", strerror(errno));
+		free(path);
+		return FK_EXIT_FAILURE;
+	}
+	if (pid == 0) {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGQUIT, &old_quit, NULL);
+		execv(path, cmd);
+		int e = errno;
+		cli_error("exec '%s': %s", path, strerror(e));
+		_exit(e == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN);
+	}
+	child_pid = pid;
+	for (int i = 0; i < 4; i++)
+		sigaction(fwd_sigs[i], &fwd, &old_fwd[i]);
+	free(path);
+
+	int status;
+	pid_t w;
+	while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+		;
+	for (int i = 0; i < 4; i++)
+		sigaction(fwd_sigs[i], &old_fwd[i], NULL);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	if (w < 0) {
+		cli_error("exec: waitpid: %s", strerror(errno));
+		return FK_EXIT_FAILURE;
+	}
+	if (tmp_stats[0]) {
+		print_stats(tmp_stats);
+		unlink(tmp_stats);
+	}
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return FK_EXIT_FAILURE;
+}
