@@ -103,9 +103,9 @@ struct fsm;
 /* fs_mark 3.3's limits and defaults (fs_mark.h). */
 #define FSM_MAX_THREADS 64
 #define FSM_MAX_FILES 1000000
-#define FSM_NAME_MAX 128	      /* FILENAME_SIZE */
+#define FSM_NAME_MAX 128	     /* FILENAME_SIZE */
 #define FSM_MAX_IO_BUFFER (1u << 20) /* MAX_IO_BUFFER_SIZE */
-#define FSM_SECS_PER_SUBDIR 180	      /* -D without -N: time hash */
+#define FSM_SECS_PER_SUBDIR 180	     /* -D without -N: time hash */
 
 struct fsm_thread {
 	struct fsm *f;
@@ -114,8 +114,8 @@ struct fsm_thread {
 	int dirfd;
 	struct fk_fsync_batch *batch;
 	char (*names)[FSM_NAME_MAX + 1];
-	uint32_t *sub;	 /* each file's subdirectory (-D), else 0 */
-	int *subfd;	 /* -D: the subdirectories, opened; else NULL */
+	uint32_t *sub; /* each file's subdirectory (-D), else 0 */
+	int *subfd;    /* -D: the subdirectories, opened; else NULL */
 	uint32_t cur_sub, in_sub; /* -D: where the next file goes */
 	uint64_t sub_since_s;	  /* -D without -N: when cur_sub began */
 	int *fds;
@@ -144,8 +144,8 @@ struct fsm {
 	int keep, method, verbose, json;
 	unsigned subdirs, per_subdir; /* -D, -N (0: none) */
 	unsigned name_len, rand_len;  /* -p, -r */
-	int fill;		      /* -F: loop until the file system is full */
-	const char *log_name;	      /* -l: also append the table there */
+	int fill;	      /* -F: loop until the file system is full */
+	const char *log_name; /* -l: also append the table there */
 	FILE *log;
 	struct fk_fsync_batch_opts bopts;
 	size_t fd_chunk;	/* files a thread keeps open at once */
@@ -662,51 +662,63 @@ static int dev_read(struct dev_stat *d, uint64_t *writes, uint64_t *sectors)
 
 static void usage(FILE *fp)
 {
-	fprintf(fp,
-"usage: flushkit bench fsmark -d DIR [-d DIR...] [OPTIONS]\n"
-"\n"
-"fs_mark-compatible small-file benchmark: create, write and sync files.\n"
-"\n"
-"  -d DIR          directory, created if missing (repeatable; thread i\n"
-"                  uses DIR number i %% N)\n"
-"  -t N            threads, a multiple of the -d count (default: that)\n"
-"  -n N            files per thread per loop (default 1000)\n"
-"  -s BYTES        file size (default 51200)\n"
-"  -w BYTES        bytes per write() (default 16384)\n"
-"  -D N            N subdirectories 00, 01, ... in each directory\n"
-"  -N N            N files in each subdirectory in turn (with -D)\n"
-"  -L N            loops (default 1); keeps the files, as fs_mark\n"
-"  -F              loop until the file system is full (keeps the files)\n"
-"  -k              keep files after each loop (default: unlink them)\n"
-"  -l FILE         also append the table to FILE\n"
-"  -p N            file name length (default 40, at most 128)\n"
-"  -r N            random characters at the end of names (default 24)\n"
-"  -S METHOD       0 no sync, 1 fsync before close (default), 2 sync then\n"
-"                  one fsync, 3 post-reverse fsync, 4 sync + post-reverse\n"
-"                  fsync, 5 post fsync, 6 sync + post fsync;\n"
-"                  batch: write all, then batched fsync;\n"
-"                  twopass: write all, writeback hints, batched fsync\n"
-"  --sync-io=IO    batch backend: auto (default), uring, threads, sequential\n"
-"  --queue-depth N fsyncs in flight per thread (default 32)\n"
-"  -v              min/avg/max microseconds of each system call\n"
-"  --json          print the results as JSON\n"
-"  --results=DIR   write the result file there (default results)\n"
-"  --no-results    write no result file\n"
-"  -h, --help      this help\n"
-"\n"
-"Exit status: 0 ok, 1 an I/O error (reported on stderr), 2 usage.\n");
+	fprintf(
+	    fp,
+	    "usage: flushkit bench fsmark -d DIR [-d DIR...] [OPTIONS]\n"
+	    "\n"
+	    "fs_mark-compatible small-file benchmark: create, write and sync "
+	    "files.\n"
+	    "\n"
+	    "  -d DIR          directory, created if missing (repeatable; "
+	    "thread i\n"
+	    "                  uses DIR number i %% N)\n"
+	    "  -t N            threads, a multiple of the -d count (default: "
+	    "that)\n"
+	    "  -n N            files per thread per loop (default 1000)\n"
+	    "  -s BYTES        file size (default 51200)\n"
+	    "  -w BYTES        bytes per write() (default 16384)\n"
+	    "  -D N            N subdirectories 00, 01, ... in each directory\n"
+	    "  -N N            N files in each subdirectory in turn (with -D)\n"
+	    "  -L N            loops (default 1); keeps the files, as fs_mark\n"
+	    "  -F              loop until the file system is full (keeps the "
+	    "files)\n"
+	    "  -k              keep files after each loop (default: unlink "
+	    "them)\n"
+	    "  -l FILE         also append the table to FILE\n"
+	    "  -p N            file name length (default 40, at most 128)\n"
+	    "  -r N            random characters at the end of names (default "
+	    "24)\n"
+	    "  -S METHOD       0 no sync, 1 fsync before close (default), 2 "
+	    "sync then\n"
+	    "                  one fsync, 3 post-reverse fsync, 4 sync + "
+	    "post-reverse\n"
+	    "                  fsync, 5 post fsync, 6 sync + post fsync;\n"
+	    "                  batch: write all, then batched fsync;\n"
+	    "                  twopass: write all, writeback hints, batched "
+	    "fsync\n"
+	    "  --sync-io=IO    batch backend: auto (default), uring, threads, "
+	    "sequential\n"
+	    "  --queue-depth N fsyncs in flight per thread (default 32)\n"
+	    "  -v              min/avg/max microseconds of each system call\n"
+	    "  --json          print the results as JSON\n"
+	    "  --results=DIR   write the result file there (default results)\n"
+	    "  --no-results    write no result file\n"
+	    "  -h, --help      this help\n"
+	    "\n"
+	    "Exit status: 0 ok, 1 an I/O error (reported on stderr), 2 "
+	    "usage.\n");
 }
 
 static int parse_opts(struct fsm *f, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"sync-io", required_argument, NULL, 'I'},
-		{"queue-depth", required_argument, NULL, 'Q'},
-		{"json", no_argument, NULL, 'J'},
-		{"results", required_argument, NULL, 256},
-		{"no-results", no_argument, NULL, 257},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"sync-io", required_argument, NULL, 'I'},
+	    {"queue-depth", required_argument, NULL, 'Q'},
+	    {"json", no_argument, NULL, 'J'},
+	    {"results", required_argument, NULL, 256},
+	    {"no-results", no_argument, NULL, 257},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	uint64_t v;
 	int c, threads_given = 0;
@@ -738,8 +750,8 @@ static int parse_opts(struct fsm *f, int argc, char **argv)
 		case 'N':
 		case 'p':
 		case 'r':
-			if (cli_parse_u64(optarg, &v) ||
-			    (v < 1 && c != 'r') || v > 1000000000) {
+			if (cli_parse_u64(optarg, &v) || (v < 1 && c != 'r') ||
+			    v > 1000000000) {
 				cli_error("bench fsmark: bad -%c '%s'", c,
 					  optarg);
 				return -1;
@@ -802,8 +814,7 @@ static int parse_opts(struct fsm *f, int argc, char **argv)
 			break;
 		case 's':
 		case 'w':
-			if (cli_parse_size(optarg, &v) ||
-			    (c == 'w' && v < 1)) {
+			if (cli_parse_size(optarg, &v) || (c == 'w' && v < 1)) {
 				cli_error("bench fsmark: bad -%c '%s'", c,
 					  optarg);
 				return -1;
@@ -1097,9 +1108,8 @@ static int open_subdirs(struct fsm_thread *t)
 		int err = make_dir(t->dirfd, name, shown);
 		if (err)
 			return err;
-		t->subfd[k] = fk_sys.openat(t->dirfd, name,
-					    O_RDONLY | O_DIRECTORY | O_NOFOLLOW,
-					    0);
+		t->subfd[k] = fk_sys.openat(
+		    t->dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
 		if (t->subfd[k] < 0) {
 			cli_error("open '%s': %s", shown,
 				  fk_strerror(t->subfd[k]));
@@ -1358,10 +1368,16 @@ int cmd_bench_fsmark(int argc, char **argv)
 {
 	const char *dirs_buf[256];
 	struct fsm f = {
-		.dirs = dirs_buf, .threads = 1, .files = 1000, .loops = 1,
-		.size = 51200, .write_size = 16384, .method = M_FSYNC,
-		.name_len = 40, .rand_len = 24,
-		.results_dir = "results",
+	    .dirs = dirs_buf,
+	    .threads = 1,
+	    .files = 1000,
+	    .loops = 1,
+	    .size = 51200,
+	    .write_size = 16384,
+	    .method = M_FSYNC,
+	    .name_len = 40,
+	    .rand_len = 24,
+	    .results_dir = "results",
 	};
 	fk_fsync_batch_opts_init(&f.bopts);
 	if (argc > 257) {
@@ -1448,8 +1464,7 @@ int cmd_bench_fsmark(int argc, char **argv)
 		status = FK_EXIT_FAILURE;
 		goto out;
 	}
-	for (unsigned loop = 0; (f.fill || loop < f.loops) && !errors;
-	     loop++) {
+	for (unsigned loop = 0; (f.fill || loop < f.loops) && !errors; loop++) {
 		unsigned started = 0;
 		if (f.fill && (loop >= 4096 || !space_for_loop(&f)))
 			break;
@@ -1568,11 +1583,10 @@ int cmd_bench_fsmark(int argc, char **argv)
 				sq += loop_fps[i] * loop_fps[i];
 			}
 			double avg = sm / loops_done;
-			double var = (sq - loops_done * avg * avg) /
-				     (loops_done - 1);
-			json_object_object_add(
-			    jroot, "files_per_sec_avg",
-			    results_json_double(avg, 1));
+			double var =
+			    (sq - loops_done * avg * avg) / (loops_done - 1);
+			json_object_object_add(jroot, "files_per_sec_avg",
+					       results_json_double(avg, 1));
 			json_object_object_add(
 			    jroot, "files_per_sec_stddev",
 			    results_json_double(var > 0 ? sqrt(var) : 0, 1));

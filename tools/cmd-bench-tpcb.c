@@ -40,9 +40,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
 #include <inttypes.h>
 #include <json-c/json.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -114,7 +114,7 @@ struct client {
 	uint64_t end_ns;
 	uint32_t *per_sec; /* commits completed in each second */
 	size_t nr_sec, alloc_sec;
-	struct tgroup *grp; /* -l: this client's thread's log */
+	struct tgroup *grp;	 /* -l: this client's thread's log */
 	struct script_stats *ss; /* one per script of the run */
 	int error;
 	pthread_mutex_t lock;
@@ -144,7 +144,7 @@ struct run {
 	int report_steps;	/* -r */
 	int progress_timestamp; /* --progress-timestamp */
 	uint64_t agg_interval_s;
-	double sample_rate; /* 0: every transaction */
+	double sample_rate;    /* 0: every transaction */
 	struct tgroup *groups; /* nthreads of them, with -l */
 	double rate; /* -R, tps over all clients; 0 = none */
 	double latency_limit_ms;
@@ -574,8 +574,8 @@ static int parse_args(struct run *r, int argc, char **argv)
 	optind = 0; /* GNU: full re-initialization (tests call us twice) */
 	opterr = 0;
 	int li = -1;
-	while ((c = getopt_long(argc, argv, ":is:c:j:T:t:P:R:L:lhb:NSM:nr", long_opts,
-				&li)) != -1) {
+	while ((c = getopt_long(argc, argv, ":is:c:j:T:t:P:R:L:lhb:NSM:nr",
+				long_opts, &li)) != -1) {
 		switch (c) {
 		case 'i':
 			r->init = 1;
@@ -1171,8 +1171,8 @@ static void *client_main(void *arg)
 				c->iv[IV_RESULT].skipped++;
 				pthread_mutex_unlock(&c->lock);
 				if (c->grp)
-					log_txn(c, done, choose_script(c), 0,
-						1, 0);
+					log_txn(c, done, choose_script(c), 0, 1,
+						0);
 				continue;
 			}
 			if (now < sched_ns)
@@ -1499,8 +1499,7 @@ static void print_steps(const struct run *r, int k, const char *prefix)
 	struct script_stats ss;
 	const struct tpcb_script *sc = &tpcb_scripts[r->scripts[k].id];
 	script_sum(r, k, &ss);
-	printf("%sstatement latencies in milliseconds and failures:\n",
-	       prefix);
+	printf("%sstatement latencies in milliseconds and failures:\n", prefix);
 	for (int s = 0; s < sc->nr_steps; s++)
 		printf("   %11.3f  %10" PRIu64 "  %s\n",
 		       ss.cnt ? (double)ss.step_ns[s] / 1e6 / (double)ss.cnt
@@ -1526,8 +1525,7 @@ static void print_scripts(const struct run *r, const struct results *res)
 			   (double)r->total_weight);
 		printf(" - %" PRIu64 " transactions (%.1f%% of total, tps = "
 		       "%f)\n",
-		       ss.cnt,
-		       res->cnt ? 100.0 * n / (double)res->cnt : 0.0,
+		       ss.cnt, res->cnt ? 100.0 * n / (double)res->cnt : 0.0,
 		       res->elapsed_s > 0 ? n / res->elapsed_s : 0.0);
 		printf(" - number of failed transactions: %" PRIu64
 		       " (%.3f%%)\n",
@@ -2101,8 +2099,8 @@ static int open_logs(struct run *r)
 		struct tgroup *g = &r->groups[i];
 		pthread_mutex_init(&g->lock, NULL);
 		g->lock_ok = 1;
-		tpcb_rng_seed(&g->sample_rng,
-			      r->seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)(i + 1)));
+		tpcb_rng_seed(&g->sample_rng, r->seed ^ (0x9e3779b97f4a7c15ull *
+							 (uint64_t)(i + 1)));
 		agg_reset(&g->agg, (int64_t)ts.tv_sec);
 		if (i == 0)
 			snprintf(name, sizeof(name), "%s.%d", r->log_prefix,
@@ -2111,9 +2109,9 @@ static int open_logs(struct run *r)
 			snprintf(name, sizeof(name), "%s.%d.%d", r->log_prefix,
 				 (int)getpid(), i);
 		g->path = strdup(name);
-		int fd = open(name,
-			      O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-			      0644);
+		int fd = open(
+		    name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+		    0644);
 		g->log = fd >= 0 ? fdopen(fd, "w") : NULL;
 		if (!g->log || !g->path) {
 			cli_error("could not open logfile \"%s\": %s", name,
