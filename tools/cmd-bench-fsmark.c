@@ -932,7 +932,7 @@ static void jint(json_object *o, const char *key, int64_t v)
 
 static void jdbl(json_object *o, const char *key, double v)
 {
-	json_object_object_add(o, key, json_object_new_double(v));
+	json_object_object_add(o, key, results_json_double(v, 3));
 }
 
 static void jstr(json_object *o, const char *key, const char *v)
@@ -1594,9 +1594,7 @@ int cmd_bench_fsmark(int argc, char **argv)
 		jstr(jroot, "status", errors ? "failed" : "ok");
 		if (errors)
 			jstr(jroot, "error", failure);
-		printf("%s\n", json_object_to_json_string_ext(
-			jroot, JSON_C_TO_STRING_PRETTY |
-			JSON_C_TO_STRING_NOSLASHESCAPE));
+		results_json_print(jroot);
 		json_object_put(jroot);
 		jroot = NULL;
 	}

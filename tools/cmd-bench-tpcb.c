@@ -1630,9 +1630,10 @@ static void print_summary(struct run *r, const struct results *res)
 		print_check(res);
 }
 
+/* --json numbers: milliseconds, seconds and rates to 3 decimals */
 static struct json_object *jdouble(double v)
 {
-	return json_object_new_double(v);
+	return results_json_double(v, 3);
 }
 
 static struct json_object *jint(uint64_t v)
@@ -1789,8 +1790,7 @@ static void print_json(struct run *r, const struct results *res, int ran)
 	}
 	if (res->check_done)
 		json_check(o, res);
-	puts(json_object_to_json_string_ext(
-	    o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+	results_json_print(o);
 	json_object_put(o);
 }
 
