@@ -148,6 +148,38 @@ for p in logs:
     assert os.path.getsize(q) > 0, q
 EOF
 
+# --random-seed: the same seed draws the same transactions (the history
+# deltas of a fresh data directory sum the same), another seed others;
+# "rand" is accepted.
+hist() { # SEED
+	"$FLUSHKIT" bench tpcb -i -s 1 --data-dir "$t/seed" >/dev/null 2>&1 ||
+		err "seed init"
+	"$FLUSHKIT" bench tpcb -c 1 -t 50 --random-seed "$1" --check \
+		--data-dir "$t/seed" --no-results 2>/dev/null |
+		sed -n 's/^sum of history deltas: //p'
+}
+h1=$(hist 42)
+h2=$(hist 42)
+h3=$(hist 43)
+[ -n "$h1" ] && [ "$h1" = "$h2" ] || err "--random-seed 42 twice: '$h1' '$h2'"
+[ "$h1" != "$h3" ] || err "--random-seed 42 and 43 drew the same: $h1"
+[ -n "$(hist rand)" ] || err "--random-seed rand"
+
+# --json: the scripts, their weights and with -r their statements
+"$FLUSHKIT" bench tpcb -n -r -c 2 -t 50 -b tpcb-like@3 -S --json \
+	"${small[@]}" >mix.json 2>/dev/null || err "--json mix exit $?"
+python3 - mix.json <<'EOF' || err "--json scripts: $(cat mix.json)"
+import json, sys
+j = json.load(open(sys.argv[1]))
+s = j["scripts"]
+assert [x["name"] for x in s] == ["tpcb-like", "select-only"], s
+assert [x["weight"] for x in s] == [3, 1], s
+assert sum(x["transactions"] for x in s) == j["transactions"] == 100, j
+assert len(s[0]["statements"]) == 11 and len(s[1]["statements"]) == 2, s
+assert s[0]["statements"][10]["statement"] == "END;", s[0]
+assert j["query_mode"] == "simple" and j["threads"] == 1, j
+EOF
+
 # Refused combinations: pgbench's messages, exit 2.
 refuse() { # REF-FILE OPTIONS...
 	local r=$1
@@ -167,7 +199,7 @@ refuse error-sampling-with-agg.err -n -l --aggregate-interval 1 \
 refuse error-agg-without-l.err -n --aggregate-interval 1
 for args in "-j 0" "-b tpcb-like@x" "-b tpcb-like@0" "--sampling-rate 2 -l" \
 	"-l --aggregate-interval 0" "-T 3 -l --aggregate-interval 2" \
-	"-N --check" "-b s"; do
+	"-N --check" "-b s" "--random-seed x"; do
 	# shellcheck disable=SC2086
 	"$FLUSHKIT" bench tpcb $args "${small[@]}" >/dev/null 2>&1
 	rc=$?

@@ -57,14 +57,14 @@ void results_set_command(int argc, char **argv)
 }
 
 /* @s as one shell word: as is when it is plain, else single-quoted. */
-static void shell_word(char **buf,
-		       size_t *len, size_t *cap, const char *s)
+static void shell_word(char **buf, size_t *len, size_t *cap, const char *s)
 {
 	int plain = *s != '\0';
 	for (const char *c = s; *c; c++)
-		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			    "0123456789_@%+=:,./-",
-			    *c))
+		if (!strchr(
+			"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			"0123456789_@%+=:,./-",
+			*c))
 			plain = 0;
 	size_t need = *len + 4 * strlen(s) + 4;
 	if (need > *cap) {
@@ -128,9 +128,9 @@ void results_json_print(struct json_object *o)
 int results_label_key(const char *key)
 {
 	static const char *skip[] = {
-	    "type",	"latency_log", "aggregate_log", "data_dir",
-	    "log_prefix", "seed",	       "results",	"path",
-	    "paths",	"start_time",  NULL};
+	    "type", "latency_log", "aggregate_log", "data_dir", "log_prefix",
+	    "seed", "results",	   "path",	    "paths",	"start_time",
+	    NULL};
 	for (int i = 0; skip[i]; i++)
 		if (!strcmp(key, skip[i]))
 			return 0;
@@ -249,7 +249,8 @@ int results_write(struct result_file *rf, const char *type,
 		    json_object_object_add(line, key, json_object_get(val));
 		json_object_put(obj);
 	}
-	const char *s = json_object_to_json_string_ext(line, RESULTS_JSON_FLAGS);
+	const char *s =
+	    json_object_to_json_string_ext(line, RESULTS_JSON_FLAGS);
 	pthread_mutex_lock(&rf->lock);
 	int r = 0;
 	if (fputs(s, rf->f) == EOF || fputc('\n', rf->f) == EOF ||

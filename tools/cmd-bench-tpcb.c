@@ -49,6 +49,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -251,7 +252,8 @@ static void usage(FILE *f)
 	    "      --sampling-rate=F    -l logs that fraction of "
 	    "transactions\n"
 	    "      --progress-timestamp -P lines carry Unix epoch times\n"
-	    "      --random-seed=SEED   integer or \"time\" (default)\n"
+	    "      --random-seed=SEED   integer, \"time\" (default) or "
+	    "\"rand\"\n"
 	    "      --check              verify the TPC-B sums (alone: only "
 	    "check)\n"
 	    "      --json               print the results as one JSON object\n"
@@ -694,6 +696,17 @@ static int parse_args(struct run *r, int argc, char **argv)
 		case OPT_SEED:
 			if (!strcmp(optarg, "time"))
 				break;
+			if (!strcmp(optarg, "rand")) {
+				/* pgbench's "rand": a strong random seed */
+				if (getrandom(&r->seed, sizeof(r->seed), 0) !=
+				    (ssize_t)sizeof(r->seed)) {
+					cli_error("bench tpcb: cannot seed "
+						  "random: %s",
+						  strerror(errno));
+					return FK_EXIT_FAILURE;
+				}
+				break;
+			}
 			if (cli_parse_u64(optarg, &r->seed))
 				goto bad_value;
 			break;
@@ -1655,6 +1668,48 @@ static void json_check(struct json_object *o, const struct results *res)
 	json_object_object_add(o, "check", c);
 }
 
+/* --json: each script's figures, and with -r its statements' times. */
+static struct json_object *scripts_json(const struct run *r)
+{
+	struct json_object *a = json_object_new_array();
+	for (int k = 0; k < r->nr_scripts; k++) {
+		const struct tpcb_script *sc = &tpcb_scripts[r->scripts[k].id];
+		struct script_stats ss;
+		script_sum(r, k, &ss);
+		double n = (double)ss.cnt, avg = n ? ss.lat_sum / n : 0;
+		double var = n ? ss.lat_sumsq / n - avg * avg : 0;
+		struct json_object *o = json_object_new_object();
+		json_object_object_add(o, "name",
+				       json_object_new_string(sc->name));
+		json_object_object_add(o, "weight", jint(r->scripts[k].weight));
+		json_object_object_add(o, "transactions", jint(ss.cnt));
+		json_object_object_add(o, "failed", jint(ss.failed));
+		json_object_object_add(o, "latency_avg_ms",
+				       jdouble(avg / 1000.0));
+		json_object_object_add(
+		    o, "latency_stddev_ms",
+		    jdouble(var > 0 ? sqrt(var) / 1000.0 : 0.0));
+		if (r->report_steps) {
+			struct json_object *st = json_object_new_array();
+			for (int i = 0; i < sc->nr_steps; i++) {
+				struct json_object *e =
+				    json_object_new_object();
+				json_object_object_add(
+				    e, "statement",
+				    json_object_new_string(sc->steps[i]));
+				json_object_object_add(
+				    e, "latency_ms",
+				    jdouble(n ? (double)ss.step_ns[i] / 1e6 / n
+					      : 0.0));
+				json_object_array_add(st, e);
+			}
+			json_object_object_add(o, "statements", st);
+		}
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
 static void print_json(struct run *r, const struct results *res, int ran)
 {
 	struct json_object *o = json_object_new_object();
@@ -1692,6 +1747,9 @@ static void print_json(struct run *r, const struct results *res, int ran)
 			    json_object_new_string(r->stopped_by));
 		json_object_object_add(o, "transactions", jint(res->cnt));
 		json_object_object_add(o, "failed", jint(res->failed));
+		json_object_object_add(o, "query_mode",
+				       json_object_new_string(r->query_mode));
+		json_object_object_add(o, "scripts", scripts_json(r));
 		json_object_object_add(o, "skipped", jint(res->skipped));
 		if (r->latency_limit_ms > 0) {
 			json_object_object_add(o, "latency_limit_ms",

@@ -189,17 +189,16 @@ static void make_labels(struct compare *c)
 		json_object_object_foreach(me->settings, key, val)
 		{
 			struct json_object *ov = NULL;
-			int in_other =
-			    json_object_object_get_ex(other->settings, key, &ov);
+			int in_other = json_object_object_get_ex(
+			    other->settings, key, &ov);
 			if (!val || (in_other && !ov))
 				continue; /* mixed within a side */
 			if (in_other && !strcmp(json_object_get_string(val),
 						json_object_get_string(ov)))
 				continue;
-			int n = snprintf(me->label + len,
-					 sizeof(me->label) - len, "%s%s=%s",
-					 len ? " " : "", key,
-					 json_object_get_string(val));
+			int n = snprintf(
+			    me->label + len, sizeof(me->label) - len, "%s%s=%s",
+			    len ? " " : "", key, json_object_get_string(val));
 			if (n < 0 || (size_t)n >= sizeof(me->label) - len) {
 				me->label[len] = '\0';
 				break;
@@ -210,12 +209,12 @@ static void make_labels(struct compare *c)
 		json_object_object_foreach(other->settings, k2, v2)
 		{
 			struct json_object *mv;
-			if (!v2 || json_object_object_get_ex(me->settings, k2,
-							     &mv))
+			if (!v2 ||
+			    json_object_object_get_ex(me->settings, k2, &mv))
 				continue;
-			int n = snprintf(me->label + len,
-					 sizeof(me->label) - len, "%s%s=-",
-					 len ? " " : "", k2);
+			int n =
+			    snprintf(me->label + len, sizeof(me->label) - len,
+				     "%s%s=-", len ? " " : "", k2);
 			if (n < 0 || (size_t)n >= sizeof(me->label) - len) {
 				me->label[len] = '\0';
 				break;

@@ -159,7 +159,8 @@ int results_failed(struct json_object *summary, char *why, size_t len);
  * object per line, no escaped slashes ("/var/tmp", not "\/var\/tmp"),
  * numbers through results_json_double.
  */
-#define RESULTS_JSON_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+#define RESULTS_JSON_FLAGS                                                     \
+	(JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 /* Print @o in that style and a newline on stdout (ownership kept). */
 void results_json_print(struct json_object *o);
 
