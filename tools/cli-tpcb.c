@@ -488,6 +488,7 @@ int tpcb_script_run(struct fk_store *s, const struct tpcb_tables *t,
 
 	x->aid = tpcb_rng_range(r, 1, (int64_t)(TPCB_NACCOUNTS * t->scale));
 	step_done(step_ns, k++, &t0);
+	x->step = k;
 	if (id == TPCB_SCRIPT_SELECT_ONLY) {
 		ret = fk_store_read(s, t->accounts, (uint64_t)x->aid - 1, row);
 		if (!ret)
@@ -503,18 +504,22 @@ int tpcb_script_run(struct fk_store *s, const struct tpcb_tables *t,
 	step_done(step_ns, k++, &t0);
 	fk_batch_reset(b); /* BEGIN */
 	step_done(step_ns, k++, &t0);
+	x->step = k;
 	if ((ret = fk_batch_add_i64(b, t->accounts, (uint64_t)x->aid - 1,
 				    TPCB_OFF_BALANCE, x->delta, &x->abalance)))
 		return ret;
 	step_done(step_ns, k++, &t0);
+	x->step = k;
 	if ((ret = fk_store_read(s, t->accounts, (uint64_t)x->aid - 1, row)))
 		return ret;
 	step_done(step_ns, k++, &t0);
 	if (id == TPCB_SCRIPT_TPCB_LIKE) {
+		x->step = k;
 		if ((ret = fk_batch_add_i64(b, t->tellers, (uint64_t)x->tid - 1,
 					    TPCB_OFF_BALANCE, x->delta, NULL)))
 			return ret;
 		step_done(step_ns, k++, &t0);
+		x->step = k;
 		if ((ret =
 			 fk_batch_add_i64(b, t->branches, (uint64_t)x->bid - 1,
 					  TPCB_OFF_BALANCE, x->delta, NULL)))
@@ -531,9 +536,11 @@ int tpcb_script_run(struct fk_store *s, const struct tpcb_tables *t,
 	tpcb_put_i64(h + TPCB_H_MTIME,
 		     (int64_t)now.tv_sec * 1000000 + now.tv_nsec / 1000);
 	tpcb_put_i64(h + TPCB_H_TXID, (int64_t)x->txid);
+	x->step = k;
 	if ((ret = fk_batch_append(b, t->history, h, &x->hrow)))
 		return ret;
 	step_done(step_ns, k++, &t0);
+	x->step = k;
 	ret = fk_store_commit(s, b, &x->lsn); /* END */
 	step_done(step_ns, k, &t0);
 	return ret;

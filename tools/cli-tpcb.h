@@ -102,6 +102,7 @@ struct tpcb_txn {
 	int64_t abalance;	      /* after commit: the account balance */
 	uint64_t hrow;		      /* after commit: the history row */
 	uint64_t lsn;		      /* after commit: the commit's end LSN */
+	int step; /* tpcb_script_run: the step it failed in (or the last) */
 };
 
 void tpcb_txn_draw(const struct tpcb_tables *t, struct tpcb_rng *r,
@@ -179,7 +180,7 @@ int tpcb_script_find(const char *name);
  * Run one transaction of script @id: draw with @r (in the script's
  * order), fill @x, and if @step_ns is not NULL add each step's time
  * (CLOCK_MONOTONIC ns) to step_ns[step].  @b is the caller's batch.
- * Returns 0 or the store's error.
+ * Returns 0 or the store's error (x->step: the step that failed).
  */
 int tpcb_script_run(struct fk_store *s, const struct tpcb_tables *t,
 		    struct fk_batch *b, int id, struct tpcb_rng *r,

@@ -78,6 +78,7 @@ struct script_stats {
 	uint64_t cnt, failed;
 	double lat_sum, lat_sumsq; /* microseconds */
 	uint64_t step_ns[TPCB_MAX_STEPS];
+	uint64_t step_failed[TPCB_MAX_STEPS]; /* where the failed ones failed */
 };
 
 /* --aggregate-interval: one interval of a log file (microseconds). */
@@ -1207,6 +1208,8 @@ static void *client_main(void *arg)
 		uint64_t t_end = fk_now_ns();
 		if (ret) {
 			ss->failed++;
+			if (x.step >= 0 && x.step < TPCB_MAX_STEPS)
+				ss->step_failed[x.step]++;
 			pthread_mutex_lock(&c->lock);
 			for (int k = 0; k < NR_IV; k++)
 				c->iv[k].failed++;
@@ -1501,8 +1504,10 @@ static void script_sum(const struct run *r, int k, struct script_stats *out)
 		out->failed += ss->failed;
 		out->lat_sum += ss->lat_sum;
 		out->lat_sumsq += ss->lat_sumsq;
-		for (int s = 0; s < TPCB_MAX_STEPS; s++)
+		for (int s = 0; s < TPCB_MAX_STEPS; s++) {
 			out->step_ns[s] += ss->step_ns[s];
+			out->step_failed[s] += ss->step_failed[s];
+		}
 	}
 }
 
@@ -1517,7 +1522,7 @@ static void print_steps(const struct run *r, int k, const char *prefix)
 		printf("   %11.3f  %10" PRIu64 "  %s\n",
 		       ss.cnt ? (double)ss.step_ns[s] / 1e6 / (double)ss.cnt
 			      : 0.0,
-		       s == sc->nr_steps - 1 ? ss.failed : (uint64_t)0,
+		       ss.step_failed[s],
 		       sc->steps[s]);
 }
 
