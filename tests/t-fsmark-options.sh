@@ -41,6 +41,20 @@ awk '/^FSUse%/ {getline; a=$2; getline; b=$2; getline; c=$2}
 grep -qE '^# Files/sec over 3 loops: avg [0-9.]+, stddev [0-9.]+ \([0-9.]+%\), min [0-9.]+, max [0-9.]+$' dd.out ||
 	err "no run-to-run spread: $(cat dd.out)"
 
+# the result file has the subdirectories and each loop's Files/sec
+"$FLUSHKIT" bench fsmark -d "$base/new2" -D 4 -N 100 -L 3 -n 200 -s 4096 \
+	-S 0 --results "$base/res" >/dev/null 2>&1 || err "--results run"
+python3 - "$base"/res/fsmark-*.jsonl <<'EOF' || err "fsmark result file"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+st = [l for l in lines if l["type"] == "settings"][0]
+sm = lines[-1]
+assert st["subdirs"] == 4 and st["files_per_subdir"] == 100, st
+assert st["loops"] == 3 and st["keep"] is True, st
+assert sm["type"] == "summary" and len(sm["loop_files_per_sec"]) == 3, sm
+assert all(x > 0 for x in sm["loop_files_per_sec"]), sm
+EOF
+
 # -D without -N: the time hash, one subdirectory for a short run
 F -d "$base/th" -D 3 -n 20 -s 100 -S 0 -k >th.out || err "-D 3 exit $?"
 [ "$(find "$base/th" -type f | wc -l)" = 20 ] || err "-D 3: files"

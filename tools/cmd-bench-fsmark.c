@@ -1263,6 +1263,17 @@ static json_object *settings_json(const struct fsm *f)
 	jint(o, "write_size", (int64_t)f->write_size);
 	jint(o, "loops", (int64_t)f->loops);
 	json_object_object_add(o, "keep", json_object_new_boolean(f->keep));
+	if (f->subdirs) {
+		jint(o, "subdirs", (int64_t)f->subdirs);
+		if (f->per_subdir)
+			jint(o, "files_per_subdir", (int64_t)f->per_subdir);
+	}
+	if (f->name_len != 40 || f->rand_len != 24) {
+		jint(o, "name_len", (int64_t)f->name_len);
+		jint(o, "rand_len", (int64_t)f->rand_len);
+	}
+	if (f->fill)
+		json_object_object_add(o, "fill", json_object_new_boolean(1));
 	json_object *a = json_object_new_array();
 	for (size_t i = 0; i < f->nr_dirs; i++)
 		json_object_array_add(a, json_object_new_string(f->dirs[i]));
@@ -1299,7 +1310,8 @@ static int results_begin(struct fsm *f)
  * Returns 0 or -1 (a write error, reported). */
 static int results_end(struct fsm *f, const char *backend, uint64_t files,
 		       double run_s, double wall_s, double user_s, double sys_s,
-		       unsigned errors, const char *failure)
+		       unsigned errors, const char *failure,
+		       const double *loop_fps, unsigned loops_done)
 {
 	progress_stop(f);
 	results_monitor_stop(f->rf);
@@ -1346,6 +1358,14 @@ static int results_end(struct fsm *f, const char *backend, uint64_t files,
 		json_object_object_add(o, "stall_ratio", NULL);
 	}
 	jstr(o, "tps_unit", "files/s");
+	if (loops_done > 1) {
+		/* -L: Files/sec of each loop (the table's rows) */
+		json_object *a = json_object_new_array();
+		for (unsigned i = 0; i < loops_done; i++)
+			json_object_array_add(a,
+					      results_json_double(loop_fps[i], 1));
+		json_object_object_add(o, "loop_files_per_sec", a);
+	}
 	jstr(o, "sync_io", backend);
 	rdbl(o, "user_s", user_s);
 	rdbl(o, "sys_s", sys_s);
@@ -1606,7 +1626,8 @@ int cmd_bench_fsmark(int argc, char **argv)
 			  errors, errors == 1 ? "" : "s", failure);
 	}
 	if (f.rf && results_end(&f, backend, count, run_s, wall_s, user_s,
-				sys_s, errors, errors ? failure : NULL))
+				sys_s, errors, errors ? failure : NULL,
+				loop_fps, loops_done))
 		status = FK_EXIT_FAILURE;
 out:
 	if (f.rf) {
