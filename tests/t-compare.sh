@@ -46,6 +46,30 @@ assert m == {"tps": "+", "lat_avg_ms": "0", "lat_max_ms": "-",
              "checkpoints": "0", "stall_ratio": "+"}, m
 PY
 
+# Labels: each side by the settings that differ from the other's, not
+# by its path; a setting that differs within a side is no label.
+mkdir "$t/c4" "$t/c8" "$t/mixed"
+for c in 4 8; do
+	for i in 1 2; do
+		printf '%s\n' '{"type":"settings","bench":"tpcb","flush":"smooth","clients":'$c',"data_dir":"/d'$i'","seed":'$i'}' \
+			'{"type":"summary","status":"ok","tps":'$((c * 100 + i))'}' \
+			>"$t/c$c/tpcb-$i.jsonl"
+	done
+	cp "$t/c$c/tpcb-1.jsonl" "$t/mixed/tpcb-c$c.jsonl"
+done
+"$FLUSHKIT" compare "$t/c4" "$t/c8" >"$t/lab" || err "labels exit $?"
+head -n 2 "$t/lab" | grep -q "^A: clients=4 ($t/c4, 2 runs)$" ||
+	err "label A: $(head -n 2 "$t/lab")"
+head -n 2 "$t/lab" | grep -q "^B: clients=8 ($t/c8, 2 runs)$" ||
+	err "label B: $(head -n 2 "$t/lab")"
+"$FLUSHKIT" compare --json "$t/mixed" "$t/c8" >"$t/labj" || err "labels json exit $?"
+python3 - "$t/labj" <<'PY' || err "json labels: $(cat "$t/labj")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+# "mixed" has clients 4 and 8: no label from clients on either side
+assert j["a"]["label"] == "" and j["b"]["label"] == "", j
+PY
+
 # Errors.
 "$FLUSHKIT" compare naive no-such-dir >/dev/null 2>"$t/e"
 [ $? -eq 1 ] || err "missing input not exit 1"

@@ -23,10 +23,10 @@ err() { echo "FAIL: $*"; fail=1; }
 [ ! -e "$res" ] || err "-i wrote a result file: $(ls "$res")"
 
 # Two short runs, naive and smooth (with --sync-io and --jobs).
-"$FLUSHKIT" bench tpcb -c 2 -T 2 -l --flush=naive --data-dir "$d" \
+"$FLUSHKIT" bench tpcb -c 2 -j 2 -T 2 -l --flush=naive --data-dir "$d" \
 	--results "$res" "${small[@]}" >naive.out 2>naive.err ||
 	err "naive run exit $?: $(cat naive.err)"
-"$FLUSHKIT" bench tpcb -c 2 -T 2 --flush=smooth --sync-io=threads \
+"$FLUSHKIT" bench tpcb -c 2 -j 2 -T 2 --flush=smooth --sync-io=threads \
 	--jobs 4 --data-dir "$d" --results "$res" "${small[@]}" \
 	>smooth.out 2>smooth.err || err "smooth run exit $?: $(cat smooth.err)"
 grep -q "^checkpoint sync: threads, up to 4 fsyncs in flight$" smooth.out ||
@@ -94,7 +94,9 @@ n = sum(p["tps"] * (b - a) for p, a, b in zip(prog, [0.0] + ts, ts))
 assert 0.9 * sm["transactions"] <= n <= sm["transactions"] + 1, (n, sm)
 logs = st.get("latency_log")
 if logged == "1":
-    assert len(logs) == 2 and all(os.path.isabs(x) and os.path.exists(x) for x in logs), logs
+    # one per thread, relative to the result file's directory
+    here = os.path.dirname(path)
+    assert len(logs) == 2 and all(not os.path.isabs(x) and os.path.exists(os.path.join(here, x)) for x in logs), logs
 else:
     assert logs is None, logs
 PY

@@ -24,7 +24,7 @@ for l in "dropping old tables..." "creating tables..." \
 done
 
 # A fixed number of transactions, then the consistency check.
-"$FLUSHKIT" bench tpcb -c 4 -t 200 --check --data-dir "$d" "${small[@]}" \
+"$FLUSHKIT" bench tpcb -c 4 -j 4 -t 200 -r --check --data-dir "$d" "${small[@]}" \
 	>run.out 2>run.err || err "run exit $?: $(cat run.out run.err)"
 for l in "transaction type: <builtin: TPC-B (sort of)>" \
 	"scaling factor: 1" "storage: flushkit page store (flush=smooth)" \
@@ -32,7 +32,8 @@ for l in "transaction type: <builtin: TPC-B (sort of)>" \
 	"number of transactions per client: 200" \
 	"number of transactions actually processed: 800/800" \
 	"number of failed transactions: 0 (0.000%)" "latency average = " \
-	"latency stddev = " "initial connection time = " \
+	"query mode: simple" "initial connection time = " \
+	"statement latencies in milliseconds and failures:" \
 	"(without initial connection time)" "latency percentiles: p50 = " \
 	"stall ratio = " "checkpoints: " "backend fsyncs: " \
 	"sum of history deltas: " "consistency check: OK"; do
@@ -46,13 +47,14 @@ grep -q "(800 rows)" run.out || err "history rows: $(cat run.out)"
 	err "timed run exit $?: $(cat timed.out timed.err)"
 has timed.out "duration: 3 s"
 has timed.out "storage: flushkit page store (flush=naive)"
-n=$(grep -cE '^progress: [0-9]+\.[0-9] s, [0-9.]+ tps, lat [0-9.]+ ms stddev [0-9.]+$' timed.err)
+n=$(grep -cE '^progress: [0-9]+\.[0-9] s, [0-9.]+ tps, lat [0-9.]+ ms stddev [0-9.]+, 0 failed$' timed.err)
+has timed.out "latency stddev = "
 [ "$n" -ge 2 ] || err "progress lines: $n: $(cat timed.err)"
 grep -qE '^checkpoint complete: wrote [0-9]+ buffers \([0-9.]+%\); write=[0-9.]+ s, sync=[0-9.]+ s, total=[0-9.]+ s; sync files=[0-9]+, longest=[0-9.]+ s, average=[0-9.]+ s$' timed.err ||
 	err "no checkpoint line: $(cat timed.err)"
 
 # Rate limit, latency limit and the per-transaction log.
-"$FLUSHKIT" bench tpcb -c 2 -T 2 -R 200 -L 50 -l --log-prefix "$t/lg" \
+"$FLUSHKIT" bench tpcb -c 2 -j 2 -T 2 -R 200 -L 50 -l --log-prefix "$t/lg" \
 	--data-dir "$d" "${small[@]}" >rate.out 2>rate.err ||
 	err "rate run exit $?: $(cat rate.out rate.err)"
 has rate.out "rate limit schedule lag: avg "
@@ -61,6 +63,8 @@ has rate.out "number of transactions above the 50.0 ms latency limit: "
 logs=$(find "$t" -maxdepth 1 -name "lg.*" | wc -l)
 [ "$logs" -eq 2 ] || err "expected 2 log files, got $logs"
 bad=$(cat "$t"/lg.* | grep -vcE '^[01] [0-9]+ ([0-9]+|skipped) 0 [0-9]+ [0-9]+ [0-9]+$')
+# -j 2: client 0 in lg.PID, client 1 in lg.PID.1
+[ "$(cut -d' ' -f1 "$t"/lg.*.1 | sort -u)" = 1 ] || err "lg.PID.1 clients"
 [ "$bad" -eq 0 ] || err "$bad malformed log lines"
 logged=$(cat "$t"/lg.* | grep -vc skipped)
 processed=$(sed -n 's/^number of transactions actually processed: //p' rate.out)

@@ -117,7 +117,7 @@ int main(void)
 	fkt_trace_start();
 	fkt_fault_set("fdatasync", NULL, 40, -EIO);
 	ret = run(cmd_bench_tpcb, "tpcb", "-c", "1", "-t", "1000", "-R", "100",
-		  "--data-dir", data, "--no-results",
+		  "-r", "--data-dir", data, "--no-results",
 		  "--wal-sync-method=fdatasync", "--log-checkpoints=off", NULL);
 	fired = fkt_fault_fired();
 	fkt_fault_clear();
@@ -132,6 +132,10 @@ int main(void)
 			 "error)\n"));
 	CHECK(strstr(se, "Run was aborted; the above results are "
 			 "incomplete.\n"));
+	/* -r: the failed transaction is counted at the statement it failed
+	 * in (END: the commit), pgbench's "failures" column */
+	CHECK(strstr(so, "           1  END;\n"));
+	CHECK(strstr(so, "           0  BEGIN;\n"));
 
 	/* 2: the result file says it failed, and how long it ran */
 	CHECK_EQ(fkt_only_result(bad, badf, sizeof(badf)), 1);

@@ -46,6 +46,96 @@ struct result_file {
 
 static int write_clock(struct result_file *rf);
 
+static char **cmd_argv; /* results_set_command */
+static int cmd_argc;
+
+void results_set_command(int argc, char **argv)
+{
+	cmd_argc = argc;
+	cmd_argv = argv;
+}
+
+/* @s as one shell word: as is when it is plain, else single-quoted. */
+static void shell_word(char **buf, size_t *len, size_t *cap, const char *s)
+{
+	int plain = *s != '\0';
+	for (const char *c = s; *c; c++)
+		if (!strchr(
+			"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			"0123456789_@%+=:,./-",
+			*c))
+			plain = 0;
+	size_t need = *len + 4 * strlen(s) + 4;
+	if (need > *cap) {
+		size_t n = need * 2;
+		char *p = realloc(*buf, n);
+		if (!p)
+			return;
+		*buf = p;
+		*cap = n;
+	}
+	char *o = *buf + *len;
+	if (*len)
+		*o++ = ' ';
+	if (plain) {
+		o += sprintf(o, "%s", s);
+	} else {
+		*o++ = '\'';
+		for (const char *c = s; *c; c++) {
+			if (*c == '\'') {
+				memcpy(o, "'\\''", 4);
+				o += 4;
+			} else {
+				*o++ = *c;
+			}
+		}
+		*o++ = '\'';
+		*o = '\0';
+	}
+	*len = (size_t)(o - *buf);
+}
+
+/* The "flushkit" line: the version and the command line of the run. */
+static int write_origin(struct result_file *rf)
+{
+	struct json_object *o = json_object_new_object();
+	json_object_object_add(o, "version",
+			       json_object_new_string(fk_version()));
+	if (cmd_argv) {
+		struct json_object *a = json_object_new_array();
+		char *buf = NULL;
+		size_t len = 0, cap = 0;
+		for (int i = 0; i < cmd_argc; i++) {
+			json_object_array_add(
+			    a, json_object_new_string(cmd_argv[i]));
+			shell_word(&buf, &len, &cap,
+				   i == 0 ? "flushkit" : cmd_argv[i]);
+		}
+		json_object_object_add(o, "command",
+				       json_object_new_string(buf ? buf : ""));
+		json_object_object_add(o, "argv", a);
+		free(buf);
+	}
+	return results_write(rf, "flushkit", o);
+}
+
+void results_json_print(struct json_object *o)
+{
+	puts(json_object_to_json_string_ext(o, RESULTS_JSON_FLAGS));
+}
+
+int results_label_key(const char *key)
+{
+	static const char *skip[] = {
+	    "type", "latency_log", "aggregate_log", "data_dir", "log_prefix",
+	    "seed", "results",	   "path",	    "paths",	"start_time",
+	    NULL};
+	for (int i = 0; skip[i]; i++)
+		if (!strcmp(key, skip[i]))
+			return 0;
+	return 1;
+}
+
 int results_open(const char *dir, const char *bench, struct result_file **out)
 {
 	if (!dir)
@@ -102,6 +192,7 @@ int results_open(const char *dir, const char *bench, struct result_file **out)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&rf->cond, &ca);
 	pthread_condattr_destroy(&ca);
+	write_origin(rf);
 	write_clock(rf);
 	*out = rf;
 	return 0;
@@ -157,8 +248,8 @@ int results_write(struct result_file *rf, const char *type,
 		    json_object_object_add(line, key, json_object_get(val));
 		json_object_put(obj);
 	}
-	const char *s = json_object_to_json_string_ext(
-	    line, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	const char *s =
+	    json_object_to_json_string_ext(line, RESULTS_JSON_FLAGS);
 	pthread_mutex_lock(&rf->lock);
 	int r = 0;
 	if (fputs(s, rf->f) == EOF || fputc('\n', rf->f) == EOF ||

@@ -65,6 +65,11 @@ static int sys_unlinkat(int dirfd, const char *path, int flags)
 	RETRY(int, unlinkat(dirfd, path, flags));
 }
 
+static int sys_mkdirat(int dirfd, const char *path, mode_t mode)
+{
+	RETRY(int, mkdirat(dirfd, path, mode));
+}
+
 const struct cli_sys_ops cli_sys_default = {
     .openat = sys_openat,
     .close = sys_close,
@@ -74,6 +79,7 @@ const struct cli_sys_ops cli_sys_default = {
     .fstatat = sys_fstatat,
     .fstatfs = sys_fstatfs,
     .unlinkat = sys_unlinkat,
+    .mkdirat = sys_mkdirat,
 };
 
 struct cli_sys_ops cli_sys = {
@@ -85,6 +91,7 @@ struct cli_sys_ops cli_sys = {
     .fstatat = sys_fstatat,
     .fstatfs = sys_fstatfs,
     .unlinkat = sys_unlinkat,
+    .mkdirat = sys_mkdirat,
 };
 
 void cli_sys_reset(void)

@@ -4,9 +4,9 @@
  *
  * The library's calls go through its own replaceable table (src/sys.c),
  * which is private to it.  The few calls a subcommand times or must see
- * traced on its own (fs_mark's create, write, fsync, close, sync and
- * unlink in "bench fsmark") go through this table instead, so the tool
- * stays a client of the public header and the shared library while the
+ * traced on its own (fs_mark's create, write, fsync, close, sync,
+ * unlink and mkdir in "bench fsmark") go through this table instead,
+ * so the tool stays a client of the public header and the shared library while the
  * in-process tests can still trace the order of those calls and inject
  * faults.  Each entry returns 0 (or a count) or -errno, never -1 with
  * errno set; EINTR is retried (never for close).  The signatures are
@@ -33,6 +33,7 @@ struct cli_sys_ops {
 		       int flags);
 	int (*fstatfs)(int fd, struct statfs *st);
 	int (*unlinkat)(int dirfd, const char *path, int flags);
+	int (*mkdirat)(int dirfd, const char *path, mode_t mode);
 };
 
 /* The live table; "bench fsmark" calls cli_sys.fsync(fd) and so on. */

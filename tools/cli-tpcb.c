@@ -341,3 +341,146 @@ int tpcb_datadir_reset(const char *dir)
 	/* Under the store's lock: -EBUSY while a run has it open. */
 	return fk_store_destroy(dir);
 }
+
+/* ---- pgbench's builtin scripts ---- */
+
+static const char *const tpcb_like_steps[] = {
+    "\\set aid random(1, 100000 * :scale)",
+    "\\set bid random(1, 1 * :scale)",
+    "\\set tid random(1, 10 * :scale)",
+    "\\set delta random(-5000, 5000)",
+    "BEGIN;",
+    "UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = "
+    ":aid;",
+    "SELECT abalance FROM pgbench_accounts WHERE aid = :aid;",
+    "UPDATE pgbench_tellers SET tbalance = tbalance + :delta WHERE tid = "
+    ":tid;",
+    "UPDATE pgbench_branches SET bbalance = bbalance + :delta WHERE bid = "
+    ":bid;",
+    "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES "
+    "(:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);",
+    "END;",
+};
+
+static const char *const simple_update_steps[] = {
+    "\\set aid random(1, 100000 * :scale)",
+    "\\set bid random(1, 1 * :scale)",
+    "\\set tid random(1, 10 * :scale)",
+    "\\set delta random(-5000, 5000)",
+    "BEGIN;",
+    "UPDATE pgbench_accounts SET abalance = abalance + :delta WHERE aid = "
+    ":aid;",
+    "SELECT abalance FROM pgbench_accounts WHERE aid = :aid;",
+    "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime) VALUES "
+    "(:tid, :bid, :aid, :delta, CURRENT_TIMESTAMP);",
+    "END;",
+};
+
+static const char *const select_only_steps[] = {
+    "\\set aid random(1, 100000 * :scale)",
+    "SELECT abalance FROM pgbench_accounts WHERE aid = :aid;",
+};
+
+const struct tpcb_script tpcb_scripts[TPCB_NR_SCRIPTS] = {
+    {"tpcb-like", "<builtin: TPC-B (sort of)>", 11, tpcb_like_steps},
+    {"simple-update", "<builtin: simple update>", 9, simple_update_steps},
+    {"select-only", "<builtin: select only>", 2, select_only_steps},
+};
+
+int tpcb_script_find(const char *name)
+{
+	int found = -ENOENT;
+	size_t n = strlen(name);
+	for (int i = 0; i < TPCB_NR_SCRIPTS; i++) {
+		if (!strcmp(tpcb_scripts[i].name, name))
+			return i;
+		if (n && !strncmp(tpcb_scripts[i].name, name, n))
+			found = found == -ENOENT ? i : -EEXIST;
+	}
+	return found;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Close step @k: add the time since *@t to step_ns[k]. */
+static void step_done(uint64_t *step_ns, int k, uint64_t *t)
+{
+	if (!step_ns)
+		return;
+	uint64_t now = mono_ns();
+	step_ns[k] += now - *t;
+	*t = now;
+}
+
+int tpcb_script_run(struct fk_store *s, const struct tpcb_tables *t,
+		    struct fk_batch *b, int id, struct tpcb_rng *r,
+		    struct tpcb_txn *x, uint64_t *step_ns)
+{
+	unsigned char row[TPCB_ROW_BYTES], h[TPCB_HISTORY_ROW_BYTES];
+	uint64_t t0 = step_ns ? mono_ns() : 0;
+	int k = 0, ret;
+
+	x->aid = tpcb_rng_range(r, 1, (int64_t)(TPCB_NACCOUNTS * t->scale));
+	step_done(step_ns, k++, &t0);
+	x->step = k;
+	if (id == TPCB_SCRIPT_SELECT_ONLY) {
+		ret = fk_store_read(s, t->accounts, (uint64_t)x->aid - 1, row);
+		if (!ret)
+			x->abalance = tpcb_get_i64(row + TPCB_OFF_BALANCE);
+		step_done(step_ns, k, &t0);
+		return ret;
+	}
+	x->bid = tpcb_rng_range(r, 1, (int64_t)(TPCB_NBRANCHES * t->scale));
+	step_done(step_ns, k++, &t0);
+	x->tid = tpcb_rng_range(r, 1, (int64_t)(TPCB_NTELLERS * t->scale));
+	step_done(step_ns, k++, &t0);
+	x->delta = tpcb_rng_range(r, -TPCB_MAX_DELTA, TPCB_MAX_DELTA);
+	step_done(step_ns, k++, &t0);
+	fk_batch_reset(b); /* BEGIN */
+	step_done(step_ns, k++, &t0);
+	x->step = k;
+	if ((ret = fk_batch_add_i64(b, t->accounts, (uint64_t)x->aid - 1,
+				    TPCB_OFF_BALANCE, x->delta, &x->abalance)))
+		return ret;
+	step_done(step_ns, k++, &t0);
+	x->step = k;
+	if ((ret = fk_store_read(s, t->accounts, (uint64_t)x->aid - 1, row)))
+		return ret;
+	step_done(step_ns, k++, &t0);
+	if (id == TPCB_SCRIPT_TPCB_LIKE) {
+		x->step = k;
+		if ((ret = fk_batch_add_i64(b, t->tellers, (uint64_t)x->tid - 1,
+					    TPCB_OFF_BALANCE, x->delta, NULL)))
+			return ret;
+		step_done(step_ns, k++, &t0);
+		x->step = k;
+		if ((ret =
+			 fk_batch_add_i64(b, t->branches, (uint64_t)x->bid - 1,
+					  TPCB_OFF_BALANCE, x->delta, NULL)))
+			return ret;
+		step_done(step_ns, k++, &t0);
+	}
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	memset(h, ' ', sizeof(h));
+	tpcb_put_i64(h + TPCB_H_TID, x->tid);
+	tpcb_put_i64(h + TPCB_H_BID, x->bid);
+	tpcb_put_i64(h + TPCB_H_AID, x->aid);
+	tpcb_put_i64(h + TPCB_H_DELTA, x->delta);
+	tpcb_put_i64(h + TPCB_H_MTIME,
+		     (int64_t)now.tv_sec * 1000000 + now.tv_nsec / 1000);
+	tpcb_put_i64(h + TPCB_H_TXID, (int64_t)x->txid);
+	x->step = k;
+	if ((ret = fk_batch_append(b, t->history, h, &x->hrow)))
+		return ret;
+	step_done(step_ns, k++, &t0);
+	x->step = k;
+	ret = fk_store_commit(s, b, &x->lsn); /* END */
+	step_done(step_ns, k, &t0);
+	return ret;
+}

@@ -23,6 +23,7 @@
  *   tpcb_rng_*()       a per-client random number generator
  *   tpcb_txn_draw()    draw aid, tid, bid, delta
  *   tpcb_txn_commit()  run one transaction
+ *   tpcb_script_*()    pgbench's builtin scripts, step by step
  *   tpcb_sums()        the consistency sums (pgbench's TPC-B conditions)
  *   tpcb_datadir_*()   mark a tpcb data directory, safely reset one
  */
@@ -101,6 +102,7 @@ struct tpcb_txn {
 	int64_t abalance;	      /* after commit: the account balance */
 	uint64_t hrow;		      /* after commit: the history row */
 	uint64_t lsn;		      /* after commit: the commit's end LSN */
+	int step; /* tpcb_script_run: the step it failed in (or the last) */
 };
 
 void tpcb_txn_draw(const struct tpcb_tables *t, struct tpcb_rng *r,
@@ -138,6 +140,53 @@ int tpcb_datadir_mark(const char *dir, uint64_t scale);
  * or -errno.
  */
 int tpcb_datadir_reset(const char *dir);
+
+/*
+ * pgbench's builtin scripts on the store.  Each SQL statement of the
+ * script is one step, timed on its own for -r:
+ *   \set x random(...)  a draw from the client's generator
+ *   BEGIN;              fk_batch_reset
+ *   UPDATE t SET ...    fk_batch_add_i64 on the row (queued: its page
+ *                       work happens at END)
+ *   SELECT abalance     fk_store_read of the account row (the balance
+ *                       committed before this transaction's batch)
+ *   INSERT history      fk_batch_append
+ *   END;                fk_store_commit (the WAL write, the commit's
+ *                       flush, the buffer updates)
+ * select-only has no BEGIN/END (pgbench's one statement in autocommit):
+ * its read is the whole transaction.
+ */
+enum tpcb_script_id {
+	TPCB_SCRIPT_TPCB_LIKE,
+	TPCB_SCRIPT_SIMPLE_UPDATE,
+	TPCB_SCRIPT_SELECT_ONLY,
+	TPCB_NR_SCRIPTS,
+};
+
+#define TPCB_MAX_STEPS 11
+
+struct tpcb_script {
+	const char *name; /* "tpcb-like", as -b takes it */
+	const char *desc; /* "<builtin: TPC-B (sort of)>" */
+	int nr_steps;
+	const char *const *steps; /* the SQL text of each step */
+};
+
+extern const struct tpcb_script tpcb_scripts[TPCB_NR_SCRIPTS];
+
+/* The builtin script @name names (a unique prefix, as pgbench's
+ * findBuiltin).  Returns its id, -ENOENT (none) or -EEXIST (ambiguous). */
+int tpcb_script_find(const char *name);
+
+/*
+ * Run one transaction of script @id: draw with @r (in the script's
+ * order), fill @x, and if @step_ns is not NULL add each step's time
+ * (CLOCK_MONOTONIC ns) to step_ns[step].  @b is the caller's batch.
+ * Returns 0 or the store's error (x->step: the step that failed).
+ */
+int tpcb_script_run(struct fk_store *s, const struct tpcb_tables *t,
+		    struct fk_batch *b, int id, struct tpcb_rng *r,
+		    struct tpcb_txn *x, uint64_t *step_ns);
 
 /* Little-endian int64 helpers. */
 void tpcb_put_i64(void *p, int64_t v);

@@ -100,13 +100,24 @@ struct interval {
 
 struct fsm;
 
+/* fs_mark 3.3's limits and defaults (fs_mark.h). */
+#define FSM_MAX_THREADS 64
+#define FSM_MAX_FILES 1000000
+#define FSM_NAME_MAX 128	     /* FILENAME_SIZE */
+#define FSM_MAX_IO_BUFFER (1u << 20) /* MAX_IO_BUFFER_SIZE */
+#define FSM_SECS_PER_SUBDIR 180	     /* -D without -N: time hash */
+
 struct fsm_thread {
 	struct fsm *f;
 	unsigned id;
 	const char *dir;
 	int dirfd;
 	struct fk_fsync_batch *batch;
-	char (*names)[48];
+	char (*names)[FSM_NAME_MAX + 1];
+	uint32_t *sub; /* each file's subdirectory (-D), else 0 */
+	int *subfd;    /* -D: the subdirectories, opened; else NULL */
+	uint32_t cur_sub, in_sub; /* -D: where the next file goes */
+	uint64_t sub_since_s;	  /* -D without -N: when cur_sub began */
 	int *fds;
 	struct fk_fsync_req *reqs;
 	uint32_t rng;
@@ -131,6 +142,11 @@ struct fsm {
 	unsigned threads, files, loops;
 	uint64_t size, write_size;
 	int keep, method, verbose, json;
+	unsigned subdirs, per_subdir; /* -D, -N (0: none) */
+	unsigned name_len, rand_len;  /* -p, -r */
+	int fill;	      /* -F: loop until the file system is full */
+	const char *log_name; /* -l: also append the table there */
+	FILE *log;
 	struct fk_fsync_batch_opts bopts;
 	size_t fd_chunk;	/* files a thread keeps open at once */
 	char *buf;
@@ -186,13 +202,19 @@ static void file_done(struct fsm_thread *t, size_t i)
 	pthread_mutex_unlock(&t->lock);
 }
 
-static void report(struct fsm_thread *t, const char *op, const char *name,
-		   int err)
+/* A failed call on file @i: print it with the file's path, keep the
+ * thread's first. */
+static void report(struct fsm_thread *t, const char *op, size_t i, int err)
 {
-	cli_error("%s '%s/%s': %s", op, t->dir, name, fk_strerror(err));
+	char sub[16] = "";
+	if (t->f->subdirs)
+		snprintf(sub, sizeof(sub), "%02x/", t->sub[i]);
+	cli_error("%s '%s/%s%s': %s", op, t->dir, sub, t->names[i],
+		  fk_strerror(err));
 	if (!t->errors++)
 		snprintf(t->first_error, sizeof(t->first_error),
-			 "%s '%s/%s': %s", op, t->dir, name, fk_strerror(err));
+			 "%s '%s/%s%s': %s", op, t->dir, sub, t->names[i],
+			 fk_strerror(err));
 }
 
 /* Time one call into lat[@which] and the thread's system-call time. */
@@ -215,14 +237,51 @@ static uint32_t rnd(struct fsm_thread *t)
 	return t->rng = x;
 }
 
-/* fs_mark's names: 40 bytes, time stamp in hex, then random characters. */
+/* fs_mark's names: -p bytes, the last -p minus -r hex digits of the
+ * time stamp (padded with '~'), then -r random digits and capitals. */
 static void make_name(struct fsm_thread *t, char *name)
 {
 	static const char set[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
-	int n = snprintf(name, 48, "%08x~~~~~~~~", (unsigned)time(NULL));
-	for (int i = 0; i < 24; i++)
-		name[n + i] = set[rnd(t) % 36];
-	name[n + 24] = 0;
+	unsigned seq_len = t->f->name_len - t->f->rand_len, n = 0;
+	char seq[32];
+	int len = snprintf(seq, sizeof(seq), "%lx", (unsigned long)time(NULL));
+	unsigned skip = (unsigned)len > seq_len ? (unsigned)len - seq_len : 0;
+	for (; n < seq_len && seq[skip + n]; n++)
+		name[n] = seq[skip + n];
+	for (; n < seq_len; n++)
+		name[n] = '~';
+	for (unsigned i = 0; i < t->f->rand_len; i++)
+		name[n++] = set[rnd(t) % 36];
+	name[n] = 0;
+}
+
+/* -D: the subdirectory of the next file, as fs_mark picks it: -N files
+ * in each in turn, or (no -N) a new one every 180 seconds. */
+static uint32_t next_subdir(struct fsm_thread *t)
+{
+	struct fsm *f = t->f;
+	if (!f->subdirs)
+		return 0;
+	if (f->per_subdir) {
+		if (t->in_sub >= f->per_subdir) {
+			t->cur_sub = (t->cur_sub + 1) % f->subdirs;
+			t->in_sub = 0;
+		}
+		t->in_sub++;
+	} else {
+		uint64_t now = (uint64_t)time(NULL);
+		if (now - t->sub_since_s > FSM_SECS_PER_SUBDIR) {
+			t->cur_sub = (t->cur_sub + 1) % f->subdirs;
+			t->sub_since_s = now;
+		}
+	}
+	return t->cur_sub;
+}
+
+/* The directory descriptor file @i lives in. */
+static int file_dirfd(const struct fsm_thread *t, size_t i)
+{
+	return t->subfd ? t->subfd[t->sub[i]] : t->dirfd;
 }
 
 /* Create file @i and write it.  Returns the descriptor or -errno. */
@@ -231,16 +290,17 @@ static int create_write(struct fsm_thread *t, size_t i)
 	struct fsm *f = t->f;
 	int fd = -EEXIST;
 	t->born_ns[i] = fk_now_ns();
+	t->sub[i] = next_subdir(t);
 	for (int tries = 0; fd == -EEXIST && tries < 16; tries++) {
 		make_name(t, t->names[i]);
 		fd = (int)TIMED(t, L_CREAT,
-				cli_sys.openat(t->dirfd, t->names[i],
+				cli_sys.openat(file_dirfd(t, i), t->names[i],
 					      O_WRONLY | O_CREAT | O_EXCL |
 						      O_NOFOLLOW,
 					      0600));
 	}
 	if (fd < 0) {
-		report(t, "create", t->names[i], fd);
+		report(t, "create", i, fd);
 		t->names[i][0] = 0;
 		return fd;
 	}
@@ -262,7 +322,7 @@ static int create_write(struct fsm_thread *t, size_t i)
 	lat_add(&t->lat[L_WRITE], wd);
 	t->syscall_ns += wd;
 	if (err) {
-		report(t, "write", t->names[i], err);
+		report(t, "write", i, err);
 		TIMED(t, L_CLOSE, cli_sys.close(fd));
 		return err;
 	}
@@ -273,14 +333,14 @@ static void close_file(struct fsm_thread *t, size_t i, int fd)
 {
 	int err = (int)TIMED(t, L_CLOSE, cli_sys.close(fd));
 	if (err)
-		report(t, "close", t->names[i], err);
+		report(t, "close", i, err);
 }
 
 static void fsync_fd(struct fsm_thread *t, size_t i, int fd)
 {
 	int err = (int)TIMED(t, L_FSYNC, cli_sys.fsync(fd));
 	if (err)
-		report(t, "fsync", t->names[i], err);
+		report(t, "fsync", i, err);
 }
 
 /* fs_mark's post methods: reopen a written file and fsync it. */
@@ -289,10 +349,10 @@ static void reopen_fsync(struct fsm_thread *t, size_t i)
 	if (!t->names[i][0])
 		return;
 	int fd = (int)TIMED(t, L_CREAT,
-			    cli_sys.openat(t->dirfd, t->names[i],
+			    cli_sys.openat(file_dirfd(t, i), t->names[i],
 					  O_RDONLY | O_NOFOLLOW, 0));
 	if (fd < 0) {
-		report(t, "open", t->names[i], fd);
+		report(t, "open", i, fd);
 		return;
 	}
 	fsync_fd(t, i, fd);
@@ -324,7 +384,7 @@ static void batch_pass(struct fsm_thread *t, size_t lo, size_t hi, int op)
 		if (q->result)
 			report(t, op == FK_FSYNC_OP_WRITEBACK ?
 				   "sync_file_range" : "fsync",
-			       t->names[q->cookie], q->result);
+			       q->cookie, q->result);
 	}
 }
 
@@ -332,6 +392,11 @@ static void thread_loop(struct fsm_thread *t)
 {
 	struct fsm *f = t->f;
 	size_t n = f->files;
+	/* as fs_mark's setup(): each loop starts at a subdirectory picked
+	 * by the time, so that short runs do not all fill the first ones */
+	t->sub_since_s = (uint64_t)time(NULL);
+	t->cur_sub = f->subdirs ? (uint32_t)(t->sub_since_s % f->subdirs) : 0;
+	t->in_sub = 0;
 	t->start_ns = fk_now_ns();
 	switch (f->method) {
 	case M_NONE:
@@ -403,10 +468,10 @@ static void thread_loop(struct fsm_thread *t)
 			if (!t->names[i][0])
 				continue;
 			int err = (int)TIMED(t, L_UNLINK,
-					     cli_sys.unlinkat(t->dirfd,
+					     cli_sys.unlinkat(file_dirfd(t, i),
 							     t->names[i], 0));
 			if (err)
-				report(t, "unlink", t->names[i], err);
+				report(t, "unlink", i, err);
 		}
 	}
 }
@@ -597,74 +662,167 @@ static int dev_read(struct dev_stat *d, uint64_t *writes, uint64_t *sectors)
 
 static void usage(FILE *fp)
 {
-	fprintf(fp,
-"usage: flushkit bench fsmark -d DIR [-d DIR...] [OPTIONS]\n"
-"\n"
-"fs_mark-compatible small-file benchmark: create, write and sync files.\n"
-"\n"
-"  -d DIR          directory (repeatable; thread i uses DIR number i %% N)\n"
-"  -t N            threads (default 1)\n"
-"  -n N            files per thread per loop (default 1000)\n"
-"  -s BYTES        file size (default 51200)\n"
-"  -w BYTES        bytes per write() (default 16384)\n"
-"  -L N            loops (default 1)\n"
-"  -k              keep files after each loop (default: unlink them)\n"
-"  -S METHOD       0 no sync, 1 fsync before close (default), 2 sync then\n"
-"                  one fsync, 3 post-reverse fsync, 4 sync + post-reverse\n"
-"                  fsync, 5 post fsync, 6 sync + post fsync;\n"
-"                  batch: write all, then batched fsync;\n"
-"                  twopass: write all, writeback hints, batched fsync\n"
-"  --sync-io=IO    batch backend: auto (default), uring, threads, sequential\n"
-"  --queue-depth N fsyncs in flight per thread (default 32)\n"
-"  -v              min/avg/max microseconds of each system call\n"
-"  --json          print the results as JSON\n"
-"  --results=DIR   write the result file there (default results)\n"
-"  --no-results    write no result file\n"
-"  -h, --help      this help\n"
-"\n"
-"Exit status: 0 ok, 1 an I/O error (reported on stderr), 2 usage.\n");
+	fprintf(
+	    fp,
+	    "usage: flushkit bench fsmark -d DIR [-d DIR...] [OPTIONS]\n"
+	    "\n"
+	    "fs_mark-compatible small-file benchmark: create, write and sync "
+	    "files.\n"
+	    "\n"
+	    "  -d DIR          directory, created if missing (repeatable; "
+	    "thread i\n"
+	    "                  uses DIR number i %% N)\n"
+	    "  -t N            threads, a multiple of the -d count (default: "
+	    "that)\n"
+	    "  -n N            files per thread per loop (default 1000)\n"
+	    "  -s BYTES        file size (default 51200)\n"
+	    "  -w BYTES        bytes per write() (default 16384)\n"
+	    "  -D N            N subdirectories 00, 01, ... in each directory\n"
+	    "  -N N            N files in each subdirectory in turn (with -D)\n"
+	    "  -L N            loops (default 1); keeps the files, as fs_mark\n"
+	    "  -F              loop until the file system is full (keeps the "
+	    "files)\n"
+	    "  -k              keep files after each loop (default: unlink "
+	    "them)\n"
+	    "  -l FILE         also append the table to FILE\n"
+	    "  -p N            file name length (default 40, at most 128)\n"
+	    "  -r N            random characters at the end of names (default "
+	    "24)\n"
+	    "  -S METHOD       0 no sync, 1 fsync before close (default), 2 "
+	    "sync then\n"
+	    "                  one fsync, 3 post-reverse fsync, 4 sync + "
+	    "post-reverse\n"
+	    "                  fsync, 5 post fsync, 6 sync + post fsync;\n"
+	    "                  batch: write all, then batched fsync;\n"
+	    "                  twopass: write all, writeback hints, batched "
+	    "fsync\n"
+	    "  --sync-io=IO    batch backend: auto (default), uring, threads, "
+	    "sequential\n"
+	    "  --queue-depth N fsyncs in flight per thread (default 32)\n"
+	    "  -v              min/avg/max microseconds of each system call\n"
+	    "  --json          print the results as JSON\n"
+	    "  --results=DIR   write the result file there (default results)\n"
+	    "  --no-results    write no result file\n"
+	    "  -h, --help      this help\n"
+	    "\n"
+	    "Exit status: 0 ok, 1 an I/O error (reported on stderr), 2 "
+	    "usage.\n");
 }
 
 static int parse_opts(struct fsm *f, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"sync-io", required_argument, NULL, 'I'},
-		{"queue-depth", required_argument, NULL, 'Q'},
-		{"json", no_argument, NULL, 'J'},
-		{"results", required_argument, NULL, 'r'},
-		{"no-results", no_argument, NULL, 'N'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"sync-io", required_argument, NULL, 'I'},
+	    {"queue-depth", required_argument, NULL, 'Q'},
+	    {"json", no_argument, NULL, 'J'},
+	    {"results", required_argument, NULL, 256},
+	    {"no-results", no_argument, NULL, 257},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	uint64_t v;
-	int c;
+	int c, threads_given = 0;
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+d:t:n:s:w:L:kS:vh", longopts,
-				NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+d:t:n:s:w:L:kS:vhD:N:Fl:p:r:",
+				longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
+			if (f->nr_dirs >= FSM_MAX_THREADS) {
+				cli_error("bench fsmark: Max number of threads "
+					  "(and directories) is %d",
+					  FSM_MAX_THREADS);
+				return -1;
+			}
+			if (strlen(optarg) >= PATH_MAX - FSM_NAME_MAX - 8) {
+				cli_error("bench fsmark: %s directory pathname "
+					  "too long (must be less than %d "
+					  "bytes)",
+					  optarg, PATH_MAX - FSM_NAME_MAX - 8);
+				return -1;
+			}
 			f->dirs[f->nr_dirs++] = optarg;
 			break;
 		case 't':
 		case 'n':
 		case 'L':
-			if (cli_parse_u64(optarg, &v) || v < 1 || v > 1000000) {
-				cli_error("bad -%c '%s'", c, optarg);
+		case 'D':
+		case 'N':
+		case 'p':
+		case 'r':
+			if (cli_parse_u64(optarg, &v) || (v < 1 && c != 'r') ||
+			    v > 1000000000) {
+				cli_error("bench fsmark: bad -%c '%s'", c,
+					  optarg);
 				return -1;
 			}
-			if (c == 't')
+			if (c == 't' && v > FSM_MAX_THREADS) {
+				cli_error("bench fsmark: Max threads is %d",
+					  FSM_MAX_THREADS);
+				return -1;
+			}
+			if (c == 'n' && v > FSM_MAX_FILES) {
+				cli_error("bench fsmark: Max files is %d",
+					  FSM_MAX_FILES);
+				return -1;
+			}
+			if (c == 'D' && v < 2) {
+				cli_error("bench fsmark: Number of subdirs "
+					  "needs to be greater than 1");
+				return -1;
+			}
+			if ((c == 'p' || c == 'r') && v > FSM_NAME_MAX) {
+				cli_error("bench fsmark: Max filename size is "
+					  "%d",
+					  FSM_NAME_MAX);
+				return -1;
+			}
+			if (c == 'D' && v > 4096) {
+				cli_error("bench fsmark: bad -D '%s' (at most "
+					  "4096)",
+					  optarg);
+				return -1;
+			}
+			if (c == 't') {
 				f->threads = (unsigned)v;
-			else if (c == 'n')
+				threads_given = 1;
+			} else if (c == 'n') {
 				f->files = (unsigned)v;
-			else
+			} else if (c == 'L') {
 				f->loops = (unsigned)v;
+				f->keep = 1; /* as fs_mark: -L keeps files */
+			} else if (c == 'D') {
+				f->subdirs = (unsigned)v;
+			} else if (c == 'N') {
+				f->per_subdir = (unsigned)v;
+			} else if (c == 'p') {
+				f->name_len = (unsigned)v;
+			} else {
+				f->rand_len = (unsigned)v;
+			}
+			break;
+		case 'F':
+			f->fill = 1;
+			f->keep = 1; /* as fs_mark: hard to fill otherwise */
+			break;
+		case 'l':
+			if (!*optarg) {
+				cli_error("bench fsmark: bad -l ''");
+				return -1;
+			}
+			f->log_name = optarg;
 			break;
 		case 's':
 		case 'w':
-			if (cli_parse_size(optarg, &v) ||
-			    (c == 'w' && (v < 1 || v > (64u << 20)))) {
-				cli_error("bad -%c '%s'", c, optarg);
+			if (cli_parse_size(optarg, &v) || (c == 'w' && v < 1)) {
+				cli_error("bench fsmark: bad -%c '%s'", c,
+					  optarg);
+				return -1;
+			}
+			if (c == 'w' && v > FSM_MAX_IO_BUFFER) {
+				cli_error("bench fsmark: MAX IO buffer size is "
+					  "%u",
+					  FSM_MAX_IO_BUFFER);
 				return -1;
 			}
 			if (c == 's')
@@ -712,14 +870,14 @@ static int parse_opts(struct fsm *f, int argc, char **argv)
 		case 'J':
 			f->json = 1;
 			break;
-		case 'r':
+		case 256:
 			if (!*optarg) {
 				cli_error("bad --results ''");
 				return -1;
 			}
 			f->results_dir = optarg;
 			break;
-		case 'N':
+		case 257:
 			f->results_dir = NULL;
 			break;
 		case 'h':
@@ -736,7 +894,30 @@ static int parse_opts(struct fsm *f, int argc, char **argv)
 		return -1;
 	}
 	if (!f->nr_dirs) {
-		cli_error("at least one -d DIR is needed");
+		cli_error("bench fsmark: Must specify at least one directory "
+			  "with -d switch");
+		return -1;
+	}
+	if (!f->subdirs && f->per_subdir) {
+		cli_error("bench fsmark: Must specify at more than 1 "
+			  "subdirectory with -D switch for -N num_per_subdir "
+			  "to make sense");
+		return -1;
+	}
+	if (f->rand_len > f->name_len) {
+		cli_error("bench fsmark: -r %u random bytes do not fit in "
+			  "-p %u byte names",
+			  f->rand_len, f->name_len);
+		return -1;
+	}
+	/* fs_mark: at least one thread per directory, and the same number
+	 * in each */
+	if (!threads_given || f->nr_dirs > f->threads)
+		f->threads = (unsigned)f->nr_dirs;
+	else if (f->threads % f->nr_dirs) {
+		cli_error("bench fsmark: Threads (%u) must be an even multiple "
+			  "the number of directories (%zu) and less than %d ",
+			  f->threads, f->nr_dirs, FSM_MAX_THREADS);
 		return -1;
 	}
 	return 0;
@@ -751,7 +932,7 @@ static void jint(json_object *o, const char *key, int64_t v)
 
 static void jdbl(json_object *o, const char *key, double v)
 {
-	json_object_object_add(o, key, json_object_new_double(v));
+	json_object_object_add(o, key, results_json_double(v, 3));
 }
 
 static void jstr(json_object *o, const char *key, const char *v)
@@ -802,19 +983,55 @@ static void emit_row(const struct fsm *f, unsigned use_pct, uint64_t count,
 		json_object_array_add(jloops, o);
 		return;
 	}
-	printf("%6u%13llu%13llu%13.1f%17llu", use_pct,
-	       (unsigned long long)count, (unsigned long long)f->size, fps,
-	       (unsigned long long)(overhead_ns / 1000));
-	for (int l = 0; f->verbose && l < NR_LAT; l++)
-		printf("%9llu%9llu%9llu", lat_us(&lat[l], 0),
-		       lat_us(&lat[l], 1), lat_us(&lat[l], 2));
-	printf("\n");
-	fflush(stdout);
+	for (FILE *o = stdout; o; o = o == stdout ? f->log : NULL) {
+		fprintf(o, "%6u%13llu%13llu%13.1f%17llu", use_pct,
+			(unsigned long long)count, (unsigned long long)f->size,
+			fps, (unsigned long long)(overhead_ns / 1000));
+		for (int l = 0; f->verbose && l < NR_LAT; l++)
+			fprintf(o, "%9llu%9llu%9llu", lat_us(&lat[l], 0),
+				lat_us(&lat[l], 1), lat_us(&lat[l], 2));
+		fprintf(o, "\n");
+		fflush(o);
+	}
 }
+
+/* -L: the run-to-run spread of Files/sec over the loops. */
+static void print_spread(const struct fsm *f, const double *fps, unsigned n)
+{
+	if (n < 2)
+		return;
+	double sum = 0, sq = 0, lo = fps[0], hi = fps[0];
+	for (unsigned i = 0; i < n; i++) {
+		sum += fps[i];
+		sq += fps[i] * fps[i];
+		lo = fps[i] < lo ? fps[i] : lo;
+		hi = fps[i] > hi ? fps[i] : hi;
+	}
+	double avg = sum / n, var = (sq - n * avg * avg) / (n - 1);
+	double sd = var > 0 ? sqrt(var) : 0;
+	for (FILE *o = stdout; o; o = o == stdout ? f->log : NULL)
+		fprintf(o,
+			"\n# Files/sec over %u loops: avg %.1f, stddev %.1f "
+			"(%.1f%%), min %.1f, max %.1f\n",
+			n, avg, sd, avg > 0 ? 100.0 * sd / avg : 0.0, lo, hi);
+}
+
+static void print_header_to(FILE *out, const struct fsm *f, int argc,
+			    char **argv, const char *backend);
 
 static void print_header(const struct fsm *f, int argc, char **argv,
 			 const char *backend)
 {
+	print_header_to(stdout, f, argc, argv, backend);
+	if (f->log)
+		print_header_to(f->log, f, argc, argv, backend);
+}
+
+/* The header of fs_mark's table, on @out. */
+static void print_header_to(FILE *out, const struct fsm *f, int argc,
+			    char **argv, const char *backend)
+{
+#define printf(...) fprintf(out, __VA_ARGS__)
 	printf("\n# ");
 	for (int i = 0; i < argc; i++)
 		printf(" %s", i == 0 ? "flushkit bench fsmark" : argv[i]);
@@ -823,9 +1040,20 @@ static void print_header(const struct fsm *f, int argc, char **argv,
 	if (f->method >= M_BATCH)
 		printf("#\tSync io: %s, queue depth %u per thread\n", backend,
 		       f->bopts.queue_depth);
-	printf("#\tDirectories:  no subdirectories used\n");
-	printf("#\tFile names: 40 bytes long, (16 initial bytes of time stamp "
-	       "with 24 random bytes at end of name)\n");
+	if (f->subdirs)
+		printf("#\tDirectories:  %s across %u subdirectories with %u "
+		       "%s.\n",
+		       f->per_subdir ? "Round Robin between directories"
+				     : "Time based hash between directories",
+		       f->subdirs,
+		       f->per_subdir ? f->per_subdir : FSM_SECS_PER_SUBDIR,
+		       f->per_subdir ? "files per subdirectory"
+				     : "seconds per subdirectory");
+	else
+		printf("#\tDirectories:  no subdirectories used\n");
+	printf("#\tFile names: %u bytes long, (%u initial bytes of time stamp "
+	       "with %u random bytes at end of name)\n",
+	       f->name_len, f->name_len - f->rand_len, f->rand_len);
 	printf("#\tFiles info: size %llu bytes, written with an IO size of "
 	       "%llu bytes per write\n", (unsigned long long)f->size,
 	       (unsigned long long)f->write_size);
@@ -844,10 +1072,52 @@ static void print_header(const struct fsm *f, int argc, char **argv,
 		}
 	}
 	printf("\n");
-	fflush(stdout);
+	fflush(out);
+#undef printf
 }
 
 /* ---- the command ---- */
+
+/* Create directory @name under @dfd if missing (as fs_mark: not its
+ * parents).  @shown: the path for messages.  Returns 0 or -errno
+ * (printed). */
+static int make_dir(int dfd, const char *name, const char *shown)
+{
+	int err = cli_sys.mkdirat(dfd, name, 0755);
+	if (err && err != -EEXIST) {
+		cli_error("mkdir '%s': %s", shown, fk_strerror(err));
+		return err;
+	}
+	return 0;
+}
+
+/* -D: create and open the subdirectories 00, 01, ... of @t's
+ * directory.  Returns 0 or -errno (printed). */
+static int open_subdirs(struct fsm_thread *t)
+{
+	unsigned n = t->f->subdirs;
+	t->subfd = malloc(n * sizeof(*t->subfd));
+	if (!t->subfd)
+		return -ENOMEM;
+	for (unsigned k = 0; k < n; k++)
+		t->subfd[k] = -1;
+	for (unsigned k = 0; k < n; k++) {
+		char name[16], shown[PATH_MAX + 16];
+		snprintf(name, sizeof(name), "%02x", k);
+		snprintf(shown, sizeof(shown), "%s/%s", t->dir, name);
+		int err = make_dir(t->dirfd, name, shown);
+		if (err)
+			return err;
+		t->subfd[k] = cli_sys.openat(
+		    t->dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
+		if (t->subfd[k] < 0) {
+			cli_error("open '%s': %s", shown,
+				  fk_strerror(t->subfd[k]));
+			return t->subfd[k];
+		}
+	}
+	return 0;
+}
 
 static int fsm_setup(struct fsm *f, const char **backend)
 {
@@ -888,11 +1158,15 @@ static int fsm_setup(struct fsm *f, const char **backend)
 		t->fds = calloc(f->files, sizeof(*t->fds));
 		t->reqs = calloc(f->fd_chunk, sizeof(*t->reqs));
 		t->born_ns = calloc(f->files, sizeof(*t->born_ns));
+		t->sub = calloc(f->files, sizeof(*t->sub));
 		pthread_mutex_init(&t->lock, NULL);
 		if (!t->names || !t->fds || !t->reqs || !t->born_ns ||
-		    fk_hist_init(&t->hist))
+		    !t->sub || fk_hist_init(&t->hist))
 			return -ENOMEM;
 		t->hist_ok = 1;
+		int err = make_dir(AT_FDCWD, t->dir, t->dir);
+		if (err)
+			return err;
 		t->dirfd = cli_sys.openat(AT_FDCWD, t->dir,
 					 O_RDONLY | O_DIRECTORY, 0);
 		if (t->dirfd < 0) {
@@ -900,8 +1174,10 @@ static int fsm_setup(struct fsm *f, const char **backend)
 				  fk_strerror(t->dirfd));
 			return t->dirfd;
 		}
+		if (f->subdirs && (err = open_subdirs(t)))
+			return err;
 		if (f->method >= M_BATCH) {
-			int err = fk_fsync_batch_create(&f->bopts, &t->batch);
+			err = fk_fsync_batch_create(&f->bopts, &t->batch);
 			if (err) {
 				cli_error("cannot set up --sync-io=%s: %s",
 					  fk_sync_io_name(f->bopts.sync_io),
@@ -921,6 +1197,11 @@ static void fsm_release(struct fsm *f)
 		struct fsm_thread *t = &f->th[i];
 		if (t->dirfd >= 0)
 			cli_sys.close(t->dirfd);
+		for (unsigned k = 0; t->subfd && k < f->subdirs; k++)
+			if (t->subfd[k] >= 0)
+				cli_sys.close(t->subfd[k]);
+		free(t->subfd);
+		free(t->sub);
 		fk_fsync_batch_destroy(t->batch);
 		free(t->names);
 		free(t->fds);
@@ -934,6 +1215,25 @@ static void fsm_release(struct fsm *f)
 	free(f->th);
 	free(f->buf);
 	free(f->per_sec);
+}
+
+/* -F: whether each thread's file system has room for another loop of
+ * its files (fs_mark's check_space); says so when not. */
+static int space_for_loop(const struct fsm *f)
+{
+	for (unsigned i = 0; i < f->threads; i++) {
+		struct statfs sf;
+		if (cli_sys.fstatfs(f->th[i].dirfd, &sf))
+			continue;
+		if ((uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize <
+		    f->size * f->files) {
+			printf("Insufficient free space in %s to create %u new "
+			       "files, exiting\n",
+			       f->th[i].dir, f->files);
+			return 0;
+		}
+	}
+	return 1;
 }
 
 static double tv_s(struct timeval tv)
@@ -963,6 +1263,17 @@ static json_object *settings_json(const struct fsm *f)
 	jint(o, "write_size", (int64_t)f->write_size);
 	jint(o, "loops", (int64_t)f->loops);
 	json_object_object_add(o, "keep", json_object_new_boolean(f->keep));
+	if (f->subdirs) {
+		jint(o, "subdirs", (int64_t)f->subdirs);
+		if (f->per_subdir)
+			jint(o, "files_per_subdir", (int64_t)f->per_subdir);
+	}
+	if (f->name_len != 40 || f->rand_len != 24) {
+		jint(o, "name_len", (int64_t)f->name_len);
+		jint(o, "rand_len", (int64_t)f->rand_len);
+	}
+	if (f->fill)
+		json_object_object_add(o, "fill", json_object_new_boolean(1));
 	json_object *a = json_object_new_array();
 	for (size_t i = 0; i < f->nr_dirs; i++)
 		json_object_array_add(a, json_object_new_string(f->dirs[i]));
@@ -999,7 +1310,8 @@ static int results_begin(struct fsm *f)
  * Returns 0 or -1 (a write error, reported). */
 static int results_end(struct fsm *f, const char *backend, uint64_t files,
 		       double run_s, double wall_s, double user_s, double sys_s,
-		       unsigned errors, const char *failure)
+		       unsigned errors, const char *failure,
+		       const double *loop_fps, unsigned loops_done)
 {
 	progress_stop(f);
 	results_monitor_stop(f->rf);
@@ -1046,6 +1358,14 @@ static int results_end(struct fsm *f, const char *backend, uint64_t files,
 		json_object_object_add(o, "stall_ratio", NULL);
 	}
 	jstr(o, "tps_unit", "files/s");
+	if (loops_done > 1) {
+		/* -L: Files/sec of each loop (the table's rows) */
+		json_object *a = json_object_new_array();
+		for (unsigned i = 0; i < loops_done; i++)
+			json_object_array_add(a,
+					      results_json_double(loop_fps[i], 1));
+		json_object_object_add(o, "loop_files_per_sec", a);
+	}
 	jstr(o, "sync_io", backend);
 	rdbl(o, "user_s", user_s);
 	rdbl(o, "sys_s", sys_s);
@@ -1068,9 +1388,16 @@ int cmd_bench_fsmark(int argc, char **argv)
 {
 	const char *dirs_buf[256];
 	struct fsm f = {
-		.dirs = dirs_buf, .threads = 1, .files = 1000, .loops = 1,
-		.size = 51200, .write_size = 16384, .method = M_FSYNC,
-		.results_dir = "results",
+	    .dirs = dirs_buf,
+	    .threads = 1,
+	    .files = 1000,
+	    .loops = 1,
+	    .size = 51200,
+	    .write_size = 16384,
+	    .method = M_FSYNC,
+	    .name_len = 40,
+	    .rand_len = 24,
+	    .results_dir = "results",
 	};
 	fk_fsync_batch_opts_init(&f.bopts);
 	if (argc > 257) {
@@ -1094,11 +1421,25 @@ int cmd_bench_fsmark(int argc, char **argv)
 	uint64_t wall0 = 0, wall1 = 0, count = 0;
 	double run_s = 0;	/* the loops' seconds, as Files/sec counts */
 	unsigned errors = 0;
+	double *loop_fps = NULL;
 	char failure[320] = ""; /* the first error of the run, as printed */
 
 	if (fsm_setup(&f, &backend)) {
 		status = FK_EXIT_FAILURE;
 		goto out;
+	}
+	if (f.log_name) {
+		/* as fs_mark: appended to, so that runs accumulate */
+		int lfd = open(f.log_name,
+			       O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		f.log = lfd >= 0 ? fdopen(lfd, "a") : NULL;
+		if (!f.log) {
+			cli_error("open '%s': %s", f.log_name, strerror(errno));
+			if (lfd >= 0)
+				close(lfd);
+			status = FK_EXIT_FAILURE;
+			goto out;
+		}
 	}
 	for (size_t i = 0; i < f.nr_dirs; i++) {
 		struct stat st;
@@ -1136,8 +1477,17 @@ int cmd_bench_fsmark(int argc, char **argv)
 		status = FK_EXIT_FAILURE;
 		goto out;
 	}
-	for (unsigned loop = 0; loop < f.loops && !errors; loop++) {
+	loop_fps = calloc(f.fill ? 4096 : f.loops, sizeof(*loop_fps));
+	unsigned loops_done = 0;
+	if (!loop_fps) {
+		free(tids);
+		status = FK_EXIT_FAILURE;
+		goto out;
+	}
+	for (unsigned loop = 0; (f.fill || loop < f.loops) && !errors; loop++) {
 		unsigned started = 0;
+		if (f.fill && (loop >= 4096 || !space_for_loop(&f)))
+			break;
 		for (unsigned i = 0; i < f.threads; i++) {
 			struct fsm_thread *t = &f.th[i];
 			memset(t->lat, 0, sizeof(t->lat));
@@ -1183,8 +1533,11 @@ int cmd_bench_fsmark(int argc, char **argv)
 					     sf.f_blocks);
 		emit_row(&f, use_pct, count, fps, secs, overhead_ns, lat,
 			 jloops);
+		loop_fps[loops_done++] = fps;
 	}
 	free(tids);
+	if (!f.json)
+		print_spread(&f, loop_fps, loops_done);
 	wall1 = fk_now_ns();
 	getrusage(RUSAGE_SELF, &ru1);
 	for (size_t k = 0; k < nr_devs; k++)
@@ -1243,12 +1596,25 @@ int cmd_bench_fsmark(int argc, char **argv)
 		jdbl(jroot, "sys_s", sys_s);
 		json_object_object_add(jroot, "devices", jdevs);
 		jint(jroot, "errors", (int)errors);
+		if (loops_done > 1) {
+			double sm = 0, sq = 0;
+			for (unsigned i = 0; i < loops_done; i++) {
+				sm += loop_fps[i];
+				sq += loop_fps[i] * loop_fps[i];
+			}
+			double avg = sm / loops_done;
+			double var =
+			    (sq - loops_done * avg * avg) / (loops_done - 1);
+			json_object_object_add(jroot, "files_per_sec_avg",
+					       results_json_double(avg, 1));
+			json_object_object_add(
+			    jroot, "files_per_sec_stddev",
+			    results_json_double(var > 0 ? sqrt(var) : 0, 1));
+		}
 		jstr(jroot, "status", errors ? "failed" : "ok");
 		if (errors)
 			jstr(jroot, "error", failure);
-		printf("%s\n", json_object_to_json_string_ext(
-			jroot, JSON_C_TO_STRING_PRETTY |
-			JSON_C_TO_STRING_NOSLASHESCAPE));
+		results_json_print(jroot);
 		json_object_put(jroot);
 		jroot = NULL;
 	}
@@ -1260,7 +1626,8 @@ int cmd_bench_fsmark(int argc, char **argv)
 			  errors, errors == 1 ? "" : "s", failure);
 	}
 	if (f.rf && results_end(&f, backend, count, run_s, wall_s, user_s,
-				sys_s, errors, errors ? failure : NULL))
+				sys_s, errors, errors ? failure : NULL,
+				loop_fps, loops_done))
 		status = FK_EXIT_FAILURE;
 out:
 	if (f.rf) {
@@ -1270,6 +1637,11 @@ out:
 	if (jroot)
 		json_object_put(jroot);
 	fflush(stdout);
+	if (f.log && fclose(f.log)) {
+		cli_error("write '%s': %s", f.log_name, strerror(errno));
+		status = FK_EXIT_FAILURE;
+	}
+	free(loop_fps);
 	fsm_release(&f);
 	return status;
 }

@@ -37,15 +37,18 @@
 #include "results.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <json-c/json.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -55,11 +58,50 @@
 /* Interval counters, swapped out by the main thread: IV_PRINT for -P,
  * IV_RESULT for the result file's one-second progress lines. */
 struct interval {
-	uint64_t cnt, skipped;
+	uint64_t cnt, skipped, failed;
 	double lat_sum, lat_sumsq, lag_sum, lat_max; /* microseconds */
 };
 
 enum { IV_PRINT, IV_RESULT, NR_IV };
+
+#define MAX_SCRIPTS 128 /* as pgbench's MAX_SCRIPTS */
+
+/* One script of the run (-b NAME@WEIGHT, -S, -N; tpcb-like if none). */
+struct script_use {
+	int id; /* enum tpcb_script_id */
+	uint64_t weight;
+};
+
+/* A client's figures for one script. */
+struct script_stats {
+	uint64_t cnt, failed;
+	double lat_sum, lat_sumsq; /* microseconds */
+	uint64_t step_ns[TPCB_MAX_STEPS];
+	uint64_t step_failed[TPCB_MAX_STEPS]; /* where the failed ones failed */
+};
+
+/* --aggregate-interval: one interval of a log file (microseconds). */
+struct agg {
+	int64_t start_s; /* epoch seconds */
+	uint64_t cnt, skipped;
+	double sum, sum2, min, max;
+	double lag_sum, lag_sum2, lag_min, lag_max;
+};
+
+/*
+ * A pgbench thread (-j): the clients it serves share its log file
+ * (pgbench_log.PID, pgbench_log.PID.N), its sampling generator and its
+ * aggregate, all under @lock.  Every client still runs on its own OS
+ * thread, as the store's calls block; -j decides the grouping only.
+ */
+struct tgroup {
+	FILE *log;
+	char *path; /* as opened (relative to the current directory) */
+	pthread_mutex_t lock;
+	struct tpcb_rng sample_rng;
+	struct agg agg;
+	int lock_ok;
+};
 
 struct client {
 	int id;
@@ -73,7 +115,8 @@ struct client {
 	uint64_t end_ns;
 	uint32_t *per_sec; /* commits completed in each second */
 	size_t nr_sec, alloc_sec;
-	FILE *log;
+	struct tgroup *grp;	 /* -l: this client's thread's log */
+	struct script_stats *ss; /* one per script of the run */
 	int error;
 	pthread_mutex_t lock;
 	struct interval iv[NR_IV];
@@ -95,6 +138,15 @@ struct run {
 	uint64_t progress_s;
 	int use_log;
 	const char *log_prefix;
+	const char *query_mode; /* -M: shown, as pgbench; no queries here */
+	struct script_use scripts[MAX_SCRIPTS];
+	int nr_scripts;
+	uint64_t total_weight;
+	int report_steps;	/* -r */
+	int progress_timestamp; /* --progress-timestamp */
+	uint64_t agg_interval_s;
+	double sample_rate;    /* 0: every transaction */
+	struct tgroup *groups; /* nthreads of them, with -l */
 	double rate; /* -R, tps over all clients; 0 = none */
 	double latency_limit_ms;
 	int json;
@@ -107,7 +159,7 @@ struct run {
 	uint64_t knobs_given; /* bit (OPT_x - OPT_SHARED_BUFFERS) */
 	uint64_t nbuffers;
 	const char *results_dir; /* NULL: no result file */
-	char **log_paths;	 /* -l: absolute, one per client */
+	char **log_paths; /* -l: relative to the result file, per thread */
 
 	/* state */
 	struct fk_store *store;
@@ -173,8 +225,20 @@ static void usage(FILE *f)
 	    "\n"
 	    "benchmarking:\n"
 	    "  -c, --client=N           concurrent clients (default 1)\n"
-	    "  -j N                     accepted (pgbench's threads); every "
-	    "client is a thread\n"
+	    "  -j N                     pgbench's threads: the clients are "
+	    "dealt out to N\n"
+	    "                           groups, one -l log file each "
+	    "(default 1)\n"
+	    "  -b, --builtin=NAME[@W]   add builtin script tpcb-like, "
+	    "simple-update or\n"
+	    "                           select-only with weight W (default "
+	    "1); -b list\n"
+	    "  -N, --skip-some-updates  -b simple-update\n"
+	    "  -S, --select-only        -b select-only\n"
+	    "  -M, --protocol=simple|extended|prepared  shown (no SQL "
+	    "here)\n"
+	    "  -n, --no-vacuum          accepted (nothing to vacuum)\n"
+	    "  -r, --report-per-command per-statement latencies\n"
 	    "  -T, --time=S             run for S seconds\n"
 	    "  -t, --transactions=N     transactions per client (default 10)\n"
 	    "  -P, --progress=S         progress report every S seconds\n"
@@ -184,7 +248,12 @@ static void usage(FILE *f)
 	    "  -l, --log                per-transaction log "
 	    "pgbench_log.PID[.N]\n"
 	    "      --log-prefix=P       log file prefix (default pgbench_log)\n"
-	    "      --random-seed=SEED   integer or \"time\" (default)\n"
+	    "      --aggregate-interval=S  -l logs one line per S seconds\n"
+	    "      --sampling-rate=F    -l logs that fraction of "
+	    "transactions\n"
+	    "      --progress-timestamp -P lines carry Unix epoch times\n"
+	    "      --random-seed=SEED   integer, \"time\" (default) or "
+	    "\"rand\"\n"
 	    "      --check              verify the TPC-B sums (alone: only "
 	    "check)\n"
 	    "      --json               print the results as one JSON object\n"
@@ -223,6 +292,9 @@ enum {
 	OPT_SEED,
 	OPT_RESULTS,
 	OPT_NO_RESULTS,
+	OPT_PROGRESS_TS,
+	OPT_AGG_INTERVAL,
+	OPT_SAMPLING_RATE,
 	OPT_SHARED_BUFFERS, /* the store knobs: from here to OPT_SYNC_JOBS */
 	OPT_CKPT_TIMEOUT,
 	OPT_MAX_WAL,
@@ -254,6 +326,15 @@ static const struct option long_opts[] = {
     {"rate", required_argument, NULL, 'R'},
     {"latency-limit", required_argument, NULL, 'L'},
     {"log", no_argument, NULL, 'l'},
+    {"builtin", required_argument, NULL, 'b'},
+    {"skip-some-updates", no_argument, NULL, 'N'},
+    {"select-only", no_argument, NULL, 'S'},
+    {"protocol", required_argument, NULL, 'M'},
+    {"no-vacuum", no_argument, NULL, 'n'},
+    {"report-per-command", no_argument, NULL, 'r'},
+    {"progress-timestamp", no_argument, NULL, OPT_PROGRESS_TS},
+    {"aggregate-interval", required_argument, NULL, OPT_AGG_INTERVAL},
+    {"sampling-rate", required_argument, NULL, OPT_SAMPLING_RATE},
     {"help", no_argument, NULL, 'h'},
     {"log-prefix", required_argument, NULL, OPT_LOG_PREFIX},
     {"random-seed", required_argument, NULL, OPT_SEED},
@@ -405,6 +486,73 @@ static int parse_pos_int(const char *s, uint64_t *out, uint64_t max)
 	return cli_parse_u64(s, out) || *out < 1 || *out > max ? -EINVAL : 0;
 }
 
+static void list_builtins(void)
+{
+	fprintf(stderr, "Available builtin scripts:\n");
+	for (int i = 0; i < TPCB_NR_SCRIPTS; i++)
+		fprintf(stderr, "  %13s: %s\n", tpcb_scripts[i].name,
+			tpcb_scripts[i].desc);
+	fprintf(stderr, "\n");
+}
+
+/*
+ * -b NAME[@WEIGHT], -S, -N: add a script, as pgbench's addScript.
+ * Returns -1 to go on, or an exit status (the message printed).
+ */
+static int add_script(struct run *r, const char *arg)
+{
+	char name[64];
+	uint64_t w = 1;
+	const char *at = strrchr(arg, '@');
+	size_t n = at ? (size_t)(at - arg) : strlen(arg);
+	if (!strcmp(arg, "list")) {
+		list_builtins();
+		return FK_EXIT_OK;
+	}
+	if (at) {
+		if (cli_parse_u64(at + 1, &w)) {
+			cli_error("bench tpcb: invalid weight specification: "
+				  "%s",
+				  at);
+			return FK_EXIT_USAGE;
+		}
+		if (w > INT32_MAX) {
+			cli_error("bench tpcb: weight specification out of "
+				  "range (0 .. %d): %" PRIu64,
+				  INT32_MAX, w);
+			return FK_EXIT_USAGE;
+		}
+	}
+	snprintf(name, sizeof(name), "%.*s", (int)(n < 63 ? n : 63), arg);
+	int id = tpcb_script_find(name);
+	if (id == -EEXIST) {
+		int k = 0;
+		for (int i = 0; i < TPCB_NR_SCRIPTS; i++)
+			k += !strncmp(tpcb_scripts[i].name, name, strlen(name));
+		cli_error("bench tpcb: ambiguous builtin name: %d builtin "
+			  "scripts found for prefix \"%s\"",
+			  k, name);
+		list_builtins();
+		return FK_EXIT_USAGE;
+	}
+	if (id < 0) {
+		cli_error("bench tpcb: no builtin script found for name "
+			  "\"%s\"",
+			  name);
+		list_builtins();
+		return FK_EXIT_USAGE;
+	}
+	if (r->nr_scripts == MAX_SCRIPTS) {
+		cli_error("bench tpcb: at most %d SQL scripts are allowed",
+			  MAX_SCRIPTS);
+		return FK_EXIT_USAGE;
+	}
+	r->scripts[r->nr_scripts].id = id;
+	r->scripts[r->nr_scripts++].weight = w;
+	r->total_weight += w;
+	return -1;
+}
+
 /* Returns -1 to go on, or an exit status. */
 static int parse_args(struct run *r, int argc, char **argv)
 {
@@ -419,6 +567,8 @@ static int parse_args(struct run *r, int argc, char **argv)
 	r->data_dir = DEFAULT_DATA_DIR;
 	r->flush = "smooth";
 	r->log_prefix = "pgbench_log";
+	r->query_mode = "simple";
+	r->nthreads = 1;
 	r->log_checkpoints = 1;
 	r->results_dir = "results";
 	r->seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
@@ -426,8 +576,8 @@ static int parse_args(struct run *r, int argc, char **argv)
 	optind = 0; /* GNU: full re-initialization (tests call us twice) */
 	opterr = 0;
 	int li = -1;
-	while ((c = getopt_long(argc, argv, ":is:c:j:T:t:P:R:L:lh", long_opts,
-				&li)) != -1) {
+	while ((c = getopt_long(argc, argv, ":is:c:j:T:t:P:R:L:lhb:NSM:nr",
+				long_opts, &li)) != -1) {
 		switch (c) {
 		case 'i':
 			r->init = 1;
@@ -444,8 +594,12 @@ static int parse_args(struct run *r, int argc, char **argv)
 			have_run = have_init_bad = 1;
 			break;
 		case 'j':
-			if (parse_pos_int(optarg, &u, 4096))
-				goto bad_value;
+			if (parse_pos_int(optarg, &u, 4096)) {
+				cli_error("bench tpcb: invalid number of "
+					  "threads: \"%s\"",
+					  optarg);
+				return FK_EXIT_USAGE;
+			}
 			r->nthreads = (int)u;
 			have_run = have_init_bad = 1;
 			break;
@@ -479,6 +633,59 @@ static int parse_args(struct run *r, int argc, char **argv)
 			r->use_log = 1;
 			have_run = have_init_bad = 1;
 			break;
+		case 'b':
+		case 'N':
+		case 'S': {
+			int e = add_script(r, c == 'b'	 ? optarg
+					      : c == 'N' ? "simple-update"
+							 : "select-only");
+			if (e >= 0)
+				return e;
+			have_run = have_init_bad = 1;
+			break;
+		}
+		case 'M':
+			if (strcmp(optarg, "simple") &&
+			    strcmp(optarg, "extended") &&
+			    strcmp(optarg, "prepared")) {
+				cli_error("bench tpcb: invalid query mode "
+					  "(-M): \"%s\"",
+					  optarg);
+				return FK_EXIT_USAGE;
+			}
+			r->query_mode = optarg;
+			have_init_bad = 1;
+			break;
+		case 'n':
+			break; /* no vacuum: nothing to vacuum here */
+		case 'r':
+			r->report_steps = 1;
+			have_run = have_init_bad = 1;
+			break;
+		case OPT_PROGRESS_TS:
+			r->progress_timestamp = 1;
+			have_init_bad = 1;
+			break;
+		case OPT_AGG_INTERVAL:
+			if (parse_pos_int(optarg, &r->agg_interval_s,
+					  INT32_MAX)) {
+				cli_error("bench tpcb: invalid number of "
+					  "seconds for aggregation: \"%s\"",
+					  optarg);
+				return FK_EXIT_USAGE;
+			}
+			have_run = have_init_bad = 1;
+			break;
+		case OPT_SAMPLING_RATE:
+			if (parse_double(optarg, &r->sample_rate) ||
+			    r->sample_rate <= 0.0 || r->sample_rate > 1.0) {
+				cli_error("bench tpcb: invalid sampling rate: "
+					  "\"%s\"",
+					  optarg);
+				return FK_EXIT_USAGE;
+			}
+			have_run = have_init_bad = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			return FK_EXIT_OK;
@@ -489,6 +696,17 @@ static int parse_args(struct run *r, int argc, char **argv)
 		case OPT_SEED:
 			if (!strcmp(optarg, "time"))
 				break;
+			if (!strcmp(optarg, "rand")) {
+				/* pgbench's "rand": a strong random seed */
+				if (getrandom(&r->seed, sizeof(r->seed), 0) !=
+				    (ssize_t)sizeof(r->seed)) {
+					cli_error("bench tpcb: cannot seed "
+						  "random: %s",
+						  strerror(errno));
+					return FK_EXIT_FAILURE;
+				}
+				break;
+			}
 			if (cli_parse_u64(optarg, &r->seed))
 				goto bad_value;
 			break;
@@ -579,8 +797,55 @@ static int parse_args(struct run *r, int argc, char **argv)
 		r->check = 2; /* check only */
 	else if (!r->init && !r->duration_s && !r->nxacts)
 		r->nxacts = DEFAULT_XACTS;
-	/* As pgbench: never more threads than clients; here one each. */
-	r->nthreads = r->nclients;
+	/* As pgbench: never more threads than clients. */
+	if (r->nthreads > r->nclients)
+		r->nthreads = r->nclients;
+	if (r->sample_rate > 0 && !r->use_log) {
+		cli_error("bench tpcb: log sampling (--sampling-rate) is "
+			  "allowed only when logging transactions (-l)");
+		return FK_EXIT_USAGE;
+	}
+	if (r->sample_rate > 0 && r->agg_interval_s) {
+		cli_error("bench tpcb: log sampling (--sampling-rate) and "
+			  "aggregation (--aggregate-interval) cannot be used "
+			  "at the same time");
+		return FK_EXIT_USAGE;
+	}
+	if (r->agg_interval_s && !r->use_log) {
+		cli_error("bench tpcb: log aggregation is allowed only when "
+			  "actually logging transactions");
+		return FK_EXIT_USAGE;
+	}
+	if (r->agg_interval_s && r->duration_s &&
+	    r->agg_interval_s > r->duration_s) {
+		cli_error("bench tpcb: number of seconds for aggregation "
+			  "(%" PRIu64 ") must not be higher than test duration "
+			  "(%" PRIu64 ")",
+			  r->agg_interval_s, r->duration_s);
+		return FK_EXIT_USAGE;
+	}
+	if (r->agg_interval_s && r->duration_s &&
+	    r->duration_s % r->agg_interval_s) {
+		cli_error("bench tpcb: duration (%" PRIu64 ") must be a "
+			  "multiple of aggregation interval (%" PRIu64 ")",
+			  r->duration_s, r->agg_interval_s);
+		return FK_EXIT_USAGE;
+	}
+	if (!r->nr_scripts && !r->init)
+		add_script(r, "tpcb-like");
+	if (r->nr_scripts && !r->total_weight) {
+		cli_error("bench tpcb: total script weight must not be zero");
+		return FK_EXIT_USAGE;
+	}
+	if (r->check) {
+		for (int i = 0; i < r->nr_scripts; i++)
+			if (r->scripts[i].id == TPCB_SCRIPT_SIMPLE_UPDATE) {
+				cli_error("bench tpcb: --check compares the "
+					  "teller and branch sums, which "
+					  "simple-update (-N) leaves alone");
+				return FK_EXIT_USAGE;
+			}
+	}
 
 	fk_store_opts_init(&r->opts);
 	if (fk_store_opts_preset(&r->opts, r->flush)) {
@@ -836,20 +1101,94 @@ static int note_second(struct client *c, uint64_t end_ns)
 	return 0;
 }
 
-static void log_txn(struct client *c, uint64_t no, double lat_us, int skipped,
-		    double lag_us)
+/* Write the aggregate @a of a log file (pgbench 15's layout: interval
+ * start, count, latency sum, sum of squares, min, max, the same four of
+ * the schedule lag, skipped, retried, retries, serialization and
+ * deadlock failures; microseconds). */
+static void agg_print(FILE *f, const struct agg *a)
 {
+	fprintf(f, "%" PRId64 " %" PRIu64 " %.0f %.0f %.0f %.0f", a->start_s,
+		a->cnt, a->sum, a->sum2, a->cnt ? a->min : 0,
+		a->cnt ? a->max : 0);
+	fprintf(f, " %.0f %.0f %.0f %.0f %" PRIu64 " 0 0 0 0\n", a->lag_sum,
+		a->lag_sum2, a->cnt ? a->lag_min : 0, a->cnt ? a->lag_max : 0,
+		a->skipped);
+}
+
+static void agg_reset(struct agg *a, int64_t start_s)
+{
+	memset(a, 0, sizeof(*a));
+	a->start_s = start_s;
+}
+
+/* One transaction into the client's thread's log: a line (pgbench's
+ * "client_id transaction_no time script_no time_epoch time_us
+ * [schedule_lag]"), or into the current aggregate. */
+static void log_txn(struct client *c, uint64_t no, int script, double lat_us,
+		    int skipped, double lag_us)
+{
+	struct run *r = c->run;
+	struct tgroup *g = c->grp;
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
+	pthread_mutex_lock(&g->lock);
+	if (r->agg_interval_s) {
+		struct agg *a = &g->agg;
+		while (a->start_s + (int64_t)r->agg_interval_s <=
+		       (int64_t)ts.tv_sec) {
+			agg_print(g->log, a);
+			agg_reset(a, a->start_s + (int64_t)r->agg_interval_s);
+		}
+		if (skipped) {
+			a->skipped++;
+		} else {
+			if (!a->cnt || lat_us < a->min)
+				a->min = lat_us;
+			if (!a->cnt || lat_us > a->max)
+				a->max = lat_us;
+			if (!a->cnt || lag_us < a->lag_min)
+				a->lag_min = lag_us;
+			if (!a->cnt || lag_us > a->lag_max)
+				a->lag_max = lag_us;
+			a->cnt++;
+			a->sum += lat_us;
+			a->sum2 += lat_us * lat_us;
+			a->lag_sum += lag_us;
+			a->lag_sum2 += lag_us * lag_us;
+		}
+		pthread_mutex_unlock(&g->lock);
+		return;
+	}
+	if (r->sample_rate > 0 &&
+	    tpcb_rng_double(&g->sample_rng) > r->sample_rate) {
+		pthread_mutex_unlock(&g->lock);
+		return;
+	}
 	if (skipped)
-		fprintf(c->log, "%d %" PRIu64 " skipped 0 %lld %ld", c->id, no,
-			(long long)ts.tv_sec, ts.tv_nsec / 1000);
+		fprintf(g->log, "%d %" PRIu64 " skipped %d %lld %ld", c->id, no,
+			script, (long long)ts.tv_sec, ts.tv_nsec / 1000);
 	else
-		fprintf(c->log, "%d %" PRIu64 " %.0f 0 %lld %ld", c->id, no,
-			lat_us, (long long)ts.tv_sec, ts.tv_nsec / 1000);
-	if (c->run->rate > 0)
-		fprintf(c->log, " %.0f", lag_us);
-	fputc('\n', c->log);
+		fprintf(g->log, "%d %" PRIu64 " %.0f %d %lld %ld", c->id, no,
+			lat_us, script, (long long)ts.tv_sec,
+			ts.tv_nsec / 1000);
+	if (r->rate > 0)
+		fprintf(g->log, " %.0f", lag_us);
+	fputc('\n', g->log);
+	pthread_mutex_unlock(&g->lock);
+}
+
+/* pgbench's chooseScript: a weighted draw. */
+static int choose_script(struct client *c)
+{
+	struct run *r = c->run;
+	if (r->nr_scripts == 1)
+		return 0;
+	int64_t w = tpcb_rng_range(&c->rng, 0, (int64_t)r->total_weight - 1);
+	int i = 0;
+	do
+		w -= (int64_t)r->scripts[i++].weight;
+	while (w >= 0);
+	return i - 1;
 }
 
 static void *client_main(void *arg)
@@ -899,8 +1238,9 @@ static void *client_main(void *arg)
 				c->iv[IV_PRINT].skipped++;
 				c->iv[IV_RESULT].skipped++;
 				pthread_mutex_unlock(&c->lock);
-				if (c->log)
-					log_txn(c, done, 0, 1, 0);
+				if (c->grp)
+					log_txn(c, done, choose_script(c), 0, 1,
+						0);
 				continue;
 			}
 			if (now < sched_ns)
@@ -913,11 +1253,21 @@ static void *client_main(void *arg)
 			if (t_start >= end_ns)
 				break;
 		}
-		tpcb_txn_draw(&r->tables, &c->rng, &x);
+		int si = choose_script(c);
+		struct script_stats *ss = &c->ss[si];
 		x.txid = ((uint64_t)c->id << 40) | done;
-		int ret = tpcb_txn_commit(r->store, &r->tables, &b, &x);
+		int ret = tpcb_script_run(r->store, &r->tables, &b,
+					  r->scripts[si].id, &c->rng, &x,
+					  r->report_steps ? ss->step_ns : NULL);
 		uint64_t t_end = fk_now_ns();
 		if (ret) {
+			ss->failed++;
+			if (x.step >= 0 && x.step < TPCB_MAX_STEPS)
+				ss->step_failed[x.step]++;
+			pthread_mutex_lock(&c->lock);
+			for (int k = 0; k < NR_IV; k++)
+				c->iv[k].failed++;
+			pthread_mutex_unlock(&c->lock);
 			c->error = ret;
 			atomic_store(&r->stop, 1);
 			break;
@@ -925,6 +1275,9 @@ static void *client_main(void *arg)
 		done++;
 		double lat_us = (double)(t_end - t_start) / 1000.0;
 		c->cnt++;
+		ss->cnt++;
+		ss->lat_sum += lat_us;
+		ss->lat_sumsq += lat_us * lat_us;
 		c->lat_sum += lat_us;
 		c->lat_sumsq += lat_us * lat_us;
 		c->lag_sum += lag_us;
@@ -949,8 +1302,8 @@ static void *client_main(void *arg)
 				iv->lat_max = lat_us;
 		}
 		pthread_mutex_unlock(&c->lock);
-		if (c->log)
-			log_txn(c, done, lat_us, 0, lag_us);
+		if (c->grp)
+			log_txn(c, done, si, lat_us, 0, lag_us);
 	}
 	c->end_ns = fk_now_ns();
 	fk_batch_release(&b);
@@ -1064,6 +1417,7 @@ static void take_interval(struct run *r, int k, struct interval *sum)
 		struct interval *iv = &c->iv[k];
 		sum->cnt += iv->cnt;
 		sum->skipped += iv->skipped;
+		sum->failed += iv->failed;
 		sum->lat_sum += iv->lat_sum;
 		sum->lat_sumsq += iv->lat_sumsq;
 		sum->lag_sum += iv->lag_sum;
@@ -1104,11 +1458,20 @@ static void progress_report(struct run *r, double at_s, double interval_s)
 	take_interval(r, IV_PRINT, &sum);
 	interval_lat(&sum, &lat, &sd);
 	double n = (double)sum.cnt;
-	char line[256];
-	int len =
-	    snprintf(line, sizeof(line),
-		     "progress: %.1f s, %.1f tps, lat %.3f ms stddev %.3f",
-		     at_s, n / interval_s, lat / 1000.0, sd / 1000.0);
+	char line[256], when[64];
+	if (r->progress_timestamp) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		snprintf(when, sizeof(when), "%.3f",
+			 (double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
+	} else {
+		snprintf(when, sizeof(when), "%.1f", at_s);
+	}
+	int len = snprintf(line, sizeof(line),
+			   "progress: %s s, %.1f tps, lat %.3f ms stddev %.3f, "
+			   "%" PRIu64 " failed",
+			   when, n / interval_s, lat / 1000.0, sd / 1000.0,
+			   sum.failed);
 	if (r->rate > 0) {
 		len +=
 		    snprintf(line + len, sizeof(line) - (size_t)len,
@@ -1179,18 +1542,81 @@ static void print_duration(const struct run *r, const struct results *res)
 		       res->elapsed_s, r->duration_s);
 }
 
+/* Script @k's figures summed over the clients, in @out. */
+static void script_sum(const struct run *r, int k, struct script_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (int i = 0; r->clients && i < r->nclients; i++) {
+		const struct script_stats *ss = &r->clients[i].ss[k];
+		out->cnt += ss->cnt;
+		out->failed += ss->failed;
+		out->lat_sum += ss->lat_sum;
+		out->lat_sumsq += ss->lat_sumsq;
+		for (int s = 0; s < TPCB_MAX_STEPS; s++) {
+			out->step_ns[s] += ss->step_ns[s];
+			out->step_failed[s] += ss->step_failed[s];
+		}
+	}
+}
+
+/* -r: pgbench's "statement latencies in milliseconds and failures". */
+static void print_steps(const struct run *r, int k, const char *prefix)
+{
+	struct script_stats ss;
+	const struct tpcb_script *sc = &tpcb_scripts[r->scripts[k].id];
+	script_sum(r, k, &ss);
+	printf("%sstatement latencies in milliseconds and failures:\n", prefix);
+	for (int s = 0; s < sc->nr_steps; s++)
+		printf("   %11.3f  %10" PRIu64 "  %s\n",
+		       ss.cnt ? (double)ss.step_ns[s] / 1e6 / (double)ss.cnt
+			      : 0.0,
+		       ss.step_failed[s],
+		       sc->steps[s]);
+}
+
+/* pgbench's per-script sections (more than one script). */
+static void print_scripts(const struct run *r, const struct results *res)
+{
+	for (int k = 0; k < r->nr_scripts; k++) {
+		struct script_stats ss;
+		script_sum(r, k, &ss);
+		uint64_t all = ss.cnt + ss.failed;
+		double n = (double)ss.cnt, avg = n ? ss.lat_sum / n : 0;
+		double var = n ? ss.lat_sumsq / n - avg * avg : 0;
+		printf("SQL script %d: %s\n", k + 1,
+		       tpcb_scripts[r->scripts[k].id].desc);
+		printf(" - weight: %" PRIu64 " (targets %.1f%% of total)\n",
+		       r->scripts[k].weight,
+		       100.0 * (double)r->scripts[k].weight /
+			   (double)r->total_weight);
+		printf(" - %" PRIu64 " transactions (%.1f%% of total, tps = "
+		       "%f)\n",
+		       ss.cnt, res->cnt ? 100.0 * n / (double)res->cnt : 0.0,
+		       res->elapsed_s > 0 ? n / res->elapsed_s : 0.0);
+		printf(" - number of failed transactions: %" PRIu64
+		       " (%.3f%%)\n",
+		       ss.failed,
+		       all ? 100.0 * (double)ss.failed / (double)all : 0.0);
+		printf(" - latency average = %.3f ms\n", avg / 1000.0);
+		printf(" - latency stddev = %.3f ms\n",
+		       var > 0 ? sqrt(var) / 1000.0 : 0.0);
+		if (r->report_steps)
+			print_steps(r, k, " - ");
+	}
+}
+
 static void print_summary(struct run *r, const struct results *res)
 {
 	const struct fk_store_stats *a = &res->st0, *b = &res->st1;
 	uint64_t total = res->cnt + res->skipped + res->failed;
-	printf("transaction type: <builtin: TPC-B (sort of)>\n");
+	/* pgbench's layout first, line for line; flushkit's own lines
+	 * (storage, percentiles, stall ratio, checkpoints) after it */
+	printf("flushkit bench tpcb (flushkit %s)\n", fk_version());
+	printf("transaction type: %s\n",
+	       r->nr_scripts > 1 ? "multiple scripts"
+				 : tpcb_scripts[r->scripts[0].id].desc);
 	printf("scaling factor: %" PRIu64 "\n", r->tables.scale);
-	printf("storage: flushkit page store (flush=%s)\n", r->flush);
-	if (!strcmp(sync_io_used(r), "sequential"))
-		printf("checkpoint sync: sequential, one fsync at a time\n");
-	else
-		printf("checkpoint sync: %s, up to %u fsyncs in flight\n",
-		       sync_io_used(r), sync_jobs(r));
+	printf("query mode: %s\n", r->query_mode);
 	printf("number of clients: %d\n", r->nclients);
 	printf("number of threads: %d\n", r->nthreads);
 	printf("maximum number of tries: 1\n");
@@ -1223,13 +1649,31 @@ static void print_summary(struct run *r, const struct results *res)
 		    r->latency_limit_ms, res->late, res->cnt,
 		    res->cnt ? 100.0 * (double)res->late / (double)res->cnt
 			     : 0.0);
-	printf("latency average = %.3f ms\n", res->lat_avg_ms);
-	printf("latency stddev = %.3f ms\n", res->lat_std_ms);
+	if (r->progress_s || r->rate > 0 || r->latency_limit_ms > 0) {
+		printf("latency average = %.3f ms\n", res->lat_avg_ms);
+		printf("latency stddev = %.3f ms\n", res->lat_std_ms);
+	} else {
+		/* as pgbench: from the run time, without measurements */
+		printf("latency average = %.3f ms\n",
+		       res->cnt ? 1000.0 * res->elapsed_s * r->nclients /
+				      (double)res->cnt
+				: 0.0);
+	}
 	if (r->rate > 0)
 		printf("rate limit schedule lag: avg %.3f (max %.3f) ms\n",
 		       res->lag_avg_ms, res->lag_max_ms);
 	printf("initial connection time = %.3f ms\n", r->conn_ms);
 	printf("tps = %f (without initial connection time)\n", res->tps);
+	if (r->nr_scripts > 1)
+		print_scripts(r, res);
+	else if (r->report_steps)
+		print_steps(r, 0, "");
+	printf("storage: flushkit page store (flush=%s)\n", r->flush);
+	if (!strcmp(sync_io_used(r), "sequential"))
+		printf("checkpoint sync: sequential, one fsync at a time\n");
+	else
+		printf("checkpoint sync: %s, up to %u fsyncs in flight\n",
+		       sync_io_used(r), sync_jobs(r));
 	printf("latency percentiles: p50 = %.3f ms, p90 = %.3f ms, "
 	       "p99 = %.3f ms, p99.9 = %.3f ms, max = %.3f ms\n",
 	       (double)res->p50 / 1000, (double)res->p90 / 1000,
@@ -1252,9 +1696,10 @@ static void print_summary(struct run *r, const struct results *res)
 		print_check(res);
 }
 
+/* --json numbers: milliseconds, seconds and rates to 3 decimals */
 static struct json_object *jdouble(double v)
 {
-	return json_object_new_double(v);
+	return results_json_double(v, 3);
 }
 
 static struct json_object *jint(uint64_t v)
@@ -1274,6 +1719,48 @@ static void json_check(struct json_object *o, const struct results *res)
 	json_object_object_add(c, "history_rows", jint(res->sums.history_rows));
 	json_object_object_add(c, "ok", json_object_new_boolean(res->check_ok));
 	json_object_object_add(o, "check", c);
+}
+
+/* --json: each script's figures, and with -r its statements' times. */
+static struct json_object *scripts_json(const struct run *r)
+{
+	struct json_object *a = json_object_new_array();
+	for (int k = 0; k < r->nr_scripts; k++) {
+		const struct tpcb_script *sc = &tpcb_scripts[r->scripts[k].id];
+		struct script_stats ss;
+		script_sum(r, k, &ss);
+		double n = (double)ss.cnt, avg = n ? ss.lat_sum / n : 0;
+		double var = n ? ss.lat_sumsq / n - avg * avg : 0;
+		struct json_object *o = json_object_new_object();
+		json_object_object_add(o, "name",
+				       json_object_new_string(sc->name));
+		json_object_object_add(o, "weight", jint(r->scripts[k].weight));
+		json_object_object_add(o, "transactions", jint(ss.cnt));
+		json_object_object_add(o, "failed", jint(ss.failed));
+		json_object_object_add(o, "latency_avg_ms",
+				       jdouble(avg / 1000.0));
+		json_object_object_add(
+		    o, "latency_stddev_ms",
+		    jdouble(var > 0 ? sqrt(var) / 1000.0 : 0.0));
+		if (r->report_steps) {
+			struct json_object *st = json_object_new_array();
+			for (int i = 0; i < sc->nr_steps; i++) {
+				struct json_object *e =
+				    json_object_new_object();
+				json_object_object_add(
+				    e, "statement",
+				    json_object_new_string(sc->steps[i]));
+				json_object_object_add(
+				    e, "latency_ms",
+				    jdouble(n ? (double)ss.step_ns[i] / 1e6 / n
+					      : 0.0));
+				json_object_array_add(st, e);
+			}
+			json_object_object_add(o, "statements", st);
+		}
+		json_object_array_add(a, o);
+	}
+	return a;
 }
 
 static void print_json(struct run *r, const struct results *res, int ran)
@@ -1313,6 +1800,9 @@ static void print_json(struct run *r, const struct results *res, int ran)
 			    json_object_new_string(r->stopped_by));
 		json_object_object_add(o, "transactions", jint(res->cnt));
 		json_object_object_add(o, "failed", jint(res->failed));
+		json_object_object_add(o, "query_mode",
+				       json_object_new_string(r->query_mode));
+		json_object_object_add(o, "scripts", scripts_json(r));
 		json_object_object_add(o, "skipped", jint(res->skipped));
 		if (r->latency_limit_ms > 0) {
 			json_object_object_add(o, "latency_limit_ms",
@@ -1411,8 +1901,7 @@ static void print_json(struct run *r, const struct results *res, int ran)
 	}
 	if (res->check_done)
 		json_check(o, res);
-	puts(json_object_to_json_string_ext(
-	    o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+	results_json_print(o);
 	json_object_put(o);
 }
 
@@ -1548,12 +2037,32 @@ static struct json_object *settings_json(struct run *r)
 	SI("sync_jobs", sync_jobs(r));
 #undef SI
 	json_object_object_add(j, "store", st);
-	if (r->log_paths) {
+	S("query_mode", r->query_mode);
+	if (r->nr_scripts > 1 || r->scripts[0].id != TPCB_SCRIPT_TPCB_LIKE) {
 		struct json_object *a = json_object_new_array();
-		for (int i = 0; i < r->nclients; i++)
+		for (int i = 0; i < r->nr_scripts; i++) {
+			char w[96];
+			snprintf(w, sizeof(w), "%s@%" PRIu64,
+				 tpcb_scripts[r->scripts[i].id].name,
+				 r->scripts[i].weight);
+			json_object_array_add(a, json_object_new_string(w));
+		}
+		json_object_object_add(j, "scripts", a);
+	}
+	if (r->sample_rate > 0)
+		json_object_object_add(j, "sampling_rate",
+				       results_json_double(r->sample_rate, 6));
+	if (r->agg_interval_s)
+		I("aggregate_interval_s", r->agg_interval_s);
+	if (r->log_paths) {
+		/* per-transaction logs are what report plots; aggregate
+		 * logs have another layout */
+		struct json_object *a = json_object_new_array();
+		for (int i = 0; i < r->nthreads; i++)
 			json_object_array_add(
 			    a, json_object_new_string(r->log_paths[i]));
-		json_object_object_add(j, "latency_log", a);
+		json_object_object_add(
+		    j, r->agg_interval_s ? "aggregate_log" : "latency_log", a);
 	}
 #undef S
 #undef I
@@ -1625,6 +2134,8 @@ static struct json_object *summary_json(struct run *r,
 	return j;
 }
 
+static int set_log_paths(struct run *r);
+
 /* Open the result file and write its settings and env lines.  Returns
  * 0 or -1 (reported). */
 static int open_results(struct run *r)
@@ -1633,6 +2144,11 @@ static int open_results(struct run *r)
 	int ret = results_open(r->results_dir, "tpcb", &rf);
 	if (ret) {
 		cli_error("open '%s': %s", r->results_dir, fk_strerror(ret));
+		return -1;
+	}
+	if (r->groups && (ret = set_log_paths(r))) {
+		cli_error("open '%s': %s", r->results_dir, fk_strerror(ret));
+		results_close(rf);
 		return -1;
 	}
 	results_write(rf, "settings", settings_json(r));
@@ -1673,42 +2189,125 @@ static int close_results(struct run *r, struct result_file *rf)
 	return ret ? -1 : 0;
 }
 
+/*
+ * -l: one log file per thread, named as pgbench names them: PREFIX.PID
+ * for thread 0, PREFIX.PID.N for thread N, in the current directory
+ * unless the prefix says otherwise; the clients are dealt out to the
+ * threads in blocks as pgbench deals them.
+ */
 static int open_logs(struct run *r)
 {
 	char name[4096];
-	for (int i = 0; i < r->nclients; i++) {
+	r->groups = calloc((size_t)r->nthreads, sizeof(*r->groups));
+	if (!r->groups) {
+		cli_error("out of memory");
+		return -1;
+	}
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	int dealt = 0;
+	for (int i = 0; i < r->nthreads; i++) {
+		struct tgroup *g = &r->groups[i];
+		pthread_mutex_init(&g->lock, NULL);
+		g->lock_ok = 1;
+		tpcb_rng_seed(&g->sample_rng, r->seed ^ (0x9e3779b97f4a7c15ull *
+							 (uint64_t)(i + 1)));
+		agg_reset(&g->agg, (int64_t)ts.tv_sec);
 		if (i == 0)
 			snprintf(name, sizeof(name), "%s.%d", r->log_prefix,
 				 (int)getpid());
 		else
 			snprintf(name, sizeof(name), "%s.%d.%d", r->log_prefix,
 				 (int)getpid(), i);
-		r->clients[i].log = fopen(name, "we");
-		if (!r->clients[i].log) {
-			cli_error("open '%s': %s", name, strerror(errno));
+		g->path = strdup(name);
+		int fd = open(
+		    name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+		    0644);
+		g->log = fd >= 0 ? fdopen(fd, "w") : NULL;
+		if (!g->log || !g->path) {
+			cli_error("could not open logfile \"%s\": %s", name,
+				  strerror(errno));
+			if (fd >= 0)
+				close(fd);
 			return -1;
 		}
-		if (!r->results_dir)
-			continue;
-		/* For the result file: absolute, as the report reads
-		 * relative names from the result file's directory. */
-		if (!r->log_paths) {
-			r->log_paths =
-			    calloc((size_t)r->nclients, sizeof(*r->log_paths));
-			if (!r->log_paths)
-				return -1;
-		}
-		char cwd[4096];
-		if (name[0] == '/' || !getcwd(cwd, sizeof(cwd)))
-			r->log_paths[i] = strdup(name);
-		else if (asprintf(&r->log_paths[i], "%s/%s", cwd, name) < 0)
-			r->log_paths[i] = NULL;
-		if (!r->log_paths[i]) {
-			cli_error("out of memory");
-			return -1;
-		}
+		int n = (r->nclients - dealt + r->nthreads - i - 1) /
+			(r->nthreads - i);
+		for (int k = 0; k < n; k++)
+			r->clients[dealt + k].grp = g;
+		dealt += n;
 	}
 	return 0;
+}
+
+/* The path of @to relative to the directory @from (both absolute and
+ * canonical), in @out. */
+static void relative_path(const char *from, const char *to, char *out,
+			  size_t len)
+{
+	size_t common = 0, i = 0;
+	/* the longest common prefix that ends at a component boundary */
+	for (; from[i] && from[i] == to[i]; i++)
+		if (from[i] == '/')
+			common = i;
+	if (!from[i] && (to[i] == '/' || !to[i]))
+		common = i;
+	size_t o = 0;
+	out[0] = '\0';
+	for (const char *p = from + common; *p; p++)
+		if (*p == '/' && o + 4 < len) {
+			memcpy(out + o, "../", 4);
+			o += 3;
+		}
+	const char *rest = to + common;
+	if (*rest == '/')
+		rest++;
+	snprintf(out + o, len - o, "%s", rest);
+}
+
+/* For the result file: each log's path relative to the directory of
+ * the result file (what flushkit report reads them from), so that a
+ * results folder copied together with its logs still plots. */
+static int set_log_paths(struct run *r)
+{
+	char dir[PATH_MAX], log[PATH_MAX], rel[2 * PATH_MAX];
+	if (!realpath(r->results_dir, dir))
+		return -errno;
+	r->log_paths = calloc((size_t)r->nthreads, sizeof(*r->log_paths));
+	if (!r->log_paths)
+		return -ENOMEM;
+	for (int i = 0; i < r->nthreads; i++) {
+		if (!realpath(r->groups[i].path, log))
+			return -errno;
+		if (!strcmp(dir, "/"))
+			snprintf(rel, sizeof(rel), "%s", log + 1);
+		else
+			relative_path(dir, log, rel, sizeof(rel));
+		if (!(r->log_paths[i] = strdup(rel)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Close the -l logs, the last aggregate first.  Returns 0 or -1. */
+static int close_logs(struct run *r)
+{
+	int ret = 0;
+	for (int i = 0; r->groups && i < r->nthreads; i++) {
+		struct tgroup *g = &r->groups[i];
+		if (g->log && r->agg_interval_s && g->agg.cnt + g->agg.skipped)
+			agg_print(g->log, &g->agg);
+		if (g->log && fclose(g->log)) {
+			cli_error("write '%s': %s", g->path, strerror(errno));
+			ret = -1;
+		}
+		if (g->lock_ok)
+			pthread_mutex_destroy(&g->lock);
+		free(g->path);
+	}
+	free(r->groups);
+	r->groups = NULL;
+	return ret;
 }
 
 static int run_check(struct run *r, struct results *res)
@@ -1772,6 +2371,12 @@ static int do_run(struct run *r)
 			goto out;
 		}
 		c->hist_ok = 1;
+		c->ss = calloc((size_t)r->nr_scripts, sizeof(*c->ss));
+		if (!c->ss) {
+			cli_error("out of memory");
+			status = FK_EXIT_FAILURE;
+			goto out;
+		}
 	}
 	if (r->use_log && open_logs(r)) {
 		status = FK_EXIT_FAILURE;
@@ -1923,10 +2528,7 @@ out:
 	if (r->clients) {
 		for (int i = 0; i < r->nclients; i++) {
 			struct client *c = &r->clients[i];
-			if (c->log && fclose(c->log)) {
-				cli_error("write log: %s", strerror(errno));
-				status = FK_EXIT_FAILURE;
-			}
+			free(c->ss);
 			if (c->hist_ok)
 				fk_hist_release(&c->hist);
 			free(c->per_sec);
@@ -1934,8 +2536,10 @@ out:
 		}
 		free(r->clients);
 	}
+	if (close_logs(r))
+		status = FK_EXIT_FAILURE;
 	if (r->log_paths) {
-		for (int i = 0; i < r->nclients; i++)
+		for (int i = 0; i < r->nthreads; i++)
 			free(r->log_paths[i]);
 		free(r->log_paths);
 	}

@@ -11,6 +11,9 @@
  * it has none, its last "summary" line as one run (bench tpcb, bench
  * fsmark: one file per run).  Every numeric member of those lines is a
  * metric; the ones both sides have are compared with fk_stats_compare.
+ * Each side is labelled by the settings its runs have alike and the
+ * other side's runs do not ("flush=naive" against "flush=smooth"), not
+ * only by its path.
  * Output: a plain table (the layout of the 2011 sync(2) study: AVG
  * STDDEV AVG STDDEV change (marker)), --csv or --json.
  */
@@ -38,6 +41,12 @@ struct metric {
 
 struct side {
 	const char *path;
+	/* the settings every run of the side has alike (key: value text;
+	 * a key whose runs differ maps to NULL), and the label made of
+	 * those that differ from the other side's */
+	struct json_object *settings;
+	int nr_settings_files;
+	char label[256];
 	size_t runs;	/* run lines + summary lines taken */
 	size_t files;
 	size_t failed; /* files of failed runs left out */
@@ -105,8 +114,9 @@ static int add_run(struct compare *c, int s, struct json_object *run)
 
 /* What results_read hands one file's lines to. */
 struct file_lines {
-	struct json_object *runs;    /* its "run" lines, an array */
-	struct json_object *summary; /* its last "summary" line */
+	struct json_object *runs;     /* its "run" lines, an array */
+	struct json_object *summary;  /* its last "summary" line */
+	struct json_object *settings; /* its "settings" line */
 };
 
 static int file_line(void *arg, const char *type, struct json_object *o)
@@ -117,8 +127,101 @@ static int file_line(void *arg, const char *type, struct json_object *o)
 	} else if (!strcmp(type, "summary")) {
 		json_object_put(fl->summary);
 		fl->summary = json_object_get(o);
+	} else if (!strcmp(type, "settings") && !fl->settings) {
+		fl->settings = json_object_get(o);
 	}
 	return 0;
+}
+
+/* A settings value as label text: strings as they are, else JSON. */
+static const char *value_text(struct json_object *v)
+{
+	return json_object_is_type(v, json_type_string)
+		   ? json_object_get_string(v)
+		   : json_object_to_json_string_ext(v, RESULTS_JSON_FLAGS);
+}
+
+/* Fold the settings line @st of one file into side @sd's settings:
+ * keep what all its files have alike. */
+static void merge_settings(struct side *sd, struct json_object *st)
+{
+	if (!sd->settings)
+		sd->settings = json_object_new_object();
+	struct json_object *acc = sd->settings;
+	json_object_object_foreach(st, key, val)
+	{
+		if (!results_label_key(key) || !val ||
+		    json_object_is_type(val, json_type_object) ||
+		    json_object_is_type(val, json_type_array))
+			continue;
+		struct json_object *have;
+		const char *txt = value_text(val);
+		if (!sd->nr_settings_files)
+			json_object_object_add(acc, key,
+					       json_object_new_string(txt));
+		else if (json_object_object_get_ex(acc, key, &have) && have &&
+			 strcmp(json_object_get_string(have), txt))
+			json_object_object_add(acc, key, NULL); /* mixed */
+		else if (!json_object_object_get_ex(acc, key, &have))
+			json_object_object_add(acc, key, NULL);
+	}
+	/* keys this file lacks are not alike either */
+	json_object_object_foreach(acc, k2, v2)
+	{
+		struct json_object *x;
+		if (v2 && !json_object_object_get_ex(st, k2, &x))
+			json_object_object_add(acc, k2, NULL);
+	}
+	sd->nr_settings_files++;
+}
+
+/* Label each side by the settings it has alike and that differ from
+ * the other side's ("flush=naive" against "flush=smooth"); a side with
+ * no such setting (or without settings lines) gets "". */
+static void make_labels(struct compare *c)
+{
+	for (int s = 0; s < 2; s++) {
+		struct side *me = &c->side[s], *other = &c->side[!s];
+		size_t len = 0;
+		me->label[0] = '\0';
+		if (!me->settings || !other->settings)
+			continue;
+		json_object_object_foreach(me->settings, key, val)
+		{
+			struct json_object *ov = NULL;
+			int in_other = json_object_object_get_ex(
+			    other->settings, key, &ov);
+			if (!val || (in_other && !ov))
+				continue; /* mixed within a side */
+			if (in_other && !strcmp(json_object_get_string(val),
+						json_object_get_string(ov)))
+				continue;
+			int n = snprintf(
+			    me->label + len, sizeof(me->label) - len, "%s%s=%s",
+			    len ? " " : "", key, json_object_get_string(val));
+			if (n < 0 || (size_t)n >= sizeof(me->label) - len) {
+				me->label[len] = '\0';
+				break;
+			}
+			len += (size_t)n;
+		}
+		/* what only the other side sets: "key=-" here */
+		json_object_object_foreach(other->settings, k2, v2)
+		{
+			struct json_object *mv;
+			if (!v2 ||
+			    json_object_object_get_ex(me->settings, k2, &mv))
+				continue;
+			int n =
+			    snprintf(me->label + len, sizeof(me->label) - len,
+				     "%s%s=-", len ? " " : "", k2);
+			if (n < 0 || (size_t)n >= sizeof(me->label) - len) {
+				me->label[len] = '\0';
+				break;
+			}
+			len += (size_t)n;
+		}
+	}
 }
 
 /*
@@ -163,6 +266,8 @@ static int load_file(struct compare *c, int s, const char *path, int named)
 				      json_object_array_get_idx(fl.runs, i));
 		if (!err && !n && fl.summary)
 			err = add_run(c, s, fl.summary);
+		if (!err && fl.settings)
+			merge_settings(&c->side[s], fl.settings);
 		if (err)
 			cli_error("read '%s': %s", name, strerror(-err));
 		else if (!n && !fl.summary)
@@ -170,6 +275,7 @@ static int load_file(struct compare *c, int s, const char *path, int named)
 	}
 	json_object_put(fl.runs);
 	json_object_put(fl.summary);
+	json_object_put(fl.settings);
 	free(q);
 	c->side[s].files++;
 	return err;
@@ -299,8 +405,14 @@ static void print_table(const struct compare *c, const struct row *rows,
 			w = strlen(rows[i].name);
 	for (int s = 0; s < 2; s++) {
 		char *q = cli_path_quote(c->side[s].path);
-		printf("%c: %s (%zu run%s", 'A' + s, q ? q : "?",
-		       c->side[s].runs, c->side[s].runs == 1 ? "" : "s");
+		if (c->side[s].label[0])
+			printf("%c: %s (%s, %zu run%s", 'A' + s,
+			       c->side[s].label, q ? q : "?", c->side[s].runs,
+			       c->side[s].runs == 1 ? "" : "s");
+		else
+			printf("%c: %s (%zu run%s", 'A' + s, q ? q : "?",
+			       c->side[s].runs,
+			       c->side[s].runs == 1 ? "" : "s");
 		if (c->side[s].failed)
 			printf("; %zu failed run%s left out", c->side[s].failed,
 			       c->side[s].failed == 1 ? "" : "s");
@@ -372,6 +484,8 @@ static int print_json(const struct compare *c, const struct row *rows,
 				       json_object_new_string(u ? u : ""));
 		free(u);
 		json_object_object_add(
+		    so, "label", json_object_new_string(c->side[s].label));
+		json_object_object_add(
 			so, "runs", json_object_new_int64((int64_t)c->side[s].runs));
 		json_object_object_add(
 			so, "files",
@@ -399,9 +513,7 @@ static int print_json(const struct compare *c, const struct row *rows,
 		json_object_array_add(arr, m);
 	}
 	json_object_object_add(o, "metrics", arr);
-	printf("%s\n", json_object_to_json_string_ext(
-			       o, JSON_C_TO_STRING_PLAIN |
-					  JSON_C_TO_STRING_NOSLASHESCAPE));
+	results_json_print(o);
 	json_object_put(o);
 	return 0;
 }
@@ -476,6 +588,7 @@ int cmd_compare(int argc, char **argv)
 		cli_error("A and B have no numeric metric in common");
 		goto out;
 	}
+	make_labels(&cmp);
 	if (csv)
 		print_csv(rows, nr);
 	else if (json)
@@ -491,5 +604,7 @@ out:
 		free(cmp.m[i].v[1]);
 	}
 	free(cmp.m);
+	json_object_put(cmp.side[0].settings);
+	json_object_put(cmp.side[1].settings);
 	return rc;
 }

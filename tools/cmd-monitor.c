@@ -609,8 +609,7 @@ static void emit(enum format fmt, struct json_object *o, struct fk_monitor *m,
 				       json_object_new_string("monitor"));
 		json_object_object_foreach(o, key, val)
 		    json_object_object_add(line, key, json_object_get(val));
-		puts(json_object_to_json_string_ext(line,
-						    JSON_C_TO_STRING_PLAIN));
+		results_json_print(line);
 		json_object_put(line);
 		fflush(stdout);
 	} else if (fmt == FMT_CSV) {
@@ -862,8 +861,7 @@ int cmd_monitor(int argc, char **argv)
 				       json_object_new_string("summary"));
 		json_object_object_foreach(so, key, val)
 		    json_object_object_add(line, key, json_object_get(val));
-		puts(json_object_to_json_string_ext(line,
-						    JSON_C_TO_STRING_PLAIN));
+		results_json_print(line);
 		json_object_put(line);
 	} else {
 		print_summary_text(fmt == FMT_TABLE ? stdout : stderr, so);

@@ -215,13 +215,7 @@ static void free_run(struct run *r)
 /* Settings that name files or seeds, not strategies: never in labels. */
 static int label_worthy(const char *key)
 {
-	static const char *skip[] = {
-	    "type",    "latency_log", "data_dir", "log_prefix", "seed",
-	    "results", "path",	      "paths",	  "start_time", NULL};
-	for (int i = 0; skip[i]; i++)
-		if (!strcmp(key, skip[i]))
-			return 0;
-	return 1;
+	return results_label_key(key);
 }
 
 /* Keep what is safe in gnuplot single-quoted strings and HTML. */

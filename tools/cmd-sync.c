@@ -11,6 +11,7 @@
  * (a directory fsync was not supported by the file system).
  */
 #include "cli.h"
+#include "results.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -134,7 +135,7 @@ static void print_json(int method, int r, const struct fk_tree_stats *st,
 	cli_tree_json_errors(o, errs);
 	json_object_object_add(o, "exit",
 			       json_object_new_int(cli_tree_exit(r)));
-	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	results_json_print(o);
 	json_object_put(o);
 }
 

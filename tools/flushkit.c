@@ -4,6 +4,7 @@
  * does), each in its own cmd-*.c.
  */
 #include "cli.h"
+#include "results.h"
 
 #include <string.h>
 
@@ -48,6 +49,7 @@ int main(int argc, char **argv)
 		printf("flushkit %s\n", fk_version());
 		return FK_EXIT_OK;
 	}
+	results_set_command(argc, argv);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);

@@ -5,7 +5,9 @@
  * Every "flushkit bench ..." run writes DIR/BENCH-YYYYMMDD-HHMMSS-PID.jsonl
  * (DIR default "results"), which "flushkit report" turns into plots.
  * Each line is {"type": T, ...} with T one of:
- *   settings    the benchmark's options (once, first)
+ *   flushkit    the version and the command line (once, first)
+ *   clock       the wall-clock time of t_s = 0
+ *   settings    the benchmark's options (once)
  *   env         kernel, dirty-writeback sysctls, file system, disks (once)
  *   progress    one per progress interval: t_s, tps, lat_avg_ms, ...
  *   monitor     one per monitor interval: dirty_kb, writeback_kb, and the
@@ -149,6 +151,33 @@ int results_read(const char *path,
  * Input/output error"), or 0 for a good run.
  */
 int results_failed(struct json_object *summary, char *why, size_t len);
+
+/* ---- the one JSON style ------------------------------------------------- */
+
+/*
+ * The style of every --json output and every result file line: one
+ * object per line, no escaped slashes ("/var/tmp", not "\/var\/tmp"),
+ * numbers through results_json_double.
+ */
+#define RESULTS_JSON_FLAGS                                                     \
+	(JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+/* Print @o in that style and a newline on stdout (ownership kept). */
+void results_json_print(struct json_object *o);
+
+/*
+ * Remember the command line (@argc, @argv of main) for the "flushkit"
+ * line results_open writes first into every result file: {"type":
+ * "flushkit", "version": fk_version(), "command": "flushkit bench tpcb
+ * -c 8 ...", "argv": [...]}.  Not thread-safe; call once from main.
+ */
+void results_set_command(int argc, char **argv);
+
+/*
+ * Whether a settings key may tell runs apart in labels ("flush",
+ * "clients"), unlike those naming files, seeds or times ("data_dir",
+ * "latency_log", "seed").  Shared by report and compare.
+ */
+int results_label_key(const char *key);
 
 /* ---- shared with "flushkit monitor" ------------------------------------ */
 
