@@ -1055,6 +1055,57 @@ enum fk_copy_method {
 	FK_COPY_SYNCFS = 3,	/* syncfs(2) of the destination at the end */
 };
 
+/*
+ * What fk_tree_copy does with an existing destination non-directory in
+ * the way of a source file, symlink or special file (directories are
+ * always merged into).  A file left as it is still belongs to the copy:
+ * it is made durable with the rest.
+ */
+enum fk_copy_update {
+	FK_COPY_UPDATE_ALL = 0,	  /* replace it (cp -a; cp --update=all) */
+	FK_COPY_UPDATE_NONE = 1,  /* leave it (cp -n, --update=none) */
+	FK_COPY_UPDATE_OLDER = 2, /* replace it only if its mtime is older
+				   * than the source's (cp -u,
+				   * --update=older) */
+	FK_COPY_UPDATE_DIFFERENT = 3, /* resume: leave a regular file whose
+				       * size and mtime (to the ns) equal the
+				       * source's (rsync's quick check; with
+				       * FK_COPY_CHECKSUM, whose content
+				       * equals the source's) */
+};
+
+/* Flags of struct fk_tree_opts.copy_flags. */
+enum fk_copy_flags {
+	FK_COPY_NO_TARGET_DIR = 1 << 0, /* @dst is the copy even if it is
+					 * an existing directory (cp -T) */
+	FK_COPY_ONE_FS = 1 << 1,	/* do not descend into directories
+					 * on another file system than
+					 * @src (cp -x); the mount point
+					 * itself is copied, empty */
+	FK_COPY_CHECKSUM = 1 << 2,	/* FK_COPY_UPDATE_DIFFERENT
+					 * compares content, not mtime */
+};
+
+/* How fk_tree_copy copies a regular file's data. */
+enum fk_copy_reflink {
+	FK_COPY_REFLINK_AUTO = 0,   /* FICLONE where the file systems share
+				     * extents, else copy_file_range */
+	FK_COPY_REFLINK_ALWAYS = 1, /* FICLONE or fail (-EOPNOTSUPP,
+				     * -EXDEV, ...: that file is an error) */
+	FK_COPY_REFLINK_NEVER = 2,  /* read/write: no extent shared with
+				     * the source (no copy_file_range) */
+};
+
+/*
+ * fk_copied_fn - called by fk_tree_copy once for each entry it created
+ * at the destination (directory, file, hard link, symlink, special),
+ * in walk order: @src_path and @dst_path are display paths (the source
+ * as given, the destination as resolved), valid for the call only.
+ * Not called for entries left as they were (enum fk_copy_update).
+ */
+typedef void (*fk_copied_fn)(void *arg, const char *src_path,
+			     const char *dst_path);
+
 enum fk_report_level {
 	FK_REPORT_WARNING = 0,	/* operation goes on (vanished file, ...) */
 	FK_REPORT_ERROR = 1,	/* operation will fail */
@@ -1096,6 +1147,10 @@ struct fk_tree_stats {
 				 * fsync-each/syncfs) */
 	uint32_t sync_jobs;	/* fsyncs in flight at most in that phase
 				 * (1 for SEQUENTIAL); 0 when not batched */
+	uint64_t skipped;	/* copy: existing destination files left
+				 * as they were (enum fk_copy_update) */
+	uint64_t skipped_bytes;	/* their size, bytes (not copied) */
+	uint64_t reflinks;	/* copy: files cloned with FICLONE */
 };
 
 typedef void (*fk_progress_fn)(void *arg, const struct fk_tree_stats *st);
@@ -1116,6 +1171,12 @@ struct fk_tree_opts {
 	uint32_t sync_jobs;	/* fsyncs in flight at most in that phase,
 				 * 1..FK_FSYNC_BATCH_MAX_QUEUE_DEPTH; 0 =
 				 * FK_FSYNC_BATCH_DEFAULT_QUEUE_DEPTH */
+	/* fk_tree_copy only (0 = cp -a's behaviour): */
+	int update;		/* enum fk_copy_update */
+	int reflink;		/* enum fk_copy_reflink */
+	unsigned int copy_flags;	/* enum fk_copy_flags */
+	fk_copied_fn copied;	/* each entry created (cp -v), or NULL */
+	void *copied_arg;
 };
 
 /*

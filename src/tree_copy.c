@@ -108,6 +108,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -268,6 +270,7 @@ struct copy_ctx {
 	ino_t top_ino;
 	int top_is_dir;
 	size_t src_root_len;	/* strlen of the root's display path */
+	dev_t src_dev;		/* the source root's file system (-x) */
 
 	struct dst_level *levels;
 	size_t nr_levels;
@@ -307,6 +310,14 @@ static void progress(struct copy_ctx *c)
 		return;
 	c->st->walk_ns = fk_now_ns() - c->start_ns - c->inline_fsync_ns;
 	fk_tree_progress(&c->fo, c->st, &c->last_progress_ns, 0);
+}
+
+/* cp -v: @e was created at @dpath. */
+static void copied(struct copy_ctx *c, const struct fk_walk_entry *e,
+		   const char *dpath)
+{
+	if (c->o->copied)
+		c->o->copied(c->o->copied_arg, e->path, dpath);
 }
 
 static int is_space_err(int err)
@@ -766,6 +777,21 @@ static int copy_data(struct copy_ctx *c, int sfd, int dfd,
 	return 0;
 }
 
+/*
+ * Clone the whole of @sfd into the new, empty @dfd with FICLONE (the
+ * file systems share the extents: xfs with reflink, btrfs).  Returns 0,
+ * or -errno (-EOPNOTSUPP, -EXDEV, -EINVAL, ...) with @dfd still empty;
+ * -ENOTSUP without trying for --reflink=never and for sources whose
+ * size may lie (st_size 0: procfs).
+ */
+static int clone_data(struct copy_ctx *c, int sfd, int dfd,
+		      const struct stat *s)
+{
+	if (c->o->reflink == FK_COPY_REFLINK_NEVER || s->st_size == 0)
+		return -ENOTSUP;
+	return fk_sys.ioctl(dfd, FICLONE, (void *)(intptr_t)sfd);
+}
+
 static int create_file(int ddir, const char *name, const struct stat *src)
 {
 	int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY;
@@ -809,7 +835,20 @@ static int copy_regular(struct copy_ctx *c, const struct fk_walk_entry *e,
 	c->st->files++;
 
 	enum copy_fail fail = FAIL_NONE;
-	r = copy_data(c, sfd, dfd, &s, &fail);
+	r = clone_data(c, sfd, dfd, &s);
+	if (r == 0) {
+		c->st->reflinks++;
+		c->st->bytes += (uint64_t)s.st_size;
+	} else if (c->o->reflink == FK_COPY_REFLINK_ALWAYS) {
+		report(c, FK_REPORT_ERROR, "clone (FICLONE)", dpath, r);
+		fk_sys.close(dfd);
+		/* Nothing of it was written: not left in the way. */
+		fk_sys.unlinkat(ddir, name, 0);
+		c->st->files--;
+		goto out_src;
+	} else {
+		r = copy_data(c, sfd, dfd, &s, &fail);
+	}
 	if (r < 0) {
 		if (fail == FAIL_SRC) {
 			report(c, FK_REPORT_ERROR, "read", e->path, r);
@@ -840,6 +879,7 @@ static int copy_regular(struct copy_ctx *c, const struct fk_walk_entry *e,
 			fk_sys.fadvise(dfd, 0, 0, POSIX_FADV_DONTNEED);
 	}
 	remember_link(c, e, name, dpath);
+	copied(c, e, dpath);
 
 	struct stat ds;
 	r = fk_sys.fstat(dfd, &ds);
@@ -949,6 +989,7 @@ static int try_hardlink(struct copy_ctx *c, const struct fk_walk_entry *e,
 		return c->stop ? c->stop : 1;
 	}
 	c->st->hardlinks++;
+	copied(c, e, dpath);
 	return 1;
 }
 
@@ -1019,6 +1060,7 @@ static int copy_symlink(struct copy_ctx *c, const struct fk_walk_entry *e,
 	c->st->symlinks++;
 	set_meta_at(c, ddir, name, &e->st, dpath);
 	remember_link(c, e, name, dpath);
+	copied(c, e, dpath);
 	return 0;
 }
 
@@ -1044,7 +1086,123 @@ static int copy_special(struct copy_ctx *c, const struct fk_walk_entry *e,
 	c->st->specials++;
 	set_meta_at(c, ddir, name, &e->st, dpath);
 	remember_link(c, e, name, dpath);
+	copied(c, e, dpath);
 	return 0;
+}
+
+/* ---- existing destination files (enum fk_copy_update) ---- */
+
+/* 1 if the regular files @a and @b have the same content, 0 if not,
+ * -errno if one could not be read. */
+static int same_content(struct copy_ctx *c, int a, int b)
+{
+	if (!c->buf) {
+		c->buf = malloc(COPY_CHUNK_BYTES);
+		if (!c->buf)
+			return -ENOMEM;
+	}
+	size_t half = COPY_CHUNK_BYTES / 2;
+	for (off_t off = 0;;) {
+		ssize_t n = fk_sys.pread(a, c->buf, half, off);
+		if (n < 0)
+			return (int)n;
+		ssize_t m = 0;
+		while (m < n) {
+			ssize_t k = fk_sys.pread(b, c->buf + half + m,
+						 (size_t)(n - m), off + m);
+			if (k < 0)
+				return (int)k;
+			if (k == 0)
+				break;
+			m += k;
+		}
+		if (m != n || memcmp(c->buf, c->buf + half, (size_t)n))
+			return 0;
+		if (n == 0)
+			return 1;
+		off += n;
+	}
+}
+
+/*
+ * Whether the destination @name in @ddir, in the way of the source
+ * entry @e, is left as it is (o->update).  Returns 1 if it is (counted
+ * in st->skipped; a regular file is still made durable with the copy,
+ * and with FK_COPY_UPDATE_DIFFERENT gets the source's times), 0 if @e
+ * is to be copied over it, <0 to stop.
+ */
+static int keep_existing(struct copy_ctx *c, const struct fk_walk_entry *e,
+			 int ddir, const char *name, const char *dpath)
+{
+	int update = c->o->update;
+	if (update == FK_COPY_UPDATE_ALL)
+		return 0;
+	struct stat ds;
+	if (fk_sys.fstatat(ddir, name, &ds, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    S_ISDIR(ds.st_mode))
+		return 0;	/* nothing there, or an error for the copy */
+	const struct stat *s = &e->st;
+	if (update == FK_COPY_UPDATE_OLDER &&
+	    (ds.st_mtim.tv_sec < s->st_mtim.tv_sec ||
+	     (ds.st_mtim.tv_sec == s->st_mtim.tv_sec &&
+	      ds.st_mtim.tv_nsec < s->st_mtim.tv_nsec)))
+		return 0;
+	int fd = -1;
+	if (update == FK_COPY_UPDATE_DIFFERENT) {
+		/* Another name of an inode copied in this run: linked. */
+		if (!S_ISREG(s->st_mode) || !S_ISREG(ds.st_mode) ||
+		    ds.st_size != s->st_size ||
+		    (s->st_nlink > 1 &&
+		     link_find(&c->links, s->st_dev, s->st_ino)))
+			return 0;
+		if (c->o->copy_flags & FK_COPY_CHECKSUM) {
+			int sfd = fk_tree_open_file(e->dirfd, e->name, s);
+			if (sfd < 0)
+				return 0;	/* copy_regular reports it */
+			fd = fk_sys.openat(ddir, name,
+					   O_RDONLY | O_NOFOLLOW | O_NOCTTY, 0);
+			int same = fd < 0 ? 0 : same_content(c, sfd, fd);
+			fk_sys.close(sfd);
+			if (same <= 0) {
+				if (fd >= 0)
+					fk_sys.close(fd);
+				return 0;
+			}
+		} else if (ds.st_mtim.tv_sec != s->st_mtim.tv_sec ||
+			   ds.st_mtim.tv_nsec != s->st_mtim.tv_nsec) {
+			return 0;
+		}
+	}
+	c->st->skipped++;
+	if (S_ISREG(ds.st_mode))
+		c->st->skipped_bytes += (uint64_t)ds.st_size;
+	remember_link(c, e, name, dpath);
+	if (!S_ISREG(ds.st_mode))
+		return 1;
+	/* Part of the copy: durable with it.  The fsync pass of writeback
+	 * and delayed walks the destination, syncfs syncs it all;
+	 * fsync-each fsyncs it here. */
+	if (c->method == FK_COPY_FSYNC_EACH ||
+	    update == FK_COPY_UPDATE_DIFFERENT) {
+		if (fd < 0)
+			fd = fk_sys.openat(ddir, name,
+					   O_RDONLY | O_NOFOLLOW | O_NOCTTY, 0);
+		if (fd < 0) {
+			report(c, FK_REPORT_ERROR, "open", dpath, fd);
+			return 1;
+		}
+		if (c->method == FK_COPY_FSYNC_EACH)
+			fsync_now(c, fd, 0, dpath);
+		/* Resume: the whole of the source's times (atime too),
+		 * set once its data is durable, as for a copied file. */
+		if (update == FK_COPY_UPDATE_DIFFERENT &&
+		    fk_sys.fstat(fd, &ds) == 0)
+			defer_times(c, e, name, &ds, s, dpath);
+		release_fd(c, fd, &ds, 0, dpath);
+	} else if (fd >= 0) {
+		fk_sys.close(fd);
+	}
+	return c->stop ? c->stop : 1;
 }
 
 /* ---- walker callbacks ---- */
@@ -1133,8 +1291,10 @@ static int on_dir_pre(void *arg, const struct fk_walk_entry *e)
 
 static int dir_pre(struct copy_ctx *c, const struct fk_walk_entry *e)
 {
-	if (e->depth == 0)
+	if (e->depth == 0) {
 		c->src_root_len = strlen(e->path);
+		c->src_dev = e->st.st_dev;
+	}
 	if (grow_levels(c, (size_t)e->depth))
 		return -ENOMEM;
 	struct dst_level *lv = &c->levels[e->depth];
@@ -1156,6 +1316,7 @@ static int dir_pre(struct copy_ctx *c, const struct fk_walk_entry *e)
 	}
 
 	int r = fk_sys.mkdirat(ddir, name, 0700);
+	int created = r == 0;
 	if (r == -EEXIST) {
 		struct stat s;
 		r = fk_sys.fstatat(ddir, name, &s, AT_SYMLINK_NOFOLLOW);
@@ -1214,7 +1375,13 @@ static int dir_pre(struct copy_ctx *c, const struct fk_walk_entry *e)
 		if (sbuf_add(&c->relpath, name, strlen(name)))
 			return -ENOMEM;
 	}
+	if (created)	/* cp -v says nothing of a directory merged into */
+		copied(c, e, dpath);
 	progress(c);
+	/* cp -x: the mount point is copied, not what is mounted on it. */
+	if ((c->o->copy_flags & FK_COPY_ONE_FS) && e->depth > 0 &&
+	    e->st.st_dev != c->src_dev)
+		return 1;
 	return 0;
 }
 
@@ -1262,7 +1429,9 @@ static int on_entry(void *arg, const struct fk_walk_entry *e)
 		return 0;	/* parent was not copied */
 	const char *dpath = dst_path(c, e);
 	uint64_t errors = c->st->errors;
-	int r = try_hardlink(c, e, ddir, name, dpath);
+	int r = keep_existing(c, e, ddir, name, dpath);
+	if (r == 0)
+		r = try_hardlink(c, e, ddir, name, dpath);
 	if (r == 0) {
 		mode_t t = e->st.st_mode & S_IFMT;
 		if (t == S_IFREG)
@@ -1374,7 +1543,16 @@ static int resolve_dst(struct copy_ctx *c, const char *src, const char *dst,
 	}
 	char *parent = NULL, *name = NULL, *display = NULL;
 	r = fk_sys.fstatat(AT_FDCWD, dst, &ds, 0);
-	if (r == 0 && S_ISDIR(ds.st_mode)) {
+	int no_target = c->o->copy_flags & FK_COPY_NO_TARGET_DIR;
+	if (r == 0 && S_ISDIR(ds.st_mode) && no_target &&
+	    !S_ISDIR(ss.st_mode)) {
+		/* cp -T f dir */
+		report(c, FK_REPORT_ERROR,
+		       "cannot overwrite directory with non-directory", dst,
+		       -EISDIR);
+		return -EISDIR;
+	}
+	if (r == 0 && S_ISDIR(ds.st_mode) && !no_target) {
 		name = base_name(src);
 		if (!name)
 			return -ENOMEM;
@@ -1394,7 +1572,7 @@ static int resolve_dst(struct copy_ctx *c, const char *src, const char *dst,
 		sprintf(display, "%s%s%s", dst,
 			dl && dst[dl - 1] == '/' ? "" : "/", name);
 	} else if (r == 0 || r == -ENOENT) {
-		if (r == 0 && S_ISDIR(ss.st_mode)) {
+		if (r == 0 && S_ISDIR(ss.st_mode) && !S_ISDIR(ds.st_mode)) {
 			report(c, FK_REPORT_ERROR,
 			       "cannot overwrite non-directory", dst, -ENOTDIR);
 			return -ENOTDIR;
@@ -1752,7 +1930,13 @@ int fk_tree_copy(const char *src, const char *dst,
 		st = &local;
 	memset(st, 0, sizeof(*st));
 	if (!src || !dst || o->method < FK_COPY_WRITEBACK ||
-	    o->method > FK_COPY_SYNCFS)
+	    o->method > FK_COPY_SYNCFS || o->update < FK_COPY_UPDATE_ALL ||
+	    o->update > FK_COPY_UPDATE_DIFFERENT ||
+	    o->reflink < FK_COPY_REFLINK_AUTO ||
+	    o->reflink > FK_COPY_REFLINK_NEVER ||
+	    (o->copy_flags & ~(unsigned int)(FK_COPY_NO_TARGET_DIR |
+					     FK_COPY_ONE_FS |
+					     FK_COPY_CHECKSUM)))
 		return -EINVAL;
 
 	uint64_t t0 = fk_now_ns();
@@ -1772,6 +1956,8 @@ int fk_tree_copy(const char *src, const char *dst,
 	c.fo.progress_arg = o->progress_arg;
 	c.use_wb = c.method == FK_COPY_WRITEBACK && o->flush_after_bytes > 0;
 	c.depth_now = -1;
+	/* --reflink=never: copy_file_range may share extents too. */
+	c.no_cfr = o->reflink == FK_COPY_REFLINK_NEVER;
 	fk_writeback_init(&c.wb, c.use_wb ? o->flush_after_bytes : 0);
 	int r = 0;
 	/* The final fsync phase is batched; fsync-each stays one at a time
