@@ -1096,6 +1096,17 @@ enum fk_copy_reflink {
 				     * the source (no copy_file_range) */
 };
 
+/* How fk_tree_copy treats holes and zeros of a regular file. */
+enum fk_copy_sparse {
+	FK_COPY_SPARSE_AUTO = 0,   /* the source's holes stay holes
+				    * (SEEK_DATA/SEEK_HOLE), data stays data */
+	FK_COPY_SPARSE_ALWAYS = 1, /* also every all-zero block of 4 KiB
+				    * of the data becomes a hole (read and
+				    * write, no clone) */
+	FK_COPY_SPARSE_NEVER = 2,  /* holes are written as zeros: the copy
+				    * is fully allocated (no clone) */
+};
+
 /*
  * fk_copied_fn - called by fk_tree_copy once for each entry it created
  * at the destination (directory, file, hard link, symlink, special),
@@ -1174,6 +1185,7 @@ struct fk_tree_opts {
 	/* fk_tree_copy only (0 = cp -a's behaviour): */
 	int update;		/* enum fk_copy_update */
 	int reflink;		/* enum fk_copy_reflink */
+	int sparse;		/* enum fk_copy_sparse */
 	unsigned int copy_flags;	/* enum fk_copy_flags */
 	fk_copied_fn copied;	/* each entry created (cp -v), or NULL */
 	void *copied_arg;

@@ -632,6 +632,38 @@ enum copy_fail {
 	FAIL_DST, /* writing the destination failed: stop */
 };
 
+/* Sparse-always: the unit of zero detection, bytes. */
+#define SPARSE_BLOCK 4096
+
+/*
+ * Write the @n bytes of c->buf at @off of @dfd.  With
+ * FK_COPY_SPARSE_ALWAYS, runs of all-zero SPARSE_BLOCKs (aligned to
+ * @off) are not written: they stay holes.  0 or -errno.
+ */
+static int write_data(struct copy_ctx *c, int dfd, size_t n, uint64_t off)
+{
+	if (c->o->sparse != FK_COPY_SPARSE_ALWAYS)
+		return fk_pwrite_all(dfd, c->buf, n, off);
+	static const char zero[SPARSE_BLOCK];
+	size_t run = 0, pos = 0; /* [run, pos): data to write */
+	while (pos < n) {
+		size_t blk = n - pos < SPARSE_BLOCK ? n - pos : SPARSE_BLOCK;
+		if (!memcmp(c->buf + pos, zero, blk)) {
+			if (pos > run) {
+				int r = fk_pwrite_all(dfd, c->buf + run,
+						      pos - run, off + run);
+				if (r < 0)
+					return r;
+			}
+			run = pos + blk;
+		}
+		pos += blk;
+	}
+	return pos > run
+		   ? fk_pwrite_all(dfd, c->buf + run, pos - run, off + run)
+		   : 0;
+}
+
 /*
  * Copy [@off, @off + @len) from @sfd to @dfd.  *@end receives the offset
  * reached (short if the source shrank).  Returns 0 or -errno with *@fail
@@ -689,8 +721,7 @@ static int copy_range(struct copy_ctx *c, int sfd, int dfd, uint64_t off,
 				return (int)n;
 			}
 			if (n > 0) {
-				int r =
-				    fk_pwrite_all(dfd, c->buf, (size_t)n, off);
+				int r = write_data(c, dfd, (size_t)n, off);
 				if (r < 0) {
 					*fail = FAIL_DST;
 					return r;
@@ -713,6 +744,17 @@ static int copy_range(struct copy_ctx *c, int sfd, int dfd, uint64_t off,
 		progress(c);
 	}
 	*end = off;
+	if (c->o->sparse == FK_COPY_SPARSE_ALWAYS && off > 0) {
+		/* Trailing zeros were not written: the size still counts. */
+		struct stat ds;
+		int r = fk_sys.fstat(dfd, &ds);
+		if (r == 0 && (uint64_t)ds.st_size < off)
+			r = fk_sys.ftruncate(dfd, (off_t)off);
+		if (r < 0) {
+			*fail = FAIL_DST;
+			return r;
+		}
+	}
 	return 0;
 }
 
@@ -728,7 +770,8 @@ static int copy_data(struct copy_ctx *c, int sfd, int dfd, const struct stat *s,
 {
 	uint64_t size = (uint64_t)s->st_size, end = 0, off = 0;
 	int no_cfr = 0, r;
-	int sparse = size > 0 && (uint64_t)s->st_blocks * 512 < size;
+	int sparse = size > 0 && (uint64_t)s->st_blocks * 512 < size &&
+		     c->o->sparse != FK_COPY_SPARSE_NEVER;
 
 	if (size == 0)
 		return copy_range(c, sfd, dfd, 0, UINT64_MAX, &end, fail,
@@ -789,7 +832,8 @@ static int copy_data(struct copy_ctx *c, int sfd, int dfd, const struct stat *s,
 static int clone_data(struct copy_ctx *c, int sfd, int dfd,
 		      const struct stat *s)
 {
-	if (c->o->reflink == FK_COPY_REFLINK_NEVER || s->st_size == 0)
+	if (c->o->reflink == FK_COPY_REFLINK_NEVER || s->st_size == 0 ||
+	    c->o->sparse != FK_COPY_SPARSE_AUTO)
 		return -ENOTSUP;
 	return fk_sys.ioctl(dfd, FICLONE, (void *)(intptr_t)sfd);
 }
@@ -1945,6 +1989,10 @@ int fk_tree_copy(const char *src, const char *dst, const struct fk_tree_opts *o,
 	    o->update > FK_COPY_UPDATE_DIFFERENT ||
 	    o->reflink < FK_COPY_REFLINK_AUTO ||
 	    o->reflink > FK_COPY_REFLINK_NEVER ||
+	    o->sparse < FK_COPY_SPARSE_AUTO ||
+	    o->sparse > FK_COPY_SPARSE_NEVER ||
+	    (o->reflink == FK_COPY_REFLINK_ALWAYS &&
+	     o->sparse != FK_COPY_SPARSE_AUTO) ||
 	    (o->copy_flags &
 	     ~(unsigned int)(FK_COPY_NO_TARGET_DIR | FK_COPY_ONE_FS |
 			     FK_COPY_CHECKSUM)))
@@ -1968,7 +2016,8 @@ int fk_tree_copy(const char *src, const char *dst, const struct fk_tree_opts *o,
 	c.use_wb = c.method == FK_COPY_WRITEBACK && o->flush_after_bytes > 0;
 	c.depth_now = -1;
 	/* --reflink=never: copy_file_range may share extents too. */
-	c.no_cfr = o->reflink == FK_COPY_REFLINK_NEVER;
+	c.no_cfr = o->reflink == FK_COPY_REFLINK_NEVER ||
+		   o->sparse != FK_COPY_SPARSE_AUTO; /* holes as we say */
 	fk_writeback_init(&c.wb, c.use_wb ? o->flush_after_bytes : 0);
 	int r = 0;
 	/* The final fsync phase is batched; fsync-each stays one at a time

@@ -5,7 +5,8 @@
 # trees): -a/-R/-p/-d accepted; several sources into a directory, -t DIR,
 # -T; the operand errors (target not a directory, missing operands, -t
 # with -T); -n, -u (and --update=none|older|all); -v lines; -x at a mount
-# point (as root); --preserve= accepted, --no-preserve refused.  Compared:
+# point (as root); --preserve= accepted, --no-preserve refused
+# (--sparse: t-cp-sparse.sh; --resume: t-cp-resume.sh).  Compared:
 # exit status (0 or not), the resulting trees (names, types, modes,
 # sizes, mtimes, content) and the sorted -v lines.
 set -u
@@ -130,15 +131,10 @@ setup fk
 grep -q '^  left as were  2 entries' "$t/out" ||
 	bad "-n summary: $(cat "$t/out")"
 
-# Refused, naming why: --no-preserve (everything is always kept),
-# --sparse other than auto.
+# Refused, naming why: --no-preserve (everything is always kept).
 (cd "$t/fk" && "$FLUSHKIT" cp -a --no-preserve=mode A X 2>"$t/err")
 [ $? -eq 2 ] && grep -q 'no-preserve=mode is not supported' "$t/err" ||
 	bad "--no-preserve: $(cat "$t/err")"
-(cd "$t/fk" && "$FLUSHKIT" cp -a --sparse=always A X 2>"$t/err")
-[ $? -eq 2 ] || bad "--sparse=always accepted"
-(cd "$t/fk" && "$FLUSHKIT" cp -a --sparse=auto A X >/dev/null) ||
-	bad "--sparse=auto refused"
 (cd "$t/fk" && "$FLUSHKIT" cp -a --preserve=bogus A X 2>/dev/null)
 [ $? -eq 2 ] || bad "--preserve=bogus accepted"
 

@@ -85,7 +85,10 @@ static void usage(FILE *f)
 	    "  --reflink[=WHEN]   auto (default: FICLONE where the file\n"
 	    "                     systems allow, else copy_file_range),\n"
 	    "                     always (clone or fail), never (read/write)\n"
-	    "  --sparse=auto      accepted: holes stay holes, data stays data\n"
+	    "  --sparse=WHEN      auto (default: holes stay holes, data\n"
+	    "                     stays data), always (all-zero 4 KiB\n"
+	    "                     blocks become holes too), never (holes\n"
+	    "                     written as zeros)\n"
 	    "\n"
 	    "resume:\n"
 	    "  --resume           leave destination files whose size and\n"
@@ -504,11 +507,15 @@ int cmd_cp(int argc, char **argv)
 			}
 			break;
 		case OPT_SPARSE:
-			/* Holes are always kept as holes (SEEK_DATA). */
-			if (strcmp(optarg, "auto")) {
-				cli_error("cp: --sparse=%s is not supported: "
-					  "holes of the source stay holes, "
-					  "data stays data (--sparse=auto)",
+			if (!strcmp(optarg, "auto"))
+				o.sparse = FK_COPY_SPARSE_AUTO;
+			else if (!strcmp(optarg, "always"))
+				o.sparse = FK_COPY_SPARSE_ALWAYS;
+			else if (!strcmp(optarg, "never"))
+				o.sparse = FK_COPY_SPARSE_NEVER;
+			else {
+				cli_error("cp: bad --sparse '%s' (auto, always "
+					  "or never)",
 					  optarg);
 				return FK_EXIT_USAGE;
 			}
@@ -583,6 +590,11 @@ int cmd_cp(int argc, char **argv)
 			usage(stderr);
 			return FK_EXIT_USAGE;
 		}
+	}
+	if (o.reflink == FK_COPY_REFLINK_ALWAYS &&
+	    o.sparse != FK_COPY_SPARSE_AUTO) {
+		cli_error("cp: --reflink=always goes only with --sparse=auto");
+		return FK_EXIT_USAGE;
 	}
 	if ((o.copy_flags & FK_COPY_CHECKSUM) &&
 	    o.update != FK_COPY_UPDATE_DIFFERENT) {
