@@ -1194,7 +1194,8 @@ struct fk_tree_opts {
 /*
  * fk_tree_opts_init - defaults: method 0 (FK_SYNC_TWOPASS for sync,
  * FK_COPY_WRITEBACK for copy), flush_after_bytes 256 KiB, no drop_cache,
- * no callbacks, sync_io FK_SYNC_IO_AUTO, sync_jobs 0 (32).  No I/O;
+ * no callbacks, sync_io FK_SYNC_IO_AUTO, sync_jobs 0 (32); for copy, update
+ * FK_COPY_UPDATE_ALL, reflink and sparse AUTO, no copy_flags.  No I/O;
  * thread-safe.
  */
 FK_API void fk_tree_opts_init(struct fk_tree_opts *o);
@@ -1291,9 +1292,43 @@ FK_API int fk_tree_sync(const char *const *paths, size_t nr_paths,
  *      at most 8 open each, at any depth).
  *      @o->drop_cache: POSIX_FADV_DONTNEED on each source file once
  *      copied and each destination file once fsynced.
+ *      @o->copy_flags (enum fk_copy_flags): FK_COPY_NO_TARGET_DIR, @dst
+ *      is the copy even if it is an existing directory (a directory
+ *      @src is merged into it; a non-directory @src fails with
+ *      -EISDIR); FK_COPY_ONE_FS, directories on another file system
+ *      than @src are created (mode, times) but not descended into;
+ *      FK_COPY_CHECKSUM, see below.
+ *      @o->update (enum fk_copy_update): what happens to an existing
+ *      destination non-directory in the way of a source entry: replaced
+ *      (ALL), left (NONE), replaced only if its mtime is older than the
+ *      source's (OLDER), or, for regular files, left if its size and
+ *      mtime (FK_COPY_CHECKSUM: its content, read in full) equal the
+ *      source's (DIFFERENT: resuming an interrupted copy).  An entry
+ *      left is counted in st->skipped (regular files' sizes in
+ *      st->skipped_bytes); a regular file left is fsynced with the copy,
+ *      and with DIFFERENT gets the source's times (set after its fsync,
+ *      then fsynced again, as a copied file).  Another name of a source
+ *      inode copied in this run is linked, never left.
+ *      @o->reflink (enum fk_copy_reflink): AUTO tries FICLONE for each
+ *      regular file (st_size > 0) and falls back to copy_file_range;
+ *      ALWAYS makes a failed FICLONE an error for that file ("clone
+ *      (FICLONE)", its -errno; the empty file is removed); NEVER uses
+ *      read/write only.  A clone is counted in st->reflinks and
+ *      st->bytes and made durable like a copy.
+ *      @o->sparse (enum fk_copy_sparse): AUTO keeps the source's holes;
+ *      ALWAYS also makes all-zero 4 KiB blocks holes; NEVER writes
+ *      holes as zeros; ALWAYS and NEVER read and write (no clone).
+ *      @o->copied: called for each entry created (cp -v), in walk
+ *      order; not for directories merged into nor entries left.
+ *      With FK_COPY_FSYNC_EACH a file's times are set right after its
+ *      data fsync (and set and fsynced again at the end), so a copy
+ *      interrupted later leaves its finished files with their source's
+ *      times.
  *      Diagnostics go to @o->report (ops "open", "read", "create",
  *      "mkdir", "symlink", "mknod", "link", "chown", "chmod", "utimens",
  *      "fsync", "syncfs", "copy stopped, incomplete file", "reopen",
+ *      "clone (FICLONE)", "cannot overwrite directory with
+ *      non-directory",
  *      "file descriptor limit too low (...)"; warning "hard link across
  *      file systems, copied as a separate file"), progress to
  *      @o->progress.
@@ -1327,8 +1362,11 @@ FK_API int fk_tree_sync(const char *const *paths, size_t nr_paths,
  * the file being written is left incomplete and reported, and nothing is
  * fsynced.  -EEXIST: @dst is @src itself; -ENOTDIR: @src is a directory
  * and @dst an existing non-directory; -EINVAL: bad method or NULL
- * argument, a bad sync_io or sync_jobs > 4096, or a directory copied
- * into itself (that subtree is skipped); -ENOENT: @src does not exist;
+ * argument, a bad sync_io or sync_jobs > 4096, an unknown update,
+ * reflink, sparse or copy_flags bit, reflink ALWAYS with sparse other
+ * than AUTO, or a directory copied into itself (that subtree is
+ * skipped); -EISDIR: FK_COPY_NO_TARGET_DIR with @dst a directory and
+ * @src not; -ENOENT: @src does not exist;
  * -ENOMEM; with writeback/delayed and sync_io FK_SYNC_IO_URING, the
  * error of io_uring's setup, before anything is copied.  Source entries
  * vanishing during the copy are warnings counted in st->vanished; a
