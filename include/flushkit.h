@@ -1056,6 +1056,68 @@ enum fk_copy_method {
 	FK_COPY_SYNCFS = 3,	/* syncfs(2) of the destination at the end */
 };
 
+/*
+ * What fk_tree_copy does with an existing destination non-directory in
+ * the way of a source file, symlink or special file (directories are
+ * always merged into).  A file left as it is still belongs to the copy:
+ * it is made durable with the rest.
+ */
+enum fk_copy_update {
+	FK_COPY_UPDATE_ALL = 0,	  /* replace it (cp -a; cp --update=all) */
+	FK_COPY_UPDATE_NONE = 1,  /* leave it (cp -n, --update=none) */
+	FK_COPY_UPDATE_OLDER = 2, /* replace it only if its mtime is older
+				   * than the source's (cp -u,
+				   * --update=older) */
+	FK_COPY_UPDATE_DIFFERENT = 3, /* resume: leave a regular file whose
+				       * size and mtime (to the ns) equal the
+				       * source's (rsync's quick check; with
+				       * FK_COPY_CHECKSUM, whose content
+				       * equals the source's) */
+};
+
+/* Flags of struct fk_tree_opts.copy_flags. */
+enum fk_copy_flags {
+	FK_COPY_NO_TARGET_DIR = 1 << 0, /* @dst is the copy even if it is
+					 * an existing directory (cp -T) */
+	FK_COPY_ONE_FS = 1 << 1,	/* do not descend into directories
+					 * on another file system than
+					 * @src (cp -x); the mount point
+					 * itself is copied, empty */
+	FK_COPY_CHECKSUM = 1 << 2,	/* FK_COPY_UPDATE_DIFFERENT
+					 * compares content, not mtime */
+};
+
+/* How fk_tree_copy copies a regular file's data. */
+enum fk_copy_reflink {
+	FK_COPY_REFLINK_AUTO = 0,   /* FICLONE where the file systems share
+				     * extents, else copy_file_range */
+	FK_COPY_REFLINK_ALWAYS = 1, /* FICLONE or fail (-EOPNOTSUPP,
+				     * -EXDEV, ...: that file is an error) */
+	FK_COPY_REFLINK_NEVER = 2,  /* read/write: no extent shared with
+				     * the source (no copy_file_range) */
+};
+
+/* How fk_tree_copy treats holes and zeros of a regular file. */
+enum fk_copy_sparse {
+	FK_COPY_SPARSE_AUTO = 0,   /* the source's holes stay holes
+				    * (SEEK_DATA/SEEK_HOLE), data stays data */
+	FK_COPY_SPARSE_ALWAYS = 1, /* also every all-zero block of 4 KiB
+				    * of the data becomes a hole (read and
+				    * write, no clone) */
+	FK_COPY_SPARSE_NEVER = 2,  /* holes are written as zeros: the copy
+				    * is fully allocated (no clone) */
+};
+
+/*
+ * fk_copied_fn - called by fk_tree_copy once for each entry it created
+ * at the destination (directory, file, hard link, symlink, special),
+ * in walk order: @src_path and @dst_path are display paths (the source
+ * as given, the destination as resolved), valid for the call only.
+ * Not called for entries left as they were (enum fk_copy_update).
+ */
+typedef void (*fk_copied_fn)(void *arg, const char *src_path,
+			     const char *dst_path);
+
 enum fk_report_level {
 	FK_REPORT_WARNING = 0,	/* operation goes on (vanished file, ...) */
 	FK_REPORT_ERROR = 1,	/* operation will fail */
@@ -1097,6 +1159,10 @@ struct fk_tree_stats {
 				 * fsync-each/syncfs) */
 	uint32_t sync_jobs;	/* fsyncs in flight at most in that phase
 				 * (1 for SEQUENTIAL); 0 when not batched */
+	uint64_t skipped;	/* copy: existing destination files left
+				 * as they were (enum fk_copy_update) */
+	uint64_t skipped_bytes;	/* their size, bytes (not copied) */
+	uint64_t reflinks;	/* copy: files cloned with FICLONE */
 };
 
 typedef void (*fk_progress_fn)(void *arg, const struct fk_tree_stats *st);
@@ -1117,12 +1183,20 @@ struct fk_tree_opts {
 	uint32_t sync_jobs;	/* fsyncs in flight at most in that phase,
 				 * 1..FK_FSYNC_BATCH_MAX_QUEUE_DEPTH; 0 =
 				 * FK_FSYNC_BATCH_DEFAULT_QUEUE_DEPTH */
+	/* fk_tree_copy only (0 = cp -a's behaviour): */
+	int update;		/* enum fk_copy_update */
+	int reflink;		/* enum fk_copy_reflink */
+	int sparse;		/* enum fk_copy_sparse */
+	unsigned int copy_flags;	/* enum fk_copy_flags */
+	fk_copied_fn copied;	/* each entry created (cp -v), or NULL */
+	void *copied_arg;
 };
 
 /*
  * fk_tree_opts_init - defaults: method 0 (FK_SYNC_TWOPASS for sync,
  * FK_COPY_WRITEBACK for copy), flush_after_bytes 256 KiB, no drop_cache,
- * no callbacks, sync_io FK_SYNC_IO_AUTO, sync_jobs 0 (32).  No I/O;
+ * no callbacks, sync_io FK_SYNC_IO_AUTO, sync_jobs 0 (32); for copy, update
+ * FK_COPY_UPDATE_ALL, reflink and sparse AUTO, no copy_flags.  No I/O;
  * thread-safe.
  */
 FK_API void fk_tree_opts_init(struct fk_tree_opts *o);
@@ -1219,9 +1293,43 @@ FK_API int fk_tree_sync(const char *const *paths, size_t nr_paths,
  *      at most 8 open each, at any depth).
  *      @o->drop_cache: POSIX_FADV_DONTNEED on each source file once
  *      copied and each destination file once fsynced.
+ *      @o->copy_flags (enum fk_copy_flags): FK_COPY_NO_TARGET_DIR, @dst
+ *      is the copy even if it is an existing directory (a directory
+ *      @src is merged into it; a non-directory @src fails with
+ *      -EISDIR); FK_COPY_ONE_FS, directories on another file system
+ *      than @src are created (mode, times) but not descended into;
+ *      FK_COPY_CHECKSUM, see below.
+ *      @o->update (enum fk_copy_update): what happens to an existing
+ *      destination non-directory in the way of a source entry: replaced
+ *      (ALL), left (NONE), replaced only if its mtime is older than the
+ *      source's (OLDER), or, for regular files, left if its size and
+ *      mtime (FK_COPY_CHECKSUM: its content, read in full) equal the
+ *      source's (DIFFERENT: resuming an interrupted copy).  An entry
+ *      left is counted in st->skipped (regular files' sizes in
+ *      st->skipped_bytes); a regular file left is fsynced with the copy,
+ *      and with DIFFERENT gets the source's times (set after its fsync,
+ *      then fsynced again, as a copied file).  Another name of a source
+ *      inode copied in this run is linked, never left.
+ *      @o->reflink (enum fk_copy_reflink): AUTO tries FICLONE for each
+ *      regular file (st_size > 0) and falls back to copy_file_range;
+ *      ALWAYS makes a failed FICLONE an error for that file ("clone
+ *      (FICLONE)", its -errno; the empty file is removed); NEVER uses
+ *      read/write only.  A clone is counted in st->reflinks and
+ *      st->bytes and made durable like a copy.
+ *      @o->sparse (enum fk_copy_sparse): AUTO keeps the source's holes;
+ *      ALWAYS also makes all-zero 4 KiB blocks holes; NEVER writes
+ *      holes as zeros; ALWAYS and NEVER read and write (no clone).
+ *      @o->copied: called for each entry created (cp -v), in walk
+ *      order; not for directories merged into nor entries left.
+ *      With FK_COPY_FSYNC_EACH a file's times are set right after its
+ *      data fsync (and set and fsynced again at the end), so a copy
+ *      interrupted later leaves its finished files with their source's
+ *      times.
  *      Diagnostics go to @o->report (ops "open", "read", "create",
  *      "mkdir", "symlink", "mknod", "link", "chown", "chmod", "utimens",
  *      "fsync", "syncfs", "copy stopped, incomplete file", "reopen",
+ *      "clone (FICLONE)", "cannot overwrite directory with
+ *      non-directory",
  *      "file descriptor limit too low (...)"; warning "hard link across
  *      file systems, copied as a separate file"), progress to
  *      @o->progress.
@@ -1255,8 +1363,11 @@ FK_API int fk_tree_sync(const char *const *paths, size_t nr_paths,
  * the file being written is left incomplete and reported, and nothing is
  * fsynced.  -EEXIST: @dst is @src itself; -ENOTDIR: @src is a directory
  * and @dst an existing non-directory; -EINVAL: bad method or NULL
- * argument, a bad sync_io or sync_jobs > 4096, or a directory copied
- * into itself (that subtree is skipped); -ENOENT: @src does not exist;
+ * argument, a bad sync_io or sync_jobs > 4096, an unknown update,
+ * reflink, sparse or copy_flags bit, reflink ALWAYS with sparse other
+ * than AUTO, or a directory copied into itself (that subtree is
+ * skipped); -EISDIR: FK_COPY_NO_TARGET_DIR with @dst a directory and
+ * @src not; -ENOENT: @src does not exist;
  * -ENOMEM; with writeback/delayed and sync_io FK_SYNC_IO_URING, the
  * error of io_uring's setup, before anything is copied.  Source entries
  * vanishing during the copy are warnings counted in st->vanished; a

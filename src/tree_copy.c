@@ -105,6 +105,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/fs.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,7 +114,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#define COPY_CHUNK_BYTES (1u << 20)	/* largest single copy call */
+#define COPY_CHUNK_BYTES (1u << 20) /* largest single copy call */
 
 /* ---- a growable string ---- */
 
@@ -159,13 +161,13 @@ static void sbuf_truncate(struct sbuf *s, size_t len)
 struct link_slot {
 	dev_t dev;
 	ino_t ino;
-	char *relpath;		/* relative to the destination top; NULL:
-				 * empty slot */
+	char *relpath; /* relative to the destination top; NULL:
+			* empty slot */
 };
 
 struct link_map {
 	struct link_slot *slots;
-	size_t nr, alloc;	/* alloc is a power of two */
+	size_t nr, alloc; /* alloc is a power of two */
 };
 
 static size_t link_hash(dev_t dev, ino_t ino)
@@ -235,39 +237,40 @@ static void link_map_release(struct link_map *m)
 
 /* A copied regular file whose times are set once its data is durable. */
 struct pending_times {
-	dev_t dev;		/* the destination inode */
+	dev_t dev; /* the destination inode */
 	ino_t ino;
-	struct timespec ts[2];	/* the source's atime, mtime */
-	char *relpath;		/* relative to the top; NULL: the top */
+	struct timespec ts[2]; /* the source's atime, mtime */
+	char *relpath;	       /* relative to the top; NULL: the top */
 };
 
 /* One level of the destination directory stack. */
 struct dst_level {
-	int fd;			/* the destination directory, or -1 */
-	int skip;		/* subtree not copied (error or into-itself) */
+	int fd;		/* the destination directory, or -1 */
+	int skip;	/* subtree not copied (error or into-itself) */
 	int closed;	/* fd closed to bound the window (invariant 3) */
 	int incomplete; /* something below was not copied */
 	dev_t dev;	/* the destination directory's identity */
 	ino_t ino;
-	size_t rel_len;		/* length of relpath for this level */
+	size_t rel_len; /* length of relpath for this level */
 };
 
 struct copy_ctx {
 	const struct fk_tree_opts *o;
-	struct fk_tree_fsync_opts fo;	/* reporting, for tree.h helpers */
+	struct fk_tree_fsync_opts fo; /* reporting, for tree.h helpers */
 	struct fk_tree_stats *st;
 	int method;
-	int is_root;		/* euid 0: copy owners */
+	int is_root; /* euid 0: copy owners */
 
-	int dst_parent_fd;	/* directory that holds the top */
-	const char *dst_name;	/* top's name in dst_parent_fd */
-	const char *dst_display;	/* top as the user should see it */
-	char *dst_parent_display;	/* its parent, for messages */
-	int top_fd;		/* destination top directory (or -1) */
+	int dst_parent_fd;	  /* directory that holds the top */
+	const char *dst_name;	  /* top's name in dst_parent_fd */
+	const char *dst_display;  /* top as the user should see it */
+	char *dst_parent_display; /* its parent, for messages */
+	int top_fd;		  /* destination top directory (or -1) */
 	dev_t top_dev;
 	ino_t top_ino;
 	int top_is_dir;
-	size_t src_root_len;	/* strlen of the root's display path */
+	size_t src_root_len; /* strlen of the root's display path */
+	dev_t src_dev;	     /* the source root's file system (-x) */
 
 	struct dst_level *levels;
 	size_t nr_levels;
@@ -275,21 +278,21 @@ struct copy_ctx {
 	int depth_now;		/* deepest level being copied into, or -1 */
 	struct fk_fsset *fsset; /* syncfs: the file systems written to */
 
-	struct sbuf relpath;	/* current directory relative to top */
-	struct sbuf dpath;	/* display path of the current dst entry */
+	struct sbuf relpath; /* current directory relative to top */
+	struct sbuf dpath;   /* display path of the current dst entry */
 	struct link_map links;
-	struct pending_times *times;	/* files whose times wait (inv. 7) */
+	struct pending_times *times; /* files whose times wait (inv. 7) */
 	size_t nr_times, alloc_times;
-	struct fk_fdmap *fdmap;	/* kept descriptors until fsync */
+	struct fk_fdmap *fdmap; /* kept descriptors until fsync */
 	struct fk_writeback wb;
 	int use_wb;
-	int no_cfr;		/* copy_file_range unusable: read/write */
-	char *buf;		/* read/write fallback buffer */
+	int no_cfr; /* copy_file_range unusable: read/write */
+	char *buf;  /* read/write fallback buffer */
 
-	int first_err;		/* first error (sticky) */
-	int stop;		/* fatal: stop the walk (ENOSPC, ENOMEM) */
+	int first_err; /* first error (sticky) */
+	int stop;      /* fatal: stop the walk (ENOSPC, ENOMEM) */
 	uint64_t start_ns;
-	uint64_t inline_fsync_ns;	/* fsync-each: fsyncs while copying */
+	uint64_t inline_fsync_ns; /* fsync-each: fsyncs while copying */
 	uint64_t last_progress_ns;
 };
 
@@ -309,6 +312,14 @@ static void progress(struct copy_ctx *c)
 	fk_tree_progress(&c->fo, c->st, &c->last_progress_ns, 0);
 }
 
+/* cp -v: @e was created at @dpath. */
+static void copied(struct copy_ctx *c, const struct fk_walk_entry *e,
+		   const char *dpath)
+{
+	if (c->o->copied)
+		c->o->copied(c->o->copied_arg, e->path, dpath);
+}
+
 static int is_space_err(int err)
 {
 	return err == -ENOSPC || err == -EDQUOT;
@@ -322,8 +333,8 @@ static const char *dst_path(struct copy_ctx *c, const struct fk_walk_entry *e)
 		return e->path;
 	if (e->depth > 0) {
 		size_t n = strlen(e->path);
-		const char *rest = n >= c->src_root_len ?
-					   e->path + c->src_root_len : "";
+		const char *rest =
+		    n >= c->src_root_len ? e->path + c->src_root_len : "";
 		while (*rest == '/' && c->dpath.len &&
 		       c->dpath.buf[c->dpath.len - 1] == '/')
 			rest++;
@@ -404,7 +415,7 @@ static void copy_xattrs(struct copy_ctx *c, int sfd, int dfd, mode_t mode,
 		}
 	}
 	if (n <= 0)
-		goto out;	/* none, or not supported: nothing to copy */
+		goto out; /* none, or not supported: nothing to copy */
 	char *val = NULL;
 	size_t val_alloc = 0;
 	for (char *name = list; name < list + n; name += strlen(name) + 1) {
@@ -602,7 +613,7 @@ static void defer_times(struct copy_ctx *c, const struct fk_walk_entry *e,
 		p->relpath = malloc(dl + nl + 2);
 		if (!p->relpath)
 			goto nomem;
-		if (dl) {	/* c->relpath.buf may be NULL when empty */
+		if (dl) { /* c->relpath.buf may be NULL when empty */
 			memcpy(p->relpath, c->relpath.buf, dl);
 			p->relpath[dl++] = '/';
 		}
@@ -617,9 +628,41 @@ nomem:
 
 enum copy_fail {
 	FAIL_NONE,
-	FAIL_SRC,	/* reading the source failed: skip this file */
-	FAIL_DST,	/* writing the destination failed: stop */
+	FAIL_SRC, /* reading the source failed: skip this file */
+	FAIL_DST, /* writing the destination failed: stop */
 };
+
+/* Sparse-always: the unit of zero detection, bytes. */
+#define SPARSE_BLOCK 4096
+
+/*
+ * Write the @n bytes of c->buf at @off of @dfd.  With
+ * FK_COPY_SPARSE_ALWAYS, runs of all-zero SPARSE_BLOCKs (aligned to
+ * @off) are not written: they stay holes.  0 or -errno.
+ */
+static int write_data(struct copy_ctx *c, int dfd, size_t n, uint64_t off)
+{
+	if (c->o->sparse != FK_COPY_SPARSE_ALWAYS)
+		return fk_pwrite_all(dfd, c->buf, n, off);
+	static const char zero[SPARSE_BLOCK];
+	size_t run = 0, pos = 0; /* [run, pos): data to write */
+	while (pos < n) {
+		size_t blk = n - pos < SPARSE_BLOCK ? n - pos : SPARSE_BLOCK;
+		if (!memcmp(c->buf + pos, zero, blk)) {
+			if (pos > run) {
+				int r = fk_pwrite_all(dfd, c->buf + run,
+						      pos - run, off + run);
+				if (r < 0)
+					return r;
+			}
+			run = pos + blk;
+		}
+		pos += blk;
+	}
+	return pos > run
+		   ? fk_pwrite_all(dfd, c->buf + run, pos - run, off + run)
+		   : 0;
+}
 
 /*
  * Copy [@off, @off + @len) from @sfd to @dfd.  *@end receives the offset
@@ -639,7 +682,8 @@ static int copy_range(struct copy_ctx *c, int sfd, int dfd, uint64_t off,
 		ssize_t n;
 		if (!*no_cfr && !c->no_cfr) {
 			off_t in = (off_t)off, out = (off_t)off;
-			n = fk_sys.copy_file_range(sfd, &in, dfd, &out, want, 0);
+			n = fk_sys.copy_file_range(sfd, &in, dfd, &out, want,
+						   0);
 			if (n == -EXDEV || n == -ENOSYS || n == -EINVAL ||
 			    n == -EOPNOTSUPP || n == -ENOTSUP) {
 				if (n == -ENOSYS)
@@ -677,8 +721,7 @@ static int copy_range(struct copy_ctx *c, int sfd, int dfd, uint64_t off,
 				return (int)n;
 			}
 			if (n > 0) {
-				int r = fk_pwrite_all(dfd, c->buf, (size_t)n,
-						      off);
+				int r = write_data(c, dfd, (size_t)n, off);
 				if (r < 0) {
 					*fail = FAIL_DST;
 					return r;
@@ -686,9 +729,10 @@ static int copy_range(struct copy_ctx *c, int sfd, int dfd, uint64_t off,
 			}
 		}
 		if (n == 0)
-			break;	/* the source shrank */
+			break; /* the source shrank */
 		if (c->use_wb) {
-			int r = fk_writeback_note(&c->wb, dfd, off, (uint64_t)n);
+			int r =
+			    fk_writeback_note(&c->wb, dfd, off, (uint64_t)n);
 			if (r == -ENOMEM) {
 				*fail = FAIL_DST;
 				return r;
@@ -700,6 +744,17 @@ static int copy_range(struct copy_ctx *c, int sfd, int dfd, uint64_t off,
 		progress(c);
 	}
 	*end = off;
+	if (c->o->sparse == FK_COPY_SPARSE_ALWAYS && off > 0) {
+		/* Trailing zeros were not written: the size still counts. */
+		struct stat ds;
+		int r = fk_sys.fstat(dfd, &ds);
+		if (r == 0 && (uint64_t)ds.st_size < off)
+			r = fk_sys.ftruncate(dfd, (off_t)off);
+		if (r < 0) {
+			*fail = FAIL_DST;
+			return r;
+		}
+	}
 	return 0;
 }
 
@@ -710,12 +765,13 @@ static int copy_range(struct copy_ctx *c, int sfd, int dfd, uint64_t off,
  * whose reads end before st_size (sysfs says 4096) is copied up to
  * there, not padded to st_size.  Returns 0 or -errno with *@fail set.
  */
-static int copy_data(struct copy_ctx *c, int sfd, int dfd,
-		     const struct stat *s, enum copy_fail *fail)
+static int copy_data(struct copy_ctx *c, int sfd, int dfd, const struct stat *s,
+		     enum copy_fail *fail)
 {
 	uint64_t size = (uint64_t)s->st_size, end = 0, off = 0;
 	int no_cfr = 0, r;
-	int sparse = size > 0 && (uint64_t)s->st_blocks * 512 < size;
+	int sparse = size > 0 && (uint64_t)s->st_blocks * 512 < size &&
+		     c->o->sparse != FK_COPY_SPARSE_NEVER;
 
 	if (size == 0)
 		return copy_range(c, sfd, dfd, 0, UINT64_MAX, &end, fail,
@@ -724,11 +780,11 @@ static int copy_data(struct copy_ctx *c, int sfd, int dfd,
 	while (sparse && off < size) {
 		off_t data = fk_sys.lseek(sfd, (off_t)off, SEEK_DATA);
 		if (data == -ENXIO) {
-			off = size;	/* a hole up to the end */
+			off = size; /* a hole up to the end */
 			break;
 		}
 		if (data < 0) {
-			sparse = 0;	/* SEEK_DATA unsupported: copy all */
+			sparse = 0; /* SEEK_DATA unsupported: copy all */
 			break;
 		}
 		off_t hole = fk_sys.lseek(sfd, data, SEEK_HOLE);
@@ -742,7 +798,7 @@ static int copy_data(struct copy_ctx *c, int sfd, int dfd,
 		if (r < 0)
 			return r;
 		if (end < (uint64_t)hole)
-			return 0;	/* the source shrank */
+			return 0; /* the source shrank */
 		off = (uint64_t)hole;
 	}
 	if (!sparse) {
@@ -764,6 +820,22 @@ static int copy_data(struct copy_ctx *c, int sfd, int dfd,
 		}
 	}
 	return 0;
+}
+
+/*
+ * Clone the whole of @sfd into the new, empty @dfd with FICLONE (the
+ * file systems share the extents: xfs with reflink, btrfs).  Returns 0,
+ * or -errno (-EOPNOTSUPP, -EXDEV, -EINVAL, ...) with @dfd still empty;
+ * -ENOTSUP without trying for --reflink=never and for sources whose
+ * size may lie (st_size 0: procfs).
+ */
+static int clone_data(struct copy_ctx *c, int sfd, int dfd,
+		      const struct stat *s)
+{
+	if (c->o->reflink == FK_COPY_REFLINK_NEVER || s->st_size == 0 ||
+	    c->o->sparse != FK_COPY_SPARSE_AUTO)
+		return -ENOTSUP;
+	return fk_sys.ioctl(dfd, FICLONE, (void *)(intptr_t)sfd);
 }
 
 static int create_file(int ddir, const char *name, const struct stat *src)
@@ -809,13 +881,26 @@ static int copy_regular(struct copy_ctx *c, const struct fk_walk_entry *e,
 	c->st->files++;
 
 	enum copy_fail fail = FAIL_NONE;
-	r = copy_data(c, sfd, dfd, &s, &fail);
+	r = clone_data(c, sfd, dfd, &s);
+	if (r == 0) {
+		c->st->reflinks++;
+		c->st->bytes += (uint64_t)s.st_size;
+	} else if (c->o->reflink == FK_COPY_REFLINK_ALWAYS) {
+		report(c, FK_REPORT_ERROR, "clone (FICLONE)", dpath, r);
+		fk_sys.close(dfd);
+		/* Nothing of it was written: not left in the way. */
+		fk_sys.unlinkat(ddir, name, 0);
+		c->st->files--;
+		goto out_src;
+	} else {
+		r = copy_data(c, sfd, dfd, &s, &fail);
+	}
 	if (r < 0) {
 		if (fail == FAIL_SRC) {
 			report(c, FK_REPORT_ERROR, "read", e->path, r);
 		} else {
-			report(c, FK_REPORT_ERROR, "copy stopped, incomplete file",
-			       dpath, r);
+			report(c, FK_REPORT_ERROR,
+			       "copy stopped, incomplete file", dpath, r);
 			c->stop = r;
 		}
 		if (c->use_wb)
@@ -827,8 +912,17 @@ static int copy_regular(struct copy_ctx *c, const struct fk_walk_entry *e,
 	 * (defer_times, times_pass). */
 	set_meta_fd(c, sfd, dfd, &s, dpath, 0);
 
-	if (c->method == FK_COPY_FSYNC_EACH)
-		fsync_now(c, dfd, 0, dpath);
+	/*
+	 * fsync-each: the data is durable now, so the times may be set at
+	 * once (invariant 7): a run killed later leaves this file looking
+	 * complete, and --resume leaves it.  times_pass still sets them
+	 * again and makes them durable with the second fsync.
+	 */
+	if (c->method == FK_COPY_FSYNC_EACH &&
+	    fsync_now(c, dfd, 0, dpath) == 0) {
+		struct timespec ts[2] = {s.st_atim, s.st_mtim};
+		(void)fk_sys.futimens(dfd, ts); /* else times_pass reports */
+	}
 	if (c->o->drop_cache) {
 		/*
 		 * The source's pages are clean: drop them now.  The
@@ -840,6 +934,7 @@ static int copy_regular(struct copy_ctx *c, const struct fk_walk_entry *e,
 			fk_sys.fadvise(dfd, 0, 0, POSIX_FADV_DONTNEED);
 	}
 	remember_link(c, e, name, dpath);
+	copied(c, e, dpath);
 
 	struct stat ds;
 	r = fk_sys.fstat(dfd, &ds);
@@ -949,6 +1044,7 @@ static int try_hardlink(struct copy_ctx *c, const struct fk_walk_entry *e,
 		return c->stop ? c->stop : 1;
 	}
 	c->st->hardlinks++;
+	copied(c, e, dpath);
 	return 1;
 }
 
@@ -987,7 +1083,7 @@ static int copy_symlink(struct copy_ctx *c, const struct fk_walk_entry *e,
 		n = fk_sys.readlinkat(e->dirfd, e->name, target, alloc);
 		if (n < 0 || (size_t)n < alloc)
 			break;
-		alloc *= 2;	/* the link grew: retry */
+		alloc *= 2; /* the link grew: retry */
 	}
 	if (n < 0) {
 		if (n == -ENOENT || n == -EINVAL) {
@@ -1019,6 +1115,7 @@ static int copy_symlink(struct copy_ctx *c, const struct fk_walk_entry *e,
 	c->st->symlinks++;
 	set_meta_at(c, ddir, name, &e->st, dpath);
 	remember_link(c, e, name, dpath);
+	copied(c, e, dpath);
 	return 0;
 }
 
@@ -1044,7 +1141,123 @@ static int copy_special(struct copy_ctx *c, const struct fk_walk_entry *e,
 	c->st->specials++;
 	set_meta_at(c, ddir, name, &e->st, dpath);
 	remember_link(c, e, name, dpath);
+	copied(c, e, dpath);
 	return 0;
+}
+
+/* ---- existing destination files (enum fk_copy_update) ---- */
+
+/* 1 if the regular files @a and @b have the same content, 0 if not,
+ * -errno if one could not be read. */
+static int same_content(struct copy_ctx *c, int a, int b)
+{
+	if (!c->buf) {
+		c->buf = malloc(COPY_CHUNK_BYTES);
+		if (!c->buf)
+			return -ENOMEM;
+	}
+	size_t half = COPY_CHUNK_BYTES / 2;
+	for (off_t off = 0;;) {
+		ssize_t n = fk_sys.pread(a, c->buf, half, off);
+		if (n < 0)
+			return (int)n;
+		ssize_t m = 0;
+		while (m < n) {
+			ssize_t k = fk_sys.pread(b, c->buf + half + m,
+						 (size_t)(n - m), off + m);
+			if (k < 0)
+				return (int)k;
+			if (k == 0)
+				break;
+			m += k;
+		}
+		if (m != n || memcmp(c->buf, c->buf + half, (size_t)n))
+			return 0;
+		if (n == 0)
+			return 1;
+		off += n;
+	}
+}
+
+/*
+ * Whether the destination @name in @ddir, in the way of the source
+ * entry @e, is left as it is (o->update).  Returns 1 if it is (counted
+ * in st->skipped; a regular file is still made durable with the copy,
+ * and with FK_COPY_UPDATE_DIFFERENT gets the source's times), 0 if @e
+ * is to be copied over it, <0 to stop.
+ */
+static int keep_existing(struct copy_ctx *c, const struct fk_walk_entry *e,
+			 int ddir, const char *name, const char *dpath)
+{
+	int update = c->o->update;
+	if (update == FK_COPY_UPDATE_ALL)
+		return 0;
+	struct stat ds;
+	if (fk_sys.fstatat(ddir, name, &ds, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    S_ISDIR(ds.st_mode))
+		return 0; /* nothing there, or an error for the copy */
+	const struct stat *s = &e->st;
+	if (update == FK_COPY_UPDATE_OLDER &&
+	    (ds.st_mtim.tv_sec < s->st_mtim.tv_sec ||
+	     (ds.st_mtim.tv_sec == s->st_mtim.tv_sec &&
+	      ds.st_mtim.tv_nsec < s->st_mtim.tv_nsec)))
+		return 0;
+	int fd = -1;
+	if (update == FK_COPY_UPDATE_DIFFERENT) {
+		/* Another name of an inode copied in this run: linked. */
+		if (!S_ISREG(s->st_mode) || !S_ISREG(ds.st_mode) ||
+		    ds.st_size != s->st_size ||
+		    (s->st_nlink > 1 &&
+		     link_find(&c->links, s->st_dev, s->st_ino)))
+			return 0;
+		if (c->o->copy_flags & FK_COPY_CHECKSUM) {
+			int sfd = fk_tree_open_file(e->dirfd, e->name, s);
+			if (sfd < 0)
+				return 0; /* copy_regular reports it */
+			fd = fk_sys.openat(ddir, name,
+					   O_RDONLY | O_NOFOLLOW | O_NOCTTY, 0);
+			int same = fd < 0 ? 0 : same_content(c, sfd, fd);
+			fk_sys.close(sfd);
+			if (same <= 0) {
+				if (fd >= 0)
+					fk_sys.close(fd);
+				return 0;
+			}
+		} else if (ds.st_mtim.tv_sec != s->st_mtim.tv_sec ||
+			   ds.st_mtim.tv_nsec != s->st_mtim.tv_nsec) {
+			return 0;
+		}
+	}
+	c->st->skipped++;
+	if (S_ISREG(ds.st_mode))
+		c->st->skipped_bytes += (uint64_t)ds.st_size;
+	remember_link(c, e, name, dpath);
+	if (!S_ISREG(ds.st_mode))
+		return 1;
+	/* Part of the copy: durable with it.  The fsync pass of writeback
+	 * and delayed walks the destination, syncfs syncs it all;
+	 * fsync-each fsyncs it here. */
+	if (c->method == FK_COPY_FSYNC_EACH ||
+	    update == FK_COPY_UPDATE_DIFFERENT) {
+		if (fd < 0)
+			fd = fk_sys.openat(ddir, name,
+					   O_RDONLY | O_NOFOLLOW | O_NOCTTY, 0);
+		if (fd < 0) {
+			report(c, FK_REPORT_ERROR, "open", dpath, fd);
+			return 1;
+		}
+		if (c->method == FK_COPY_FSYNC_EACH)
+			fsync_now(c, fd, 0, dpath);
+		/* Resume: the whole of the source's times (atime too),
+		 * set once its data is durable, as for a copied file. */
+		if (update == FK_COPY_UPDATE_DIFFERENT &&
+		    fk_sys.fstat(fd, &ds) == 0)
+			defer_times(c, e, name, &ds, s, dpath);
+		release_fd(c, fd, &ds, 0, dpath);
+	} else if (fd >= 0) {
+		fk_sys.close(fd);
+	}
+	return c->stop ? c->stop : 1;
 }
 
 /* ---- walker callbacks ---- */
@@ -1133,8 +1346,10 @@ static int on_dir_pre(void *arg, const struct fk_walk_entry *e)
 
 static int dir_pre(struct copy_ctx *c, const struct fk_walk_entry *e)
 {
-	if (e->depth == 0)
+	if (e->depth == 0) {
 		c->src_root_len = strlen(e->path);
+		c->src_dev = e->st.st_dev;
+	}
 	if (grow_levels(c, (size_t)e->depth))
 		return -ENOMEM;
 	struct dst_level *lv = &c->levels[e->depth];
@@ -1144,23 +1359,24 @@ static int dir_pre(struct copy_ctx *c, const struct fk_walk_entry *e)
 	const char *name;
 	int ddir = dst_dir(c, e, &name);
 	if (ddir < 0 && e->depth > 0)
-		return 1;	/* parent was not copied */
+		return 1; /* parent was not copied */
 	const char *dpath = dst_path(c, e);
 
 	/* Do not copy the destination into itself (cp -a dir dir/sub). */
 	if (c->top_fd >= 0 && e->st.st_dev == c->top_dev &&
 	    e->st.st_ino == c->top_ino) {
-		report(c, FK_REPORT_ERROR, "cannot copy a directory into itself",
-		       e->path, -EINVAL);
+		report(c, FK_REPORT_ERROR,
+		       "cannot copy a directory into itself", e->path, -EINVAL);
 		return 1;
 	}
 
 	int r = fk_sys.mkdirat(ddir, name, 0700);
+	int created = r == 0;
 	if (r == -EEXIST) {
 		struct stat s;
 		r = fk_sys.fstatat(ddir, name, &s, AT_SYMLINK_NOFOLLOW);
 		if (r == 0 && !S_ISDIR(s.st_mode))
-			r = -ENOTDIR;	/* cannot overwrite non-directory */
+			r = -ENOTDIR; /* cannot overwrite non-directory */
 	}
 	if (r < 0) {
 		report(c, FK_REPORT_ERROR, "mkdir", dpath, r);
@@ -1170,8 +1386,8 @@ static int dir_pre(struct copy_ctx *c, const struct fk_walk_entry *e)
 		}
 		return 1;
 	}
-	int fd = fk_sys.openat(ddir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW,
-			       0);
+	int fd =
+	    fk_sys.openat(ddir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
 	if (fd < 0) {
 		report(c, FK_REPORT_ERROR, "open", dpath, fd);
 		return 1;
@@ -1214,7 +1430,13 @@ static int dir_pre(struct copy_ctx *c, const struct fk_walk_entry *e)
 		if (sbuf_add(&c->relpath, name, strlen(name)))
 			return -ENOMEM;
 	}
+	if (created) /* cp -v says nothing of a directory merged into */
+		copied(c, e, dpath);
 	progress(c);
+	/* cp -x: the mount point is copied, not what is mounted on it. */
+	if ((c->o->copy_flags & FK_COPY_ONE_FS) && e->depth > 0 &&
+	    e->st.st_dev != c->src_dev)
+		return 1;
 	return 0;
 }
 
@@ -1240,7 +1462,7 @@ static int on_dir_post(void *arg, const struct fk_walk_entry *e)
 	if (c->method == FK_COPY_FSYNC_EACH)
 		fsync_now(c, fd, 1, dpath);
 	if (e->depth == 0)
-		return 0;	/* the top stays open until the end */
+		return 0; /* the top stays open until the end */
 	lv->fd = -1;
 	c->nr_open_levels--;
 	struct stat ds;
@@ -1259,10 +1481,12 @@ static int on_entry(void *arg, const struct fk_walk_entry *e)
 	const char *name;
 	int ddir = dst_dir(c, e, &name);
 	if (ddir < 0)
-		return 0;	/* parent was not copied */
+		return 0; /* parent was not copied */
 	const char *dpath = dst_path(c, e);
 	uint64_t errors = c->st->errors;
-	int r = try_hardlink(c, e, ddir, name, dpath);
+	int r = keep_existing(c, e, ddir, name, dpath);
+	if (r == 0)
+		r = try_hardlink(c, e, ddir, name, dpath);
 	if (r == 0) {
 		mode_t t = e->st.st_mode & S_IFMT;
 		if (t == S_IFREG)
@@ -1374,7 +1598,16 @@ static int resolve_dst(struct copy_ctx *c, const char *src, const char *dst,
 	}
 	char *parent = NULL, *name = NULL, *display = NULL;
 	r = fk_sys.fstatat(AT_FDCWD, dst, &ds, 0);
-	if (r == 0 && S_ISDIR(ds.st_mode)) {
+	int no_target = c->o->copy_flags & FK_COPY_NO_TARGET_DIR;
+	if (r == 0 && S_ISDIR(ds.st_mode) && no_target &&
+	    !S_ISDIR(ss.st_mode)) {
+		/* cp -T f dir */
+		report(c, FK_REPORT_ERROR,
+		       "cannot overwrite directory with non-directory", dst,
+		       -EISDIR);
+		return -EISDIR;
+	}
+	if (r == 0 && S_ISDIR(ds.st_mode) && !no_target) {
 		name = base_name(src);
 		if (!name)
 			return -ENOMEM;
@@ -1394,7 +1627,7 @@ static int resolve_dst(struct copy_ctx *c, const char *src, const char *dst,
 		sprintf(display, "%s%s%s", dst,
 			dl && dst[dl - 1] == '/' ? "" : "/", name);
 	} else if (r == 0 || r == -ENOENT) {
-		if (r == 0 && S_ISDIR(ss.st_mode)) {
+		if (r == 0 && S_ISDIR(ss.st_mode) && !S_ISDIR(ds.st_mode)) {
 			report(c, FK_REPORT_ERROR,
 			       "cannot overwrite non-directory", dst, -ENOTDIR);
 			return -ENOTDIR;
@@ -1427,8 +1660,8 @@ static int resolve_dst(struct copy_ctx *c, const char *src, const char *dst,
 	/* cp: cannot copy a directory into itself.  Refused before anything
 	 * is created (the walk would otherwise copy all but the new top). */
 	if (S_ISDIR(ss.st_mode) && dir_is_under(r, &ss)) {
-		report(c, FK_REPORT_ERROR, "cannot copy a directory into itself",
-		       display, -EINVAL);
+		report(c, FK_REPORT_ERROR,
+		       "cannot copy a directory into itself", display, -EINVAL);
 		free(name);
 		free(display);
 		return -EINVAL;
@@ -1463,15 +1696,15 @@ fail:
 static int syncfs_all(struct copy_ctx *c);
 
 /* Display path of a file of times_pass (in c->dpath). */
-static const char *times_path(struct copy_ctx *c,
-			      const struct pending_times *p)
+static const char *times_path(struct copy_ctx *c, const struct pending_times *p)
 {
 	if (!p->relpath)
 		return c->dst_display;
 	sbuf_truncate(&c->dpath, 0);
 	size_t dl = strlen(c->dst_display);
 	if (sbuf_add(&c->dpath, c->dst_display, dl) ||
-	    (dl && c->dst_display[dl - 1] != '/' && sbuf_add(&c->dpath, "/", 1)) ||
+	    (dl && c->dst_display[dl - 1] != '/' &&
+	     sbuf_add(&c->dpath, "/", 1)) ||
 	    sbuf_add(&c->dpath, p->relpath, strlen(p->relpath)))
 		return p->relpath;
 	return c->dpath.buf;
@@ -1567,7 +1800,7 @@ static int times_pass(struct copy_ctx *c, int data_r)
 	struct fk_fsync_req *reqs = NULL;
 	struct fk_fsync_batch *batch = c->fo.batch, *own = NULL;
 	if (data_r < 0 && c->method == FK_COPY_SYNCFS)
-		return 0;	/* nothing known durable: no times */
+		return 0; /* nothing known durable: no times */
 	if (!batch && c->method == FK_COPY_FSYNC_EACH && c->nr_times) {
 		/*
 		 * fsync-each makes its data fsyncs one at a time (the
@@ -1601,9 +1834,9 @@ static int times_pass(struct copy_ctx *c, int data_r)
 			/* Invariant 8: removed, renamed or replaced by
 			 * someone else since it was written. */
 			report(c, FK_REPORT_ERROR,
-			       fd == -ENOENT ?
-				       "copied file vanished from the destination" :
-				       "copied file replaced in the destination",
+			       fd == -ENOENT
+				   ? "copied file vanished from the destination"
+				   : "copied file replaced in the destination",
 			       times_path(c, p), fd);
 			result = fk_tree_result(result, fd);
 			continue;
@@ -1617,10 +1850,9 @@ static int times_pass(struct copy_ctx *c, int data_r)
 			 * it while it is kept.
 			 */
 			int kept = fk_fdmap_take(c->fdmap, p->dev, p->ino);
-			int dr = fk_tree_fsync_fd(c->fdmap, kept >= 0 ? kept : fd,
-						  p->dev, p->ino, 0,
-						  times_path(c, p), &c->fo,
-						  c->st);
+			int dr = fk_tree_fsync_fd(
+			    c->fdmap, kept >= 0 ? kept : fd, p->dev, p->ino, 0,
+			    times_path(c, p), &c->fo, c->st);
 			if (kept >= 0)
 				fk_sys.close(kept);
 			if (dr < 0) {
@@ -1648,13 +1880,13 @@ static int times_pass(struct copy_ctx *c, int data_r)
 		ps[nr++] = p;
 		if (nr == chunk) {
 			result = fk_tree_result(
-				result, times_fsync(c, fds, ps, nr, batch, reqs));
+			    result, times_fsync(c, fds, ps, nr, batch, reqs));
 			nr = 0;
 		}
 	}
 	if (nr)
 		result = fk_tree_result(
-			result, times_fsync(c, fds, ps, nr, batch, reqs));
+		    result, times_fsync(c, fds, ps, nr, batch, reqs));
 	free(reqs);
 	fk_fsync_batch_destroy(own);
 	if (c->method == FK_COPY_SYNCFS && c->nr_times)
@@ -1695,7 +1927,8 @@ static int durability_phase(struct copy_ctx *c)
 		if (uname(&u) == 0 && fk_kernel_before(u.release, 5, 8) == 1)
 			report(c, FK_REPORT_WARNING,
 			       "syncfs (kernels before 5.8 do not report its "
-			       "errors)", c->dst_display, 0);
+			       "errors)",
+			       c->dst_display, 0);
 		if (c->top_fd < 0) {
 			/* A file copied: its directory's file system. */
 			int fd = fk_sys.openat(c->dst_parent_fd, ".",
@@ -1732,14 +1965,14 @@ static int durability_phase(struct copy_ctx *c)
 		r = times_pass(c, 0);
 	}
 	/* The parent last: makes the top-level name durable. */
-	int pr = fk_tree_fsync_fd(c->fdmap, c->dst_parent_fd, ps.st_dev,
-				  ps.st_ino, 1, c->dst_parent_display, &c->fo,
-				  c->st);
+	int pr =
+	    fk_tree_fsync_fd(c->fdmap, c->dst_parent_fd, ps.st_dev, ps.st_ino,
+			     1, c->dst_parent_display, &c->fo, c->st);
 	return fk_tree_result(r, pr);
 }
 
-int fk_tree_copy(const char *src, const char *dst,
-		 const struct fk_tree_opts *o, struct fk_tree_stats *st)
+int fk_tree_copy(const char *src, const char *dst, const struct fk_tree_opts *o,
+		 struct fk_tree_stats *st)
 {
 	struct fk_tree_opts defaults;
 	struct fk_tree_stats local;
@@ -1752,18 +1985,28 @@ int fk_tree_copy(const char *src, const char *dst,
 		st = &local;
 	memset(st, 0, sizeof(*st));
 	if (!src || !dst || o->method < FK_COPY_WRITEBACK ||
-	    o->method > FK_COPY_SYNCFS)
+	    o->method > FK_COPY_SYNCFS || o->update < FK_COPY_UPDATE_ALL ||
+	    o->update > FK_COPY_UPDATE_DIFFERENT ||
+	    o->reflink < FK_COPY_REFLINK_AUTO ||
+	    o->reflink > FK_COPY_REFLINK_NEVER ||
+	    o->sparse < FK_COPY_SPARSE_AUTO ||
+	    o->sparse > FK_COPY_SPARSE_NEVER ||
+	    (o->reflink == FK_COPY_REFLINK_ALWAYS &&
+	     o->sparse != FK_COPY_SPARSE_AUTO) ||
+	    (o->copy_flags &
+	     ~(unsigned int)(FK_COPY_NO_TARGET_DIR | FK_COPY_ONE_FS |
+			     FK_COPY_CHECKSUM)))
 		return -EINVAL;
 
 	uint64_t t0 = fk_now_ns();
 	struct copy_ctx c = {
-		.o = o,
-		.st = st,
-		.method = o->method,
-		.is_root = geteuid() == 0,
-		.dst_parent_fd = -1,
-		.top_fd = -1,
-		.start_ns = t0,
+	    .o = o,
+	    .st = st,
+	    .method = o->method,
+	    .is_root = geteuid() == 0,
+	    .dst_parent_fd = -1,
+	    .top_fd = -1,
+	    .start_ns = t0,
 	};
 	c.fo.report = o->report;
 	c.fo.report_arg = o->report_arg;
@@ -1772,6 +2015,9 @@ int fk_tree_copy(const char *src, const char *dst,
 	c.fo.progress_arg = o->progress_arg;
 	c.use_wb = c.method == FK_COPY_WRITEBACK && o->flush_after_bytes > 0;
 	c.depth_now = -1;
+	/* --reflink=never: copy_file_range may share extents too. */
+	c.no_cfr = o->reflink == FK_COPY_REFLINK_NEVER ||
+		   o->sparse != FK_COPY_SPARSE_AUTO; /* holes as we say */
 	fk_writeback_init(&c.wb, c.use_wb ? o->flush_after_bytes : 0);
 	int r = 0;
 	/* The final fsync phase is batched; fsync-each stays one at a time
@@ -1803,10 +2049,10 @@ int fk_tree_copy(const char *src, const char *dst,
 		goto out;
 
 	static const struct fk_walk_ops ops = {
-		.dir_pre = on_dir_pre,
-		.dir_post = on_dir_post,
-		.entry = on_entry,
-		.error = on_error,
+	    .dir_pre = on_dir_pre,
+	    .dir_post = on_dir_post,
+	    .entry = on_entry,
+	    .error = on_error,
 	};
 	r = fk_walk(AT_FDCWD, src, &ops, &c);
 	if (r < 0 && !c.stop) {

@@ -9,9 +9,9 @@
  *
  * Results go to stdout (a text summary, or one JSON object with
  * --json, whose fields shared with "flushkit sync --json" have the same
- * names and units); diagnostics ("flushkit: OP 'PATH': ERROR") and progress go to
- * stderr.  Exit status: 0 ok, 1 failure, 2 usage, 3 copied but a
- * directory fsync was not supported (durability degraded).
+ * names and units); diagnostics ("flushkit: OP 'PATH': ERROR") and progress go
+ * to stderr.  Exit status: 0 ok, 1 failure, 2 usage, 3 copied but a directory
+ * fsync was not supported (durability degraded).
  */
 #include "cli.h"
 
@@ -21,16 +21,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static const struct {
 	const char *name;
 	int method;
 } methods[] = {
-	{"writeback", FK_COPY_WRITEBACK},
-	{"delayed", FK_COPY_DELAYED},
-	{"fsync-each", FK_COPY_FSYNC_EACH},
-	{"syncfs", FK_COPY_SYNCFS},
+    {"writeback", FK_COPY_WRITEBACK},
+    {"delayed", FK_COPY_DELAYED},
+    {"fsync-each", FK_COPY_FSYNC_EACH},
+    {"syncfs", FK_COPY_SYNCFS},
 };
 
 static const char *method_name(int method)
@@ -52,75 +54,172 @@ static int parse_method(const char *name)
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: flushkit cp [OPTIONS] SRC DST\n"
-		"\n"
-		"Copy SRC to DST like 'cp -a' (DST/basename(SRC) if DST is an\n"
-		"existing directory) and make the copy durable: every file and\n"
-		"directory fsynced, files before their directory, the parent of\n"
-		"the copy last.\n"
-		"\n"
-		"options:\n"
-		"  --method=METHOD    how the copy is made durable:\n"
-		"                     writeback   start writeback while copying,\n"
-		"                                 fsync everything at the end (default)\n"
-		"                     delayed     fsync everything at the end\n"
-		"                     fsync-each  fsync each file right after writing it\n"
-		"                     syncfs      syncfs(2) of each file system written\n"
-		"  --flush-after=SIZE writeback hint threshold (default 256KiB)\n"
-		"  --drop-cache       drop copied pages from the page cache\n"
-		"                     (POSIX_FADV_DONTNEED) once they are clean\n"
-		"  --sync-io=IO       how writeback/delayed issue the final fsyncs:\n"
-		"                     auto (default), uring, threads, sequential\n"
-		"  --jobs=N           fsyncs in flight at most (default 32, 1..4096)\n"
-		"  --json             print the summary as JSON\n"
-		"  --progress         show progress on stderr even if not a terminal\n"
-		"  --help             show this help\n"
-		"\n"
-		"exit status: 0 ok, 1 failure, 2 usage, 3 durability degraded\n"
-		"(a directory fsync was not supported by the file system)\n");
+	fprintf(
+	    f,
+	    "usage: flushkit cp [OPTIONS] SRC DST\n"
+	    "       flushkit cp [OPTIONS] SRC... DIR\n"
+	    "       flushkit cp [OPTIONS] -t DIR SRC...\n"
+	    "\n"
+	    "Copy SRC to DST like 'cp -a' (DST/basename(SRC) if DST is an\n"
+	    "existing directory; several sources go into DIR) and make the\n"
+	    "copy durable: every file and directory fsynced, files before\n"
+	    "their directory, the parent of the copy last.\n"
+	    "\n"
+	    "cp options:\n"
+	    "  -a, --archive      accepted: what the copy always does (so are\n"
+	    "                     -R, -r, --recursive, -p, -d, -P,\n"
+	    "                     --no-dereference, -f, --force,\n"
+	    "                     --remove-destination, --preserve[=LIST])\n"
+	    "  -t, --target-directory=DIR  copy every SRC into DIR\n"
+	    "  -T, --no-target-directory   DST is the copy, even if it is\n"
+	    "                     an existing directory\n"
+	    "  -n, --no-clobber   leave existing destination files as they "
+	    "are\n"
+	    "  -u                 --update=older\n"
+	    "  --update[=WHEN]    replace existing destination files: all,\n"
+	    "                     none, older (only if older than the\n"
+	    "                     source; the default of --update)\n"
+	    "  -v, --verbose      print 'SRC' -> 'DST' for each entry created\n"
+	    "  -x, --one-file-system  copy mount points, not what is\n"
+	    "                     mounted on them\n"
+	    "  --reflink[=WHEN]   auto (default: FICLONE where the file\n"
+	    "                     systems allow, else copy_file_range),\n"
+	    "                     always (clone or fail), never (read/write)\n"
+	    "  --sparse=WHEN      auto (default: holes stay holes, data\n"
+	    "                     stays data), always (all-zero 4 KiB\n"
+	    "                     blocks become holes too), never (holes\n"
+	    "                     written as zeros)\n"
+	    "\n"
+	    "resume:\n"
+	    "  --resume           leave destination files whose size and\n"
+	    "                     mtime equal the source's; copy the rest,\n"
+	    "                     then make the whole copy durable\n"
+	    "  --checksum         with --resume: compare content, not mtime\n"
+	    "\n"
+	    "durability options:\n"
+	    "  --method=METHOD    how the copy is made durable:\n"
+	    "                     writeback   start writeback while copying,\n"
+	    "                                 fsync everything at the end "
+	    "(default)\n"
+	    "                     delayed     fsync everything at the end\n"
+	    "                     fsync-each  fsync each file right after "
+	    "writing it\n"
+	    "                     syncfs      syncfs(2) of each file system "
+	    "written\n"
+	    "  --flush-after=SIZE writeback hint threshold (default 256KiB)\n"
+	    "  --drop-cache       drop copied pages from the page cache\n"
+	    "                     (POSIX_FADV_DONTNEED) once they are clean\n"
+	    "  --sync-io=IO       how writeback/delayed issue the final "
+	    "fsyncs:\n"
+	    "                     auto (default), uring, threads, sequential\n"
+	    "  --jobs=N           fsyncs in flight at most (default 32, "
+	    "1..4096)\n"
+	    "  --json             print the summary as JSON\n"
+	    "  --progress         show progress on stderr even if not a "
+	    "terminal\n"
+	    "                     (then one line a second at most)\n"
+	    "  --help             show this help\n"
+	    "\n"
+	    "exit status: 0 ok, 1 failure, 2 usage, 3 durability degraded\n"
+	    "(a directory fsync was not supported by the file system)\n");
 }
 
 struct progress_state {
 	int tty;
 	int shown;
+	uint64_t last_ns; /* the last line, on a pipe */
 };
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Called at most every 100 ms, during the copy and the durability
+ * phase; on a pipe (a log), one line a second at most. */
 static void show_progress(void *arg, const struct fk_tree_stats *st)
 {
 	struct progress_state *p = arg;
+	uint64_t now = now_ns();
+	if (!p->tty && p->last_ns && now - p->last_ns < 1000000000ull)
+		return;
+	p->last_ns = now;
 	char b[32];
 	double elapsed_s = (double)st->walk_ns / 1e9;
-	double rate = elapsed_s > 0 ?
-			      (double)st->bytes / elapsed_s / (1 << 20) : 0;
-	fprintf(stderr, "%scopied %llu files, %llu dirs, %s, %.1f MiB/s%s",
+	double rate =
+	    elapsed_s > 0 ? (double)st->bytes / elapsed_s / (1 << 20) : 0;
+	fprintf(stderr,
+		"%scopied %llu files, %llu dirs, %s, %.1f MiB/s; fsync %llu "
+		"files, %llu dirs%s",
 		p->tty ? "\r" : "", (unsigned long long)st->files,
 		(unsigned long long)st->dirs,
 		cli_human_bytes(st->bytes, b, sizeof(b)), rate,
+		(unsigned long long)st->fsync_calls,
+		(unsigned long long)st->dir_fsync_calls,
 		p->tty ? "\033[K" : "\n");
 	p->shown = 1;
 }
 
-static void print_json(const char *src, const char *dst, int method,
-		       int drop_cache, const struct fk_tree_stats *st, int r,
-		       int exit_code, struct cli_tree_errors *errs)
+static const char *update_name(int update)
+{
+	switch (update) {
+	case FK_COPY_UPDATE_NONE:
+		return "none";
+	case FK_COPY_UPDATE_OLDER:
+		return "older";
+	case FK_COPY_UPDATE_DIFFERENT:
+		return "resume";
+	default:
+		return "all";
+	}
+}
+
+static const char *reflink_name(int reflink)
+{
+	return reflink == FK_COPY_REFLINK_ALWAYS  ? "always"
+	       : reflink == FK_COPY_REFLINK_NEVER ? "never"
+						  : "auto";
+}
+
+static void print_json(const char *src, char **srcs, int nr_src,
+		       const char *dst, const struct fk_tree_opts *opt,
+		       const struct fk_tree_stats *st, int r, int exit_code,
+		       struct cli_tree_errors *errs)
 {
 	struct json_object *o = json_object_new_object();
-#define ADD_U64(name, v) \
+#define ADD_U64(name, v)                                                       \
 	json_object_object_add(o, name, json_object_new_uint64(v))
 	json_object_object_add(o, "command", json_object_new_string("cp"));
 	/* JSON strings are UTF-8; file names need not be. */
-	char *u_src = cli_path_utf8(src), *u_dst = cli_path_utf8(dst);
-	json_object_object_add(o, "src",
-			       json_object_new_string(u_src ? u_src : "?"));
+	char *u_src = src ? cli_path_utf8(src) : NULL,
+	     *u_dst = cli_path_utf8(dst);
+	json_object_object_add(
+	    o, "src", src ? json_object_new_string(u_src ? u_src : "?") : NULL);
+	struct json_object *list = json_object_new_array();
+	for (int i = 0; i < nr_src; i++) {
+		char *u = cli_path_utf8(srcs[i]);
+		json_object_array_add(list,
+				      json_object_new_string(u ? u : "?"));
+		free(u);
+	}
+	json_object_object_add(o, "sources", list);
 	json_object_object_add(o, "dst",
 			       json_object_new_string(u_dst ? u_dst : "?"));
 	free(u_src);
 	free(u_dst);
-	json_object_object_add(o, "method",
-			       json_object_new_string(method_name(method)));
+	json_object_object_add(
+	    o, "method", json_object_new_string(method_name(opt->method)));
 	json_object_object_add(o, "drop_cache",
-			       json_object_new_boolean(drop_cache));
+			       json_object_new_boolean(opt->drop_cache));
+	json_object_object_add(
+	    o, "update", json_object_new_string(update_name(opt->update)));
+	json_object_object_add(
+	    o, "checksum",
+	    json_object_new_boolean(opt->copy_flags & FK_COPY_CHECKSUM));
+	json_object_object_add(
+	    o, "reflink", json_object_new_string(reflink_name(opt->reflink)));
 	json_object_object_add(o, "sync_io",
 			       json_object_new_string(cli_tree_sync_io(st)));
 	ADD_U64("sync_jobs", st->sync_jobs);
@@ -130,6 +229,9 @@ static void print_json(const char *src, const char *dst, int method,
 	ADD_U64("specials", st->specials);
 	ADD_U64("hardlinks", st->hardlinks);
 	ADD_U64("bytes", st->bytes);
+	ADD_U64("skipped", st->skipped);
+	ADD_U64("skipped_bytes", st->skipped_bytes);
+	ADD_U64("reflinks", st->reflinks);
 	ADD_U64("vanished", st->vanished);
 	ADD_U64("errors", st->errors);
 	ADD_U64("warnings", st->warnings);
@@ -143,33 +245,37 @@ static void print_json(const char *src, const char *dst, int method,
 	json_object_object_add(o, "total_s", cli_json_secs(st->total_ns));
 	json_object_object_add(o, "degraded",
 			       json_object_new_boolean(st->degraded));
-	json_object_object_add(o, "result",
-			       json_object_new_string(
-				       cli_tree_result(exit_code)));
+	json_object_object_add(
+	    o, "result", json_object_new_string(cli_tree_result(exit_code)));
 	json_object_object_add(o, "error",
-			       r < 0 && r != -FK_EDEGRADED ?
-				       json_object_new_string(fk_strerror(r)) :
-				       NULL);
+			       r < 0 && r != -FK_EDEGRADED
+				   ? json_object_new_string(fk_strerror(r))
+				   : NULL);
 	cli_tree_json_errors(o, errs);
 	json_object_object_add(o, "exit", json_object_new_int(exit_code));
 #undef ADD_U64
-	printf("%s\n", json_object_to_json_string_ext(
-			       o, JSON_C_TO_STRING_PRETTY |
-					  JSON_C_TO_STRING_SPACED |
-					  JSON_C_TO_STRING_NOSLASHESCAPE));
+	printf("%s\n",
+	       json_object_to_json_string_ext(
+		   o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+			  JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(o);
 }
 
-static void print_text(const char *src, const char *dst, int method,
-		       int drop_cache, const struct fk_tree_stats *st,
-		       int exit_code)
+static void print_text(const char *src, int nr_src, const char *dst,
+		       const struct fk_tree_opts *opt,
+		       const struct fk_tree_stats *st, int exit_code)
 {
 	char b1[32], b2[32];
-	char *q_src = cli_path_quote(src), *q_dst = cli_path_quote(dst);
-	printf("flushkit cp '%s' -> '%s': %s (method %s%s)\n",
-	       q_src ? q_src : "?", q_dst ? q_dst : "?",
-	       cli_tree_result(exit_code), method_name(method),
-	       drop_cache ? ", drop-cache" : "");
+	char *q_src = src ? cli_path_quote(src) : NULL,
+	     *q_dst = cli_path_quote(dst);
+	if (src)
+		printf("flushkit cp '%s' -> '%s': ", q_src ? q_src : "?",
+		       q_dst ? q_dst : "?");
+	else
+		printf("flushkit cp %d sources -> '%s': ", nr_src,
+		       q_dst ? q_dst : "?");
+	printf("%s (method %s%s)\n", cli_tree_result(exit_code),
+	       method_name(opt->method), opt->drop_cache ? ", drop-cache" : "");
 	free(q_src);
 	free(q_dst);
 	printf("  files         %llu\n", (unsigned long long)st->files);
@@ -179,14 +285,31 @@ static void print_text(const char *src, const char *dst, int method,
 	printf("  hard links    %llu\n", (unsigned long long)st->hardlinks);
 	printf("  bytes         %llu (%s)\n", (unsigned long long)st->bytes,
 	       cli_human_bytes(st->bytes, b1, sizeof(b1)));
+	if (st->reflinks)
+		printf("  cloned        %llu files (FICLONE: extents shared "
+		       "with the source)\n",
+		       (unsigned long long)st->reflinks);
+	if (opt->update != FK_COPY_UPDATE_ALL)
+		printf("  left as were  %llu entries, %s (--update=%s)\n",
+		       (unsigned long long)st->skipped,
+		       cli_human_bytes(st->skipped_bytes, b2, sizeof(b2)),
+		       update_name(opt->update));
 	if (st->vanished)
 		printf("  vanished      %llu\n",
 		       (unsigned long long)st->vanished);
 	printf("  errors        %llu\n", (unsigned long long)st->errors);
-	printf("  fsync calls   %llu files, %llu directories, %llu syncfs\n",
-	       (unsigned long long)st->fsync_calls,
-	       (unsigned long long)st->dir_fsync_calls,
-	       (unsigned long long)st->syncfs_calls);
+	/* Each file is fsynced twice: its data, then its times (set only
+	 * once the data is durable). */
+	if (opt->method == FK_COPY_SYNCFS)
+		printf("  syncfs        %llu calls (data, then times), "
+		       "%llu directory fsyncs\n",
+		       (unsigned long long)st->syncfs_calls,
+		       (unsigned long long)st->dir_fsync_calls);
+	else
+		printf("  fsync         %llu files, %llu directories (each "
+		       "file twice: data, then times)\n",
+		       (unsigned long long)st->fsync_calls,
+		       (unsigned long long)st->dir_fsync_calls);
 	if (st->sync_io)
 		printf("  sync io       %s, %u in flight at most\n",
 		       cli_tree_sync_io(st), st->sync_jobs);
@@ -201,31 +324,219 @@ static void print_text(const char *src, const char *dst, int method,
 		       "supported\n");
 }
 
+/* Adds the counts and times of one source's copy to the run's. */
+static void add_stats(struct fk_tree_stats *sum, const struct fk_tree_stats *st)
+{
+	sum->files += st->files;
+	sum->dirs += st->dirs;
+	sum->symlinks += st->symlinks;
+	sum->specials += st->specials;
+	sum->hardlinks += st->hardlinks;
+	sum->bytes += st->bytes;
+	sum->vanished += st->vanished;
+	sum->errors += st->errors;
+	sum->warnings += st->warnings;
+	sum->fsync_calls += st->fsync_calls;
+	sum->dir_fsync_calls += st->dir_fsync_calls;
+	sum->syncfs_calls += st->syncfs_calls;
+	sum->writeback_ranges += st->writeback_ranges;
+	sum->writeback_bytes += st->writeback_bytes;
+	sum->walk_ns += st->walk_ns;
+	sum->writeback_ns += st->writeback_ns;
+	sum->fsync_ns += st->fsync_ns;
+	sum->total_ns += st->total_ns;
+	sum->degraded |= st->degraded;
+	if (st->sync_io) {
+		sum->sync_io = st->sync_io;
+		sum->sync_jobs = st->sync_jobs;
+	}
+	sum->skipped += st->skipped;
+	sum->skipped_bytes += st->skipped_bytes;
+	sum->reflinks += st->reflinks;
+}
+
+/* cp -v: one line per entry created, "'SRC' -> 'DST'". */
+static void show_copied(void *arg, const char *src, const char *dst)
+{
+	FILE *f = arg;
+	char *q_src = cli_path_quote(src), *q_dst = cli_path_quote(dst);
+	fprintf(f, "'%s' -> '%s'\n", q_src ? q_src : "?", q_dst ? q_dst : "?");
+	free(q_src);
+	free(q_dst);
+}
+
+/* The attributes --preserve= names: all copied, always. 0 if @list is
+ * a comma-separated list of them. */
+static int check_attr_list(const char *list)
+{
+	static const char *const attrs[] = {"mode",  "ownership", "timestamps",
+					    "links", "xattr",	  "all"};
+	char *copy = strdup(list), *save = NULL;
+	int bad = !copy || !*list;
+	for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t && !bad;
+	     t = strtok_r(NULL, ",", &save)) {
+		bad = 1;
+		for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++)
+			if (!strcmp(t, attrs[i]))
+				bad = 0;
+	}
+	free(copy);
+	return bad ? -1 : 0;
+}
+
+enum {
+	OPT_METHOD = 256,
+	OPT_FLUSH_AFTER,
+	OPT_DROP_CACHE,
+	OPT_JSON,
+	OPT_PROGRESS,
+	OPT_SYNC_IO,
+	OPT_JOBS,
+	OPT_UPDATE,
+	OPT_RESUME,
+	OPT_CHECKSUM,
+	OPT_REFLINK,
+	OPT_SPARSE,
+	OPT_PRESERVE,
+	OPT_NO_PRESERVE,
+	OPT_NOOP,
+};
+
 int cmd_cp(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"method", required_argument, NULL, 'm'},
-		{"flush-after", required_argument, NULL, 'f'},
-		{"drop-cache", no_argument, NULL, 'd'},
-		{"json", no_argument, NULL, 'j'},
-		{"progress", no_argument, NULL, 'p'},
-		{"sync-io", required_argument, NULL, 'I'},
-		{"jobs", required_argument, NULL, 'J'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"method", required_argument, NULL, OPT_METHOD},
+	    {"flush-after", required_argument, NULL, OPT_FLUSH_AFTER},
+	    {"drop-cache", no_argument, NULL, OPT_DROP_CACHE},
+	    {"json", no_argument, NULL, OPT_JSON},
+	    {"progress", no_argument, NULL, OPT_PROGRESS},
+	    {"sync-io", required_argument, NULL, OPT_SYNC_IO},
+	    {"jobs", required_argument, NULL, OPT_JOBS},
+	    {"archive", no_argument, NULL, 'a'},
+	    {"recursive", no_argument, NULL, 'R'},
+	    {"no-dereference", no_argument, NULL, 'P'},
+	    {"force", no_argument, NULL, 'f'},
+	    {"remove-destination", no_argument, NULL, OPT_NOOP},
+	    {"target-directory", required_argument, NULL, 't'},
+	    {"no-target-directory", no_argument, NULL, 'T'},
+	    {"no-clobber", no_argument, NULL, 'n'},
+	    {"update", optional_argument, NULL, OPT_UPDATE},
+	    {"resume", no_argument, NULL, OPT_RESUME},
+	    {"checksum", no_argument, NULL, OPT_CHECKSUM},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"one-file-system", no_argument, NULL, 'x'},
+	    {"reflink", optional_argument, NULL, OPT_REFLINK},
+	    {"sparse", required_argument, NULL, OPT_SPARSE},
+	    {"preserve", optional_argument, NULL, OPT_PRESERVE},
+	    {"no-preserve", required_argument, NULL, OPT_NO_PRESERVE},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct fk_tree_opts o;
-	int json = 0, force_progress = 0, c;
+	int json = 0, force_progress = 0, verbose = 0, c;
+	const char *target_dir = NULL;
 	fk_tree_opts_init(&o);
 	o.method = FK_COPY_WRITEBACK;
 	struct cli_tree_errors errs = {0};
 	o.report = cli_tree_report; /* names quoted: one line each */
 	o.report_arg = &errs;
 
-	optind = 0;	/* callable more than once (tests run it in-process) */
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	optind = 0; /* callable more than once (tests run it in-process) */
+	while ((c = getopt_long(argc, argv, "aRrPpdfnuvxTt:h", longopts,
+				NULL)) != -1) {
 		switch (c) {
-		case 'm':
+		case 'a': /* what the copy always does */
+		case 'R':
+		case 'r':
+		case 'P':
+		case 'p':
+		case 'd':
+		case 'f': /* an existing file is always replaced */
+		case OPT_NOOP:
+			break;
+		case 't':
+			target_dir = optarg;
+			break;
+		case 'T':
+			o.copy_flags |= FK_COPY_NO_TARGET_DIR;
+			break;
+		case 'n':
+			o.update = FK_COPY_UPDATE_NONE;
+			break;
+		case 'u':
+			o.update = FK_COPY_UPDATE_OLDER;
+			break;
+		case OPT_UPDATE:
+			if (!optarg || !strcmp(optarg, "older"))
+				o.update = FK_COPY_UPDATE_OLDER;
+			else if (!strcmp(optarg, "all"))
+				o.update = FK_COPY_UPDATE_ALL;
+			else if (!strcmp(optarg, "none"))
+				o.update = FK_COPY_UPDATE_NONE;
+			else {
+				cli_error("cp: bad --update '%s' (all, none "
+					  "or older)",
+					  optarg);
+				return FK_EXIT_USAGE;
+			}
+			break;
+		case OPT_RESUME:
+			o.update = FK_COPY_UPDATE_DIFFERENT;
+			break;
+		case OPT_CHECKSUM:
+			o.copy_flags |= FK_COPY_CHECKSUM;
+			break;
+		case 'v':
+			verbose = 1;
+			break;
+		case 'x':
+			o.copy_flags |= FK_COPY_ONE_FS;
+			break;
+		case OPT_REFLINK:
+			if (!optarg || !strcmp(optarg, "always"))
+				o.reflink = FK_COPY_REFLINK_ALWAYS;
+			else if (!strcmp(optarg, "auto"))
+				o.reflink = FK_COPY_REFLINK_AUTO;
+			else if (!strcmp(optarg, "never"))
+				o.reflink = FK_COPY_REFLINK_NEVER;
+			else {
+				cli_error("cp: bad --reflink '%s' (auto, "
+					  "always or never)",
+					  optarg);
+				return FK_EXIT_USAGE;
+			}
+			break;
+		case OPT_SPARSE:
+			if (!strcmp(optarg, "auto"))
+				o.sparse = FK_COPY_SPARSE_AUTO;
+			else if (!strcmp(optarg, "always"))
+				o.sparse = FK_COPY_SPARSE_ALWAYS;
+			else if (!strcmp(optarg, "never"))
+				o.sparse = FK_COPY_SPARSE_NEVER;
+			else {
+				cli_error("cp: bad --sparse '%s' (auto, always "
+					  "or never)",
+					  optarg);
+				return FK_EXIT_USAGE;
+			}
+			break;
+		case OPT_PRESERVE:
+			if (optarg && check_attr_list(optarg)) {
+				cli_error("cp: bad --preserve '%s' (mode, "
+					  "ownership, timestamps, links, "
+					  "xattr, all)",
+					  optarg);
+				return FK_EXIT_USAGE;
+			}
+			break; /* all of them are always copied */
+		case OPT_NO_PRESERVE:
+			cli_error("cp: --no-preserve=%s is not supported: the "
+				  "copy always keeps mode, ownership, "
+				  "timestamps, links and xattrs (its "
+				  "completeness shows in the times)",
+				  optarg);
+			return FK_EXIT_USAGE;
+		case OPT_METHOD:
 			o.method = parse_method(optarg);
 			if (o.method < 0) {
 				cli_error("cp: unknown method '%s' (writeback, "
@@ -234,22 +545,22 @@ int cmd_cp(int argc, char **argv)
 				return FK_EXIT_USAGE;
 			}
 			break;
-		case 'f':
+		case OPT_FLUSH_AFTER:
 			if (cli_parse_size(optarg, &o.flush_after_bytes)) {
 				cli_error("cp: bad size '%s'", optarg);
 				return FK_EXIT_USAGE;
 			}
 			break;
-		case 'd':
+		case OPT_DROP_CACHE:
 			o.drop_cache = 1;
 			break;
-		case 'j':
+		case OPT_JSON:
 			json = 1;
 			break;
-		case 'p':
+		case OPT_PROGRESS:
 			force_progress = 1;
 			break;
-		case 'I':
+		case OPT_SYNC_IO:
 			o.sync_io = fk_sync_io_parse(optarg);
 			if (o.sync_io < 0) {
 				cli_error("cp: unknown --sync-io '%s' (auto, "
@@ -258,7 +569,7 @@ int cmd_cp(int argc, char **argv)
 				return FK_EXIT_USAGE;
 			}
 			break;
-		case 'J': {
+		case OPT_JOBS: {
 			char *end;
 			errno = 0;
 			unsigned long v = strtoul(optarg, &end, 10);
@@ -280,43 +591,109 @@ int cmd_cp(int argc, char **argv)
 			return FK_EXIT_USAGE;
 		}
 	}
-	if (argc - optind != 2) {
-		cli_error("cp: expected SRC and DST");
+	if (o.reflink == FK_COPY_REFLINK_ALWAYS &&
+	    o.sparse != FK_COPY_SPARSE_AUTO) {
+		cli_error("cp: --reflink=always goes only with --sparse=auto");
+		return FK_EXIT_USAGE;
+	}
+	if ((o.copy_flags & FK_COPY_CHECKSUM) &&
+	    o.update != FK_COPY_UPDATE_DIFFERENT) {
+		cli_error("cp: --checksum goes with --resume");
+		return FK_EXIT_USAGE;
+	}
+	/* The operands, as cp: SRC... DIR, -t DIR SRC..., -T SRC DST. */
+	int nr_ops = argc - optind;
+	char **ops = argv + optind;
+	if (target_dir && (o.copy_flags & FK_COPY_NO_TARGET_DIR)) {
+		cli_error("cp: cannot combine --target-directory (-t) and "
+			  "--no-target-directory (-T)");
+		return FK_EXIT_USAGE;
+	}
+	if (nr_ops == 0 || (nr_ops == 1 && !target_dir)) {
+		if (nr_ops == 0)
+			cli_error("cp: missing file operand");
+		else
+			cli_error("cp: missing destination file operand "
+				  "after '%s'",
+				  ops[0]);
 		usage(stderr);
 		return FK_EXIT_USAGE;
 	}
-	const char *src = argv[optind], *dst = argv[optind + 1];
+	if ((o.copy_flags & FK_COPY_NO_TARGET_DIR) && nr_ops > 2) {
+		cli_error("cp: extra operand '%s'", ops[2]);
+		usage(stderr);
+		return FK_EXIT_USAGE;
+	}
+	const char *dst = target_dir;
+	int nr_src = nr_ops;
+	if (!dst) {
+		dst = ops[--nr_src];
+	}
+	if (target_dir || nr_src > 1) {
+		struct stat ds;
+		char *q = cli_path_quote(dst);
+		errno = 0;
+		if (stat(dst, &ds) < 0 || !S_ISDIR(ds.st_mode)) {
+			int err = errno;
+			if (!target_dir && err == 0)
+				cli_error("cp: target '%s' is not a directory",
+					  q ? q : "?");
+			else
+				cli_error("cp: target%s '%s': %s",
+					  target_dir ? " directory" : "",
+					  q ? q : "?",
+					  strerror(err ? err : ENOTDIR));
+			free(q);
+			return FK_EXIT_FAILURE;
+		}
+		free(q);
+	}
 
 	struct progress_state ps = {.tty = isatty(STDERR_FILENO)};
 	if (cli_progress_wanted(force_progress)) {
 		o.progress = show_progress;
 		o.progress_arg = &ps;
 	}
+	if (verbose) {
+		/* With --json, stdout is the JSON object's. */
+		o.copied = show_copied;
+		o.copied_arg = json ? stderr : stdout;
+	}
 
 	cli_raise_nofile();
-	struct fk_tree_stats st;
-	int r = fk_tree_copy(src, dst, &o, &st);
+	struct fk_tree_stats sum = {0}, st;
+	int r = 0;
+	/* Each source as its own copy into the target: each one's
+	 * durability phase ends with the fsync of the target directory. */
+	for (int i = 0; i < nr_src; i++) {
+		int sr = fk_tree_copy(ops[i], dst, &o, &st);
+		add_stats(&sum, &st);
+		if (sr < 0 && (r == 0 || r == -FK_EDEGRADED))
+			r = sr;
+	}
 	if (ps.shown && ps.tty)
 		fputc('\n', stderr);
 
 	int exit_code = cli_tree_exit(r);
+	const char *src = nr_src == 1 ? ops[0] : NULL;
 
 	if (json)
-		print_json(src, dst, o.method, o.drop_cache, &st, r, exit_code,
+		print_json(src, ops, nr_src, dst, &o, &sum, r, exit_code,
 			   &errs);
 	else
-		print_text(src, dst, o.method, o.drop_cache, &st, exit_code);
+		print_text(src, nr_src, dst, &o, &sum, exit_code);
 	fflush(stdout);
 
-	char *q_src = cli_path_quote(src), *q_dst = cli_path_quote(dst);
+	char *q_src = cli_path_quote(src ? src : "..."),
+	     *q_dst = cli_path_quote(dst);
 	if (exit_code == FK_EXIT_FAILURE)
 		cli_error("cp '%s' to '%s' failed (%llu errors): %s",
 			  q_src ? q_src : "?", q_dst ? q_dst : "?",
-			  (unsigned long long)st.errors, fk_strerror(r));
+			  (unsigned long long)sum.errors, fk_strerror(r));
 	else if (exit_code == FK_EXIT_DEGRADED)
 		cli_warn("cp '%s' to '%s': durability degraded (directory "
-			 "sync not supported)", q_src ? q_src : "?",
-			 q_dst ? q_dst : "?");
+			 "sync not supported)",
+			 q_src ? q_src : "?", q_dst ? q_dst : "?");
 	free(q_src);
 	free(q_dst);
 	json_object_put(errs.list);
