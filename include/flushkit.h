@@ -1582,8 +1582,10 @@ FK_API int fk_store_opts_preset(struct fk_store_opts *o, const char *flush);
  *
  * One opener at a time: before it reads anything for recovery or
  * writes anything (creation included), the open takes an exclusive
- * open-file-description lock (fcntl F_OFD_SETLK) on the file "lock" in
- * @dir (created 0600 if missing, never removed).  The lock belongs to
+ * flock(2) of @dir itself and an exclusive open-file-description lock
+ * (fcntl F_OFD_SETLK) on the file "lock" in @dir (created 0600 if
+ * missing, never removed); the directory's lock keeps others out even
+ * when the lock file is removed or replaced.  The locks belong to
  * this store handle: a second fk_store_open of @dir - from another
  * process, or from this one (another thread, or the same) - fails with
  * -EBUSY and changes nothing on disk, until fk_store_close.  The kernel

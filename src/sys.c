@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
@@ -232,6 +233,11 @@ static int sys_fcntl_lock(int fd, int cmd, struct flock *fl)
 	RETRY(int, fcntl(fd, cmd, fl));
 }
 
+static int sys_flock(int fd, int op)
+{
+	RETRY(int, flock(fd, op));
+}
+
 static int sys_ioctl(int fd, unsigned long req, void *arg)
 {
 	RETRY(int, ioctl(fd, req, arg));
@@ -256,6 +262,7 @@ static int sys_ioctl(int fd, unsigned long req, void *arg)
 	.getdents64 = sys_getdents64, \
 	.lseek = sys_lseek, \
 	.fcntl_lock = sys_fcntl_lock, \
+	.flock = sys_flock, \
 	.copy_file_range = sys_copy_file_range, \
 	.ftruncate = sys_ftruncate, \
 	.fallocate = sys_fallocate, \

@@ -51,6 +51,8 @@ struct fk_sys_ops {
 	/* fcntl(fd, cmd, fl) for the record-lock commands (F_OFD_SETLK,
 	 * F_OFD_GETLK, F_SETLK, ...) */
 	int (*fcntl_lock)(int fd, int cmd, struct flock *fl);
+	/* flock(fd, op): LOCK_EX | LOCK_NB on a data directory */
+	int (*flock)(int fd, int op);
 	ssize_t (*copy_file_range)(int fd_in, off_t *off_in, int fd_out,
 				   off_t *off_out, size_t len,
 				   unsigned int flags);

@@ -19,6 +19,14 @@
  *     runs an open fails with -EBUSY; then it is killed with SIGKILL in
  *     the middle of its commits: the next open succeeds (no stale lock)
  *     and recovery keeps every acknowledged row.
+ *  5. The lock file removed, or replaced by a new file, while a store is
+ *     open (a cleanup script, a restore, an operator who takes it for a
+ *     stale pid file): an open from another thread and from another
+ *     process still fail with -EBUSY, since the data directory itself is
+ *     locked too; after the holder closes, the store opens again.
+ *     Regression: the second opener created a new lock file, locked it,
+ *     ran recovery on the live store and committed into it (both runs
+ *     exited 0, acknowledged commits lost).
  */
 #include "fktest.h"
 #include "store-int.h"
@@ -320,6 +328,57 @@ static void test_kill9(void)
 	CHECK_EQ(fk_store_close(s), 0);
 }
 
+/* ---- 5. the lock file unlinked or replaced under a live store ---- */
+
+static int open_in_child(void)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct fk_store_opts o = opts();
+		struct fk_store *s = NULL;
+		int r = fk_store_open(dir, &o, &s);
+		if (s)
+			fk_store_close(s);
+		_exit(r == -EBUSY ? 0 : r == 0 ? 1 : 2);
+	}
+	int st = 0;
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 3;
+}
+
+static void test_lock_file_removed(void)
+{
+	char lock[4300];
+	snprintf(lock, sizeof(lock), "%s/lock", dir);
+	for (int replace = 0; replace < 2; replace++) {
+		struct fk_store_opts o = opts();
+		struct fk_store *s = NULL, *s2 = NULL;
+		CHECK_EQ(fk_store_open(dir, &o, &s), 0);
+		if (!s)
+			return;
+		CHECK_EQ(unlink(lock), 0);
+		if (replace) {
+			FILE *f = fopen(lock, "w");
+			CHECK(f != NULL);
+			if (f)
+				fclose(f);
+		}
+		int r = fk_store_open(dir, &o, &s2);
+		printf("lock file %s under an open store: open: %s\n",
+		       replace ? "replaced" : "removed", fk_strerror(r));
+		CHECK_EQ(r, -EBUSY);
+		if (s2)
+			fk_store_close(s2);
+		/* 0: -EBUSY in the child, 1: it opened the store */
+		CHECK_EQ(open_in_child(), 0);
+		CHECK_EQ(fk_store_close(s), 0);
+		s = NULL;
+		CHECK_EQ(fk_store_open(dir, &o, &s), 0);
+		if (s)
+			CHECK_EQ(fk_store_close(s), 0);
+	}
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "%s/db", fkt_tmpdir());
@@ -328,5 +387,6 @@ int main(void)
 	test_two_processes();
 	test_held_unchanged();
 	test_kill9();
+	test_lock_file_removed();
 	return fkt_done();
 }

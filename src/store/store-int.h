@@ -222,8 +222,9 @@ enum {
 
 struct fk_store {
 	int dirfd, basefd, waldirfd;
-	/* Holds the data directory's OFD lock (S8); closed last. */
-	int lockfd;
+	/* Hold the data directory's locks (S8): the OFD lock of its lock
+	 * file, and a flock of the directory itself; closed last. */
+	int lockfd, dirlockfd;
 	struct fk_store_opts o;
 	uint64_t seg_bytes;		/* table segment */
 	uint32_t blocks_per_seg;

@@ -85,9 +85,12 @@
  *      thread) conflicts too, and the kernel drops it with the last
  *      descriptor (exit, kill -9): never stale.  store_free closes it
  *      last, after every other descriptor and every write of the handle.
- *      The lock file is never removed (fk_store_destroy keeps it):
- *      removing a held one would let the next opener lock a new file
- *      beside the live store.  fk_store_destroy removes under the same
+ *      The lock file is never removed (fk_store_destroy keeps it).
+ *      Since anyone can unlink or replace a name, the directory itself
+ *      is locked too, first: flock(LOCK_EX | LOCK_NB) of a descriptor of
+ *      its own (also per open file description, also dropped by the
+ *      kernel), so a lock file removed or replaced under a live store
+ *      still leaves every other opener -EBUSY.  fk_store_destroy removes under the same
  *      lock.
  *  S9. Under that lock, a directory is classified by names only
  *      (dir_state): a control file is a store; none, and no catalog and
@@ -116,6 +119,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 
@@ -1399,32 +1403,49 @@ out:
 #define LOCK_NAME "lock"
 
 /*
- * Open @dirfd's lock file (created 0600 if @create) and take its OFD
- * write lock without waiting (S8).  An open file description's lock
- * conflicts with every other description's, in this process too, and
- * goes when the last descriptor of it is closed (by the kernel at a
- * kill -9).  Returns 0 with *@fd set, -EBUSY (held elsewhere), -ENOENT
- * (no lock file and !@create) or the -errno of open or fcntl.
+ * Lock the data directory @dirfd for one store handle (S8): first a
+ * flock of a descriptor of the directory itself, then the OFD write
+ * lock of its lock file (created 0600 if @create), neither waiting.
+ * Both belong to their open file descriptions: they conflict with every
+ * other description's, in this process too, and go when the last
+ * descriptor is closed (by the kernel at a kill -9).  The directory's
+ * lock is what a removed or replaced lock file cannot undo.  Returns 0
+ * with *@fd and *@dfd set, -EBUSY (held elsewhere), -ENOENT (no lock
+ * file and !@create; nothing held) or the -errno of open, flock or fcntl.
  */
-static int lock_dir(int dirfd, int create, int *fd)
+static int lock_dir(int dirfd, int create, int *fd, int *dfd)
 {
+	int dlfd = fk_sys.openat(dirfd, ".", O_RDONLY | O_DIRECTORY, 0);
+	if (dlfd < 0)
+		return dlfd;
+	int r = fk_sys.flock(dlfd, LOCK_EX | LOCK_NB);
+	if (r == -EWOULDBLOCK)
+		r = -EBUSY;
+	if (r) {
+		fk_sys.close(dlfd);
+		return r;
+	}
 	int lfd =
 	    fk_sys.openat(dirfd, LOCK_NAME,
 			  O_RDWR | O_NOFOLLOW | (create ? O_CREAT : 0), 0600);
-	if (lfd < 0)
+	if (lfd < 0) {
+		fk_sys.close(dlfd);
 		return lfd;
+	}
 	struct flock fl;
 	memset(&fl, 0, sizeof(fl));
 	fl.l_type = F_WRLCK;
 	fl.l_whence = SEEK_SET; /* l_start 0, l_len 0: the whole file */
-	int r = fk_sys.fcntl_lock(lfd, F_OFD_SETLK, &fl);
+	r = fk_sys.fcntl_lock(lfd, F_OFD_SETLK, &fl);
 	if (r == -EAGAIN || r == -EACCES)
 		r = -EBUSY;
 	if (r) {
 		fk_sys.close(lfd);
+		fk_sys.close(dlfd);
 		return r;
 	}
 	*fd = lfd;
+	*dfd = dlfd;
 	return 0;
 }
 
@@ -1495,7 +1516,7 @@ static int dir_state(int dirfd)
 static int lock_and_classify(struct fk_store *s, int *fresh)
 {
 	int mode = s->o.create_mode, st;
-	int r = lock_dir(s->dirfd, 0, &s->lockfd);
+	int r = lock_dir(s->dirfd, 0, &s->lockfd, &s->dirlockfd);
 	if (r == -ENOENT) {
 		/* No lock file: no store yet, or one made before lock
 		 * files. */
@@ -1504,7 +1525,7 @@ static int lock_and_classify(struct fk_store *s, int *fresh)
 			return st;
 		if ((st == DIR_NO_STORE && mode != FK_STORE_OPEN_EXISTING) ||
 		    (st == DIR_STORE && mode != FK_STORE_CREATE_NEW))
-			r = lock_dir(s->dirfd, 1, &s->lockfd);
+			r = lock_dir(s->dirfd, 1, &s->lockfd, &s->dirlockfd);
 		else
 			goto decide;
 	}
@@ -1587,6 +1608,8 @@ static void store_free(struct fk_store *s)
 	/* Last: every write of this handle is done (S8). */
 	if (s->lockfd >= 0)
 		fk_sys.close(s->lockfd);
+	if (s->dirlockfd >= 0)
+		fk_sys.close(s->dirlockfd);
 	pthread_mutex_destroy(&s->cat_mu);
 	pthread_mutex_destroy(&s->files_mu);
 	pthread_mutex_destroy(&s->ckpt_mu);
@@ -1628,7 +1651,7 @@ int fk_store_open(const char *dir, const struct fk_store_opts *o,
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->dirfd = s->basefd = s->waldirfd = s->lockfd = -1;
+	s->dirfd = s->basefd = s->waldirfd = s->lockfd = s->dirlockfd = -1;
 	if (o)
 		s->o = *o;
 	else
@@ -1858,19 +1881,21 @@ static int remove_store(int dfd)
 
 int fk_store_destroy(const char *dir)
 {
-	int dfd, lfd = -1, r;
+	int dfd, lfd = -1, dlfd = -1, r;
 	if (!dir)
 		return -EINVAL;
 	dfd = fk_sys.openat(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY, 0);
 	if (dfd < 0)
 		return dfd;
-	r = lock_dir(dfd, 1, &lfd);
+	r = lock_dir(dfd, 1, &lfd, &dlfd);
 	if (!r)
 		r = remove_store(dfd);
 	/* The lock file stays: removing it while held would let a new
 	 * opener lock a new file next to a live one. */
 	if (lfd >= 0)
 		fk_sys.close(lfd);
+	if (dlfd >= 0)
+		fk_sys.close(dlfd);
 	fk_sys.close(dfd);
 	return r;
 }
