@@ -102,5 +102,19 @@ bg=
 	err "check after the held run exit $?: $(cat check2.out)"
 has check2.out "consistency check: OK"
 
+# A damaged store (its catalog gone, its control file kept) is said to be
+# damaged, never "no store ... create one with -i" (which would replace
+# it); nothing changes.
+cp -a "$d" dmg && rm dmg/catalog
+listing dmg >dmg-before.lst
+"$FLUSHKIT" bench tpcb --check --data-dir dmg >dmg.out 2>&1
+rc=$?
+[ $rc -eq 1 ] || err "damaged store: exit $rc"
+has dmg.out "catalog file 'catalog' is missing"
+has dmg.out "the store in 'dmg' is damaged"
+grep -q "create one" dmg.out && err "damaged store: told to create one: $(cat dmg.out)"
+listing dmg >dmg-after.lst
+cmp -s dmg-before.lst dmg-after.lst || err "damaged store changed: $(diff dmg-before.lst dmg-after.lst)"
+
 [ $fail -eq 0 ] && echo ok
 exit $fail

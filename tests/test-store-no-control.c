@@ -12,6 +12,9 @@
  *  1. A store with a bulk-loaded table, closed cleanly, control deleted.
  *  2. The same after a kill -9 in the middle of commits (the WAL holds
  *     records past the last checkpoint), control deleted.
+ *  3. After a kill -9, the catalog deleted (the control file kept): also
+ *     -FK_ECORRUPT, the log naming the catalog, nothing changed; before,
+ *     -ENOENT, the answer for a directory with no store at all.
  * Each is opened with every create mode; a listing of the directory with
  * sizes, mtimes and checksums is the same before and after.
  */
@@ -95,7 +98,10 @@ static void crash(const char *dir)
 	close(p[0]);
 }
 
-static void expect_corrupt(const char *dir, const char *label)
+/* @nmodes: how many of the create modes below apply (FK_STORE_CREATE_NEW
+ * on a directory with a control file is -EEXIST, rightly). */
+static void expect_corrupt(const char *dir, const char *label,
+			   const char *logged, size_t nmodes)
 {
 	static const struct {
 		int mode;
@@ -105,7 +111,8 @@ static void expect_corrupt(const char *dir, const char *label)
 	    {FK_STORE_CREATE_IF_MISSING, "create-if-missing"},
 	    {FK_STORE_CREATE_NEW, "create-new"},
 	};
-	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+	for (size_t i = 0; i < nmodes && i < sizeof(modes) / sizeof(modes[0]);
+	     i++) {
 		struct fk_store_opts o = opts();
 		struct fk_store *s = NULL;
 		o.create_mode = modes[i].mode;
@@ -119,7 +126,7 @@ static void expect_corrupt(const char *dir, const char *label)
 		CHECK(s == NULL);
 		if (s)
 			fk_store_close(s);
-		CHECK(fkt_store_log_has("control file 'control' is missing"));
+		CHECK(fkt_store_log_has(logged));
 		CHECK(before && after);
 		if (before && after && strcmp(before, after))
 			printf("directory changed:\nbefore:\n%safter:\n%s",
@@ -138,13 +145,26 @@ int main(void)
 	load(dir);
 	snprintf(path, sizeof(path), "%s/control", dir);
 	CHECK_EQ(unlink(path), 0);
-	expect_corrupt(dir, "closed cleanly");
+	expect_corrupt(dir, "closed cleanly",
+		       "control file 'control' is missing", 3);
 
 	snprintf(dir, sizeof(dir), "%s/crashed", fkt_tmpdir());
 	load(dir);
 	crash(dir);
 	snprintf(path, sizeof(path), "%s/control", dir);
 	CHECK_EQ(unlink(path), 0);
-	expect_corrupt(dir, "after kill -9");
+	expect_corrupt(dir, "after kill -9",
+		       "control file 'control' is missing", 3);
+
+	/* A store with its control file but without its catalog: damaged
+	 * too (-FK_ECORRUPT naming the catalog), never "no store" (-ENOENT,
+	 * which bench tpcb answered with "create one with -i"). */
+	snprintf(dir, sizeof(dir), "%s/nocatalog", fkt_tmpdir());
+	load(dir);
+	crash(dir);
+	snprintf(path, sizeof(path), "%s/catalog", dir);
+	CHECK_EQ(unlink(path), 0);
+	expect_corrupt(dir, "catalog missing, after kill -9",
+		       "catalog file 'catalog' is missing", 2);
 	return fkt_done();
 }

@@ -949,6 +949,12 @@ static int open_store(struct run *r)
 		cli_error("no store in '%s'; create one with 'flushkit bench "
 			  "tpcb -i --data-dir %s'",
 			  r->data_dir, r->data_dir);
+	else if (ret == -FK_ECORRUPT)
+		cli_error("the store in '%s' is damaged (the store's messages "
+			  "above say what is wrong); it was not changed. "
+			  "Restore it from a copy: 'flushkit bench tpcb -i' "
+			  "would replace it with a new one",
+			  r->data_dir);
 	else if (ret)
 		cli_error("open store '%s': %s", r->data_dir, fk_strerror(ret));
 	if (ret)
@@ -2337,6 +2343,13 @@ static int do_run(struct run *r)
 		if (ret == -ENOENT)
 			cli_error("'%s' has no tpcb tables; run 'flushkit "
 				  "bench tpcb -i' first",
+				  r->data_dir);
+		else if (ret == -FK_ECORRUPT)
+			cli_error("the tpcb tables in '%s' do not make a "
+				  "complete database (a load with -i that did "
+				  "not finish, or tables of another program): "
+				  "their row sizes or counts fit no scale; "
+				  "'flushkit bench tpcb -i' loads them anew",
 				  r->data_dir);
 		else
 			cli_error("open tables in '%s': %s", r->data_dir,

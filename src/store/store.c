@@ -1643,7 +1643,7 @@ int fk_store_open(const char *dir, const struct fk_store_opts *o,
 	struct fk_store *s;
 	struct fk_control ctl;
 	pthread_condattr_t ca;
-	int r, fresh = 0;
+	int r, fresh = 0, existing = 0;
 
 	if (!dir || !out)
 		return -EINVAL;
@@ -1698,6 +1698,7 @@ int fk_store_open(const char *dir, const struct fk_store_opts *o,
 		fk_store_log(s, "control file: %s", fk_strerror(r));
 		goto fail;
 	} else {
+		existing = 1;
 		/* The geometry is fixed when the store is created. */
 		s->wal_seg_bytes = ctl.wal_seg_bytes;
 		s->seg_bytes = ctl.seg_bytes;
@@ -1768,6 +1769,8 @@ int fk_store_open(const char *dir, const struct fk_store_opts *o,
 		r = fk_checkpoint_run(s, "init", CKPT_REQ_IMMEDIATE, 0);
 	} else {
 		r = read_catalog(s);
+		if (r == -ENOENT)
+			fk_store_log(s, "catalog file 'catalog' is missing");
 		if (!r)
 			r = recover(s, &ctl);
 	}
@@ -1782,6 +1785,16 @@ int fk_store_open(const char *dir, const struct fk_store_opts *o,
 fail:
 	if (!r)
 		r = -EIO;
+	/* A store with its control file whose open then finds a file it
+	 * needs missing (its catalog, a WAL segment the control file points
+	 * into) is damaged (S9), never "no store": -ENOENT stays the answer
+	 * for a directory that holds none. */
+	if (existing && r == -ENOENT) {
+		fk_store_log(s, "a file of the store is missing (see above): "
+				"the data directory is damaged; nothing was "
+				"changed");
+		r = -FK_ECORRUPT;
+	}
 	/* A failed creation leaves no store behind, only the lock file
 	 * (S9): a catalog or WAL segments without a control file would be
 	 * refused as damaged by every later open.  Nothing in it was
