@@ -14,6 +14,12 @@
  * failed fsync means the data may not be on disk, whatever a second
  * fsync would say.
  *
+ * Every name is taken relative to the directory's descriptor (*at()
+ * calls), and the temporary file is created with O_EXCL | O_NOFOLLOW:
+ * a symlink planted at FILE.tmp is never written through, and a
+ * FILE.tmp left by a crash is reported, not reused.  The new file gets
+ * the old one's mode (0600 when there is none), whatever the umask.
+ *
  *   usage: durable-replace FILE TEXT
  */
 #include <flushkit.h>
@@ -24,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* fsync @fd through the library; report failures with @what and @path. */
@@ -47,11 +54,14 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *path = argv[1], *text = argv[2];
-	char *copy = strdup(path), tmp[4096], *dir;
-	if (!copy)
+	char *dcopy = strdup(path), *bcopy = strdup(path), tmp[4096];
+	if (!dcopy || !bcopy)
 		return 1;
-	dir = dirname(copy);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	const char *dir = dirname(dcopy), *base = basename(bcopy);
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", base) >= (int)sizeof(tmp)) {
+		fprintf(stderr, "durable-replace: '%s': name too long\n", path);
+		return 1;
+	}
 
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0) {
@@ -59,37 +69,56 @@ int main(int argc, char **argv)
 			strerror(errno));
 		return 1;
 	}
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	struct stat st;
+	mode_t mode = 0600;
+	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISREG(st.st_mode))
+		mode = st.st_mode & 07777;
+	int fd = openat(dfd, tmp,
+			O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			mode);
 	if (fd < 0) {
-		fprintf(stderr, "durable-replace: create '%s': %s\n", tmp,
-			strerror(errno));
+		int e = errno;
+		fprintf(stderr, "durable-replace: create '%s/%s': %s%s\n", dir,
+			tmp, strerror(e),
+			e == EEXIST ? " (left by an earlier run? remove it)"
+				    : "");
+		return 1;
+	}
+	if (fchmod(fd, mode)) { /* the umask must not narrow the old mode */
+		fprintf(stderr, "durable-replace: chmod '%s/%s': %s\n", dir,
+			tmp, strerror(errno));
+		close(fd);
+		unlinkat(dfd, tmp, 0);
 		return 1;
 	}
 	size_t len = strlen(text);
 	ssize_t n = write(fd, text, len);
 	if (n != (ssize_t)len) {
-		fprintf(stderr, "durable-replace: write '%s': %s\n", tmp,
-			n < 0 ? strerror(errno) : "short write");
-		unlink(tmp);
+		fprintf(stderr, "durable-replace: write '%s/%s': %s\n", dir,
+			tmp, n < 0 ? strerror(errno) : "short write");
+		close(fd);
+		unlinkat(dfd, tmp, 0);
 		return 1;
 	}
 	if (durable(fd, "file", tmp)) {
 		/* The old file is untouched; the new contents are lost. */
 		close(fd);
-		unlink(tmp);
+		unlinkat(dfd, tmp, 0);
 		return 1;
 	}
 	close(fd);
-	if (rename(tmp, path)) {
+	if (renameat(dfd, tmp, dfd, base)) {
 		fprintf(stderr, "durable-replace: rename '%s' to '%s': %s\n",
 			tmp, path, strerror(errno));
-		unlink(tmp);
+		unlinkat(dfd, tmp, 0);
 		return 1;
 	}
 	if (durable(dfd, "directory", dir))
 		return 1; /* replaced, but the rename may not survive */
 	close(dfd);
 	printf("replaced '%s' (%zu bytes): durable\n", path, len);
-	free(copy);
+	free(dcopy);
+	free(bcopy);
 	return 0;
 }

@@ -131,6 +131,18 @@ run_examples() {	# DIR [ENV...]
 	env "$@" "$d/durable-replace" "$d/out/conf" "new contents" || fail "$d/durable-replace 2"
 	[ "$(cat "$d/out/conf")" = "new contents" ] || fail "$d: replaced contents"
 	[ -e "$d/out/conf.tmp" ] && fail "$d: temporary file left"
+	# the old file's mode kept; a symlink planted at the temporary name
+	# is refused, not written through
+	chmod 0644 "$d/out/conf"
+	env "$@" "$d/durable-replace" "$d/out/conf" "third" || fail "$d/durable-replace 3"
+	[ "$(stat -c %a "$d/out/conf")" = 644 ] || fail "$d: mode not kept: $(stat -c %a "$d/out/conf")"
+	echo precious >"$d/out/victim"
+	ln -s "$d/out/victim" "$d/out/conf.tmp"
+	env "$@" "$d/durable-replace" "$d/out/conf" "hacked" 2>/dev/null &&
+		fail "$d: durable-replace wrote through a planted symlink"
+	[ "$(cat "$d/out/victim")" = precious ] || fail "$d: victim overwritten"
+	[ "$(cat "$d/out/conf")" = third ] || fail "$d: conf changed by a refused replace"
+	rm "$d/out/conf.tmp"
 	mkdir "$d/out/many"
 	env "$@" "$d/fsync-many" "$d/out/many" 50 || fail "$d/fsync-many"
 	[ "$(ls "$d/out/many" | wc -l)" = 50 ] || fail "$d: fsync-many files"
