@@ -135,4 +135,19 @@ else
 	echo "note: no strace: the untouched-descriptor check is not run"
 fi
 
+# --stats=FILE relative: one file, resolved where flushkit exec runs, not
+# in each process's directory at its exit (a child that cd's elsewhere
+# appended its line to whatever file of that name was there); an
+# unwritable FILE fails before the command runs.
+mkdir -p "$t/st/sub"
+echo precious >"$t/st/sub/notes"
+(cd "$t/st" && "$FLUSHKIT" exec --stats=notes -- sh -c \
+	'cd sub && dd if=/dev/zero of=zz bs=1M count=2 status=none') >/dev/null 2>&1
+check "--stats=relative: exit 0" test $? -eq 0
+check "--stats=relative: a file where exec ran" grep -q "pid=" "$t/st/notes"
+check "--stats=relative: the child's directory untouched" \
+	test "$(cat "$t/st/sub/notes")" = precious
+status 1 "--stats into /proc" "$FLUSHKIT" exec --stats=/proc/nope -- true
+check "--stats into /proc: says so" grep -q "/proc/nope" "$t/err"
+
 exit $fail

@@ -171,7 +171,13 @@ run_examples ex-cmake-static
 echo "== the installed command on the installed library"
 fk=$P/bin/flushkit
 readelf -d "$fk" | grep -q 'NEEDED.*libflushkit.so.0' || fail "flushkit does not need libflushkit.so.0"
-readelf -d "$fk" | grep -Eq 'RPATH|RUNPATH' && fail "installed flushkit has an RPATH"
+# outside the loader's directories: a RUNPATH relative to itself, so it
+# runs as installed, without LD_LIBRARY_PATH (and so does exec's shim,
+# found in LIBDIR/flushkit/ relative to the command)
+readelf -d "$fk" | grep -q 'RUNPATH.*\$ORIGIN/\.\./lib' ||
+	fail "installed flushkit has no RUNPATH to its library: $(readelf -d "$fk" | grep -E 'RPATH|RUNPATH')"
+"$fk" --version >/dev/null 2>&1 || fail "installed flushkit does not run without LD_LIBRARY_PATH"
+env -u LD_LIBRARY_PATH "$fk" exec -- true || fail "installed flushkit exec: exit $?"
 nm -D --undefined-only "$fk" | awk '{print $2}' | sed 's/@.*//' | grep '^fk_' | sort -u >needed.txt
 nm -D --defined-only "$libdir/libflushkit.so.0" | awk '{print $3}' | sed 's/@.*//' | grep '^fk_' | sort -u >exported.txt
 [ "$(wc -l <needed.txt)" -ge 20 ] || fail "flushkit needs only $(wc -l <needed.txt) fk_ symbols: is the library linked in?"

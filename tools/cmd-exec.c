@@ -255,12 +255,22 @@ static char *find_preload(const char *opt)
 		self[n] = 0;
 		char *slash = strrchr(self, '/');
 		if (slash) {
-			char cand[PATH_MAX + sizeof(PRELOAD_NAME) + 1];
+			char cand[2 * PATH_MAX];
 			slash[1] = 0;
 			snprintf(cand, sizeof(cand), "%s%s", self,
 				 PRELOAD_NAME);
 			if (access(cand, R_OK) == 0)
 				return strdup(cand);
+#ifdef FK_PRELOAD_RELDIR
+			/* an installed tree moved or installed under another
+			 * prefix: BINDIR/../LIBDIR/flushkit/ */
+			int len = snprintf(cand, sizeof(cand), "%s../%s/%s",
+					   self, FK_PRELOAD_RELDIR,
+					   PRELOAD_NAME);
+			if (len > 0 && len < (int)sizeof(cand) &&
+			    access(cand, R_OK) == 0)
+				return strdup(cand);
+#endif
 		}
 	}
 #ifdef FK_PRELOAD_INSTALLED
@@ -434,6 +444,38 @@ int cmd_exec(int argc, char **argv)
 			  preload_opt ? "'" : " next to flushkit or installed");
 		free(path);
 		return FK_EXIT_FAILURE;
+	}
+
+	/* --stats=FILE: every process appends to FILE at its exit, in
+	 * whatever directory it is then: make FILE absolute now, and make
+	 * sure it can be written (created 0600 if missing) before the
+	 * command runs, so no line is dropped without a word. */
+	char abs_stats[PATH_MAX];
+	if (stats_file && strcmp(stats_file, "-")) {
+		if (stats_file[0] != '/') {
+			char cwd[PATH_MAX];
+			if (!getcwd(cwd, sizeof(cwd)) ||
+			    snprintf(abs_stats, sizeof(abs_stats), "%s/%s",
+				     cwd, stats_file) >= (int)sizeof(abs_stats)) {
+				cli_error("exec: --stats='%s': cannot make "
+					  "it an absolute path",
+					  stats_file);
+				free(path);
+				free(preload);
+				return FK_EXIT_FAILURE;
+			}
+			stats_file = abs_stats;
+		}
+		int sfd = open(stats_file,
+			       O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+		if (sfd < 0) {
+			cli_error("exec: --stats: open '%s': %s", stats_file,
+				  strerror(errno));
+			free(path);
+			free(preload);
+			return FK_EXIT_FAILURE;
+		}
+		close(sfd);
 	}
 
 	/* --stats without FILE: the processes append to a file of ours,
