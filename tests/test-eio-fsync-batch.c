@@ -88,6 +88,24 @@ static void run_mode(struct fkt_stack *st, int sync_io, int one_call)
 		CHECK(fd[i] >= 0);
 		rewrite(fd[i], 'a');
 		CHECK_EQ(fsync(fd[i]), 0);
+		/* A spacer after each file, removed below: the files' blocks
+		 * are not adjacent, so the block layer cannot merge a good
+		 * file's rewrite into one request with a failed file's (that
+		 * request fails whole: a good file got EIO under load). */
+		char sp[sizeof(path[0]) + 8];
+		CHECK(snprintf(sp, sizeof(sp), "%s.spacer", path[i]) <
+		      (int)sizeof(sp));
+		int sfd = open(sp, O_RDWR | O_CREAT | O_TRUNC, 0600);
+		CHECK(sfd >= 0);
+		rewrite(sfd, 's');
+		CHECK_EQ(fsync(sfd), 0);
+		close(sfd);
+	}
+	for (int i = 0; i < NR_FILES; i++) {
+		char sp[sizeof(path[0]) + 8];
+		CHECK(snprintf(sp, sizeof(sp), "%s.spacer", path[i]) <
+		      (int)sizeof(sp));
+		CHECK_EQ(unlink(sp), 0);
 	}
 	fd_b2 = open(path[BAD_B], O_RDONLY);
 	CHECK(fd_b2 >= 0);
