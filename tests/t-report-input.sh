@@ -73,5 +73,14 @@ n=$(($(wc -l <"$good") + 1))
 grep -q "torn.jsonl:$n: not a JSON object, skipped" torn.err ||
 	err "torn line warning: $(cat torn.err)"
 
+# a directory given where a result file belongs: its own error (EISDIR),
+# not a made-up I/O error
+mkdir adir
+"$FLUSHKIT" report adir -o adir-out >/dev/null 2>adir.err
+rc=$?
+[ $rc -eq 1 ] || err "report on a directory: exit $rc"
+grep -q "read 'adir': Is a directory" adir.err || err "report on a directory: $(cat adir.err)"
+[ -e adir-out ] && err "report on a directory wrote adir-out"
+
 [ $fail -eq 0 ] && echo ok
 exit $fail

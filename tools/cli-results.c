@@ -696,9 +696,11 @@ int results_read(const char *path,
 		ret = 0;
 	}
 	if (!ret && ferror(f)) {
-		ret = -EIO;
+		/* getline left the read's errno (EISDIR for a directory) */
+		int e = errno ? errno : EIO;
+		ret = -e;
 		snprintf(info->why, sizeof(info->why), "read '%s': %s", name,
-			 strerror(EIO));
+			 strerror(e));
 	}
 	int more = n > 0; /* stopped at a line after a bad one */
 	fclose(f);
