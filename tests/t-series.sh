@@ -58,4 +58,17 @@ grep -q '^tps .*(?)' "$t/cmp" || err "compare: $(cat "$t/cmp")"
 [ $? -eq 2 ] || err "--clients 0 not a usage error"
 "$FLUSHKIT" bench series extra >/dev/null 2>&1
 [ $? -eq 2 ] || err "extra argument not a usage error"
+
+# A configuration whose every run fails is shown as failed: no "0.0" tps
+# and no "-100%" gain in the table, no zeros in series-stats.csv.
+"$FLUSHKIT" bench series --scales 1 --clients 1 -T 1 --runs 1 \
+	--config-b "--flush=smooth --wal-segment-size=bogus" \
+	--results "$t/failed" >"$t/failed.out" 2>"$t/failed.err"
+[ $? -eq 1 ] || err "a failed configuration: exit not 1"
+grep -qE '^ +1 +1 +[0-9.]+ .* failed ' "$t/failed.out" ||
+	err "failed B not shown as failed: $(cat "$t/failed.out")"
+grep -q -- '-100' "$t/failed.out" && err "failed B shown as -100%: $(cat "$t/failed.out")"
+st=$(find "$t/failed" -name series-stats.csv | head -1)
+[ -n "$st" ] && grep -q '^1,1,1,[0-9.]*,[0-9.]*,[0-9.]*,[0-9.]*,0,,,,,' "$st" ||
+	err "series-stats.csv of a failed side: $(cat "$st" 2>/dev/null)"
 exit $fail

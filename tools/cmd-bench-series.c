@@ -312,11 +312,16 @@ static int write_outputs(const char *dir, const struct config *cfg,
 
 		fprintf(st, "%llu,%llu", (unsigned long long)c->scale,
 			(unsigned long long)c->clients);
-		for (int k = 0; k < 2; k++)
-			fprintf(st, ",%llu,%.3f,%.3f,%.3f,%.3f",
-				(unsigned long long)c->tps[k].n,
-				c->tps[k].mean, c->tps[k].stddev,
-				c->lat[k].mean, c->lat[k].stddev);
+		for (int k = 0; k < 2; k++) {
+			fprintf(st, ",%llu", (unsigned long long)c->tps[k].n);
+			if (c->tps[k].n) /* no run of this side succeeded:
+					  * no figures, not zeros */
+				fprintf(st, ",%.3f,%.3f,%.3f,%.3f",
+					c->tps[k].mean, c->tps[k].stddev,
+					c->lat[k].mean, c->lat[k].stddev);
+			else
+				fprintf(st, ",,,,");
+		}
 		fprintf(st, ",%c,%c\n",
 			fk_stats_compare(&c->tps[0], &c->tps[1], NULL),
 			fk_stats_compare(&c->lat[0], &c->lat[1], NULL));
@@ -385,6 +390,24 @@ static void print_table(const struct config *cfg, const struct cell *cells,
 	       "max ms B", "gain", "(tps, max)");
 	for (size_t i = 0; i < nr; i++) {
 		const struct cell *c = &cells[i];
+		if (!c->tps[0].n || !c->tps[1].n) {
+			/* every run of a side failed: say so, no 0 tps and
+			 * no -100% gain */
+			printf("%5llu %7llu  ", (unsigned long long)c->scale,
+			       (unsigned long long)c->clients);
+			for (int k = 0; k < 2; k++) {
+				if (c->tps[k].n)
+					printf("%9.1f %8.1f %10.3f  ",
+					       c->tps[k].mean,
+					       c->tps[k].stddev,
+					       c->lat[k].mean);
+				else
+					printf("%9s %8s %10s  ", "failed", "",
+					       "");
+			}
+			printf("%7s  (? ?)\n", "-");
+			continue;
+		}
 		double g = c->tps[0].mean > 0 ? 100 * (c->tps[1].mean -
 						       c->tps[0].mean) /
 							c->tps[0].mean
