@@ -184,15 +184,13 @@ void tpcb_txn_draw(const struct tpcb_tables *t, struct tpcb_rng *r,
 	x->delta = tpcb_rng_range(r, -TPCB_MAX_DELTA, TPCB_MAX_DELTA);
 }
 
-int tpcb_txn_commit(struct fk_store *s, const struct tpcb_tables *t,
-		    struct fk_batch *b, struct tpcb_txn *x)
+/* The history row of @x (the one layout of TPCB_H_*), stamped now. */
+static void history_row(unsigned char h[TPCB_HISTORY_ROW_BYTES],
+			const struct tpcb_txn *x)
 {
-	unsigned char h[TPCB_HISTORY_ROW_BYTES];
 	struct timespec now;
-	int ret;
-
 	clock_gettime(CLOCK_REALTIME, &now);
-	memset(h, ' ', sizeof(h));
+	memset(h, ' ', TPCB_HISTORY_ROW_BYTES);
 	tpcb_put_i64(h + TPCB_H_TID, x->tid);
 	tpcb_put_i64(h + TPCB_H_BID, x->bid);
 	tpcb_put_i64(h + TPCB_H_AID, x->aid);
@@ -200,6 +198,15 @@ int tpcb_txn_commit(struct fk_store *s, const struct tpcb_tables *t,
 	tpcb_put_i64(h + TPCB_H_MTIME,
 		     (int64_t)now.tv_sec * 1000000 + now.tv_nsec / 1000);
 	tpcb_put_i64(h + TPCB_H_TXID, (int64_t)x->txid);
+}
+
+int tpcb_txn_commit(struct fk_store *s, const struct tpcb_tables *t,
+		    struct fk_batch *b, struct tpcb_txn *x)
+{
+	unsigned char h[TPCB_HISTORY_ROW_BYTES];
+	int ret;
+
+	history_row(h, x);
 
 	fk_batch_reset(b);
 	if ((ret =
@@ -465,16 +472,7 @@ int tpcb_script_run(struct fk_store *s, const struct tpcb_tables *t,
 			return ret;
 		step_done(step_ns, k++, &t0);
 	}
-	struct timespec now;
-	clock_gettime(CLOCK_REALTIME, &now);
-	memset(h, ' ', sizeof(h));
-	tpcb_put_i64(h + TPCB_H_TID, x->tid);
-	tpcb_put_i64(h + TPCB_H_BID, x->bid);
-	tpcb_put_i64(h + TPCB_H_AID, x->aid);
-	tpcb_put_i64(h + TPCB_H_DELTA, x->delta);
-	tpcb_put_i64(h + TPCB_H_MTIME,
-		     (int64_t)now.tv_sec * 1000000 + now.tv_nsec / 1000);
-	tpcb_put_i64(h + TPCB_H_TXID, (int64_t)x->txid);
+	history_row(h, x);
 	x->step = k;
 	if ((ret = fk_batch_append(b, t->history, h, &x->hrow)))
 		return ret;
