@@ -12,6 +12,7 @@
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
+#include <string.h>
 #include <unistd.h>
 
 /* Evaluate expr until it does not fail with EINTR; map -1 to -errno. */
@@ -330,4 +331,30 @@ ssize_t fk_pread_all(int fd, void *buf, size_t len, uint64_t off)
 		done += (size_t)n;
 	}
 	return (ssize_t)done;
+}
+
+int fk_dirents(int fd, int (*fn)(void *arg, const char *name,
+				 unsigned char type),
+	       void *arg)
+{
+	char buf[4096] __attribute__((aligned(8)));
+	for (;;) {
+		ssize_t n = fk_sys.getdents64(fd, buf, sizeof(buf));
+		if (n <= 0)
+			return (int)n;
+		for (ssize_t off = 0; off < n;) {
+			/* struct linux_dirent64: d_reclen at 16, d_type at
+			 * 18, d_name at 19 */
+			unsigned short reclen;
+			memcpy(&reclen, buf + off + 16, sizeof(reclen));
+			unsigned char type = (unsigned char)buf[off + 18];
+			const char *nm = buf + off + 19;
+			off += reclen;
+			if (!strcmp(nm, ".") || !strcmp(nm, ".."))
+				continue;
+			int r = fn(arg, nm, type);
+			if (r)
+				return r;
+		}
+	}
 }

@@ -101,4 +101,14 @@ int fk_pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
 /* Read all of len bytes at off.  Returns bytes read (short at EOF) or -errno. */
 ssize_t fk_pread_all(int fd, void *buf, size_t len, uint64_t off);
 
+/*
+ * Call @fn(@arg, name, d_type) for each entry of the directory open at
+ * @fd but "." and "..", read through fk_sys.getdents64 from the current
+ * offset to the end.  A non-zero return of @fn stops the loop and is
+ * returned.  Returns 0, @fn's value, or -errno of getdents64.
+ */
+int fk_dirents(int fd, int (*fn)(void *arg, const char *name,
+				 unsigned char type),
+	       void *arg);
+
 #endif

@@ -87,6 +87,14 @@ void fk_tree_opts_init(struct fk_tree_opts *o)
 	o->flush_after_bytes = FK_WRITEBACK_DEFAULT_FLUSH_AFTER;
 }
 
+static int count_fd_entry(void *arg, const char *name, unsigned char type)
+{
+	(void)name;
+	(void)type;
+	++*(long *)arg;
+	return 0;
+}
+
 /* The number of descriptors open in this process (/proc/self/fd less
  * the one reading it), or -errno if /proc cannot tell. */
 static long count_open_fds(void)
@@ -95,27 +103,11 @@ static long count_open_fds(void)
 			       O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return fd;
-	char buf[4096] __attribute__((aligned(8)));
 	long n = 0;
-	for (;;) {
-		ssize_t got = fk_sys.getdents64(fd, buf, sizeof(buf));
-		if (got < 0) {
-			fk_sys.close(fd);
-			return (long)got;
-		}
-		if (got == 0)
-			break;
-		for (ssize_t off = 0; off < got;) {
-			/* struct linux_dirent64: d_reclen at 16, d_name
-			 * at 19. */
-			unsigned short reclen;
-			memcpy(&reclen, buf + off + 16, sizeof(reclen));
-			if (buf[off + 19] != '.')
-				n++;
-			off += reclen;
-		}
-	}
+	int r = fk_dirents(fd, count_fd_entry, &n);
 	fk_sys.close(fd);
+	if (r < 0)
+		return r;
 	return n > 0 ? n - 1 : 0;
 }
 

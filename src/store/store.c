@@ -1457,33 +1457,24 @@ static int has_entry(int dirfd, const char *name)
 	return r == 0 ? 1 : r == -ENOENT ? 0 : r;
 }
 
+static int found_one(void *arg, const char *name, unsigned char type)
+{
+	(void)arg;
+	(void)name;
+	(void)type;
+	return 1;
+}
+
 /* 1 if the directory @name in @dirfd has an entry, 0 if it is empty or
  * absent, or -errno. */
 static int has_entries(int dirfd, const char *name)
 {
-	char buf[4096];
 	int fd = fk_sys.openat(dirfd, name, O_RDONLY | O_DIRECTORY, 0);
 	if (fd == -ENOENT)
 		return 0;
 	if (fd < 0)
 		return fd;
-	int found = 0;
-	while (!found) {
-		ssize_t n = fk_sys.getdents64(fd, buf, sizeof(buf));
-		if (n <= 0) {
-			if (n < 0)
-				found = (int)n;
-			break;
-		}
-		for (ssize_t off = 0; off < n;) {
-			uint16_t reclen;
-			memcpy(&reclen, buf + off + 16, 2);
-			const char *nm = buf + off + 19;
-			off += reclen;
-			if (strcmp(nm, ".") && strcmp(nm, ".."))
-				found = 1;
-		}
-	}
+	int found = fk_dirents(fd, found_one, NULL);
 	fk_sys.close(fd);
 	return found;
 }
@@ -1819,46 +1810,45 @@ int fk_store_close(struct fk_store *s)
 	return r;
 }
 
+struct unlink_pass {
+	int fd, removed, err;
+};
+
+/* Unlink one non-directory entry; the first error is kept, the pass
+ * goes on. */
+static int unlink_entry(void *arg, const char *name, unsigned char type)
+{
+	struct unlink_pass *p = arg;
+	if (type == DT_DIR)
+		return 0;
+	int u = fk_sys.unlinkat(p->fd, name, 0);
+	if (!u)
+		p->removed = 1;
+	else if (u != -ENOENT && u != -EISDIR && !p->err)
+		p->err = u;
+	return 0;
+}
+
 /* Unlink every entry but directories in @dirfd's directory @name, then
  * the directory itself.  0 (also when absent), -ENOTEMPTY (it holds a
  * directory) or -errno. */
 static int remove_subdir(int dirfd, const char *name)
 {
-	char buf[4096];
 	int fd = fk_sys.openat(dirfd, name, O_RDONLY | O_DIRECTORY, 0);
 	if (fd == -ENOENT)
 		return 0;
 	if (fd < 0)
 		return fd;
-	int r = 0, removed;
+	struct unlink_pass p = {.fd = fd};
 	do { /* again until a pass removes nothing: readdir during
 	      * unlinks may skip entries */
-		removed = 0;
+		p.removed = 0;
 		fk_sys.lseek(fd, 0, SEEK_SET);
-		for (;;) {
-			ssize_t n = fk_sys.getdents64(fd, buf, sizeof(buf));
-			if (n <= 0) {
-				if (n < 0)
-					r = (int)n;
-				break;
-			}
-			for (ssize_t off = 0; off < n;) {
-				uint16_t reclen;
-				memcpy(&reclen, buf + off + 16, 2);
-				uint8_t type = (uint8_t)buf[off + 18];
-				const char *nm = buf + off + 19;
-				off += reclen;
-				if (!strcmp(nm, ".") || !strcmp(nm, "..") ||
-				    type == DT_DIR)
-					continue;
-				int u = fk_sys.unlinkat(fd, nm, 0);
-				if (!u)
-					removed = 1;
-				else if (u != -ENOENT && u != -EISDIR && !r)
-					r = u;
-			}
-		}
-	} while (!r && removed);
+		int g = fk_dirents(fd, unlink_entry, &p);
+		if (g && !p.err)
+			p.err = g;
+	} while (!p.err && p.removed);
+	int r = p.err;
 	fk_sys.close(fd);
 	if (!r)
 		r = fk_sys.unlinkat(dirfd, name, AT_REMOVEDIR);
