@@ -29,7 +29,7 @@
 #ifndef TEST_EIO_LIB_H
 #define TEST_EIO_LIB_H
 
-#include "cli-tpcb.h"
+#include "workload.h"
 #include "fkfault.h"
 #include "fktest.h"
 

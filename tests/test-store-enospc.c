@@ -6,7 +6,7 @@
  * then small writes, until the kernel says ENOSPC).  No mock: every
  * ENOSPC comes from the kernel.
  *
- * Under the TPC-B workload of tools/cli-tpcb.c, one store handle:
+ * Under the TPC-B workload of bench/tpcb/workload.c, one store handle:
  *  A. WAL append: the fs is filled; commits go on into the WAL segments
  *     the checkpointer preallocated (zero-filled: every WAL segment file
  *     has all its blocks), then one needs a new segment and fails with
@@ -34,7 +34,7 @@
  * FK_ENOSPC_FS=ext4|xfs runs one file system only.  FK_TEST_SEED fixes
  * the transactions drawn.  Needs root and loop devices (else skip).
  */
-#include "cli-tpcb.h"
+#include "workload.h"
 #include "cli.h"
 #include "fkloop.h"
 #include "fktest.h"

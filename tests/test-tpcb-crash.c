@@ -20,7 +20,7 @@
  * FK_TEST_QUICK=1.  FK_TEST_SEED fixes
  * the random kill moments.
  */
-#include "cli-tpcb.h"
+#include "workload.h"
 #include "fktest.h"
 
 #include <errno.h>

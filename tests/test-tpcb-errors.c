@@ -10,7 +10,7 @@
  *   3. -i refuses to remove a directory that is not a tpcb data
  *      directory, and leaves it alone.
  */
-#include "cli-tpcb.h"
+#include "workload.h"
 #include "cli.h"
 #include "fktest.h"
 

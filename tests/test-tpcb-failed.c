@@ -16,7 +16,7 @@
  * transactions line; and a good run's summary says "status": "ok"
  * (report and compare take it).
  */
-#include "cli-tpcb.h"
+#include "workload.h"
 #include "cli.h"
 #include "fktest.h"
 #include "sys.h"

@@ -70,7 +70,7 @@ int fkt_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int fkt_run_cmd(int (*fn)(int, char **), char *const *argv, char **out,
 		char **err);
 
-/* Result files (tools/results.h): the last "summary" line of @path
+/* Result files (bench/lib/results.h): the last "summary" line of @path
  * (caller json_object_put), or NULL if it has none. */
 struct json_object;
 struct json_object *fkt_result_summary(const char *path);

@@ -18,7 +18,7 @@
  *                   acknowledgement and the TPC-B sums, exits 0 or 1.
  */
 #include "fktorture.h"
-#include "cli-tpcb.h"
+#include "workload.h"
 #include "fkloop.h"
 #include "fktest.h"
 #include "sys.h"

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * cli-tpcb.c - the TPC-B (sort of) workload on the page store: schema,
+ * workload.c - the TPC-B (sort of) workload on the page store: schema,
  * load, transaction, consistency sums and the data directory's safe
- * removal.  See cli-tpcb.h for the layout and the interface routines.
+ * removal.  See workload.h for the layout and the interface routines.
  *
  * The transaction follows pgbench's builtin script (pgbench.c,
  * "tpcb-like"): aid, tid, bid uniform over the scaled ranges, delta
@@ -10,7 +10,7 @@
  * balance read and the history insert form one write batch, so one
  * commit makes all of them durable or none.
  */
-#include "cli-tpcb.h"
+#include "workload.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -10,7 +10,7 @@
  *   flushkit bench tpcb --check
  *
  * Each client is a thread with its own random generator running the
- * transaction of cli-tpcb.c against one shared store.  Latency of a
+ * transaction of workload.c against one shared store.  Latency of a
  * transaction runs from its start (its scheduled start with -R) to the
  * return of fk_store_commit.  The output follows pgbench 15: the
  * summary, "progress:" lines on stderr with -P, the per-transaction log
@@ -20,7 +20,7 @@
  * one-second tps, over every full second of the run.
  *
  * Every run (not -i, not --check alone) also writes a result file
- * (tools/results.h, docs/report.md) into --results DIR (default
+ * (bench/lib/results.h, docs/report.md) into --results DIR (default
  * results/): its settings and environment, one "progress" line per
  * second (whatever -P says), the monitor sampler's lines, one
  * "checkpoint" line per checkpoint of the run, and the "summary".
@@ -32,7 +32,7 @@
  * lock).  Clients share only the stop flag and their interval counters
  * (each under its client's lock).
  */
-#include "cli-tpcb.h"
+#include "workload.h"
 #include "cli.h"
 #include "results.h"
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# bench/fsmark.sh - flushkit bench fsmark against the real fs_mark 3.3.
+# bench/peers/fsmark.sh - flushkit bench fsmark against the real fs_mark 3.3.
 #
 # Small-file create + write + fsync, 4 KiB files, 1, 4 and 16 threads:
 #   fs_mark   -S 1                      (Debian package fsmark)
@@ -13,7 +13,7 @@
 # fio gives the device reference on the same directory: 4 KiB sequential
 # and random writes with fsync=1 (one job), and random with 16 jobs.
 #
-# usage: bench/fsmark.sh [DIR]
+# usage: bench/peers/fsmark.sh [DIR]
 #   DIR          where files go (default /var/tmp/fsmark-bench); emptied
 # environment:
 #   FLUSHKIT     flushkit command (default build/flushkit)
@@ -23,7 +23,7 @@
 #   QD           --queue-depth of the batched runs (default 32)
 #   FIO_SECONDS  runtime of each fio job (default 5; 0 skips fio)
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 dir=${1:-/var/tmp/fsmark-bench}
 fk=${FLUSHKIT:-build/flushkit}
 files=${FILES:-2000}

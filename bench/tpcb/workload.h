@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli-tpcb.h - the TPC-B (sort of) workload on the page store, shared by
+ * workload.h - the TPC-B (sort of) workload on the page store, shared by
  * "flushkit bench tpcb" (cmd-bench-tpcb.c) and the crash test
  * (tests/test-tpcb-crash.c).
  *

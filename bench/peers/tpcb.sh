@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# bench/tpcb.sh - the issue-3 benchmark: TPC-B (sort of) with checkpoints,
+# bench/peers/tpcb.sh - the issue-3 benchmark: TPC-B (sort of) with checkpoints,
 # flushkit's page store with --flush=naive and --flush=smooth alternated,
 # and PostgreSQL 15 + pgbench as the peer with checkpoint_flush_after 0
 # and 256kB, all at the same scale, clients, duration, shared_buffers and
@@ -10,7 +10,7 @@
 # every output file under results/tpcb-DATE/.
 #
 # Every parameter can be overridden from the environment, e.g. a short
-# run:   SCALE=5 DURATION=20 RUNS=1 bench/tpcb.sh
+# run:   SCALE=5 DURATION=20 RUNS=1 bench/peers/tpcb.sh
 #
 #   SCALE=50 CLIENTS=8 DURATION=120 RUNS=3 PROGRESS=1
 #   SHARED_BUFFERS=1GB CHECKPOINT_TIMEOUT=30s MAX_WAL_SIZE=8GB
@@ -25,7 +25,7 @@
 # socket in WORK), stopped again on exit, also when interrupted.
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")/.." && pwd)
+here=$(cd "$(dirname "$0")/../.." && pwd)
 SCALE=${SCALE:-50}
 CLIENTS=${CLIENTS:-8}
 DURATION=${DURATION:-120}
@@ -134,7 +134,7 @@ pg_setup() {
 		-U postgres >"$out/pg-initdb.log" 2>&1 ||
 		die "initdb failed: see $out/pg-initdb.log"
 	cat >>"$pgdata/postgresql.conf" <<EOF
-# bench/tpcb.sh
+# bench/peers/tpcb.sh
 listen_addresses = '127.0.0.1'
 port = $PG_PORT
 unix_socket_directories = '$pgsock'

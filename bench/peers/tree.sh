@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# bench/tree.sh - issue 2's benchmark: flushkit cp and flushkit sync on
+# bench/peers/tree.sh - issue 2's benchmark: flushkit cp and flushkit sync on
 # real trees, against cp -a + sync -f, rsync -a --fsync and sync -f.
 #
 # Trees: a copy of /usr/share, and a PostgreSQL data directory made by
@@ -9,9 +9,9 @@
 # Needs root (drop_caches, initdb as postgres).  Results: a table on
 # stdout and results/tree-*.csv.
 #
-#   RUNS=3 WORK=/var/tmp/fk-tree-bench TREES="share pgdata" bench/tree.sh
+#   RUNS=3 WORK=/var/tmp/fk-tree-bench TREES="share pgdata" bench/peers/tree.sh
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 FK=${FLUSHKIT:-$PWD/build/flushkit}
 RUNS=${RUNS:-3}
 WORK=${WORK:-/var/tmp/fk-tree-bench}
@@ -22,8 +22,8 @@ mkdir -p results "$WORK"
 csv=results/tree-$(date +%Y%m%d-%H%M%S).csv
 echo "tree,op,method,run,seconds" >"$csv"
 
-[ "$(id -u)" -eq 0 ] || { echo "bench/tree.sh: needs root (drop_caches)" >&2; exit 1; }
-[ -x "$FK" ] || { echo "bench/tree.sh: build first ($FK missing)" >&2; exit 1; }
+[ "$(id -u)" -eq 0 ] || { echo "bench/peers/tree.sh: needs root (drop_caches)" >&2; exit 1; }
+[ -x "$FK" ] || { echo "bench/peers/tree.sh: build first ($FK missing)" >&2; exit 1; }
 
 pgpid=""
 cleanup() {

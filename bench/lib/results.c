@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * cli-results.c - benchmark result files (JSON lines): the writer
+ * results.c - benchmark result files (JSON lines): the writer
  * (results_open ... results_summary, results_close), the monitor sampler
  * thread that appends to them, and the one reader of the format
  * (results_read, results_failed) that report, compare and bench series
