@@ -68,7 +68,9 @@ extern "C" {
  */
 enum fk_error {
 	/* The operation completed but durability is degraded: a directory
-	 * could not be fsynced (EINVAL/ENOTSUP from CIFS, some FUSE). */
+	 * could not be fsynced (EINVAL/ENOTSUP from CIFS, some FUSE), or a
+	 * file could not (EINVAL: procfs, sysfs "do not support
+	 * synchronization"). */
 	FK_EDEGRADED = 10001,
 	/* A page or WAL record failed its CRC-32C check, or a file the
 	 * store needs (control file, table segment) is missing. */

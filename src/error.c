@@ -14,7 +14,8 @@ const char *fk_strerror(int err)
 	case 0:
 		return "Success";
 	case FK_EDEGRADED:
-		return "Completed, durability degraded (directory sync not supported)";
+		return "Completed, durability degraded (a directory or file "
+		       "cannot be fsynced on its file system)";
 	case FK_ECORRUPT:
 		return "Data is corrupt (a failed checksum or identity check, "
 		       "or a missing file)";
