@@ -84,7 +84,7 @@ PY
 
 # A fresh copy copies every byte.
 "$FLUSHKIT" cp --json "$src" "$t/fresh" >"$t/fresh.json" || bad "fresh copy"
-grep -q "\"bytes\": $total," "$t/fresh.json" || bad "fresh bytes: $(grep bytes "$t/fresh.json")"
+grep -q "\"bytes\":$total," "$t/fresh.json" || bad "fresh bytes: $(grep bytes "$t/fresh.json")"
 
 # Same size and mtime, other content: the quick check leaves it,
 # --checksum copies it.

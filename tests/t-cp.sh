@@ -62,9 +62,9 @@ diff -r --no-dereference "$src" "$t/into/src" || bad "diff -r into/src"
 "$FLUSHKIT" cp --json --drop-cache "$src/a/data" "$t/single" >"$t/json" ||
 	bad "cp of one file"
 cmp "$src/a/data" "$t/single" || bad "cmp single"
-grep -q '"result": "ok"' "$t/json" || bad "json result: $(cat "$t/json")"
-grep -q '"files": 1,' "$t/json" || bad "json files"
-grep -q '"drop_cache": true' "$t/json" || bad "json drop_cache"
+grep -q '"result":"ok"' "$t/json" || bad "json result: $(cat "$t/json")"
+grep -q '"files":1,' "$t/json" || bad "json files"
+grep -q '"drop_cache":true' "$t/json" || bad "json drop_cache"
 
 # Usage errors.
 "$FLUSHKIT" cp --method=nope "$src" "$t/x" 2>/dev/null; [ $? -eq 2 ] || bad "bad method exit"

@@ -122,8 +122,8 @@ static void test_fsync_eio(void)
 		snprintf(want, sizeof(want), "fsync '%s/d1/f2': %s", dst,
 			 strerror(EIO));
 		CHECK(strstr(err, want) != NULL);
-		CHECK(strstr(out, "\"result\": \"failed\"") != NULL);
-		CHECK(strstr(out, "\"result\": \"ok\"") == NULL);
+		CHECK(strstr(out, "\"result\":\"failed\"") != NULL);
+		CHECK(strstr(out, "\"result\":\"ok\"") == NULL);
 		free(out);
 		free(err);
 	}
@@ -141,8 +141,8 @@ static void test_dir_einval(void)
 	fkt_fault_clear();
 	fkt_trace_stop();
 	CHECK_EQ(rc, FK_EXIT_DEGRADED);
-	CHECK(strstr(out, "\"degraded\": true") != NULL);
-	CHECK(strstr(out, "\"result\": \"degraded\"") != NULL);
+	CHECK(strstr(out, "\"degraded\":true") != NULL);
+	CHECK(strstr(out, "\"result\":\"degraded\"") != NULL);
 	CHECK(strstr(err, "degraded") != NULL);
 	CHECK_EQ(tc_compare_trees(src, dst, NULL), 0);
 	free(out);
@@ -181,7 +181,7 @@ static void test_eacces(void)
 	CHECK(!exists(dst, "d1/f1"));
 	CHECK(exists(dst, "d1/f2") && exists(dst, "f0") &&
 	      exists(dst, "d1/d2/f3"));
-	CHECK(strstr(out, "\"errors\": 1,") != NULL);
+	CHECK(strstr(out, "\"errors\":1,") != NULL);
 	free(out);
 	free(err);
 

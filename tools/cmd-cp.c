@@ -14,6 +14,7 @@
  * fsync was not supported (durability degraded).
  */
 #include "cli.h"
+#include "results.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -254,10 +255,7 @@ static void print_json(const char *src, char **srcs, int nr_src,
 	cli_tree_json_errors(o, errs);
 	json_object_object_add(o, "exit", json_object_new_int(exit_code));
 #undef ADD_U64
-	printf("%s\n",
-	       json_object_to_json_string_ext(
-		   o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-			  JSON_C_TO_STRING_NOSLASHESCAPE));
+	results_json_print(o);
 	json_object_put(o);
 }
 
