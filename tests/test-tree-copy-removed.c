@@ -2,7 +2,7 @@
 /*
  * test-tree-copy-removed.c - fk_tree_copy when someone else removes,
  * renames or replaces a DESTINATION file after the copy wrote it and
- * before the copy made it durable (issue 7, property 11: "an outside
+ * before the copy made it durable ("an outside
  * deletion is reported, not mistaken for success").  Regression: with
  * the delayed and writeback methods the final fsync pass walks the
  * destination by name, never met the missing file, and the copy

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test-tree-powercut.c - issue 7, property 12: flushkit cp and flushkit
+ * test-tree-powercut.c - flushkit cp and flushkit
  * sync under power cuts, on loop-mounted ext4 and xfs (root only; 77
  * otherwise).
  *

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * test-wal-tail.c - a torn or stale WAL tail (issue 7, property 8).
+ * test-wal-tail.c - a torn or stale WAL tail (docs/durability.md,
+ * "How the tests check it", 8).
  *
  * A store runs commits in a child that exits without closing (a crash),
  * with checkpoints on the way so WAL segments are recycled.  Then, on a

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fktorture.h - the crash torture harness of issue 7 (properties 1-3),
- * shared by tests/tools/fk-torture.c (the full trial counts, run by
+ * fktorture.h - the crash torture harness (kill -9, power cut, crash
+ * during recovery), shared by tests/tools/fk-torture.c (the full trial counts, run by
  * scripts/torture.sh) and the CI tests test-torture-{kill,powercut,
  * recovery}.c (a few trials each).
  *

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * fk-torture.c - the crash torture harness as a program (issue 7,
- * properties 1-3): run the TPC-B workload on the page store, inject one
- * fault per trial (kill -9, a power cut on a loop-mounted ext4/xfs, or
- * a crash in the middle of recovery), recover, verify, repeat; print
- * how many trials ran and how many failed.  The logic is in
+ * fk-torture.c - the crash torture harness as a program (kill -9, power
+ * cut, crash during recovery): run the TPC-B workload on the page store,
+ * inject one fault per trial (kill -9, a power cut on a loop-mounted
+ * ext4/xfs, or a crash in the middle of recovery), recover, verify,
+ * repeat; print how many trials ran and how many failed.  The logic is in
  * tests/lib/fktorture.c (shared with the CI tests); this is the option
  * parser.  scripts/torture.sh runs the full trial counts.
  *
