@@ -186,7 +186,7 @@ static void test_tree_sync(struct fkt_stack *st)
 	}
 	struct fk_tree_opts o;
 	fk_tree_opts_init(&o);
-	o.method = FK_SYNC_TWOPASS;
+	o.sync_method = FK_SYNC_TWOPASS;
 	struct report rep = {0};
 	o.report = on_report;
 	o.report_arg = &rep;

@@ -237,7 +237,7 @@ static int run(int method, const char *from_rel, const char *to_rel,
 
 	struct fk_tree_opts o;
 	fk_tree_opts_init(&o);
-	o.method = method;
+	o.copy_method = method;
 	o.report = on_report;
 	o.sync_io = FK_SYNC_IO_SEQUENTIAL;	/* fsyncs through fk_sys */
 	reports[0] = 0;

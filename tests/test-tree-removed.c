@@ -111,7 +111,7 @@ static int run_sync(const char *top, int method, struct fk_tree_stats *st)
 {
 	struct fk_tree_opts o;
 	fk_tree_opts_init(&o);
-	o.method = method;
+	o.sync_method = method;
 	o.report = on_report;
 	o.sync_io = FK_SYNC_IO_SEQUENTIAL;	/* fsyncs through fk_sys */
 	reports[0] = 0;
