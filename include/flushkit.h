@@ -16,6 +16,10 @@
  *  - structs are caller-allocated with _init/_release, or opaque with
  *    _create/_destroy (or _open/_close);
  *  - the library never prints; diagnostics go to caller callbacks;
+ *  - every enum of values has fk_X_name (value -> static string,
+ *    "unknown" for others) and fk_X_parse (exact name -> value, or
+ *    -EINVAL), declared beside it: the one spelling the command, its
+ *    JSON and the result files use;
  *  - fsync errors are sticky: once a flush of a file failed, every later
  *    report for it fails too, and nothing is retried into success.
  *
