@@ -373,7 +373,7 @@ static int do_sync(int method, struct fsinst *fs, int nr)
 		paths[i] = fs[i].data;
 	struct fk_tree_opts o;
 	fk_tree_opts_init(&o);
-	o.method = FK_SYNC_TWOPASS;
+	o.sync_method = FK_SYNC_TWOPASS;
 	o.report = cli_report_path;
 	int err = fk_tree_sync(paths, (size_t)nr, &o, NULL);
 	return err == -FK_EDEGRADED ? 0 : err;

@@ -16,6 +16,10 @@
  *  - structs are caller-allocated with _init/_release, or opaque with
  *    _create/_destroy (or _open/_close);
  *  - the library never prints; diagnostics go to caller callbacks;
+ *  - every enum of values has fk_X_name (value -> static string,
+ *    "unknown" for others) and fk_X_parse (exact name -> value, or
+ *    -EINVAL), declared beside it: the one spelling the command, its
+ *    JSON and the result files use;
  *  - fsync errors are sticky: once a flush of a file failed, every later
  *    report for it fails too, and nothing is retried into success.
  *
@@ -123,6 +127,24 @@ enum fk_sfr_support {
 	FK_SFR_NOOP = 1,	/* accepted but known to do nothing (ZFS) */
 	FK_SFR_UNSUPPORTED = 2,	/* ENOSYS, EINVAL or ESPIPE */
 };
+
+/*
+ * fk_sfr_support_name - the name of an enum fk_sfr_support value: "works",
+ * "noop" or "unsupported".
+ * @support: an enum fk_sfr_support value.
+ * Return: a static string (never freed); "unknown" for any other
+ * value.  Never NULL.
+ *
+ * fk_sfr_support_parse - the inverse: the value a name stands for.
+ * @name: a NUL-terminated name as above, matched exactly (case and
+ *      all); may be NULL.  Borrowed for the call.
+ * Return: the enum fk_sfr_support value (>= 0), or
+ *   -EINVAL  @name is NULL or is not one of the names.
+ *
+ * No I/O, no allocation; thread-safe (constant tables only).
+ */
+FK_API const char *fk_sfr_support_name(int support);
+FK_API int fk_sfr_support_parse(const char *name);
 
 /*
  * fk_probe_sync_file_range - does sync_file_range(2) work for this file?
@@ -928,6 +950,24 @@ enum fk_fsync_op {
 					 * writeback, a hint, NOT durability */
 };
 
+/*
+ * fk_fsync_op_name - the name of an enum fk_fsync_op value: "fsync",
+ * "fdatasync" or "writeback".
+ * @op: an enum fk_fsync_op value.
+ * Return: a static string (never freed); "unknown" for any other
+ * value.  Never NULL.
+ *
+ * fk_fsync_op_parse - the inverse: the value a name stands for.
+ * @name: a NUL-terminated name as above, matched exactly (case and
+ *      all); may be NULL.  Borrowed for the call.
+ * Return: the enum fk_fsync_op value (>= 0), or
+ *   -EINVAL  @name is NULL or is not one of the names.
+ *
+ * No I/O, no allocation; thread-safe (constant tables only).
+ */
+FK_API const char *fk_fsync_op_name(int op);
+FK_API int fk_fsync_op_parse(const char *name);
+
 /* How requests are issued (the --sync-io option). */
 enum fk_sync_io {
 	FK_SYNC_IO_AUTO = 0,
@@ -975,10 +1015,20 @@ struct fk_fsync_batch_stats {
 FK_API void fk_fsync_batch_opts_init(struct fk_fsync_batch_opts *o);
 
 /*
- * fk_sync_io_name - "auto", "uring", "threads" or "sequential" for an
- * enum fk_sync_io value; "unknown" otherwise.  Static string.  No I/O.
- * fk_sync_io_parse - the inverse: the enum value, or -EINVAL.
- * Thread-safe.
+ * fk_sync_io_name - the name of an enum fk_sync_io value: "auto", "uring",
+ * "threads" or "sequential" (the --sync-io option).
+ * @sync_io: an enum fk_sync_io value.
+ * Return: a static string (never freed); "unknown" for any other
+ * value.  Never NULL.
+ *
+ * fk_sync_io_parse - the inverse: the value a name stands for.
+ * @name: a NUL-terminated name as above, matched exactly (case and
+ *      all), or "io_uring" for FK_SYNC_IO_URING; may be NULL.  Borrowed
+ *      for the call.
+ * Return: the enum fk_sync_io value (>= 0), or
+ *   -EINVAL  @name is NULL or is not one of the names.
+ *
+ * No I/O, no allocation; thread-safe (constant tables only).
  */
 FK_API const char *fk_sync_io_name(int sync_io);
 FK_API int fk_sync_io_parse(const char *name);
@@ -1050,6 +1100,24 @@ enum fk_sync_method {
 	FK_SYNC_SYNCFS = 2,	/* one syncfs(2) per file system */
 };
 
+/*
+ * fk_sync_method_name - the name of an enum fk_sync_method value: "twopass",
+ * "fsync" or "syncfs" (flushkit sync --method).
+ * @method: an enum fk_sync_method value.
+ * Return: a static string (never freed); "unknown" for any other
+ * value.  Never NULL.
+ *
+ * fk_sync_method_parse - the inverse: the value a name stands for.
+ * @name: a NUL-terminated name as above, matched exactly (case and
+ *      all); may be NULL.  Borrowed for the call.
+ * Return: the enum fk_sync_method value (>= 0), or
+ *   -EINVAL  @name is NULL or is not one of the names.
+ *
+ * No I/O, no allocation; thread-safe (constant tables only).
+ */
+FK_API const char *fk_sync_method_name(int method);
+FK_API int fk_sync_method_parse(const char *name);
+
 /* How fk_tree_copy makes the copy durable. */
 enum fk_copy_method {
 	FK_COPY_WRITEBACK = 0,	/* hints while copying, fsync at the end */
@@ -1057,6 +1125,24 @@ enum fk_copy_method {
 	FK_COPY_FSYNC_EACH = 2,	/* fsync each file right after writing it */
 	FK_COPY_SYNCFS = 3,	/* syncfs(2) of the destination at the end */
 };
+
+/*
+ * fk_copy_method_name - the name of an enum fk_copy_method value: "writeback",
+ * "delayed", "fsync-each" or "syncfs" (flushkit cp --method).
+ * @method: an enum fk_copy_method value.
+ * Return: a static string (never freed); "unknown" for any other
+ * value.  Never NULL.
+ *
+ * fk_copy_method_parse - the inverse: the value a name stands for.
+ * @name: a NUL-terminated name as above, matched exactly (case and
+ *      all); may be NULL.  Borrowed for the call.
+ * Return: the enum fk_copy_method value (>= 0), or
+ *   -EINVAL  @name is NULL or is not one of the names.
+ *
+ * No I/O, no allocation; thread-safe (constant tables only).
+ */
+FK_API const char *fk_copy_method_name(int method);
+FK_API int fk_copy_method_parse(const char *name);
 
 /*
  * What fk_tree_copy does with an existing destination non-directory in
@@ -1076,6 +1162,25 @@ enum fk_copy_update {
 				       * FK_COPY_CHECKSUM, whose content
 				       * equals the source's) */
 };
+
+/*
+ * fk_copy_update_name - the name of an enum fk_copy_update value: "all",
+ * "none", "older" (flushkit cp --update) or "resume" (FK_COPY_UPDATE_DIFFERENT:
+ * flushkit cp --resume).
+ * @update: an enum fk_copy_update value.
+ * Return: a static string (never freed); "unknown" for any other
+ * value.  Never NULL.
+ *
+ * fk_copy_update_parse - the inverse: the value a name stands for.
+ * @name: a NUL-terminated name as above, matched exactly (case and
+ *      all); may be NULL.  Borrowed for the call.
+ * Return: the enum fk_copy_update value (>= 0), or
+ *   -EINVAL  @name is NULL or is not one of the names.
+ *
+ * No I/O, no allocation; thread-safe (constant tables only).
+ */
+FK_API const char *fk_copy_update_name(int update);
+FK_API int fk_copy_update_parse(const char *name);
 
 /* Flags of struct fk_tree_opts.copy_flags. */
 enum fk_copy_flags {
@@ -1099,6 +1204,24 @@ enum fk_copy_reflink {
 				     * the source (no copy_file_range) */
 };
 
+/*
+ * fk_copy_reflink_name - the name of an enum fk_copy_reflink value: "auto",
+ * "always" or "never" (flushkit cp --reflink).
+ * @reflink: an enum fk_copy_reflink value.
+ * Return: a static string (never freed); "unknown" for any other
+ * value.  Never NULL.
+ *
+ * fk_copy_reflink_parse - the inverse: the value a name stands for.
+ * @name: a NUL-terminated name as above, matched exactly (case and
+ *      all); may be NULL.  Borrowed for the call.
+ * Return: the enum fk_copy_reflink value (>= 0), or
+ *   -EINVAL  @name is NULL or is not one of the names.
+ *
+ * No I/O, no allocation; thread-safe (constant tables only).
+ */
+FK_API const char *fk_copy_reflink_name(int reflink);
+FK_API int fk_copy_reflink_parse(const char *name);
+
 /* How fk_tree_copy treats holes and zeros of a regular file. */
 enum fk_copy_sparse {
 	FK_COPY_SPARSE_AUTO = 0,   /* the source's holes stay holes
@@ -1109,6 +1232,24 @@ enum fk_copy_sparse {
 	FK_COPY_SPARSE_NEVER = 2,  /* holes are written as zeros: the copy
 				    * is fully allocated (no clone) */
 };
+
+/*
+ * fk_copy_sparse_name - the name of an enum fk_copy_sparse value: "auto",
+ * "always" or "never" (flushkit cp --sparse).
+ * @sparse: an enum fk_copy_sparse value.
+ * Return: a static string (never freed); "unknown" for any other
+ * value.  Never NULL.
+ *
+ * fk_copy_sparse_parse - the inverse: the value a name stands for.
+ * @name: a NUL-terminated name as above, matched exactly (case and
+ *      all); may be NULL.  Borrowed for the call.
+ * Return: the enum fk_copy_sparse value (>= 0), or
+ *   -EINVAL  @name is NULL or is not one of the names.
+ *
+ * No I/O, no allocation; thread-safe (constant tables only).
+ */
+FK_API const char *fk_copy_sparse_name(int sparse);
+FK_API int fk_copy_sparse_parse(const char *name);
 
 /*
  * fk_copied_fn - called by fk_tree_copy once for each entry it created
@@ -1124,6 +1265,24 @@ enum fk_report_level {
 	FK_REPORT_WARNING = 0,	/* operation goes on (vanished file, ...) */
 	FK_REPORT_ERROR = 1,	/* operation will fail */
 };
+
+/*
+ * fk_report_level_name - the name of an enum fk_report_level value: "warning"
+ * or "error".
+ * @level: an enum fk_report_level value.
+ * Return: a static string (never freed); "unknown" for any other
+ * value.  Never NULL.
+ *
+ * fk_report_level_parse - the inverse: the value a name stands for.
+ * @name: a NUL-terminated name as above, matched exactly (case and
+ *      all); may be NULL.  Borrowed for the call.
+ * Return: the enum fk_report_level value (>= 0), or
+ *   -EINVAL  @name is NULL or is not one of the names.
+ *
+ * No I/O, no allocation; thread-safe (constant tables only).
+ */
+FK_API const char *fk_report_level_name(int level);
+FK_API int fk_report_level_parse(const char *name);
 
 /*
  * Diagnostic callback: @op is the failed operation ("fsync", "open",
@@ -1170,8 +1329,12 @@ struct fk_tree_stats {
 typedef void (*fk_progress_fn)(void *arg, const struct fk_tree_stats *st);
 
 struct fk_tree_opts {
-	int method;		/* enum fk_sync_method or enum fk_copy_method */
-	uint64_t flush_after_bytes;	/* writeback threshold, bytes */
+	enum fk_sync_method sync_method; /* fk_tree_sync only */
+	enum fk_copy_method copy_method; /* fk_tree_copy only */
+	uint64_t flush_after_bytes;	 /* writeback hints are started once
+					  * this many bytes are pending,
+					  * bytes; 0 = no writeback hints
+					  * (sync twopass, copy writeback) */
 	int drop_cache;		/* copy: POSIX_FADV_DONTNEED once written */
 	fk_report_fn report;
 	void *report_arg;
@@ -1195,8 +1358,8 @@ struct fk_tree_opts {
 };
 
 /*
- * fk_tree_opts_init - defaults: method 0 (FK_SYNC_TWOPASS for sync,
- * FK_COPY_WRITEBACK for copy), flush_after_bytes 256 KiB, no drop_cache,
+ * fk_tree_opts_init - defaults: sync_method FK_SYNC_TWOPASS, copy_method
+ * FK_COPY_WRITEBACK, flush_after_bytes 256 KiB, no drop_cache,
  * no callbacks, sync_io FK_SYNC_IO_AUTO, sync_jobs 0 (32); for copy, update
  * FK_COPY_UPDATE_ALL, reflink and sparse AUTO, no copy_flags.  No I/O;
  * thread-safe.
@@ -1208,11 +1371,15 @@ FK_API void fk_tree_opts_init(struct fk_tree_opts *o);
  * @paths: @nr_paths (>= 1) paths, each a directory (walked) or any
  *      other file; a path that is a symlink to a directory is followed,
  *      nothing below it is.  Borrowed for the call.
- * @o: options (NULL: defaults).  @o->method is an enum fk_sync_method:
+ * @o: options (NULL: defaults).  @o->sync_method (enum fk_sync_method;
+ *      @o->copy_method is ignored):
  *      FK_SYNC_TWOPASS - pass 1 starts writeback of every regular file
  *        (whole-file sync_file_range(SYNC_FILE_RANGE_WRITE) through
- *        struct fk_writeback, batched by @o->flush_after_bytes, 0 = one
- *        file at a time; posix_fadvise(DONTNEED) where unsupported),
+ *        struct fk_writeback, issued once @o->flush_after_bytes are
+ *        pending; posix_fadvise(DONTNEED) where unsupported; with
+ *        flush_after_bytes 0 no hint is made: pass 1 only opens the
+ *        files, as fk_tree_copy's FK_COPY_DELAYED is WRITEBACK without
+ *        hints),
  *        pass 2 fsyncs every file, then every directory after its
  *        contents; every hint precedes the first fsync.  Pass 2 is
  *        batched (struct fk_fsync_batch, @o->sync_io, up to
@@ -1253,7 +1420,7 @@ FK_API void fk_tree_opts_init(struct fk_tree_opts *o);
  * or another open/getdents error, -ENOENT for a path that does not
  * exist.  Entries vanishing during the walk are warnings, counted in
  * st->vanished, not errors.  -EINVAL: no paths, an empty path or an
- * unknown method, a bad sync_io or sync_jobs > 4096.  -ENOMEM.  With
+ * unknown sync_method, a bad sync_io or sync_jobs > 4096.  -ENOMEM.  With
  * twopass and sync_io FK_SYNC_IO_URING, the error of io_uring's setup
  * (-EPERM, -ENOSYS, -ENOMEM, -EOPNOTSUPP: see fk_fsync_batch_create)
  * before anything is done; AUTO falls back to threads.
@@ -1273,9 +1440,11 @@ FK_API int fk_tree_sync(const char *const *paths, size_t nr_paths,
  *      itself.  An existing non-directory in the way of a file is
  *      replaced; an existing directory in the way of a directory is
  *      merged into.  Borrowed for the call.
- * @o: options (NULL: defaults).  @o->method is an enum fk_copy_method:
+ * @o: options (NULL: defaults).  @o->copy_method (enum fk_copy_method;
+ *      @o->sync_method is ignored):
  *      FK_COPY_WRITEBACK - while copying, writeback of the written data
- *        is started every @o->flush_after_bytes bytes (0: never) through
+ *        is started every @o->flush_after_bytes bytes (0: never, which
+ *        is FK_COPY_DELAYED) through
  *        struct fk_writeback (sync_file_range(SYNC_FILE_RANGE_WRITE));
  *        then every file is fsynced, then every directory after its
  *        contents (PostgreSQL's checkpoint_flush_after, 9.6), batched
@@ -1364,7 +1533,7 @@ FK_API int fk_tree_sync(const char *const *paths, size_t nr_paths,
  * is still copied and synced).  -ENOSPC/-EDQUOT stop the copy at once:
  * the file being written is left incomplete and reported, and nothing is
  * fsynced.  -EEXIST: @dst is @src itself; -ENOTDIR: @src is a directory
- * and @dst an existing non-directory; -EINVAL: bad method or NULL
+ * and @dst an existing non-directory; -EINVAL: bad copy_method or NULL
  * argument, a bad sync_io or sync_jobs > 4096, an unknown update,
  * reflink, sparse or copy_flags bit, reflink ALWAYS with sparse other
  * than AUTO, or a directory copied into itself (that subtree is
@@ -1432,6 +1601,24 @@ enum fk_wal_sync_method {
 };
 
 /*
+ * fk_wal_sync_method_name - the name of an enum fk_wal_sync_method value:
+ * "fdatasync", "fsync" or "open_datasync" (PostgreSQL's wal_sync_method names).
+ * @method: an enum fk_wal_sync_method value.
+ * Return: a static string (never freed); "unknown" for any other
+ * value.  Never NULL.
+ *
+ * fk_wal_sync_method_parse - the inverse: the value a name stands for.
+ * @name: a NUL-terminated name as above, matched exactly (case and
+ *      all); may be NULL.  Borrowed for the call.
+ * Return: the enum fk_wal_sync_method value (>= 0), or
+ *   -EINVAL  @name is NULL or is not one of the names.
+ *
+ * No I/O, no allocation; thread-safe (constant tables only).
+ */
+FK_API const char *fk_wal_sync_method_name(int method);
+FK_API int fk_wal_sync_method_parse(const char *name);
+
+/*
  * One finished (or failed) checkpoint, with what PostgreSQL's
  * log_checkpoints prints.  Passed to fk_store_opts.on_checkpoint; valid
  * during the call only.
@@ -1492,6 +1679,24 @@ enum fk_store_create_mode {
 	/* Create it; a store there: -EEXIST, nothing changed. */
 	FK_STORE_CREATE_NEW = 2,
 };
+
+/*
+ * fk_store_create_mode_name - the name of an enum fk_store_create_mode value:
+ * "open-existing", "create-if-missing" or "create-new".
+ * @mode: an enum fk_store_create_mode value.
+ * Return: a static string (never freed); "unknown" for any other
+ * value.  Never NULL.
+ *
+ * fk_store_create_mode_parse - the inverse: the value a name stands for.
+ * @name: a NUL-terminated name as above, matched exactly (case and
+ *      all); may be NULL.  Borrowed for the call.
+ * Return: the enum fk_store_create_mode value (>= 0), or
+ *   -EINVAL  @name is NULL or is not one of the names.
+ *
+ * No I/O, no allocation; thread-safe (constant tables only).
+ */
+FK_API const char *fk_store_create_mode_name(int mode);
+FK_API int fk_store_create_mode_parse(const char *name);
 
 /*
  * The WAL's footprint: the segment being written and

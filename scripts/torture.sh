@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# scripts/torture.sh [BUILD_DIR] - issue 7, properties 1-3 at their full
-# trial counts, with the crash torture harness BUILD_DIR/tests/tools/
+# scripts/torture.sh [BUILD_DIR] - the crash properties 1-3 of
+# docs/durability.md (kill -9, power cut, crash during recovery) at their
+# full trial counts, with the crash torture harness BUILD_DIR/tests/tools/
 # fk-torture (tests/lib/fktorture.c):
 #   1. kill -9 during TPC-B                      1000 trials
 #   2. power cut during TPC-B, ext4 and xfs       200 trials each

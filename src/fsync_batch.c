@@ -12,8 +12,8 @@
  * Interface routines (see include/flushkit.h, SECTION fsync_batch):
  *   fk_fsync_batch_opts_init, fk_fsync_batch_create,
  *   fk_fsync_batch_destroy, fk_fsync_batch_backend, fk_fsync_batch_run,
- *   fk_fsync_batch_error, fk_fsync_batch_get_stats, fk_fsync_many,
- *   fk_sync_io_name, fk_sync_io_parse.
+ *   fk_fsync_batch_error, fk_fsync_batch_get_stats, fk_fsync_many
+ *   (fk_sync_io_name and fk_sync_io_parse are in names.c).
  * Test hooks: src/fsync_batch.h.
  *
  * Backends:
@@ -158,33 +158,7 @@ int fk_fsync_batch_have_uring(void)
 #endif
 }
 
-/* ---- names and options ---- */
-
-static const char *const io_names[] = {
-	[FK_SYNC_IO_AUTO] = "auto",
-	[FK_SYNC_IO_URING] = "uring",
-	[FK_SYNC_IO_THREADS] = "threads",
-	[FK_SYNC_IO_SEQUENTIAL] = "sequential",
-};
-
-const char *fk_sync_io_name(int sync_io)
-{
-	if (sync_io < 0 || sync_io > FK_SYNC_IO_SEQUENTIAL)
-		return "unknown";
-	return io_names[sync_io];
-}
-
-int fk_sync_io_parse(const char *name)
-{
-	if (!name)
-		return -EINVAL;
-	for (int i = 0; i <= FK_SYNC_IO_SEQUENTIAL; i++)
-		if (!strcmp(name, io_names[i]))
-			return i;
-	if (!strcmp(name, "io_uring"))
-		return FK_SYNC_IO_URING;
-	return -EINVAL;
-}
+/* ---- options (the names of enum fk_sync_io are in names.c) ---- */
 
 void fk_fsync_batch_opts_init(struct fk_fsync_batch_opts *o)
 {

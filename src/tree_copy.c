@@ -1984,8 +1984,8 @@ int fk_tree_copy(const char *src, const char *dst, const struct fk_tree_opts *o,
 	if (!st)
 		st = &local;
 	memset(st, 0, sizeof(*st));
-	if (!src || !dst || o->method < FK_COPY_WRITEBACK ||
-	    o->method > FK_COPY_SYNCFS || o->update < FK_COPY_UPDATE_ALL ||
+	if (!src || !dst || (unsigned int)o->copy_method > FK_COPY_SYNCFS ||
+	    o->update < FK_COPY_UPDATE_ALL ||
 	    o->update > FK_COPY_UPDATE_DIFFERENT ||
 	    o->reflink < FK_COPY_REFLINK_AUTO ||
 	    o->reflink > FK_COPY_REFLINK_NEVER ||
@@ -2002,7 +2002,7 @@ int fk_tree_copy(const char *src, const char *dst, const struct fk_tree_opts *o,
 	struct copy_ctx c = {
 	    .o = o,
 	    .st = st,
-	    .method = o->method,
+	    .method = o->copy_method,
 	    .is_root = geteuid() == 0,
 	    .dst_parent_fd = -1,
 	    .top_fd = -1,

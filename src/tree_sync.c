@@ -146,10 +146,9 @@ static int sync_twopass(const char *const *paths, size_t nr_paths,
 			struct fk_tree_stats *st)
 {
 	struct fk_writeback wb;
-	/* 0 would disable the writeback module; here it means "hint each
-	 * file on its own". */
-	fk_writeback_init(&wb, to->flush_after_bytes ? to->flush_after_bytes
-						     : 1);
+	/* flush_after_bytes 0: no hints (writeback.c invariant 3), as for
+	 * fk_tree_copy and the store's checkpoint_flush_after_bytes. */
+	fk_writeback_init(&wb, to->flush_after_bytes);
 	struct hint_pass p = {.m = m, .o = o, .st = st, .wb = &wb};
 	int result = 0;
 
@@ -365,7 +364,7 @@ int fk_tree_sync(const char *const *paths, size_t nr_paths,
 		  const struct fk_tree_opts *,
 		  const struct fk_tree_fsync_opts *, struct fk_tree_stats *);
 	size_t max_fds = 0;
-	switch (o->method) {
+	switch (o->sync_method) {
 	case FK_SYNC_TWOPASS:
 		fn = sync_twopass;
 		break;
@@ -416,14 +415,14 @@ int fk_tree_sync(const char *const *paths, size_t nr_paths,
 	/* Pass 2 of twopass is batched; fsync stays one at a time (the
 	 * baseline). */
 	struct fk_fsync_batch *batch = NULL;
-	if (!r && o->method == FK_SYNC_TWOPASS) {
+	if (!r && o->sync_method == FK_SYNC_TWOPASS) {
 		r = fk_tree_batch_create(o, st, &batch);
 		fo.batch = batch;
 	}
 	/* After the batch (io_uring's ring is a descriptor too). */
 	if (!r)
 		r = fk_tree_fd_check(&fo, st, paths[0]);
-	if (!r && o->method == FK_SYNC_TWOPASS)
+	if (!r && o->sync_method == FK_SYNC_TWOPASS)
 		max_fds = fk_fd_window();
 	struct fk_fdmap *m = NULL;
 	if (!r)

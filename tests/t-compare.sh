@@ -7,6 +7,8 @@
 # verdicts; a missing file is exit 1, bad usage exit 2, and sides with
 # no metric in common exit 1.
 set -u
+# Its JSON checks run python3: without it they would fail as "bad JSON".
+command -v python3 >/dev/null || { echo "SKIP: python3 not found (the JSON checks need it)"; exit 77; }
 fail=0
 err() { echo "FAIL: $*"; fail=1; }
 t=$(mktemp -d /var/tmp/fk-t-compare.XXXXXX)

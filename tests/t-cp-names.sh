@@ -26,10 +26,14 @@ valid_utf8() {
 	if command -v iconv >/dev/null; then
 		iconv -f UTF-8 -t UTF-8 "$1" >/dev/null 2>&1 ||
 			{ bad "$2: not valid UTF-8"; cat -A "$1"; }
+	else
+		echo "not checked: $2 is valid UTF-8 (no iconv)"
 	fi
 	LC_ALL=C grep -q "$(printf '\377')" "$1" && bad "$2: raw 0xff byte"
 	if command -v python3 >/dev/null; then
 		python3 -m json.tool "$1" >/dev/null 2>&1 || bad "$2: bad JSON"
+	else
+		echo "not checked: $2 parses as JSON (no python3)"
 	fi
 }
 

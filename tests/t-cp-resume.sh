@@ -11,6 +11,8 @@
 # content, modes and mtimes (reading the source moves its atimes).  --checksum catches a file of the
 # same size and mtime but other content, which the quick check leaves.
 set -u
+# Its JSON checks run python3: without it they would fail as "bad JSON".
+command -v python3 >/dev/null || { echo "SKIP: python3 not found (the JSON checks need it)"; exit 77; }
 : "${FLUSHKIT:?FLUSHKIT must name the built command}"
 t=$(mktemp -d /var/tmp/t-cp-resume.XXXXXX)
 trap 'rm -rf "$t"' EXIT

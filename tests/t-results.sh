@@ -7,6 +7,8 @@
 # write none; an unusable --results DIR fails the run; and
 # "flushkit report" on the files draws the page and its plots.
 set -u
+# Its JSON checks run python3: without it they would fail as "bad JSON".
+command -v python3 >/dev/null || { echo "SKIP: python3 not found (the JSON checks need it)"; exit 77; }
 fail=0
 t=$(mktemp -d /var/tmp/fk-t-results.XXXXXX)
 trap 'rm -rf "$t"' EXIT

@@ -8,6 +8,8 @@
 # configuration's arguments, split on blanks), the data directories
 # removed, and "flushkit compare" taking two cell directories.
 set -u
+# Its JSON checks run python3: without it they would fail as "bad JSON".
+command -v python3 >/dev/null || { echo "SKIP: python3 not found (the JSON checks need it)"; exit 77; }
 fail=0
 err() { echo "FAIL: $*"; fail=1; }
 t=$(mktemp -d /var/tmp/fk-t-series.XXXXXX)

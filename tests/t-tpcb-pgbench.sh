@@ -12,6 +12,8 @@
 # messages (exit 2).  -T is shorter than pgbench's where the captured
 # run was long: a duration is a number, and numbers are masked.
 set -u
+# Its JSON checks run python3: without it they would fail as "bad JSON".
+command -v python3 >/dev/null || { echo "SKIP: python3 not found (the JSON checks need it)"; exit 77; }
 fail=0
 ref=${FK_SRC:?}/tests/data/pgbench15
 t=$(mktemp -d /var/tmp/fk-t-tpcb-pgbench.XXXXXX)

@@ -4,6 +4,8 @@
 # progress lines, --json, -l logs, standalone --check, re-init safety,
 # and usage errors (exit 2).
 set -u
+# Its JSON checks run python3: without it they would fail as "bad JSON".
+command -v python3 >/dev/null || { echo "SKIP: python3 not found (the JSON checks need it)"; exit 77; }
 fail=0
 t=$(mktemp -d /var/tmp/fk-t-tpcb.XXXXXX)
 trap 'rm -rf "$t"' EXIT

@@ -2,10 +2,25 @@
 /*
  * test-crc32c.c - CRC-32C known vectors (RFC 3720 B.4), the hardware
  * and table paths agree at every alignment and length, and continuing
- * a CRC equals computing it in one go.
+ * a CRC equals computing it in one go.  The agreement of the two paths
+ * is a check only where crc32c.c uses the instruction (x86-64 with
+ * SSE4.2, the same question it asks); elsewhere both runs take the table
+ * path, and the test says "not checked" instead of comparing it with
+ * itself.
  */
 #include "fktest.h"
 #include "store-int.h"
+
+/* Whether fk_crc32c uses the CRC32 instruction here (crc32c.c's test). */
+static int have_hw(void)
+{
+#if defined(__x86_64__)
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("sse4.2") ? 1 : 0;
+#else
+	return 0;
+#endif
+}
 
 int main(void)
 {
@@ -35,6 +50,11 @@ int main(void)
 		x = x * 1103515245u + 12345u;
 		buf[i] = (uint8_t)(x >> 16);
 	}
+	if (!have_hw()) {
+		printf("not checked: the SSE4.2 instruction and the tables "
+		       "agree (no SSE4.2 here: only the table path runs)\n");
+		return fkt_done();
+	}
 	for (size_t off = 0; off < 9; off++)
 		for (size_t len = 0; len < 300; len += 7) {
 			fk_crc32c_force_sw(1);
@@ -43,5 +63,7 @@ int main(void)
 			uint32_t b = fk_crc32c(0, buf + off, len);
 			CHECK_EQ(a, b);
 		}
+	printf("checked: the SSE4.2 instruction and the tables agree at "
+	       "9 alignments x 43 lengths\n");
 	return fkt_done();
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test-eio-checkpoint.c - issue 7, property 5: a table segment's
+ * test-eio-checkpoint.c - a table segment's
  * write-back fails with a REAL EIO during a checkpoint.  The store runs
  * TPC-B from 4 threads on ext4 and on xfs whose device is a faultdev
  * image (tests/lib/fkfault.h); at a random moment the blocks of the

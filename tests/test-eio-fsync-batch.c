@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * test-eio-fsync-batch - issue 7, property 6: a real EIO inside a
- * batched fsync (struct fk_fsync_batch, fk_fsync_many), with io_uring
+ * test-eio-fsync-batch - a real EIO inside a batched fsync
+ * (struct fk_fsync_batch, fk_fsync_many), with io_uring
  * and with the thread pool (and one at a time): every request of a file
  * whose flush failed gets the error, the other files' requests succeed,
  * and the error stays with the file in later runs without any retry.

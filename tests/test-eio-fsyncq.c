@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test-eio-fsyncq - issue 7, property 6: several fsync requests
+ * test-eio-fsyncq - several fsync requests
  * de-duplicated onto one fsync by the fsync request queue (compaction of
  * a full queue, absorption into the pending set, a file known under two
  * ids in a batched round) and that ONE fsync fails with a real EIO:

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test-eio-wal.c - issue 7, property 4: the WAL's fdatasync fails with a
+ * test-eio-wal.c - the WAL's fdatasync fails with a
  * REAL EIO.  The store runs TPC-B from 4 threads on ext4 and on xfs
  * whose device is a faultdev image (loop device on a FUSE file,
  * tests/lib/fkfault.h); at a random moment the blocks of the current

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test-eio-writeback - issue 7, property 6: a real EIO during EARLY
+ * test-eio-writeback - a real EIO during EARLY
  * writeback (the writeback hints of struct fk_writeback, of batched
  * FK_FSYNC_OP_WRITEBACK requests and of fk_tree_sync's first pass) still
  * reaches the final fsync and is reported; the hint never consumes it.
@@ -186,7 +186,7 @@ static void test_tree_sync(struct fkt_stack *st)
 	}
 	struct fk_tree_opts o;
 	fk_tree_opts_init(&o);
-	o.method = FK_SYNC_TWOPASS;
+	o.sync_method = FK_SYNC_TWOPASS;
 	struct report rep = {0};
 	o.report = on_report;
 	o.report_arg = &rep;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * test-fsyncq-removed.c - files removed or renamed while their fsync
- * request is queued (issue 7, property 11), with real files and real
+ * request is queued, with real files and real
  * unlink/rename (no fault injection):
  *
  * The queue (struct fk_fsyncq keeps ids, no descriptors; the sync

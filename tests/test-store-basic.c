@@ -17,6 +17,9 @@
 #define NTHREADS 8
 #define PER_THREAD 300
 
+/* The store of the main tests: made by test_create_and_load, closed by
+ * test_concurrent_commits, reopened by test_reopen. */
+static char db_dir[4200];
 static struct fk_store *st;
 static uint32_t acc, hist;
 
@@ -64,7 +67,7 @@ static struct fk_store_opts small_opts(void)
 }
 
 /* Every wal_sync_method commits and recovers. */
-static void sync_methods(void)
+static void test_sync_methods(void)
 {
 	static const int methods[] = {FK_WAL_FDATASYNC, FK_WAL_FSYNC,
 				      FK_WAL_OPEN_DATASYNC};
@@ -103,16 +106,9 @@ static void sync_methods(void)
 	}
 }
 
-int main(void)
+/* Presets set the four flushing knobs. */
+static void test_presets(void)
 {
-	char dir[4200];
-	struct fk_store_opts o = small_opts();
-	struct fk_store_stats ss;
-	uint8_t row[ROW];
-
-	snprintf(dir, sizeof(dir), "%s/db", fkt_tmpdir());
-
-	/* Presets set the four flushing knobs. */
 	struct fk_store_opts p;
 	fk_store_opts_init(&p);
 	CHECK(p.checkpoint_sorted == 1 && p.fsyncq_compaction == 1 &&
@@ -126,10 +122,20 @@ int main(void)
 	CHECK_EQ(fk_store_opts_preset(&p, "bogus"), -EINVAL);
 	/* The default never creates a store (fk_store_create_mode). */
 	CHECK_EQ(p.create_mode, FK_STORE_OPEN_EXISTING);
+}
 
-	CHECK_EQ(fk_store_open(dir, &o, &st), 0);
+/* Create the store and its tables, bulk load, read back, and the
+ * argument errors of those calls.  -1 if the store could not be made
+ * (nothing else can run). */
+static int test_create_and_load(void)
+{
+	struct fk_store_opts o = small_opts();
+	uint8_t row[ROW];
+
+	snprintf(db_dir, sizeof(db_dir), "%s/db", fkt_tmpdir());
+	CHECK_EQ(fk_store_open(db_dir, &o, &st), 0);
 	if (!st)
-		return fkt_done();
+		return -1;
 	CHECK_EQ(fk_store_create_table(st, "accounts", ROW, &acc), 0);
 	CHECK_EQ(fk_store_create_table(st, "history", ROW, &hist), 0);
 	CHECK_EQ(fk_store_create_table(st, "accounts", ROW, NULL), -EEXIST);
@@ -145,8 +151,14 @@ int main(void)
 	CHECK_EQ(v, 12345);
 	CHECK_EQ(fk_store_read(st, acc, NACC, row), -ERANGE);
 	CHECK_EQ(fk_store_read(st, 99, 0, row), -ENOENT);
+	return 0;
+}
 
-	/* One batch with every op kind. */
+/* One batch with every op kind, and its results. */
+static void test_batch_ops(void)
+{
+	struct fk_store_stats ss;
+	uint8_t row[ROW];
 	struct fk_batch b;
 	fk_batch_init(&b);
 	int64_t res = 0;
@@ -171,9 +183,17 @@ int main(void)
 	int64_t bal;
 	memcpy(&bal, row + 8, 8);
 	CHECK_EQ(bal, 42);
+	fk_batch_release(&b);
+}
 
-	/* Errors leave nothing applied. */
-	fk_batch_reset(&b);
+/* Errors leave nothing applied. */
+static void test_errors_apply_nothing(void)
+{
+	uint8_t row[ROW];
+	int64_t bal;
+	struct fk_batch b;
+	fk_batch_init(&b);
+	memset(row, 'h', ROW);
 	CHECK_EQ(fk_batch_add_i64(&b, acc, 6, 8, 1, NULL), 0);
 	CHECK_EQ(fk_batch_set(&b, acc, NACC + 5, 0, "x", 1), 0);
 	CHECK_EQ(fk_store_commit(st, &b, NULL), -ERANGE);
@@ -187,8 +207,14 @@ int main(void)
 	memcpy(&bal, row + 8, 8);
 	CHECK_EQ(bal, 0);
 	fk_batch_release(&b);
+}
 
-	/* Concurrent committers; a checkpoint in the middle. */
+/* Concurrent committers (group commit); a checkpoint in the middle;
+ * then a clean close. */
+static void test_concurrent_commits(void)
+{
+	struct fk_store_stats ss;
+	uint64_t rows;
 	pthread_t th[NTHREADS];
 	for (uintptr_t i = 0; i < NTHREADS; i++)
 		pthread_create(&th[i], NULL, worker, (void *)i);
@@ -210,12 +236,22 @@ int main(void)
 	CHECK_EQ(fk_store_table_rows(st, hist, &rows), 0);
 	CHECK_EQ(rows, 2 + NTHREADS * PER_THREAD);
 	CHECK_EQ(fk_store_close(st), 0);
-
-	/* Reopen: everything there, by the clean path. */
 	st = NULL;
-	CHECK_EQ(fk_store_open(dir, &o, &st), 0);
+}
+
+/* Reopen: everything there, by the clean path (no WAL replayed).  -1
+ * if the store could not be reopened. */
+static int test_reopen(void)
+{
+	struct fk_store_opts o = small_opts();
+	struct fk_store_stats ss;
+	uint8_t row[ROW];
+	uint64_t rows, v;
+	int64_t bal;
+
+	CHECK_EQ(fk_store_open(db_dir, &o, &st), 0);
 	if (!st)
-		return fkt_done();
+		return -1;
 	fk_store_get_stats(st, &ss);
 	CHECK_EQ(ss.recovery_records, 0);
 	uint32_t id, rb;
@@ -239,6 +275,20 @@ int main(void)
 	}
 	CHECK_EQ(hsum, NTHREADS * PER_THREAD);
 	CHECK_EQ(fk_store_close(st), 0);
-	sync_methods();
+	st = NULL;
+	return 0;
+}
+
+int main(void)
+{
+	test_presets();
+	if (test_create_and_load())
+		return fkt_done();
+	test_batch_ops();
+	test_errors_apply_nothing();
+	test_concurrent_commits();
+	if (test_reopen())
+		return fkt_done();
+	test_sync_methods();
 	return fkt_done();
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * test-store-enospc.c - the page store on a real file system that fills
- * up (issue 7, property 7): a small loop-mounted ext4 (mkfs -m 0: no root
+ * up (ENOSPC on WAL append and mid-checkpoint): a small loop-mounted ext4 (mkfs -m 0: no root
  * reserve) and a 300 MiB xfs, filled with a ballast file (fallocate,
  * then small writes, until the kernel says ENOSPC).  No mock: every
  * ENOSPC comes from the kernel.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * test-store-fsync-stop.c - a failed fsync in the page store's metadata
- * paths stops the store (issue 7; docs/durability.md "Any failed fsync
+ * paths stops the store (docs/durability.md "Any failed fsync
  * or fdatasync stops the store"; store.c S4, wal.c W8).
  *
  * One case per path, each with an EIO injected through the syscall

@@ -28,9 +28,10 @@ static void fill(void *arg, uint64_t rowno, void *row)
 	memset(row, 0, ROW);
 }
 
-static void run(const char *base, const char *name, uint64_t seg_bytes,
-		int compaction, uint64_t *backend_fsyncs,
-		uint64_t *compactions)
+/* 0 when the store ran and *@backend_fsyncs, *@compactions are set;
+ * -1 when it could not be opened (a failed CHECK already; nothing set). */
+static int run(const char *base, const char *name, uint64_t seg_bytes,
+	       int compaction, uint64_t *backend_fsyncs, uint64_t *compactions)
 {
 	char dir[4200];
 	struct fk_store_opts o;
@@ -49,7 +50,7 @@ static void run(const char *base, const char *name, uint64_t seg_bytes,
 	o.fsyncq_compaction = compaction;
 	CHECK_EQ(fk_store_open(dir, &o, &s), 0);
 	if (!s)
-		return;
+		return -1;
 	CHECK_EQ(fk_store_create_table(s, "t", ROW, &t), 0);
 	CHECK_EQ(fk_store_bulk_load(s, t, NROWS, fill, NULL), 0);
 	struct fk_store_stats st0, st1;
@@ -83,6 +84,7 @@ static void run(const char *base, const char *name, uint64_t seg_bytes,
 	       (unsigned long long)(st1.buffers_backend - st0.buffers_backend),
 	       (unsigned long long)*backend_fsyncs,
 	       (unsigned long long)*compactions);
+	return 0;
 }
 
 int main(void)
@@ -90,14 +92,17 @@ int main(void)
 	const char *base = fkt_tmpdir();
 	uint64_t bf, comp;
 
-	run(base, "compact", 4 << 20, 1, &bf, &comp);
-	CHECK_EQ(bf, 0);
-	CHECK(comp > 0);
-	run(base, "naive", 4 << 20, 0, &bf, &comp);
-	CHECK(bf > 0);
-	CHECK_EQ(comp, 0);
-	run(base, "distinct", 128 << 10, 1, &bf, &comp);
-	CHECK(bf > 0);
-	CHECK(comp > 0);
+	if (run(base, "compact", 4 << 20, 1, &bf, &comp) == 0) {
+		CHECK_EQ(bf, 0);
+		CHECK(comp > 0);
+	}
+	if (run(base, "naive", 4 << 20, 0, &bf, &comp) == 0) {
+		CHECK(bf > 0);
+		CHECK_EQ(comp, 0);
+	}
+	if (run(base, "distinct", 128 << 10, 1, &bf, &comp) == 0) {
+		CHECK(bf > 0);
+		CHECK(comp > 0);
+	}
 	return fkt_done();
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * test-torn-page.c - torn and corrupt data pages (issue 7, property 9).
+ * test-torn-page.c - torn and corrupt data pages (docs/durability.md,
+ * "How the tests check it", 9).
  *
  * Torn, with a full-page image to restore it: a store changes rows all
  * over a page (both 4 KiB halves) after a checkpoint, so the commit logs

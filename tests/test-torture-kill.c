@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test-torture-kill.c - issue 7, property 1: kill -9 during TPC-B at
+ * test-torture-kill.c - kill -9 during TPC-B at
  * random moments.  Runs the crash torture harness (tests/lib/
  * fktorture.c) for 10 trials (FK_TRIALS=1000 for the full count): a
  * child runs TPC-B on the page store from 4 threads, is killed with

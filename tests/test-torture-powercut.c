@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test-torture-powercut.c - issue 7, property 2: power cut during
+ * test-torture-powercut.c - power cut during
  * TPC-B, on ext4 and on xfs.  The crash torture harness (tests/lib/
  * fktorture.c) puts the store on a loop-mounted file system (400 MiB
  * image; xfs needs >= 300 MiB), runs TPC-B in a child, and at a random

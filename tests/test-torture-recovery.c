@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test-torture-recovery.c - issue 7, property 3: a crash during
+ * test-torture-recovery.c - a crash during
  * recovery, including during the end-of-recovery checkpoint: recovery
  * is idempotent.  The crash torture harness (tests/lib/fktorture.c)
  * builds a long WAL (TPC-B without a checkpoint, then kill -9), then

@@ -236,7 +236,7 @@ static void test_copy_order(int method, int sync_io, rlim_t nofile,
 		set_nofile(nofile);
 	struct fk_tree_opts o;
 	fk_tree_opts_init(&o);
-	o.method = method;
+	o.copy_method = method;
 	o.sync_io = sync_io;
 	struct reports rep = {0};
 	o.report = on_report;
@@ -334,11 +334,11 @@ static void test_options(void)
 	snprintf(dst, sizeof(dst), "%s/opts-copy", base);
 	CHECK_EQ(fk_tree_copy(root, dst, &o, &st), -EINVAL);
 	/* The unbatched baselines ignore sync_io. */
-	o.method = FK_SYNC_FSYNC;
+	o.sync_method = FK_SYNC_FSYNC;
 	CHECK_EQ(fk_tree_sync(paths, 1, &o, &st), 0);
 	CHECK_EQ(st.sync_io, 0);
 	CHECK_EQ(st.sync_jobs, 0);
-	o.method = FK_COPY_FSYNC_EACH;
+	o.copy_method = FK_COPY_FSYNC_EACH;
 	CHECK_EQ(fk_tree_copy(root, dst, &o, &st), 0);
 	CHECK_EQ(st.sync_io, 0);
 	CHECK_EQ(st.fsync_calls, 2 * NR_FILES);	/* data, then times */

@@ -70,7 +70,7 @@ int main(void)
 			 methods[m].name);
 		struct fk_tree_opts o;
 		fk_tree_opts_init(&o);
-		o.method = methods[m].method;
+		o.copy_method = methods[m].method;
 		nr_cfr = 0;
 		fk_sys.copy_file_range = zero_cfr;
 		struct fk_tree_stats st;

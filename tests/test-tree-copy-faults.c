@@ -153,7 +153,7 @@ static void test_dir_einval(void)
 	struct fk_tree_opts o;
 	struct fk_tree_stats st;
 	fk_tree_opts_init(&o);
-	o.method = FK_COPY_FSYNC_EACH;
+	o.copy_method = FK_COPY_FSYNC_EACH;
 	fkt_trace_start();
 	fkt_fault_set("fsync", "/d1/d2", 0, -EINVAL);
 	CHECK_EQ(fk_tree_copy(src, dst, &o, &st), -FK_EDEGRADED);

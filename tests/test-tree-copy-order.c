@@ -205,7 +205,7 @@ int main(void)
 		struct fk_tree_stats st;
 		fk_tree_opts_init(&o);
 		o.sync_io = FK_SYNC_IO_THREADS;	/* traced: not io_uring */
-		o.method = m;
+		o.copy_method = m;
 		o.flush_after_bytes = 256 * 1024;
 		fkt_trace_start();
 		int r = fk_tree_copy(src, dst, &o, &st);

@@ -2,7 +2,7 @@
 /*
  * test-tree-copy-removed.c - fk_tree_copy when someone else removes,
  * renames or replaces a DESTINATION file after the copy wrote it and
- * before the copy made it durable (issue 7, property 11: "an outside
+ * before the copy made it durable ("an outside
  * deletion is reported, not mistaken for success").  Regression: with
  * the delayed and writeback methods the final fsync pass walks the
  * destination by name, never met the missing file, and the copy
@@ -237,7 +237,7 @@ static int run(int method, const char *from_rel, const char *to_rel,
 
 	struct fk_tree_opts o;
 	fk_tree_opts_init(&o);
-	o.method = method;
+	o.copy_method = method;
 	o.report = on_report;
 	o.sync_io = FK_SYNC_IO_SEQUENTIAL;	/* fsyncs through fk_sys */
 	reports[0] = 0;

@@ -173,7 +173,7 @@ int main(void)
 		snprintf(dst, sizeof(dst), "%s/dst-%s", top, methods[i].name);
 		struct fk_tree_opts o;
 		fk_tree_opts_init(&o);
-		o.method = methods[i].method;
+		o.copy_method = methods[i].method;
 		struct fk_tree_stats st;
 		int r = fk_tree_copy(src, dst, &o, &st);
 		CHECK_EQ(r, 0);

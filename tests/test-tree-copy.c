@@ -100,7 +100,7 @@ int main(void)
 		struct fk_tree_stats st;
 		int reports = 0;
 		fk_tree_opts_init(&o);
-		o.method = m;
+		o.copy_method = m;
 		o.report = reporter;
 		o.report_arg = &reports;
 		if (m == FK_COPY_WRITEBACK)

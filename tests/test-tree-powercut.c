@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test-tree-powercut.c - issue 7, property 12: flushkit cp and flushkit
+ * test-tree-powercut.c - flushkit cp and flushkit
  * sync under power cuts, on loop-mounted ext4 and xfs (root only; 77
  * otherwise).
  *
@@ -864,7 +864,7 @@ static void trial_failed_fsync(struct fkt_fs *fs)
 	}
 	struct fk_tree_opts o;
 	fk_tree_opts_init(&o);
-	o.method = FK_COPY_DELAYED;
+	o.copy_method = FK_COPY_DELAYED;
 	o.sync_io = FK_SYNC_IO_SEQUENTIAL;	/* through fk_sys: injectable */
 	struct fk_tree_stats st;
 	fkt_trace_start();

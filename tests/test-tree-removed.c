@@ -2,7 +2,7 @@
 /*
  * test-tree-removed.c - fk_tree_sync and fk_tree_copy when a file is
  * really removed (or renamed) between the walk that found it and its
- * fsync (issue 7, property 11, tree part).  The removal is a real
+ * fsync (a file removed before it was made durable, tree part).  The removal is a real
  * unlink/rename made from a hook in the syscall table at a chosen
  * moment; the kernel's own ENOENT follows.  Existing tests
  * (test-tree-sync-cmd, test-tree-copy-faults) inject ENOENT instead.
@@ -111,7 +111,7 @@ static int run_sync(const char *top, int method, struct fk_tree_stats *st)
 {
 	struct fk_tree_opts o;
 	fk_tree_opts_init(&o);
-	o.method = method;
+	o.sync_method = method;
 	o.report = on_report;
 	o.sync_io = FK_SYNC_IO_SEQUENTIAL;	/* fsyncs through fk_sys */
 	reports[0] = 0;

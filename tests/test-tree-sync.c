@@ -9,7 +9,8 @@
  *  - twopass: the same, plus every writeback hint before the first
  *    fsync, one hint per non-empty inode, and each file opened once
  *    (the pass-1 descriptor is kept for pass 2); with a descriptor
- *    budget of 1, files are reopened but still fsynced once;
+ *    budget of 1, files are reopened but still fsynced once; with
+ *    flush_after_bytes 0, no hint at all;
  *  - syncfs: one syncfs per file system (a tmpfs mounted inside, when
  *    root), no fsync, no file opened;
  *  - overlapping PATHs: each inode still once;
@@ -64,7 +65,7 @@ static int run(const char *root, int method, struct fk_tree_stats *st,
 	struct fk_tree_opts o;
 	fk_tree_opts_init(&o);
 	o.sync_io = FK_SYNC_IO_THREADS;	/* traced: not io_uring */
-	o.method = method;
+	o.sync_method = method;
 	o.report = on_report;
 	o.report_arg = rep;
 	const char *paths[] = {root};
@@ -143,6 +144,40 @@ static void test_twopass(void)
 	/* The descriptor of pass 1 was kept for pass 2. */
 	CHECK_EQ(fkt_trace_nr("open", "/a"), 1);
 	CHECK_EQ(fkt_trace_nr("open", "/b"), 1);
+	CHECK_EQ(fkt_trace_nr("open", "/sub/c"), 1);
+	CHECK_EQ(rep.errors + rep.warnings, 0);
+	free(root);
+}
+
+/* flush_after_bytes 0 means "no writeback hints" for fk_tree_sync as for
+ * fk_tree_copy (and fk_writeback, and the store's
+ * checkpoint_flush_after_bytes): pass 1 makes no hint, pass 2 still
+ * fsyncs every inode once, and each file is still opened once. */
+static void test_twopass_no_hints(void)
+{
+	char *root = make_tree("twopass-nohints");
+	struct fk_tree_stats st;
+	struct reports rep = {0};
+	struct fk_tree_opts o;
+	fk_tree_opts_init(&o);
+	o.sync_io = FK_SYNC_IO_THREADS; /* traced: not io_uring */
+	o.sync_method = FK_SYNC_TWOPASS;
+	o.flush_after_bytes = 0;
+	o.report = on_report;
+	o.report_arg = &rep;
+	const char *paths[] = {root};
+	fkt_trace_start();
+	CHECK_EQ(fk_tree_sync(paths, 1, &o, &st), 0);
+	fkt_trace_stop();
+	fix_check_fsyncs(root);
+	check_counts(&st);
+	CHECK_EQ(fkt_trace_nr("sync_file_range", NULL), 0);
+	CHECK_EQ(fkt_trace_nr("fadvise", NULL), 0);
+	CHECK_EQ(st.writeback_ranges, 0);
+	CHECK_EQ(st.writeback_bytes, 0);
+	CHECK_EQ(st.fsync_calls, FIX_FILES);
+	CHECK_EQ(st.dir_fsync_calls, FIX_DIRS);
+	CHECK_EQ(fkt_trace_nr("open", "/a"), 1);
 	CHECK_EQ(fkt_trace_nr("open", "/sub/c"), 1);
 	CHECK_EQ(rep.errors + rep.warnings, 0);
 	free(root);
@@ -232,8 +267,7 @@ static void test_overlap(void)
 		struct fk_tree_opts o;
 		fk_tree_opts_init(&o);
 		o.sync_io = FK_SYNC_IO_THREADS;	/* traced: not io_uring */
-	o.sync_io = FK_SYNC_IO_THREADS;	/* traced: not io_uring */
-		o.method = method;
+		o.sync_method = method;
 		const char *paths[] = {sub, root, root};
 		struct fk_tree_stats st;
 		fkt_trace_start();
@@ -322,10 +356,10 @@ static void test_bad_args(void)
 	const char *paths[] = {fkt_tmpdir()};
 	CHECK_EQ(fk_tree_sync(paths, 0, &o, &st), -EINVAL);
 	CHECK_EQ(fk_tree_sync(NULL, 1, &o, &st), -EINVAL);
-	o.method = 7;
+	o.sync_method = 7;
 	CHECK_EQ(fk_tree_sync(paths, 1, &o, &st), -EINVAL);
 	/* A PATH that does not exist is an error, not a vanished entry. */
-	o.method = FK_SYNC_TWOPASS;
+	o.sync_method = FK_SYNC_TWOPASS;
 	struct reports rep = {0};
 	o.report = on_report;
 	o.report_arg = &rep;
@@ -344,6 +378,7 @@ int main(void)
 	test_kernel_version();
 	test_fsync();
 	test_twopass();
+	test_twopass_no_hints();
 	test_twopass_budget();
 	test_syncfs();
 	test_overlap();

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test-wal-cut.c - the WAL cut inside one segment (issue 7, property 8;
+ * test-wal-cut.c - the WAL cut inside one segment (torn or stale WAL tail;
  * wal.c invariant W10: "the cut segment is zeroed from the cut on").
  *
  * A store commits NCOMMIT records of one size S (one 64-byte history

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * test-wal-tail.c - a torn or stale WAL tail (issue 7, property 8).
+ * test-wal-tail.c - a torn or stale WAL tail (docs/durability.md,
+ * "How the tests check it", 8).
  *
  * A store runs commits in a child that exits without closing (a crash),
  * with checkpoints on the way so WAL segments are recycled.  Then, on a
@@ -587,10 +588,25 @@ static int try_offset(const struct prep *p, uint64_t lsn, unsigned step)
 	return 0;
 }
 
+/* The store of test_torn_tail and test_stale_records, with full-page
+ * images: checkpoints every 10 commits recycle segments; the last 3
+ * records are small (no full-page image) and in one segment. */
+static struct prep main_p;
+
+static void prepare_main(void)
+{
+	prepare(&main_p, "main", 1, 60, 10, 0);
+	CHECK(main_p.nrec > TAIL);
+	for (int i = main_p.nrec - TAIL; i < main_p.nrec; i++)
+		CHECK(main_p.recs[i].len < 1024);
+}
+
 /* The tail: truncation, zeros and random bytes at every offset of the
  * last TAIL records (which lie in one segment). */
-static void torn_tail(const struct prep *p, int fpw)
+static void test_torn_tail(void)
 {
+	const struct prep *p = &main_p;
+	const int fpw = 1;
 	const struct rec *first = &p->recs[p->nrec - TAIL];
 	const struct rec *last = &p->recs[p->nrec - 1];
 	uint64_t segno = first->lsn / WALSEG;
@@ -637,8 +653,12 @@ static uint64_t find_recycled(const struct prep *p, uint8_t *buf,
 	return 0;
 }
 
-static void stale_records(const struct prep *p, int fpw)
+/* Records of a recycled segment where the last records start: valid
+ * CRCs, wrong LSNs; never replayed. */
+static void test_stale_records(void)
 {
+	const struct prep *p = &main_p;
+	const int fpw = 1;
 	static uint8_t r[WALSEG];
 	uint64_t old = 0;
 	char what[160];
@@ -687,10 +707,17 @@ static void stale_records(const struct prep *p, int fpw)
  * a valid header of another number), by the same with a header forged
  * to name the right segment (its records' LSNs are still old), and
  * damage the segment before while the next one holds good records. */
-static void cross_segment(const struct prep *p, int fpw)
+static void test_cross_segment(void)
 {
 	static uint8_t r[WALSEG], forged[WALSEG];
+	static struct prep cross_p;
+	const struct prep *p = &cross_p;
+	const int fpw = 0;
 	char what[160];
+
+	/* Without full-page images every commit has the same size, so a
+	 * new history after a cut lands on the old positions. */
+	prepare(&cross_p, "cross", 0, 4000, 0, 12);
 	const struct rec *last = &p->recs[p->nrec - 1];
 	uint64_t next = last->lsn / WALSEG, old = next - 1;
 	int first_in_next = p->nrec;
@@ -776,7 +803,6 @@ int main(void)
 {
 	const char *t = getenv("FK_TRIALS");
 	const char *sd = getenv("FK_TEST_SEED");
-	static struct prep main_p, cross_p;
 
 	full = t && atoi(t) >= 2;
 	if (SANITIZED && !full)
@@ -792,19 +818,10 @@ int main(void)
 	fk_sys.fsync = nosync;
 	fk_sys.fdatasync = nosync;
 
-	/* Checkpoints every 10 commits recycle segments; the last 3
-	 * records are small (no full-page image) and in one segment. */
-	prepare(&main_p, "main", 1, 60, 10, 0);
-	CHECK(main_p.nrec > TAIL);
-	for (int i = main_p.nrec - TAIL; i < main_p.nrec; i++)
-		CHECK(main_p.recs[i].len < 1024);
-	torn_tail(&main_p, 1);
-	stale_records(&main_p, 1);
-
-	/* Without full-page images every commit has the same size, so a
-	 * new history after a cut lands on the old positions. */
-	prepare(&cross_p, "cross", 0, 4000, 0, 12);
-	cross_segment(&cross_p, 0);
+	prepare_main();
+	test_torn_tail();
+	test_stale_records();
+	test_cross_segment();
 
 	printf("trials: %u, failed: %u\n", variants, failed_variants);
 	return fkt_done();

@@ -26,33 +26,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static const struct {
-	const char *name;
-	int method;
-} methods[] = {
-    {"writeback", FK_COPY_WRITEBACK},
-    {"delayed", FK_COPY_DELAYED},
-    {"fsync-each", FK_COPY_FSYNC_EACH},
-    {"syncfs", FK_COPY_SYNCFS},
-};
-
-static const char *method_name(int method)
-{
-	for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
-		if (methods[i].method == method)
-			return methods[i].name;
-	return "?";
-}
-
-/* enum fk_copy_method for @name, or -1. */
-static int parse_method(const char *name)
-{
-	for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
-		if (!strcmp(name, methods[i].name))
-			return methods[i].method;
-	return -1;
-}
-
 static void usage(FILE *f)
 {
 	fprintf(
@@ -163,27 +136,6 @@ static void show_progress(void *arg, const struct fk_tree_stats *st)
 	p->shown = 1;
 }
 
-static const char *update_name(int update)
-{
-	switch (update) {
-	case FK_COPY_UPDATE_NONE:
-		return "none";
-	case FK_COPY_UPDATE_OLDER:
-		return "older";
-	case FK_COPY_UPDATE_DIFFERENT:
-		return "resume";
-	default:
-		return "all";
-	}
-}
-
-static const char *reflink_name(int reflink)
-{
-	return reflink == FK_COPY_REFLINK_ALWAYS  ? "always"
-	       : reflink == FK_COPY_REFLINK_NEVER ? "never"
-						  : "auto";
-}
-
 static void print_json(const char *src, char **srcs, int nr_src,
 		       const char *dst, const struct fk_tree_opts *opt,
 		       const struct fk_tree_stats *st, int r, int exit_code,
@@ -211,16 +163,19 @@ static void print_json(const char *src, char **srcs, int nr_src,
 	free(u_src);
 	free(u_dst);
 	json_object_object_add(
-	    o, "method", json_object_new_string(method_name(opt->method)));
+	    o, "method",
+	    json_object_new_string(fk_copy_method_name(opt->copy_method)));
 	json_object_object_add(o, "drop_cache",
 			       json_object_new_boolean(opt->drop_cache));
 	json_object_object_add(
-	    o, "update", json_object_new_string(update_name(opt->update)));
+	    o, "update",
+	    json_object_new_string(fk_copy_update_name(opt->update)));
 	json_object_object_add(
 	    o, "checksum",
 	    json_object_new_boolean(opt->copy_flags & FK_COPY_CHECKSUM));
 	json_object_object_add(
-	    o, "reflink", json_object_new_string(reflink_name(opt->reflink)));
+	    o, "reflink",
+	    json_object_new_string(fk_copy_reflink_name(opt->reflink)));
 	json_object_object_add(o, "sync_io",
 			       json_object_new_string(cli_tree_sync_io(st)));
 	ADD_U64("sync_jobs", st->sync_jobs);
@@ -273,7 +228,8 @@ static void print_text(const char *src, int nr_src, const char *dst,
 		printf("flushkit cp %d sources -> '%s': ", nr_src,
 		       q_dst ? q_dst : "?");
 	printf("%s (method %s%s)\n", cli_tree_result(exit_code),
-	       method_name(opt->method), opt->drop_cache ? ", drop-cache" : "");
+	       fk_copy_method_name(opt->copy_method),
+	       opt->drop_cache ? ", drop-cache" : "");
 	free(q_src);
 	free(q_dst);
 	printf("  files         %llu\n", (unsigned long long)st->files);
@@ -291,14 +247,14 @@ static void print_text(const char *src, int nr_src, const char *dst,
 		printf("  left as were  %llu entries, %s (--update=%s)\n",
 		       (unsigned long long)st->skipped,
 		       cli_human_bytes(st->skipped_bytes, b2, sizeof(b2)),
-		       update_name(opt->update));
+		       fk_copy_update_name(opt->update));
 	if (st->vanished)
 		printf("  vanished      %llu\n",
 		       (unsigned long long)st->vanished);
 	printf("  errors        %llu\n", (unsigned long long)st->errors);
 	/* Each file is fsynced twice: its data, then its times (set only
 	 * once the data is durable). */
-	if (opt->method == FK_COPY_SYNCFS)
+	if (opt->copy_method == FK_COPY_SYNCFS)
 		printf("  syncfs        %llu calls (data, then times), "
 		       "%llu directory fsyncs\n",
 		       (unsigned long long)st->syncfs_calls,
@@ -434,11 +390,12 @@ int cmd_cp(int argc, char **argv)
 	int json = 0, force_progress = 0, verbose = 0, c;
 	const char *target_dir = NULL;
 	fk_tree_opts_init(&o);
-	o.method = FK_COPY_WRITEBACK;
+	o.copy_method = FK_COPY_WRITEBACK;
 	struct cli_tree_errors errs = {0};
 	o.report = cli_tree_report; /* names quoted: one line each */
 	o.report_arg = &errs;
 
+	int parsed; /* a parsed enum value, or -EINVAL */
 	optind = 0; /* callable more than once (tests run it in-process) */
 	while ((c = getopt_long(argc, argv, "aRrPpdfnuvxTt:h", longopts,
 				NULL)) != -1) {
@@ -465,12 +422,11 @@ int cmd_cp(int argc, char **argv)
 			o.update = FK_COPY_UPDATE_OLDER;
 			break;
 		case OPT_UPDATE:
-			if (!optarg || !strcmp(optarg, "older"))
-				o.update = FK_COPY_UPDATE_OLDER;
-			else if (!strcmp(optarg, "all"))
-				o.update = FK_COPY_UPDATE_ALL;
-			else if (!strcmp(optarg, "none"))
-				o.update = FK_COPY_UPDATE_NONE;
+			/* "resume" is --resume's name, not an --update. */
+			parsed = optarg ? fk_copy_update_parse(optarg)
+					: FK_COPY_UPDATE_OLDER;
+			if (parsed >= 0 && parsed != FK_COPY_UPDATE_DIFFERENT)
+				o.update = parsed;
 			else {
 				cli_error("cp: bad --update '%s' (all, none "
 					  "or older)",
@@ -491,12 +447,10 @@ int cmd_cp(int argc, char **argv)
 			o.copy_flags |= FK_COPY_ONE_FS;
 			break;
 		case OPT_REFLINK:
-			if (!optarg || !strcmp(optarg, "always"))
-				o.reflink = FK_COPY_REFLINK_ALWAYS;
-			else if (!strcmp(optarg, "auto"))
-				o.reflink = FK_COPY_REFLINK_AUTO;
-			else if (!strcmp(optarg, "never"))
-				o.reflink = FK_COPY_REFLINK_NEVER;
+			parsed = optarg ? fk_copy_reflink_parse(optarg)
+					: FK_COPY_REFLINK_ALWAYS;
+			if (parsed >= 0)
+				o.reflink = parsed;
 			else {
 				cli_error("cp: bad --reflink '%s' (auto, "
 					  "always or never)",
@@ -505,12 +459,9 @@ int cmd_cp(int argc, char **argv)
 			}
 			break;
 		case OPT_SPARSE:
-			if (!strcmp(optarg, "auto"))
-				o.sparse = FK_COPY_SPARSE_AUTO;
-			else if (!strcmp(optarg, "always"))
-				o.sparse = FK_COPY_SPARSE_ALWAYS;
-			else if (!strcmp(optarg, "never"))
-				o.sparse = FK_COPY_SPARSE_NEVER;
+			parsed = fk_copy_sparse_parse(optarg);
+			if (parsed >= 0)
+				o.sparse = parsed;
 			else {
 				cli_error("cp: bad --sparse '%s' (auto, always "
 					  "or never)",
@@ -535,13 +486,14 @@ int cmd_cp(int argc, char **argv)
 				  optarg);
 			return FK_EXIT_USAGE;
 		case OPT_METHOD:
-			o.method = parse_method(optarg);
-			if (o.method < 0) {
+			parsed = fk_copy_method_parse(optarg);
+			if (parsed < 0) {
 				cli_error("cp: unknown method '%s' (writeback, "
 					  "delayed, fsync-each, syncfs)",
 					  optarg);
 				return FK_EXIT_USAGE;
 			}
+			o.copy_method = parsed;
 			break;
 		case OPT_FLUSH_AFTER:
 			if (cli_parse_size(optarg, &o.flush_after_bytes)) {

@@ -22,12 +22,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *const method_names[] = {
-	[FK_SYNC_TWOPASS] = "twopass",
-	[FK_SYNC_FSYNC] = "fsync",
-	[FK_SYNC_SYNCFS] = "syncfs",
-};
-
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -98,8 +92,8 @@ static void print_json(int method, int r, const struct fk_tree_stats *st,
 		free(u);
 	}
 	json_object_object_add(o, "paths", a);
-	json_object_object_add(o, "method",
-			       json_object_new_string(method_names[method]));
+	json_object_object_add(
+	    o, "method", json_object_new_string(fk_sync_method_name(method)));
 	json_object_object_add(o, "sync_io",
 			       json_object_new_string(cli_tree_sync_io(st)));
 	U64("sync_jobs", st->sync_jobs);
@@ -142,7 +136,7 @@ static void print_json(int method, int r, const struct fk_tree_stats *st,
 static void print_text(int method, int r, const struct fk_tree_stats *st)
 {
 	char b1[32], b2[32];
-	printf("method:            %s\n", method_names[method]);
+	printf("method:            %s\n", fk_sync_method_name(method));
 	printf("files:             %llu (%llu more hard links)\n",
 	       (unsigned long long)st->files,
 	       (unsigned long long)st->hardlinks);
@@ -205,10 +199,7 @@ int cmd_sync(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
-			method = -1;
-			for (int i = 0; i < 3; i++)
-				if (!strcmp(optarg, method_names[i]))
-					method = i;
+			method = fk_sync_method_parse(optarg);
 			if (method < 0) {
 				cli_error("sync: unknown method '%s' (twopass, "
 					  "fsync or syncfs)",
@@ -268,7 +259,7 @@ int cmd_sync(int argc, char **argv)
 	struct progress prog = {.start_ns = fk_now_ns()};
 	struct fk_tree_opts o;
 	fk_tree_opts_init(&o);
-	o.method = method;
+	o.sync_method = method;
 	o.sync_io = sync_io;
 	o.sync_jobs = jobs;
 	struct cli_tree_errors errs = {0};

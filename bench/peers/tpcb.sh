@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# bench/peers/tpcb.sh - the issue-3 benchmark: TPC-B (sort of) with checkpoints,
+# bench/peers/tpcb.sh - the checkpoint-flushing benchmark: TPC-B (sort of) with checkpoints,
 # flushkit's page store with --flush=naive and --flush=smooth alternated,
 # and PostgreSQL 15 + pgbench as the peer with checkpoint_flush_after 0
 # and 256kB, all at the same scale, clients, duration, shared_buffers and

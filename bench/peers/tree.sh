@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# bench/peers/tree.sh - issue 2's benchmark: flushkit cp and flushkit sync on
+# bench/peers/tree.sh - the tree benchmark: flushkit cp and flushkit sync on
 # real trees, against cp -a + sync -f, rsync -a --fsync and sync -f.
 #
 # Trees: a copy of /usr/share, and a PostgreSQL data directory made by

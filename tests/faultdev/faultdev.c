@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * faultdev - a FUSE file system with ONE image file whose reads, writes
- * and fsyncs fail on demand, for the durability tests (issue 7).  Put a
+ * and fsyncs fail on demand, for the durability tests (EIO, ENOSPC).  Put a
  * loop device on the image and a real ext4 or xfs on the loop device:
  * a failed image write becomes a failed bio, so the inner file system
  * meets a real block-layer I/O error and the kernel's own writeback-error

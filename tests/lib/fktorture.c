@@ -521,7 +521,9 @@ static void verify_main(int fd, int close_it)
 static int verify(void)
 {
 	int fd;
-	int close_it = (int)rnd(2);
+	int close_it = (int)rnd(2); /* drawn always: same seed, same run */
+	if (O->always_close)
+		close_it = 1;
 	pid_t pid = spawn(&fd, verify_main, close_it);
 	if (pid < 0)
 		return 1;

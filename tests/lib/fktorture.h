@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fktorture.h - the crash torture harness of issue 7 (properties 1-3),
- * shared by tests/tools/fk-torture.c (the full trial counts, run by
- * scripts/torture.sh) and the CI tests test-torture-{kill,powercut,
- * recovery}.c (a few trials each).
+ * fktorture.h - the crash torture harness (kill -9, power cut, crash
+ * during recovery), shared by tests/tools/fk-torture.c (the full trial
+ * counts, run by scripts/torture.sh) and the CI tests
+ * test-torture-{kill,powercut,recovery}.c and test-tpcb-crash.c (a few
+ * trials each).
  *
  * One run: a TPC-B store (scale 1, small shared buffers, 1 MiB table
  * and WAL segments) in a work directory, or on a loop-mounted ext4/xfs
@@ -40,8 +41,9 @@
  * history row with its txid, aid and delta; no history row was
  * acknowledged twice and no txid is in history twice; accounts =
  * tellers = branches = history deltas.  Half the time the verifier
- * closes the store, else it exits without closing (the next open is
- * again a recovery).
+ * closes the store (always with always_close), else it exits without
+ * closing (the next open is again a recovery); a close that fails fails
+ * the trial.
  *
  * Output: a line per failure (seed, trial, what), a line per trial with
  * verbose, and at the end "trials: N, failed: F (S s)".
@@ -79,6 +81,9 @@ struct fkt_torture_opts {
 	unsigned max_interrupts;	/* recovery faults: 1..N in a row */
 	uint64_t max_history_rows;	/* make the database afresh beyond */
 	uint64_t fs_bytes;		/* loop image size */
+	int always_close;		/* 1: the verifier closes the store
+					 * after every recovery (0: half
+					 * the time) */
 };
 
 struct fkt_torture_result {

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * fk-torture.c - the crash torture harness as a program (issue 7,
- * properties 1-3): run the TPC-B workload on the page store, inject one
- * fault per trial (kill -9, a power cut on a loop-mounted ext4/xfs, or
- * a crash in the middle of recovery), recover, verify, repeat; print
- * how many trials ran and how many failed.  The logic is in
+ * fk-torture.c - the crash torture harness as a program (kill -9, power
+ * cut, crash during recovery): run the TPC-B workload on the page store,
+ * inject one fault per trial (kill -9, a power cut on a loop-mounted
+ * ext4/xfs, or a crash in the middle of recovery), recover, verify,
+ * repeat; print how many trials ran and how many failed.  The logic is in
  * tests/lib/fktorture.c (shared with the CI tests); this is the option
  * parser.  scripts/torture.sh runs the full trial counts.
  *
@@ -38,6 +38,9 @@ static void usage(FILE *f)
 		"history rows\n"
 		"  --dir DIR          work directory (a new one in "
 		"/var/tmp)\n"
+		"  --always-close     the verifier closes the store after "
+		"every recovery\n"
+		"                     (else half the time)\n"
 		"  --verbose          a line per step\n");
 }
 
@@ -52,6 +55,7 @@ int main(int argc, char **argv)
 		{"interrupts", required_argument, NULL, 'i'},
 		{"max-history", required_argument, NULL, 'm'},
 		{"dir", required_argument, NULL, 'd'},
+		{"always-close", no_argument, NULL, 'c'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -65,7 +69,7 @@ int main(int argc, char **argv)
 	const char *se = getenv("FK_TEST_SEED");
 	if (se && *se)
 		o.seed = strtoull(se, NULL, 10);
-	while ((c = getopt_long(argc, argv, "f:F:n:s:p:i:m:d:vh", lo,
+	while ((c = getopt_long(argc, argv, "f:F:n:s:p:i:m:d:cvh", lo,
 				NULL)) != -1) {
 		switch (c) {
 		case 'f':
@@ -112,6 +116,9 @@ int main(int argc, char **argv)
 			break;
 		case 'd':
 			o.dir = optarg;
+			break;
+		case 'c':
+			o.always_close = 1;
 			break;
 		case 'v':
 			o.verbose = 1;
