@@ -18,6 +18,7 @@
  * and the +/-/0/? markers of fk_stats_compare), DIR/index.html (every
  * run, linked to its result file and log), and a table on stdout.
  */
+#include "child.h"
 #include "cli.h"
 #include "results.h"
 
@@ -100,39 +101,16 @@ static int split_config(struct config *c)
 }
 
 /*
- * Run /proc/self/exe with @argv (NULL-terminated), stdout and stderr to
- * @log_path (created 0644, truncated).  Returns the exit status, 128+N
- * if killed by signal N, or -errno if it could not be started.
+ * Run /proc/self/exe with @argv (NULL-terminated), stdin from /dev/null,
+ * stdout and stderr to @log_path (created 0644, truncated).  Returns the
+ * exit status, 128+N if killed by signal N, or -errno if it could not be
+ * started.
  */
 static int run_child(char *const *argv, const char *log_path)
 {
-	int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0) {
-		int e = errno;
-		close(fd);
-		return -e;
-	}
-	if (pid == 0) {
-		int nul = open("/dev/null", O_RDONLY);
-		if (nul >= 0)
-			dup2(nul, 0);
-		dup2(fd, 1);
-		dup2(fd, 2);
-		execv("/proc/self/exe", argv);
-		_exit(127);
-	}
-	close(fd);
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	if (WIFSIGNALED(st))
-		return 128 + WTERMSIG(st);
-	return WEXITSTATUS(st);
+	struct child_opts o = {.flags = CHILD_STDIN_NULL | CHILD_STDERR_OUT,
+			       .out_path = log_path};
+	return child_run("/proc/self/exe", argv, &o);
 }
 
 /* The "result file: PATH" line of a bench tpcb log, into @out. */

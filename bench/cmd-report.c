@@ -17,6 +17,7 @@
  * Writeback; write IOPS; write MiB/s; and a latency scatter from
  * pgbench-format per-transaction logs when a result names them.
  */
+#include "child.h"
 #include "cli.h"
 #include "results.h"
 
@@ -890,33 +891,11 @@ static int write_script(int dfd, const struct run *runs, size_t nr,
  * Returns the exit status, or -errno if it could not run. */
 static int run_gnuplot(const char *dir, const char *script)
 {
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		if (chdir(dir))
-			_exit(126);
-		int fd = open("gnuplot.log",
-			      O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd >= 0) {
-			dup2(fd, STDOUT_FILENO);
-			dup2(fd, STDERR_FILENO);
-		}
-		int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		if (nul >= 0)
-			dup2(nul, STDIN_FILENO);
-		char *argv[] = {"gnuplot", (char *)script, NULL};
-		execvp("gnuplot", argv);
-		_exit(127);
-	}
-	int status;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	return 128 + WTERMSIG(status);
+	char *argv[] = {"gnuplot", (char *)script, NULL};
+	struct child_opts o = {.flags = CHILD_STDIN_NULL | CHILD_STDERR_OUT,
+			       .cwd = dir,
+			       .out_path = "gnuplot.log"};
+	return child_run("gnuplot", argv, &o);
 }
 
 /* The best terminal this gnuplot has: pngcairo, png, or svg. */
