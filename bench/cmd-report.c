@@ -831,27 +831,21 @@ static void html_num(FILE *f, double v, const char *fmt, int computed)
 	fputs("</td>", f);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* Worst one-second tps / median (as bench tpcb's summary), from the
- * progress lines. */
+/* The stall ratio (results_stall_ratio, as bench tpcb's summary) of the
+ * run's progress lines' tps, for a result whose summary lacks it (a
+ * progress line without tps is left out). */
 static double stall_ratio(const struct run *r)
 {
-	if (r->d.nr_prog < 2)
-		return NAN;
-	double *v = malloc(r->d.nr_prog * sizeof(*v));
+	double *v = malloc((r->d.nr_prog ? r->d.nr_prog : 1) * sizeof(*v));
 	if (!v)
 		return NAN;
+	size_t n = 0;
 	for (size_t i = 0; i < r->d.nr_prog; i++)
-		v[i] = r->d.prog[i].tps;
-	qsort(v, r->d.nr_prog, sizeof(*v), cmp_double);
-	double med = v[r->d.nr_prog / 2], worst = v[0];
+		if (!isnan(r->d.prog[i].tps))
+			v[n++] = r->d.prog[i].tps;
+	double ratio = results_stall_ratio(v, n, NULL, NULL);
 	free(v);
-	return med > 0 ? worst / med : NAN;
+	return ratio;
 }
 
 /* The scalar settings every run shares ("bench=tpcb scale=20 ..."), so

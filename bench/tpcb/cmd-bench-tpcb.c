@@ -32,9 +32,10 @@
  * lock).  Clients share only the stop flag and their interval counters
  * (each under its client's lock).
  */
-#include "workload.h"
 #include "cli.h"
+#include "reader.h"
 #include "results.h"
+#include "workload.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1328,17 +1329,11 @@ struct results {
 	size_t nr_series; /* seconds recorded (last may be partial) */
 	size_t full_secs;
 	double stall_ratio; /* < 0: not enough full seconds */
-	uint32_t worst_sec, median_sec;
+	double worst_sec, median_sec; /* results_stall_ratio's figures */
 	struct fk_store_stats st0, st1;
 	int check_done, check_ok;
 	struct tpcb_sums sums;
 };
-
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return x < y ? -1 : x > y;
-}
 
 static int collect(struct run *r, struct results *res, uint64_t end_ns)
 {
@@ -1395,20 +1390,16 @@ static int collect(struct run *r, struct results *res, uint64_t end_ns)
 	res->full_secs = full < res->nr_series ? full : res->nr_series;
 	res->stall_ratio = -1;
 	if (res->full_secs >= 1) {
-		uint32_t *sorted = malloc(res->full_secs * sizeof(*sorted));
-		if (!sorted)
+		double *v = malloc(res->full_secs * sizeof(*v));
+		if (!v)
 			return -ENOMEM;
-		memcpy(sorted, res->series, res->full_secs * sizeof(*sorted));
-		qsort(sorted, res->full_secs, sizeof(*sorted), cmp_u32);
-		res->worst_sec = sorted[0];
-		size_t n = res->full_secs;
-		res->median_sec = n % 2
-				      ? sorted[n / 2]
-				      : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-		res->stall_ratio = res->median_sec ? (double)res->worst_sec /
-							 (double)res->median_sec
-						   : 0.0;
-		free(sorted);
+		for (size_t i = 0; i < res->full_secs; i++)
+			v[i] = res->series[i];
+		res->stall_ratio = results_stall_ratio(
+		    v, res->full_secs, &res->worst_sec, &res->median_sec);
+		free(v);
+		if (isnan(res->stall_ratio))
+			return -ENOMEM;
 	}
 	return 0;
 }
@@ -1611,6 +1602,12 @@ static void print_scripts(const struct run *r, const struct results *res)
 	}
 }
 
+/* Whether @v is a whole number (a median of an odd count of seconds). */
+static int is_whole(double v)
+{
+	return v == floor(v);
+}
+
 static void print_summary(struct run *r, const struct results *res)
 {
 	const struct fk_store_stats *a = &res->st0, *b = &res->st1;
@@ -1686,9 +1683,10 @@ static void print_summary(struct run *r, const struct results *res)
 	       (double)res->p99 / 1000, (double)res->p999 / 1000,
 	       (double)res->max / 1000);
 	if (res->stall_ratio >= 0)
-		printf("stall ratio = %.3f (worst one-second tps %u, median "
-		       "%u, over %zu s)\n",
-		       res->stall_ratio, res->worst_sec, res->median_sec,
+		printf("stall ratio = %.3f (worst one-second tps %.0f, median "
+		       "%.*f, over %zu s)\n",
+		       res->stall_ratio, res->worst_sec,
+		       is_whole(res->median_sec) ? 0 : 1, res->median_sec,
 		       res->full_secs);
 	else
 		printf("stall ratio = n/a (run shorter than one second)\n");
@@ -1706,6 +1704,14 @@ static void print_summary(struct run *r, const struct results *res)
 static struct json_object *jdouble(double v)
 {
 	return results_json_double(v, 3);
+}
+
+/* A one-second tps (a count, or the median's mean of two counts): an
+ * integer when it is whole, else one decimal. */
+static struct json_object *jtps(double v)
+{
+	return is_whole(v) ? json_object_new_int64((int64_t)v)
+			   : results_json_double(v, 1);
 }
 
 static struct json_object *jint(uint64_t v)
@@ -1845,9 +1851,9 @@ static void print_json(struct run *r, const struct results *res, int ran)
 		    o, "stall_ratio",
 		    res->stall_ratio >= 0 ? jdouble(res->stall_ratio) : NULL);
 		json_object_object_add(o, "worst_second_tps",
-				       jint(res->worst_sec));
+				       jtps(res->worst_sec));
 		json_object_object_add(o, "median_second_tps",
-				       jint(res->median_sec));
+				       jtps(res->median_sec));
 		struct json_object *ser = json_object_new_array();
 		for (size_t i = 0; i < res->nr_series; i++)
 			json_object_array_add(ser, jint(res->series[i]));
@@ -2107,8 +2113,10 @@ static struct json_object *summary_json(struct run *r,
 	D("lat_max_ms", (double)res->max / 1000, 3);
 	if (res->stall_ratio >= 0) {
 		D("stall_ratio", res->stall_ratio, 3);
-		I("worst_second_tps", res->worst_sec);
-		I("median_second_tps", res->median_sec);
+		json_object_object_add(j, "worst_second_tps",
+				       jtps(res->worst_sec));
+		json_object_object_add(j, "median_second_tps",
+				       jtps(res->median_sec));
 	} else {
 		json_object_object_add(j, "stall_ratio", NULL);
 	}
