@@ -23,6 +23,7 @@
 #include "child.h"
 #include "cli.h"
 #include "html.h"
+#include "knobs.h"
 #include "reader.h"
 #include "results.h"
 
@@ -483,6 +484,15 @@ int cmd_bench_series(int argc, char **argv)
 				  cfg[k].name);
 			return FK_EXIT_USAGE;
 		}
+	for (int k = 0; k < 2; k++)
+		for (int j = 0; j < cfg[k].argc; j++)
+			if (tpcb_option_known(cfg[k].argv[j])) {
+				cli_error("--config-%s: '%s' is not an option "
+					  "of bench tpcb (see 'flushkit bench "
+					  "tpcb --help')",
+					  cfg[k].name, cfg[k].argv[j]);
+				return FK_EXIT_USAGE;
+			}
 	if ((dir && strlen(dir) > 1024) || (data && strlen(data) > 1024)) {
 		cli_error("--results and --data-dir: at most 1024 bytes");
 		return FK_EXIT_USAGE;

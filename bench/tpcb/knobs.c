@@ -55,12 +55,12 @@ const struct tpcb_knob tpcb_knobs[] = {
     {"wal-segment-size", F(wal_segment_bytes), KNOB_SIZE, "wal_segment_size",
      "wal_segment_bytes", KNOB_SHOW_NEVER, 64 * 1024, 0, "SIZE",
      "WAL segment file size (at least 64kB)"},
-    {"sync-io", F(sync_io), KNOB_SYNC_IO, "sync_io", "sync_io", KNOB_SHOW_GIVEN,
-     0, 0, "auto|uring|threads|sequential",
-     "checkpoint fsync backend (default: the preset's)"},
     {"jobs", F(sync_jobs), KNOB_JOBS, "sync_jobs", "sync_jobs",
      KNOB_SHOW_ALWAYS, 0, 0, "N",
      "checkpoint fsyncs in flight at most (default 32)"},
+    {"sync-io", F(sync_io), KNOB_SYNC_IO, "sync_io", "sync_io", KNOB_SHOW_GIVEN,
+     0, 0, "auto|uring|threads|sequential",
+     "checkpoint fsync backend (default: the preset's)"},
 };
 
 const size_t tpcb_nr_knobs = sizeof(tpcb_knobs) / sizeof(tpcb_knobs[0]);
