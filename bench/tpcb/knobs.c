@@ -90,19 +90,6 @@ static void *field(const struct tpcb_knob *k, const struct fk_store_opts *o)
 	return (char *)o + k->offset;
 }
 
-static int parse_bool(const char *s, int *out)
-{
-	if (!strcmp(s, "on") || !strcmp(s, "true") || !strcmp(s, "1") ||
-	    !strcmp(s, "yes"))
-		*out = 1;
-	else if (!strcmp(s, "off") || !strcmp(s, "false") || !strcmp(s, "0") ||
-		 !strcmp(s, "no"))
-		*out = 0;
-	else
-		return -EINVAL;
-	return 0;
-}
-
 static const struct {
 	const char *name;
 	int method;
@@ -150,7 +137,7 @@ int tpcb_knob_apply(const struct tpcb_knob *k, struct fk_store_opts *o,
 		return 0;
 	}
 	case KNOB_BOOL:
-		if (parse_bool(val, &b))
+		if (cli_parse_bool(val, &b))
 			return -EINVAL;
 		*(int *)p = b;
 		return 0;

@@ -170,19 +170,6 @@ struct knob {
 	const char *val;
 };
 
-static int parse_bool(const char *s, int *out)
-{
-	if (!strcmp(s, "on") || !strcmp(s, "true") || !strcmp(s, "1") ||
-	    !strcmp(s, "yes"))
-		*out = 1;
-	else if (!strcmp(s, "off") || !strcmp(s, "false") || !strcmp(s, "0") ||
-		 !strcmp(s, "no"))
-		*out = 0;
-	else
-		return -EINVAL;
-	return 0;
-}
-
 static int parse_double(const char *s, double *out)
 {
 	char *end;
@@ -452,7 +439,8 @@ int tpcb_parse_args(struct run *r, int argc, char **argv)
 			r->flush = optarg;
 			break;
 		case OPT_LOG_CKPT:
-			if (optarg && parse_bool(optarg, &r->log_checkpoints))
+			if (optarg &&
+			    cli_parse_bool(optarg, &r->log_checkpoints))
 				goto bad_value;
 			if (!optarg)
 				r->log_checkpoints = 1;
