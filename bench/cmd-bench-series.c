@@ -482,6 +482,8 @@ int cmd_bench_series(int argc, char **argv)
 		if (split_config(&cfg[k])) {
 			cli_error("--config-%s: too many arguments",
 				  cfg[k].name);
+			free(cfg[0].buf);
+			free(cfg[1].buf);
 			return FK_EXIT_USAGE;
 		}
 	for (int k = 0; k < 2; k++)
@@ -491,6 +493,8 @@ int cmd_bench_series(int argc, char **argv)
 					  "of bench tpcb (see 'flushkit bench "
 					  "tpcb --help')",
 					  cfg[k].name, cfg[k].argv[j]);
+				free(cfg[0].buf);
+				free(cfg[1].buf);
 				return FK_EXIT_USAGE;
 			}
 	if ((dir && strlen(dir) > 1024) || (data && strlen(data) > 1024)) {
