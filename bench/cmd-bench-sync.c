@@ -33,6 +33,7 @@
  * (type, count, method) with a "run" line per run and a "summary" line,
  * for "flushkit compare" and "flushkit report".
  */
+#include "child.h"
 #include "cli.h"
 #include "results.h"
 
@@ -122,54 +123,12 @@ static void sleep_s(double s)
  */
 static int run_cmd(char *const *argv, char *out, size_t len)
 {
-	int p[2] = {-1, -1};
-	if (out && pipe2(p, O_CLOEXEC))
-		return -errno;
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0) {
-		int e = errno;
-		if (out) {
-			close(p[0]);
-			close(p[1]);
-		}
-		return -e;
-	}
-	if (pid == 0) {
-		int nul = open("/dev/null", O_RDWR);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		if (nul >= 0) {
-			dup2(nul, 0);
-			if (!out)
-				dup2(nul, 1);
-		}
-		if (out)
-			dup2(p[1], 1);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	size_t n = 0;
-	if (out) {
-		close(p[1]);
-		for (;;) {
-			ssize_t r = read(p[0], out + n, len - 1 - n);
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r <= 0 || n + (size_t)r >= len - 1) {
-				n += r > 0 ? (size_t)r : 0;
-				break;
-			}
-			n += (size_t)r;
-		}
-		out[n] = 0;
-		close(p[0]);
-	}
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
+	struct child_opts o = {.flags = CHILD_STDIN_NULL | CHILD_SIGDFL,
+			       .capture = out,
+			       .capture_len = len};
+	if (!out)
+		o.flags |= CHILD_STDOUT_NULL;
+	return child_run(argv[0], argv, &o);
 }
 
 static int cmd_failed(const char *what, const char *arg, int rc)
