@@ -90,23 +90,6 @@ static void *field(const struct tpcb_knob *k, const struct fk_store_opts *o)
 	return (char *)o + k->offset;
 }
 
-static const struct {
-	const char *name;
-	int method;
-} wal_syncs[] = {
-    {"fdatasync", FK_WAL_FDATASYNC},
-    {"fsync", FK_WAL_FSYNC},
-    {"open_datasync", FK_WAL_OPEN_DATASYNC},
-};
-
-static const char *wal_sync_name(int m)
-{
-	for (size_t i = 0; i < sizeof(wal_syncs) / sizeof(wal_syncs[0]); i++)
-		if (wal_syncs[i].method == m)
-			return wal_syncs[i].name;
-	return "fdatasync";
-}
-
 int tpcb_knob_apply(const struct tpcb_knob *k, struct fk_store_opts *o,
 		    const char *val)
 {
@@ -142,13 +125,10 @@ int tpcb_knob_apply(const struct tpcb_knob *k, struct fk_store_opts *o,
 		*(int *)p = b;
 		return 0;
 	case KNOB_WAL_SYNC:
-		for (size_t i = 0; i < sizeof(wal_syncs) / sizeof(wal_syncs[0]);
-		     i++)
-			if (!strcmp(val, wal_syncs[i].name)) {
-				*(int *)p = wal_syncs[i].method;
-				return 0;
-			}
-		return -EINVAL;
+		if ((io = fk_wal_sync_method_parse(val)) < 0)
+			return -EINVAL;
+		*(int *)p = io;
+		return 0;
 	case KNOB_SYNC_IO:
 		if ((io = cli_parse_sync_io(val)) < 0)
 			return -EINVAL;
@@ -215,7 +195,8 @@ struct json_object *tpcb_knob_json(const struct tpcb_knob *k,
 	case KNOB_BOOL:
 		return json_object_new_string(*(const int *)p ? "on" : "off");
 	case KNOB_WAL_SYNC:
-		return json_object_new_string(wal_sync_name(*(const int *)p));
+		return json_object_new_string(
+		    fk_wal_sync_method_name(*(const int *)p));
 	case KNOB_SYNC_IO:
 		return json_object_new_string(fk_sync_io_name(*(const int *)p));
 	case KNOB_JOBS:
