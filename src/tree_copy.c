@@ -158,40 +158,55 @@ static void sbuf_truncate(struct sbuf *s, size_t len)
 
 /* ---- hard-link map: source (dev, ino) -> destination path ---- */
 
+/*
+ * Hard links: the first copy of a source inode on each destination file
+ * system.  Keyed by (source dev, source ino, destination dev): a file
+ * system mounted inside the destination cannot hold a link to a copy on
+ * the outer one (EXDEV), so its names of the inode link to the first
+ * copy made on it, and each destination file system keeps the source's
+ * link structure among the names it holds.
+ */
 struct link_slot {
 	dev_t dev;
 	ino_t ino;
+	dev_t dst_dev;
 	char *relpath; /* relative to the destination top; NULL:
 			* empty slot */
 };
+
+/* The dst_dev of the entry that says "copied onto some destination file
+ * system" (no device has this number). */
+#define LINK_ANY_DST ((dev_t)-1)
 
 struct link_map {
 	struct link_slot *slots;
 	size_t nr, alloc; /* alloc is a power of two */
 };
 
-static size_t link_hash(dev_t dev, ino_t ino)
+static size_t link_hash(dev_t dev, ino_t ino, dev_t dst_dev)
 {
 	uint64_t h = (uint64_t)ino * 0x9e3779b97f4a7c15ull;
 	h ^= (uint64_t)dev * 0xc2b2ae3d27d4eb4full;
+	h ^= (uint64_t)dst_dev * 0x165667b19e3779f9ull;
 	return (size_t)(h ^ (h >> 29));
 }
 
-static const char *link_find(const struct link_map *m, dev_t dev, ino_t ino)
+static const char *link_find(const struct link_map *m, dev_t dev, ino_t ino,
+			     dev_t dst_dev)
 {
 	if (!m->alloc)
 		return NULL;
-	for (size_t i = link_hash(dev, ino) & (m->alloc - 1);;
+	for (size_t i = link_hash(dev, ino, dst_dev) & (m->alloc - 1);;
 	     i = (i + 1) & (m->alloc - 1)) {
 		const struct link_slot *s = &m->slots[i];
 		if (!s->relpath)
 			return NULL;
-		if (s->dev == dev && s->ino == ino)
+		if (s->dev == dev && s->ino == ino && s->dst_dev == dst_dev)
 			return s->relpath;
 	}
 }
 
-static int link_put(struct link_map *m, dev_t dev, ino_t ino,
+static int link_put(struct link_map *m, dev_t dev, ino_t ino, dev_t dst_dev,
 		    const char *relpath)
 {
 	if ((m->nr + 1) * 2 > m->alloc) {
@@ -203,7 +218,8 @@ static int link_put(struct link_map *m, dev_t dev, ino_t ino,
 			struct link_slot *s = &m->slots[i];
 			if (!s->relpath)
 				continue;
-			size_t j = link_hash(s->dev, s->ino) & (n - 1);
+			size_t j =
+			    link_hash(s->dev, s->ino, s->dst_dev) & (n - 1);
 			while (ns[j].relpath)
 				j = (j + 1) & (n - 1);
 			ns[j] = *s;
@@ -212,7 +228,7 @@ static int link_put(struct link_map *m, dev_t dev, ino_t ino,
 		m->slots = ns;
 		m->alloc = n;
 	}
-	size_t i = link_hash(dev, ino) & (m->alloc - 1);
+	size_t i = link_hash(dev, ino, dst_dev) & (m->alloc - 1);
 	while (m->slots[i].relpath)
 		i = (i + 1) & (m->alloc - 1);
 	char *p = strdup(relpath);
@@ -220,6 +236,7 @@ static int link_put(struct link_map *m, dev_t dev, ino_t ino,
 		return -ENOMEM;
 	m->slots[i].dev = dev;
 	m->slots[i].ino = ino;
+	m->slots[i].dst_dev = dst_dev;
 	m->slots[i].relpath = p;
 	m->nr++;
 	return 0;
@@ -582,7 +599,7 @@ static void release_fd(struct copy_ctx *c, int fd, const struct stat *ds,
 }
 
 static void remember_link(struct copy_ctx *c, const struct fk_walk_entry *e,
-			  const char *name, const char *dpath);
+			  int ddir, const char *name, const char *dpath);
 
 /* ---- regular files ---- */
 
@@ -933,7 +950,7 @@ static int copy_regular(struct copy_ctx *c, const struct fk_walk_entry *e,
 		if (c->method == FK_COPY_FSYNC_EACH)
 			fk_sys.fadvise(dfd, 0, 0, POSIX_FADV_DONTNEED);
 	}
-	remember_link(c, e, name, dpath);
+	remember_link(c, e, ddir, name, dpath);
 	copied(c, e, dpath);
 
 	struct stat ds;
@@ -1011,16 +1028,38 @@ static int link_relpath(struct copy_ctx *c, const char *relpath, int ddir,
 	return r;
 }
 
-/* If @e is another name of an inode already copied, link it.  Returns 1
- * if linked, 0 if it must be copied, <0 to stop. */
+/* The device of the destination directory @ddir (a file system mounted
+ * inside the destination has its own); 0 if fstat fails (then a link is
+ * tried and its error reported). */
+static dev_t dst_dev_of(int ddir)
+{
+	struct stat st;
+	return fk_sys.fstat(ddir, &st) == 0 ? st.st_dev : 0;
+}
+
+/* If @e is another name of an inode already copied onto the file system
+ * of @ddir, link it.  Returns 1 if linked, 0 if it must be copied, <0 to
+ * stop. */
 static int try_hardlink(struct copy_ctx *c, const struct fk_walk_entry *e,
 			int ddir, const char *name, const char *dpath)
 {
 	if (e->st.st_nlink < 2 || e->depth == 0 || S_ISDIR(e->st.st_mode))
 		return 0;
-	const char *first = link_find(&c->links, e->st.st_dev, e->st.st_ino);
-	if (!first)
+	dev_t ddev = dst_dev_of(ddir);
+	const char *first = link_find(&c->links, e->st.st_dev, e->st.st_ino,
+				      ddev);
+	if (!first) {
+		if (link_find(&c->links, e->st.st_dev, e->st.st_ino,
+			      LINK_ANY_DST))
+			/* Copied onto another destination file system
+			 * already: this name starts the inode's copy on this
+			 * one. */
+			report(c, FK_REPORT_WARNING,
+			       "hard link across file systems, copied as a "
+			       "separate file",
+			       dpath, -EXDEV);
 		return 0;
+	}
 	int r = link_relpath(c, first, ddir, name);
 	if (r == -EEXIST) {
 		r = remove_existing(ddir, name, &e->st);
@@ -1028,9 +1067,10 @@ static int try_hardlink(struct copy_ctx *c, const struct fk_walk_entry *e,
 			r = link_relpath(c, first, ddir, name);
 	}
 	if (r == -EXDEV) {
-		/* The first copy is on another file system (one mounted
-		 * inside the destination): no link can reach it.  Copied as
-		 * a file of its own, said once per name. */
+		/* Another file system is mounted between the two names
+		 * (e.g. the first copy lies under a mount on the same
+		 * device): no link can reach it.  Copied as a file of its
+		 * own, said once per name. */
 		report(c, FK_REPORT_WARNING,
 		       "hard link across file systems, copied as a separate "
 		       "file",
@@ -1049,16 +1089,22 @@ static int try_hardlink(struct copy_ctx *c, const struct fk_walk_entry *e,
 }
 
 static void remember_link(struct copy_ctx *c, const struct fk_walk_entry *e,
-			  const char *name, const char *dpath)
+			  int ddir, const char *name, const char *dpath)
 {
-	if (e->st.st_nlink < 2 || e->depth == 0 ||
-	    link_find(&c->links, e->st.st_dev, e->st.st_ino))
+	if (e->st.st_nlink < 2 || e->depth == 0)
+		return;
+	dev_t ddev = dst_dev_of(ddir);
+	if (link_find(&c->links, e->st.st_dev, e->st.st_ino, ddev))
 		return;
 	size_t keep = c->relpath.len;
 	if (keep)
 		sbuf_add(&c->relpath, "/", 1);
 	sbuf_add(&c->relpath, name, strlen(name));
-	if (link_put(&c->links, e->st.st_dev, e->st.st_ino, c->relpath.buf))
+	if (link_put(&c->links, e->st.st_dev, e->st.st_ino, ddev,
+		     c->relpath.buf) ||
+	    (!link_find(&c->links, e->st.st_dev, e->st.st_ino, LINK_ANY_DST) &&
+	     link_put(&c->links, e->st.st_dev, e->st.st_ino, LINK_ANY_DST,
+		      c->relpath.buf)))
 		report(c, FK_REPORT_WARNING, "remember hard link", dpath,
 		       -ENOMEM);
 	sbuf_truncate(&c->relpath, keep);
@@ -1114,7 +1160,7 @@ static int copy_symlink(struct copy_ctx *c, const struct fk_walk_entry *e,
 	}
 	c->st->symlinks++;
 	set_meta_at(c, ddir, name, &e->st, dpath);
-	remember_link(c, e, name, dpath);
+	remember_link(c, e, ddir, name, dpath);
 	copied(c, e, dpath);
 	return 0;
 }
@@ -1140,7 +1186,7 @@ static int copy_special(struct copy_ctx *c, const struct fk_walk_entry *e,
 	}
 	c->st->specials++;
 	set_meta_at(c, ddir, name, &e->st, dpath);
-	remember_link(c, e, name, dpath);
+	remember_link(c, e, ddir, name, dpath);
 	copied(c, e, dpath);
 	return 0;
 }
@@ -1208,7 +1254,8 @@ static int keep_existing(struct copy_ctx *c, const struct fk_walk_entry *e,
 		if (!S_ISREG(s->st_mode) || !S_ISREG(ds.st_mode) ||
 		    ds.st_size != s->st_size ||
 		    (s->st_nlink > 1 &&
-		     link_find(&c->links, s->st_dev, s->st_ino)))
+		     link_find(&c->links, s->st_dev, s->st_ino,
+			       dst_dev_of(ddir))))
 			return 0;
 		if (c->o->copy_flags & FK_COPY_CHECKSUM) {
 			int sfd = fk_tree_open_file(e->dirfd, e->name, s);
@@ -1231,7 +1278,7 @@ static int keep_existing(struct copy_ctx *c, const struct fk_walk_entry *e,
 	c->st->skipped++;
 	if (S_ISREG(ds.st_mode))
 		c->st->skipped_bytes += (uint64_t)ds.st_size;
-	remember_link(c, e, name, dpath);
+	remember_link(c, e, ddir, name, dpath);
 	if (!S_ISREG(ds.st_mode))
 		return 1;
 	/* Part of the copy: durable with it.  The fsync pass of writeback

@@ -457,17 +457,25 @@ static int same_xattr(const char *a, const char *b)
 	return na == nb && memcmp(va, vb, (size_t)na) == 0;
 }
 
+/*
+ * Names of one source inode are one destination inode on each
+ * destination file system: a link cannot cross a mount, so with another
+ * file system mounted inside the destination (nested) flushkit cp makes
+ * one copy per file system and links the names on each to it.  Not
+ * checked for trees written by coreutils' cp (nested sync trials: cp -a
+ * links the inner names to the outer copy, fails with EXDEV, and the
+ * second cp copies them one by one): set while comparing those.
+ */
+static int links_not_ours;
+
 static void check_link(struct cmp *c, const struct stat *ss,
 		       const struct stat *ds, const char *path)
 {
-	if (ss->st_nlink < 2)
+	if (ss->st_nlink < 2 || links_not_ours)
 		return;
 	for (size_t i = 0; i < c->nr_links; i++) {
-		if (c->links[i].src != ss->st_ino)
-			continue;
-		/* Names on two file systems (nested) cannot be one inode:
-		 * each is a copy of its own. */
-		if (c->links[i].dst_dev != ds->st_dev)
+		if (c->links[i].src != ss->st_ino ||
+		    c->links[i].dst_dev != ds->st_dev)
 			continue;
 		if (c->links[i].dst != ds->st_ino)
 			problem(c, "hard link not kept", path, NULL);
@@ -1050,6 +1058,7 @@ static int trial_nested(struct fkt_fs *fs, const struct method *m,
 		goto out;
 	}
 	struct cmp c;
+	links_not_ours = !is_cp;
 	compare(top, 1, &c);
 	unsigned all = c.files_complete;
 	/* How many of them are on the inner file system. */
@@ -1059,6 +1068,7 @@ static int trial_nested(struct fkt_fs *fs, const struct method *m,
 	memset(&ci, 0, sizeof(ci));
 	ci.full = 1;
 	cmp_tree(&ci, src_d0, at);
+	links_not_ours = 0;
 	inner_files = ci.files_complete;
 	printf("  %-5s %-4s %-10s %-10s nested cut: exit %d, %u files "
 	       "complete, %u of them on the inner file system%s\n",
