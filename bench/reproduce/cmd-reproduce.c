@@ -101,10 +101,14 @@ static int run_flushkit(const char *log, char *const *argv)
 		cli_error("open '%s': %s", log, strerror(e));
 		return -e;
 	}
-	dprintf(fd, "+");
-	for (int i = 0; argv[i]; i++)
-		dprintf(fd, " %s", argv[i]);
-	dprintf(fd, "\n");
+	size_t ll = strlen(log);
+	if (ll < 6 || strcmp(log + ll - 6, ".jsonl")) {
+		/* a log, not a result file: the command first */
+		dprintf(fd, "+");
+		for (int i = 0; argv[i]; i++)
+			dprintf(fd, " %s", argv[i]);
+		dprintf(fd, "\n");
+	}
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0) {
@@ -171,6 +175,32 @@ static int run_args(struct ctx *c, const char *logname, struct args *a)
 	char log[2200];
 	snprintf(log, sizeof(log), "%s/%s", c->seed_dir, logname);
 	return run_flushkit(log, a->v);
+}
+
+/*
+ * "flushkit monitor --json -- COMMAND" writes its JSON lines and
+ * COMMAND's output to one file: keep the result lines ({"type": ...)
+ * in @path, append the rest to @log.
+ */
+static void split_jsonl(const char *path, const char *log)
+{
+	char tmp[2500];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	FILE *in = fopen(path, "re"), *out = fopen(tmp, "we"),
+	     *lg = fopen(log, "ae");
+	if (in && out && lg) {
+		char *line = NULL;
+		size_t cap = 0;
+		while (getline(&line, &cap, in) > 0)
+			fputs(line, strncmp(line, "{\"type\":", 8) ? lg : out);
+		free(line);
+	}
+	if (in)
+		fclose(in);
+	if (lg)
+		fclose(lg);
+	if (out && !fclose(out))
+		rename(tmp, path);
 }
 
 /* ---- small helpers --------------------------------------------------- */
@@ -1000,6 +1030,9 @@ static int seed_003(struct ctx *c, struct disk *d)
 		double t0 = now_s();
 		rc = run_flushkit(log, a.v);
 		double dt = now_s() - t0;
+		char cplog[2400];
+		snprintf(cplog, sizeof(cplog), "%s/cp.log", c->seed_dir);
+		split_jsonl(log, cplog);
 		blk_read(d, &b1);
 		vals_add(&wall[side], dt);
 		vals_add(&wr[side], b1.writes - b0.writes);
@@ -1056,25 +1089,42 @@ static int seed_004(struct ctx *c)
 		strcat(types, want[i]);
 	}
 	const char *counts = c->quick ? "1,2" : "1,2,4";
+	char ta[2300];
 	struct args a = {.n = 0};
+	/* Under "flushkit monitor": Dirty and Writeback over the run. */
 	args_add(&a, "flushkit");
+	args_add(&a, "monitor");
+	args_add(&a, "--json");
+	args_add(&a, "-i");
+	args_add(&a, "500");
+	args_add(&a, "-p");
+	args_add(&a, "%s", c->run_dir);
+	args_add(&a, "--");
+	args_add(&a, "/proc/self/exe");
 	args_add(&a, "bench");
 	args_add(&a, "sync");
 	args_add(&a, "--fs=%s", types);
 	args_add(&a, "--fs-count=%s", counts);
 	args_add(&a, "--runs=%u", runs);
-	args_add(&a, "--empty-syncs=%d", c->quick ? 5 : 200);
-	args_add(&a, "--big-size=%s", c->quick ? "32M" : "512M");
+	args_add(&a, "--empty-syncs=%d", c->quick ? 4 : 200);
+	args_add(&a, "--big-size=%s", c->quick ? "16M" : "512M");
 	args_add(&a, "--image-size=%s", c->quick ? "320M" : "1536M");
-	args_add(&a, "--sleep-scale=%s", c->quick ? "0.2" : "1");
+	args_add(&a, "--sleep-scale=%s", c->quick ? "0.05" : "1");
 	args_add(&a, "--device=%s", c->prof.name);
 	args_add(&a, "--dir=%s", c->run_dir);
 	args_add(&a, "--results=%s", c->seed_dir);
-	int rc = run_args(c, "sync.log", &a);
+	char mon[2300], log[2300];
+	snprintf(mon, sizeof(mon), "%s/monitor/monitor.jsonl", c->seed_dir);
+	snprintf(log, sizeof(log), "%s/sync.log", c->seed_dir);
+	snprintf(ta, sizeof(ta), "%s/monitor", c->seed_dir);
+	if (mkdir_p1(ta))
+		return -EIO;
+	int rc = run_flushkit(mon, a.v);
+	split_jsonl(mon, log);
 	if (rc)
 		return rc;
 	struct table t;
-	char ta[512];
+
 	snprintf(ta, sizeof(ta), "sync(2), in bench sync --fs=%s --fs-count=%s",
 		 types, counts);
 	if (table_open(c, &t,
@@ -1130,8 +1180,9 @@ static int seed_004(struct ctx *c)
 		       "two ways to make each file system durable without "
 		       "a global sync.  With 4 file systems two share a "
 		       "disk: each loop device gets half the profile.");
-	const char *dirs[] = {c->seed_dir};
-	make_report(c, dirs, 1);
+	snprintf(ta, sizeof(ta), "%s/monitor", c->seed_dir);
+	const char *dirs[] = {c->seed_dir, ta};
+	make_report(c, dirs, 2);
 	table_close(&t);
 	return 0;
 }
@@ -1261,7 +1312,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: flushkit reproduce 000|001|002|003|004|all "
-		"[OPTIONS]   (root only)\n\n"
+		"[OPTIONS]   (root only)\n"
+		"       flushkit reproduce --cleanup\n\n"
 		"Run a seed experiment the way its seed ran it, on emulated "
 		"disks (loop\ndevices with blkio write throttles), and write "
 		"the seed's figures beside ours.\n\n"
@@ -1274,6 +1326,10 @@ static void usage(FILE *f)
 		"  --runs=N          runs per side (default: each seed's)\n"
 		"  --results=DIR     output (default "
 		"results/reproduce-YYYYMMDD-HHMMSS)\n"
+		"  --cleanup         (alone) only remove what killed runs "
+		"left: mounts,\n"
+		"                    loop devices, throttles under " DISK_ROOT
+		"\n"
 		"  -h, --help        this help\n\n"
 		"Writes DIR/NNN/table.md and table.html for each seed, "
 		"DIR/NNN/report/ (plots),\nand DIR/index.html.  See "
@@ -1287,11 +1343,12 @@ int cmd_reproduce(int argc, char **argv)
 	    {"quick", no_argument, NULL, 'q'},
 	    {"runs", required_argument, NULL, 'r'},
 	    {"results", required_argument, NULL, 'o'},
+	    {"cleanup", no_argument, NULL, 'C'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct ctx c;
-	int opt;
+	int opt, cleanup = 0;
 	memset(&c, 0, sizeof(c));
 	disk_profile_parse("hdd", &c.prof);
 	optind = 1;
@@ -1308,6 +1365,9 @@ int cmd_reproduce(int argc, char **argv)
 			break;
 		case 'q':
 			c.quick = 1;
+			break;
+		case 'C':
+			cleanup = 1;
 			break;
 		case 'r':
 			if (cli_parse_u64(optarg, &u) || u < 1 || u > 1000) {
@@ -1326,6 +1386,16 @@ int cmd_reproduce(int argc, char **argv)
 			usage(stderr);
 			return FK_EXIT_USAGE;
 		}
+	}
+	if (cleanup && optind == argc) {
+		if (geteuid() != 0) {
+			cli_error("reproduce --cleanup needs root");
+			return FK_EXIT_FAILURE;
+		}
+		int n = disk_cleanup_stale();
+		printf("removed %d leftovers of killed runs under %s\n",
+		       n < 0 ? 0 : n, DISK_ROOT);
+		return n < 0 ? FK_EXIT_FAILURE : FK_EXIT_OK;
 	}
 	if (optind + 1 != argc) {
 		usage(stderr);
