@@ -13,12 +13,17 @@
  * /proc/self/exe and an argv array (no shell; --config-a/--config-b
  * strings are split on blanks, never interpreted).  Each run's result
  * file goes to DIR/sSCALE-cCLIENTS-{a,b}/, so "flushkit compare" takes
- * two such directories as the two sides.  At the end: DIR/series.csv
+ * two such directories as the two sides; series finds it there (the one
+ * result file the run added to the directory, results_list), not in the
+ * child's log.  At the end: DIR/series.csv
  * (the classic layout), DIR/series-stats.csv (with standard deviations
  * and the +/-/0/? markers of fk_stats_compare), DIR/index.html (every
  * run, linked to its result file and log), and a table on stdout.
  */
+#include "child.h"
 #include "cli.h"
+#include "html.h"
+#include "reader.h"
 #include "results.h"
 
 #include <errno.h>
@@ -100,103 +105,75 @@ static int split_config(struct config *c)
 }
 
 /*
- * Run /proc/self/exe with @argv (NULL-terminated), stdout and stderr to
- * @log_path (created 0644, truncated).  Returns the exit status, 128+N
- * if killed by signal N, or -errno if it could not be started.
+ * Run /proc/self/exe with @argv (NULL-terminated), stdin from /dev/null,
+ * stdout and stderr to @log_path (created 0644, truncated).  Returns the
+ * exit status, 128+N if killed by signal N, or -errno if it could not be
+ * started.
  */
 static int run_child(char *const *argv, const char *log_path)
 {
-	int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0) {
-		int e = errno;
-		close(fd);
-		return -e;
-	}
-	if (pid == 0) {
-		int nul = open("/dev/null", O_RDONLY);
-		if (nul >= 0)
-			dup2(nul, 0);
-		dup2(fd, 1);
-		dup2(fd, 2);
-		execv("/proc/self/exe", argv);
-		_exit(127);
-	}
-	close(fd);
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	if (WIFSIGNALED(st))
-		return 128 + WTERMSIG(st);
-	return WEXITSTATUS(st);
+	struct child_opts o = {.flags = CHILD_STDIN_NULL | CHILD_STDERR_OUT,
+			       .out_path = log_path};
+	return child_run("/proc/self/exe", argv, &o);
 }
 
-/* The "result file: PATH" line of a bench tpcb log, into @out. */
-static int result_from_log(const char *log_path, char *out, size_t len)
+/*
+ * The result file a child wrote into @rdir: the one name results_list
+ * finds there now that was not among @before (@nr_before names, listed
+ * before the child started), as "RDIR/NAME" into @out.  Returns 1, or 0
+ * (and a message) if there is none or more than one.
+ */
+static int new_result(const char *rdir, char **before, size_t nr_before,
+		      char *out, size_t len)
 {
-	FILE *f = fopen(log_path, "re");
-	char *line = NULL;
-	size_t cap = 0;
-	int found = 0;
-	if (!f)
+	char **now;
+	size_t nr_now, found = 0;
+	int e = results_list(rdir, &now, &nr_now);
+	if (e) {
+		cli_error("series: open '%s': %s", rdir, strerror(-e));
 		return 0;
-	while (getline(&line, &cap, f) > 0) {
-		if (strncmp(line, "result file: ", 13))
-			continue;
-		line[strcspn(line, "\n")] = 0;
-		snprintf(out, len, "%s", line + 13);
-		found = 1;
 	}
-	free(line);
-	fclose(f);
-	return found;
-}
-
-static int summary_line(void *arg, const char *type, struct json_object *o)
-{
-	struct json_object **summary = arg;
-	if (!strcmp(type, "summary")) {
-		json_object_put(*summary);
-		*summary = json_object_get(o);
+	for (size_t i = 0; i < nr_now; i++) {
+		int old = 0;
+		for (size_t j = 0; j < nr_before && !old; j++)
+			old = !strcmp(now[i], before[j]);
+		if (!old && !found++ &&
+		    (size_t)snprintf(out, len, "%s/%s", rdir, now[i]) >= len) {
+			cli_error("series: '%s/%s': %s", rdir, now[i],
+				  strerror(ENAMETOOLONG));
+			results_list_free(now, nr_now);
+			out[0] = 0;
+			return 0;
+		}
 	}
-	return 0;
+	results_list_free(now, nr_now);
+	if (found != 1) {
+		cli_error("series: '%s': %s new result file", rdir,
+			  found ? "more than one" : "no");
+		out[0] = 0;
+	}
+	return found == 1;
 }
 
-static double summary_num(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-	return json_object_object_get_ex(o, key, &v) &&
-		       (json_object_is_type(v, json_type_double) ||
-			json_object_is_type(v, json_type_int))
-		   ? json_object_get_double(v)
-		   : NAN;
-}
-
-/* tps and lat_max_ms of the last summary line of a result file.  0 (and
- * a message) if it has none, is not a result file or is a failed run's. */
+/* tps and lat_max_ms of the summary line of a result file.  0 (and a
+ * message) if it has none, is not a result file or is a failed run's. */
 static int read_summary(const char *path, double *tps, double *lat_max_ms)
 {
-	struct json_object *summary = NULL;
-	struct results_read_info info;
+	struct result_run r;
 	char why[512];
 	int found = 0;
-	int e = results_read(path, summary_line, &summary, &info);
+	int e = result_run_load(path, &r);
 	if (e)
-		cli_error("series: %s", info.why[0] ? info.why : strerror(-e));
-	else if (!summary)
-		cli_error("series: '%s': no summary line", path);
-	else if (results_failed(summary, why, sizeof(why)))
-		cli_error("series: '%s': a failed run (%s)", path, why);
+		cli_error("series: %s",
+			  r.info.why[0] ? r.info.why : strerror(-e));
+	else if (result_run_refused(&r, why, sizeof(why)))
+		cli_error("series: '%s': %s", path, why);
 	else {
-		*tps = summary_num(summary, "tps");
-		*lat_max_ms = summary_num(summary, "lat_max_ms");
+		*tps = result_num(r.summary, "tps", NAN);
+		*lat_max_ms = result_num(r.summary, "lat_max_ms", NAN);
 		found = 1;
 	}
-	json_object_put(summary);
+	result_run_release(&r);
 	return found;
 }
 
@@ -208,32 +185,6 @@ static int rm_entry(const char *path, const struct stat *sb, int flag,
 	(void)ftw;
 	remove(path);
 	return 0;
-}
-
-static void html_text(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default: fputc(*s, f);
-		}
-	}
-}
-
-/* A relative link: percent-encode everything but a safe alphabet. */
-static void html_href(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (c >= '0' && c <= '9') || strchr("-._/", c))
-			fputc(c, f);
-		else
-			fprintf(f, "%%%02X", c);
-	}
 }
 
 struct cell {
@@ -690,11 +641,15 @@ int cmd_bench_series(int argc, char **argv)
 						cfg[k].name,
 						(unsigned long long)r + 1,
 						(unsigned long long)runs_n);
-					int rc = run_child(av, logp);
+					char **before = NULL;
+					size_t nr_before = 0;
+					int le = results_list(rdir, &before,
+							      &nr_before);
+					int rc = le ? le : run_child(av, logp);
 					char res[4096] = "";
 					if (rc == 0 &&
-					    result_from_log(logp, res,
-							    sizeof(res)) &&
+					    new_result(rdir, before, nr_before,
+						       res, sizeof(res)) &&
 					    read_summary(res, &run->tps,
 							 &run->lat_max_ms))
 						run->ok = 1;
@@ -704,6 +659,7 @@ int cmd_bench_series(int argc, char **argv)
 							  rc, logp);
 						failed = 1;
 					}
+					results_list_free(before, nr_before);
 					/* The result file relative to DIR. */
 					size_t dl = strlen(dir);
 					if (res[0] && !strncmp(res, dir, dl) &&

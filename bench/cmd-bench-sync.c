@@ -33,6 +33,7 @@
  * (type, count, method) with a "run" line per run and a "summary" line,
  * for "flushkit compare" and "flushkit report".
  */
+#include "child.h"
 #include "cli.h"
 #include "disk.h"
 #include "results.h"

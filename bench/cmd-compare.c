@@ -18,6 +18,7 @@
  * STDDEV AVG STDDEV change (marker)), --csv or --json.
  */
 #include "cli.h"
+#include "reader.h"
 #include "results.h"
 
 #include <dirent.h>
@@ -109,27 +110,6 @@ static int add_run(struct compare *c, int s, struct json_object *run)
 			return -ENOMEM;
 	}
 	c->side[s].runs++;
-	return 0;
-}
-
-/* What results_read hands one file's lines to. */
-struct file_lines {
-	struct json_object *runs;     /* its "run" lines, an array */
-	struct json_object *summary;  /* its last "summary" line */
-	struct json_object *settings; /* its "settings" line */
-};
-
-static int file_line(void *arg, const char *type, struct json_object *o)
-{
-	struct file_lines *fl = arg;
-	if (!strcmp(type, "run")) {
-		json_object_array_add(fl->runs, json_object_get(o));
-	} else if (!strcmp(type, "summary")) {
-		json_object_put(fl->summary);
-		fl->summary = json_object_get(o);
-	} else if (!strcmp(type, "settings") && !fl->settings) {
-		fl->settings = json_object_get(o);
-	}
 	return 0;
 }
 
@@ -233,17 +213,14 @@ static void make_labels(struct compare *c)
  */
 static int load_file(struct compare *c, int s, const char *path, int named)
 {
-	struct file_lines fl = {.runs = json_object_new_array()};
-	struct results_read_info info;
-	int err = fl.runs ? 0 : -ENOMEM;
-	if (!err)
-		err = results_read(path, file_line, &fl, &info);
+	struct result_run fl;
+	int err = result_run_load(path, &fl);
 	char *q = cli_path_quote(path);
 	const char *name = q ? q : path;
 	char why[512];
 	if (err) {
 		cli_error("compare: %s",
-			  info.why[0] ? info.why : strerror(-err));
+			  fl.info.why[0] ? fl.info.why : strerror(-err));
 	} else if (fl.summary && results_failed(fl.summary, why, sizeof(why))) {
 		if (named) {
 			cli_error("compare: '%s': a failed run (%s); its "
@@ -256,10 +233,10 @@ static int load_file(struct compare *c, int s, const char *path, int named)
 			c->side[s].failed++;
 		}
 	} else {
-		if (info.torn_line)
+		if (fl.info.torn_line)
 			cli_warn("'%s': line %zu is not a JSON object (a torn "
 				 "last line), skipped",
-				 name, info.torn_line);
+				 name, fl.info.torn_line);
 		size_t n = json_object_array_length(fl.runs);
 		for (size_t i = 0; i < n && !err; i++)
 			err = add_run(c, s,
@@ -273,19 +250,10 @@ static int load_file(struct compare *c, int s, const char *path, int named)
 		else if (!n && !fl.summary)
 			cli_warn("'%s': no run or summary line", name);
 	}
-	json_object_put(fl.runs);
-	json_object_put(fl.summary);
-	json_object_put(fl.settings);
+	result_run_release(&fl);
 	free(q);
 	c->side[s].files++;
 	return err;
-}
-
-static int is_result_name(const struct dirent *d)
-{
-	size_t n = strlen(d->d_name);
-	return d->d_name[0] != '.' && n > 6 &&
-	       !strcmp(d->d_name + n - 6, ".jsonl");
 }
 
 static int load_side(struct compare *c, int s, const char *path)
@@ -304,30 +272,28 @@ static int load_side(struct compare *c, int s, const char *path)
 		if (err)
 			return err;
 	} else {
-		struct dirent **names;
-		int n = scandir(path, &names, is_result_name, alphasort);
-		if (n < 0) {
-			int e = errno;
+		char **names;
+		size_t n;
+		int err = results_list(path, &names, &n);
+		if (err) {
 			char *q = cli_path_quote(path);
-			cli_error("open '%s': %s", q ? q : path, strerror(e));
+			cli_error("open '%s': %s", q ? q : path,
+				  strerror(-err));
 			free(q);
-			return -e;
+			return err;
 		}
-		int err = 0;
-		for (int i = 0; i < n; i++) {
-			size_t len = strlen(path) + strlen(names[i]->d_name) + 2;
+		for (size_t i = 0; i < n && !err; i++) {
+			size_t len = strlen(path) + strlen(names[i]) + 2;
 			char *p = malloc(len);
 			if (!p)
 				err = -ENOMEM;
-			else if (!err) {
-				snprintf(p, len, "%s/%s", path,
-					 names[i]->d_name);
+			else {
+				snprintf(p, len, "%s/%s", path, names[i]);
 				err = load_file(c, s, p, 0);
 			}
 			free(p);
-			free(names[i]);
 		}
-		free(names);
+		results_list_free(names, n);
 		if (err)
 			return err;
 	}

@@ -29,6 +29,7 @@
  * directly), and the run ends when it exits: its exit status is passed
  * on, 128+N if signal N killed it.
  */
+#include "child.h"
 #include "cli.h"
 #include "results.h"
 
@@ -733,20 +734,13 @@ int cmd_monitor(int argc, char **argv)
 
 	pid_t pid = -1;
 	if (cmd) {
-		fflush(NULL);
-		pid = fork();
-		if (pid < 0) {
-			cli_error("fork: %s", strerror(errno));
+		struct child_opts co = {.flags = CHILD_EXEC_MSG, .sigmask = &old};
+		r = child_start(cmd[0], cmd, &co, &pid);
+		if (r) {
+			cli_error("fork: %s", strerror(-r));
 			sigprocmask(SIG_SETMASK, &old, NULL);
 			fk_monitor_destroy(m);
 			return FK_EXIT_FAILURE;
-		}
-		if (pid == 0) {
-			sigprocmask(SIG_SETMASK, &old, NULL);
-			execvp(cmd[0], cmd);
-			int e = errno;
-			cli_error("exec '%s': %s", cmd[0], strerror(e));
-			_exit(e == ENOENT ? 127 : 126);
 		}
 	}
 
@@ -806,7 +800,7 @@ int cmd_monitor(int argc, char **argv)
 				continue; /* timeout (EAGAIN) or EINTR */
 			if (sig == SIGCHLD) {
 				if (pid > 0 &&
-				    waitpid(pid, &status, WNOHANG) == pid) {
+				    (status = child_wait(pid, 1)) != -EAGAIN) {
 					done = 1;
 					break;
 				}
@@ -848,10 +842,7 @@ int cmd_monitor(int argc, char **argv)
 	const struct fk_monitor_sample *last = &s[cur];
 	struct json_object *so = summary_json(m, &s[0], last, &sum);
 	if (pid > 0) {
-		if (WIFEXITED(status))
-			ret = WEXITSTATUS(status);
-		else if (WIFSIGNALED(status))
-			ret = 128 + WTERMSIG(status);
+		ret = status < 0 ? FK_EXIT_FAILURE : status;
 		json_object_object_add(so, "command_status",
 				       json_object_new_int(ret));
 	}

@@ -17,7 +17,10 @@
  * Writeback; write IOPS; write MiB/s; and a latency scatter from
  * pgbench-format per-transaction logs when a result names them.
  */
+#include "child.h"
 #include "cli.h"
+#include "html.h"
+#include "reader.h"
 #include "results.h"
 
 #include <errno.h>
@@ -34,134 +37,16 @@
 #define MAX_SCATTER_POINTS 200000
 #define LANE_HEIGHT 0.035 /* checkpoint strip, fraction of the plot */
 
-struct prog {
-	double t, tps, lat_avg, lat_std, lat_max; /* lat_max NAN if none */
-};
-
-struct mon {
-	double t, interval, dirty_kb, writeback_kb, bg_thresh_kb, thresh_kb;
-	double write_ios, write_kb; /* NAN if no disk */
-};
-
-struct ckpt {
-	double start, end, write_s, sync_s, total_s, longest_s;
-	int64_t buffers, files;
-};
-
 struct run {
 	const char *path;
 	char label[160];
 	const char *color;
-	struct json_object *settings, *env, *summary;
-	double epoch_s; /* wall clock of t_s = 0, or 0 */
-	struct prog *prog;
-	size_t nr_prog, alloc_prog;
-	struct mon *mon;
-	size_t nr_mon, alloc_mon;
-	struct ckpt *ck;
-	size_t nr_ck, alloc_ck;
-	char dev[FK_DEVNAME_MAX];
-	int has_lat_max, has_scatter;
+	struct result_run d; /* the file, read (reader.h) */
+	int has_scatter;
 	size_t bad_lines;
 };
 
-/* Grow *arr (of *alloc elements of @size) to hold one more. */
-static int grow(void **arr, size_t *alloc, size_t nr, size_t size)
-{
-	if (nr < *alloc)
-		return 0;
-	size_t n = *alloc ? *alloc * 2 : 64;
-	void *p = realloc(*arr, n * size);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*alloc = n;
-	return 0;
-}
-
-static double num(struct json_object *o, const char *key, double def)
-{
-	struct json_object *v;
-	if (!o || !json_object_object_get_ex(o, key, &v) || !v)
-		return def;
-	if (!json_object_is_type(v, json_type_double) &&
-	    !json_object_is_type(v, json_type_int))
-		return def;
-	return json_object_get_double(v);
-}
-
-static const char *str(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-	if (!o || !json_object_object_get_ex(o, key, &v) || !v ||
-	    !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
-}
-
 static void sanitize(char *s);
-
-static int add_line(void *arg, const char *type, struct json_object *o)
-{
-	struct run *r = arg;
-	if (!strcmp(type, "settings")) {
-		json_object_put(r->settings);
-		r->settings = json_object_get(o);
-	} else if (!strcmp(type, "env")) {
-		json_object_put(r->env);
-		r->env = json_object_get(o);
-	} else if (!strcmp(type, "summary")) {
-		json_object_put(r->summary);
-		r->summary = json_object_get(o);
-	} else if (!strcmp(type, "clock")) {
-		r->epoch_s = num(o, "epoch_s", 0);
-	} else if (!strcmp(type, "progress")) {
-		if (grow((void **)&r->prog, &r->alloc_prog, r->nr_prog,
-			 sizeof(*r->prog)))
-			return -ENOMEM;
-		struct prog *p = &r->prog[r->nr_prog++];
-		p->t = num(o, "t_s", NAN);
-		p->tps = num(o, "tps", NAN);
-		p->lat_avg = num(o, "lat_avg_ms", NAN);
-		p->lat_std = num(o, "lat_stddev_ms", NAN);
-		p->lat_max = num(o, "lat_max_ms", NAN);
-		if (!isnan(p->lat_max))
-			r->has_lat_max = 1;
-	} else if (!strcmp(type, "monitor")) {
-		if (grow((void **)&r->mon, &r->alloc_mon, r->nr_mon,
-			 sizeof(*r->mon)))
-			return -ENOMEM;
-		struct mon *m = &r->mon[r->nr_mon++];
-		m->t = num(o, "t_s", NAN);
-		m->interval = num(o, "interval_s", 0);
-		m->dirty_kb = num(o, "dirty_kb", NAN);
-		m->writeback_kb = num(o, "writeback_kb", NAN);
-		m->thresh_kb = num(o, "dirty_threshold_kb", NAN);
-		m->bg_thresh_kb = num(o, "dirty_background_threshold_kb", NAN);
-		m->write_ios = num(o, "write_ios", NAN);
-		m->write_kb = num(o, "write_kb", NAN);
-		const char *dev = str(o, "dev");
-		if (dev && !r->dev[0]) {
-			snprintf(r->dev, sizeof(r->dev), "%s", dev);
-			sanitize(r->dev); /* goes into the script */
-		}
-	} else if (!strcmp(type, "checkpoint")) {
-		if (grow((void **)&r->ck, &r->alloc_ck, r->nr_ck,
-			 sizeof(*r->ck)))
-			return -ENOMEM;
-		struct ckpt *c = &r->ck[r->nr_ck++];
-		c->start = num(o, "start_s", NAN);
-		c->end = num(o, "end_s", NAN);
-		c->write_s = num(o, "write_s", NAN);
-		c->sync_s = num(o, "sync_s", NAN);
-		c->total_s = num(o, "total_s", NAN);
-		c->longest_s = num(o, "longest_s", NAN);
-		c->buffers = (int64_t)num(o, "buffers", -1);
-		c->files = (int64_t)num(o, "files", -1);
-	}
-	/* unknown types are skipped: newer writers may add some */
-	return 0;
-}
 
 /*
  * Read the result file r->path.  Only results are drawn: a file that is
@@ -171,43 +56,38 @@ static int add_line(void *arg, const char *type, struct json_object *o)
  */
 static int read_run(struct run *r)
 {
-	struct results_read_info info;
-	int e = results_read(r->path, add_line, r, &info);
+	int e = result_run_load(r->path, &r->d);
 	if (e) {
-		cli_error("report: %s", info.why[0] ? info.why : strerror(-e));
+		cli_error("report: %s",
+			  r->d.info.why[0] ? r->d.info.why : strerror(-e));
 		return -1;
 	}
-	if (info.torn_line) {
+	if (r->d.info.torn_line) {
 		r->bad_lines++;
 		cli_warn("%s:%zu: not a JSON object, skipped (the last line: "
 			 "a run cut off while writing it?)",
-			 r->path, info.torn_line);
+			 r->path, r->d.info.torn_line);
 	}
 	char why[512];
-	if (!r->summary) {
+	if (!r->d.summary) {
 		cli_error("report: '%s': no summary line: the run did not "
 			  "finish (killed, crashed or still running); it is "
 			  "not a result",
 			  r->path);
 		return -1;
 	}
-	if (results_failed(r->summary, why, sizeof(why))) {
-		cli_error("report: '%s': a failed run (%s); its figures are "
-			  "not a result",
+	if (result_run_refused(&r->d, why, sizeof(why))) {
+		cli_error("report: '%s': %s; its figures are not a result",
 			  r->path, why);
 		return -1;
 	}
+	sanitize(r->d.dev); /* goes into the script */
 	return 0;
 }
 
 static void free_run(struct run *r)
 {
-	json_object_put(r->settings);
-	json_object_put(r->env);
-	json_object_put(r->summary);
-	free(r->prog);
-	free(r->mon);
-	free(r->ck);
+	result_run_release(&r->d);
 }
 
 /* ---- labels and colours --------------------------------------------- */
@@ -257,9 +137,9 @@ static void make_labels(struct run *runs, size_t nr)
 	const char *keys[16];
 	size_t nr_keys = 0;
 	for (size_t i = 0; i < nr && nr > 1; i++) {
-		if (!runs[i].settings)
+		if (!runs[i].d.settings)
 			continue;
-		json_object_object_foreach(runs[i].settings, key, val)
+		json_object_object_foreach(runs[i].d.settings, key, val)
 		{
 			/* objects and arrays (tpcb's "store") are for the
 			 * run's details, not for labels */
@@ -274,15 +154,15 @@ static void make_labels(struct run *runs, size_t nr)
 				continue;
 			char a[128], b[128];
 			struct json_object *v0 = NULL, *vj = NULL;
-			if (runs[0].settings)
-				json_object_object_get_ex(runs[0].settings, key,
-							  &v0);
+			if (runs[0].d.settings)
+				json_object_object_get_ex(runs[0].d.settings,
+							  key, &v0);
 			value_text(v0, a, sizeof(a));
 			for (size_t j = 1; j < nr; j++) {
 				vj = NULL;
-				if (runs[j].settings)
+				if (runs[j].d.settings)
 					json_object_object_get_ex(
-					    runs[j].settings, key, &vj);
+					    runs[j].d.settings, key, &vj);
 				if (strcmp(a, value_text(vj, b, sizeof(b)))) {
 					keys[nr_keys++] = key;
 					break;
@@ -304,9 +184,9 @@ static void make_labels(struct run *runs, size_t nr)
 			}
 		for (size_t k = 0; k < nr_keys && k < 3; k++) {
 			struct json_object *val = NULL;
-			if (r->settings)
-				json_object_object_get_ex(r->settings, keys[k],
-							  &val);
+			if (r->d.settings)
+				json_object_object_get_ex(r->d.settings,
+							  keys[k], &val);
 			len += (size_t)snprintf(
 			    r->label + len, sizeof(r->label) - len, "%s%s=%s",
 			    len ? " " : "", keys[k],
@@ -315,7 +195,7 @@ static void make_labels(struct run *runs, size_t nr)
 				len = sizeof(r->label) - 1;
 		}
 		if (!len) {
-			const char *flush = str(r->settings, "flush");
+			const char *flush = result_str(r->d.settings, "flush");
 			if (flush)
 				snprintf(r->label, sizeof(r->label), "flush=%s",
 					 flush);
@@ -348,7 +228,7 @@ static void make_labels(struct run *runs, size_t nr)
 					"#e377c2", "#17becf"};
 	int reserved = 0;
 	for (size_t i = 0; i < nr; i++) {
-		const char *flush = str(runs[i].settings, "flush");
+		const char *flush = result_str(runs[i].d.settings, "flush");
 		if (flush && !strcmp(flush, "smooth"))
 			runs[i].color = palette[0];
 		else if (flush && !strcmp(flush, "naive"))
@@ -401,8 +281,8 @@ static void put_num(FILE *f, double v)
 static int write_scatter(struct run *r, int ddfd, size_t i)
 {
 	struct json_object *v;
-	if (!r->settings ||
-	    !json_object_object_get_ex(r->settings, "latency_log", &v) || !v)
+	if (!r->d.settings ||
+	    !json_object_object_get_ex(r->d.settings, "latency_log", &v) || !v)
 		return 0;
 	size_t nr_logs = json_object_is_type(v, json_type_array)
 			     ? json_object_array_length(v)
@@ -470,9 +350,9 @@ static int write_scatter(struct run *r, int ddfd, size_t i)
 					continue;
 				double t = ep + us / 1e6;
 				/* without a clock line: first log line */
-				if (r->epoch_s <= 0)
-					r->epoch_s = t;
-				fprintf(out, "%.6f %.3f\n", t - r->epoch_s,
+				if (r->d.epoch_s <= 0)
+					r->d.epoch_s = t;
+				fprintf(out, "%.6f %.3f\n", t - r->d.epoch_s,
 					lat_us / 1000.0);
 			}
 			fclose(f);
@@ -492,7 +372,7 @@ static int write_data(struct run *r, int ddfd, size_t i)
 	char name[64];
 	FILE *f;
 	int e;
-	if (r->nr_prog) {
+	if (r->d.nr_prog) {
 		snprintf(name, sizeof(name), "r%zu-progress.dat", i + 1);
 		if ((e = write_file_at(ddfd, name, &f)))
 			return e;
@@ -500,19 +380,19 @@ static int write_data(struct run *r, int ddfd, size_t i)
 			"# %s\n# t_s tps lat_avg_ms lat_stddev_ms "
 			"lat_max_ms\n",
 			r->label);
-		for (size_t k = 0; k < r->nr_prog; k++) {
-			const struct prog *p = &r->prog[k];
-			fprintf(f, "%.3f", p->t);
+		for (size_t k = 0; k < r->d.nr_prog; k++) {
+			const struct result_progress *p = &r->d.prog[k];
+			fprintf(f, "%.3f", p->t_s);
 			put_num(f, p->tps);
-			put_num(f, p->lat_avg);
-			put_num(f, p->lat_std);
-			put_num(f, p->lat_max);
+			put_num(f, p->lat_avg_ms);
+			put_num(f, p->lat_stddev_ms);
+			put_num(f, p->lat_max_ms);
 			fputc('\n', f);
 		}
 		if ((e = close_file(f)))
 			return e;
 	}
-	if (r->nr_mon) {
+	if (r->d.nr_mon) {
 		snprintf(name, sizeof(name), "r%zu-monitor.dat", i + 1);
 		if ((e = write_file_at(ddfd, name, &f)))
 			return e;
@@ -520,32 +400,32 @@ static int write_data(struct run *r, int ddfd, size_t i)
 			"# %s (disk %s)\n# t_s dirty_mib writeback_mib "
 			"dirty_threshold_mib dirty_bg_threshold_mib "
 			"write_iops write_mib_s\n",
-			r->label, r->dev[0] ? r->dev : "none");
-		for (size_t k = 0; k < r->nr_mon; k++) {
-			const struct mon *m = &r->mon[k];
-			fprintf(f, "%.3f", m->t);
+			r->label, r->d.dev[0] ? r->d.dev : "none");
+		for (size_t k = 0; k < r->d.nr_mon; k++) {
+			const struct result_monitor *m = &r->d.mon[k];
+			fprintf(f, "%.3f", m->t_s);
 			put_num(f, m->dirty_kb / 1024);
 			put_num(f, m->writeback_kb / 1024);
-			put_num(f, m->thresh_kb / 1024);
-			put_num(f, m->bg_thresh_kb / 1024);
-			int rate = m->interval > 0;
-			put_num(f, rate ? m->write_ios / m->interval : NAN);
-			put_num(f,
-				rate ? m->write_kb / 1024 / m->interval : NAN);
+			put_num(f, m->dirty_threshold_kb / 1024);
+			put_num(f, m->dirty_background_threshold_kb / 1024);
+			int rate = m->interval_s > 0;
+			put_num(f, rate ? m->write_ios / m->interval_s : NAN);
+			put_num(f, rate ? m->write_kb / 1024 / m->interval_s
+					: NAN);
 			fputc('\n', f);
 		}
 		if ((e = close_file(f)))
 			return e;
 	}
-	if (r->nr_ck) {
+	if (r->d.nr_ck) {
 		snprintf(name, sizeof(name), "r%zu-checkpoints.dat", i + 1);
 		if ((e = write_file_at(ddfd, name, &f)))
 			return e;
 		fprintf(f, "# %s\n# start_s end_s write_s sync_s buffers\n",
 			r->label);
-		for (size_t k = 0; k < r->nr_ck; k++) {
-			const struct ckpt *c = &r->ck[k];
-			fprintf(f, "%.3f %.3f", c->start, c->end);
+		for (size_t k = 0; k < r->d.nr_ck; k++) {
+			const struct result_checkpoint *c = &r->d.ck[k];
+			fprintf(f, "%.3f %.3f", c->start_s, c->end_s);
 			put_num(f, c->write_s);
 			put_num(f, c->sync_s);
 			fprintf(f, " %lld\n", (long long)c->buffers);
@@ -570,23 +450,23 @@ static void gp_checkpoints(FILE *g, const struct run *runs, size_t nr)
 	fputs("unset object\n", g);
 	int obj = 1, lane = 0;
 	for (size_t i = 0; i < nr; i++) {
-		if (!runs[i].nr_ck)
+		if (!runs[i].d.nr_ck)
 			continue;
 		double top = 1.0 - LANE_HEIGHT * lane, bot = top - LANE_HEIGHT;
-		for (size_t k = 0; k < runs[i].nr_ck; k++) {
-			const struct ckpt *c = &runs[i].ck[k];
-			if (isnan(c->start) || isnan(c->end))
+		for (size_t k = 0; k < runs[i].d.nr_ck; k++) {
+			const struct result_checkpoint *c = &runs[i].d.ck[k];
+			if (isnan(c->start_s) || isnan(c->end_s))
 				continue;
 			fprintf(g,
 				"set object %d rect from %.3f, graph 0 to "
 				"%.3f, graph 1 behind fc rgb '%s' fs "
 				"transparent solid 0.08 noborder\n",
-				obj++, c->start, c->end, runs[i].color);
+				obj++, c->start_s, c->end_s, runs[i].color);
 			fprintf(g,
 				"set object %d rect from %.3f, graph %.3f to "
 				"%.3f, graph %.3f front fc rgb '%s' fs "
 				"transparent solid 0.7 noborder\n",
-				obj++, c->start, bot + 0.004, c->end,
+				obj++, c->start_s, bot + 0.004, c->end_s,
 				top - 0.004, runs[i].color);
 		}
 		lane++;
@@ -597,7 +477,7 @@ static void gp_checkpoints(FILE *g, const struct run *runs, size_t nr)
 static void gp_ck_keys(FILE *g, const struct run *runs, size_t nr)
 {
 	for (size_t i = 0; i < nr; i++)
-		if (runs[i].nr_ck)
+		if (runs[i].d.nr_ck)
 			fprintf(g,
 				", keyentry with boxes fc rgb '%s' fs "
 				"transparent solid 0.7 noborder title "
@@ -699,17 +579,17 @@ static int write_script(int dfd, const struct run *runs, size_t nr,
 		return e;
 	double xmin = INFINITY, xmax = -INFINITY;
 	for (size_t i = 0; i < nr; i++) {
-		for (size_t k = 0; k < runs[i].nr_prog; k++) {
-			xmin = fmin(xmin, runs[i].prog[k].t);
-			xmax = fmax(xmax, runs[i].prog[k].t);
+		for (size_t k = 0; k < runs[i].d.nr_prog; k++) {
+			xmin = fmin(xmin, runs[i].d.prog[k].t_s);
+			xmax = fmax(xmax, runs[i].d.prog[k].t_s);
 			ps->tps = 1;
 			ps->latency = 1;
 		}
-		for (size_t k = 0; k < runs[i].nr_mon; k++) {
-			xmin = fmin(xmin, runs[i].mon[k].t);
-			xmax = fmax(xmax, runs[i].mon[k].t);
+		for (size_t k = 0; k < runs[i].d.nr_mon; k++) {
+			xmin = fmin(xmin, runs[i].d.mon[k].t_s);
+			xmax = fmax(xmax, runs[i].d.mon[k].t_s);
 			ps->dirty = 1;
-			if (!isnan(runs[i].mon[k].write_ios))
+			if (!isnan(runs[i].d.mon[k].write_ios))
 				ps->io = 1;
 		}
 		if (runs[i].has_scatter)
@@ -733,7 +613,7 @@ static int write_script(int dfd, const struct run *runs, size_t nr,
 		fprintf(g, "set xrange [%.3f:%.3f]\n", xmin, xmax);
 	int lanes = 0;
 	for (size_t i = 0; i < nr; i++)
-		lanes += runs[i].nr_ck > 0;
+		lanes += runs[i].d.nr_ck > 0;
 	if (lanes) /* room above the data for the checkpoint lanes */
 		fprintf(g, "set offsets 0, 0, graph %.3f, 0\n",
 			LANE_HEIGHT * lanes + 0.02);
@@ -742,7 +622,8 @@ static int write_script(int dfd, const struct run *runs, size_t nr,
 		/* fsmark counts files, not transactions (its "tps_unit") */
 		int files = nr > 0;
 		for (size_t i = 0; i < nr; i++) {
-			const char *u = str(runs[i].settings, "tps_unit");
+			const char *u =
+			    result_str(runs[i].d.settings, "tps_unit");
 			files &= u && !strcmp(u, "files/s");
 		}
 		gp_checkpoints(g, runs, nr);
@@ -754,7 +635,7 @@ static int write_script(int dfd, const struct run *runs, size_t nr,
 			ps->ext, files ? "files" : "transactions");
 		int first = 1;
 		for (size_t i = 0; i < nr; i++) {
-			if (!runs[i].nr_prog)
+			if (!runs[i].d.nr_prog)
 				continue;
 			fprintf(g,
 				"%s'data/r%zu-progress.dat' using 1:2 with "
@@ -777,7 +658,7 @@ static int write_script(int dfd, const struct run *runs, size_t nr,
 			ps->ext);
 		int first = 1;
 		for (size_t i = 0; i < nr; i++) {
-			if (!runs[i].nr_prog)
+			if (!runs[i].d.nr_prog)
 				continue;
 			fprintf(g,
 				"%s'data/r%zu-progress.dat' using 1:($3 > 0 "
@@ -786,7 +667,7 @@ static int write_script(int dfd, const struct run *runs, size_t nr,
 				first ? "" : ", ", i + 1, runs[i].color,
 				runs[i].label);
 			first = 0;
-			if (runs[i].has_lat_max)
+			if (runs[i].d.has_lat_max)
 				fprintf(g,
 					", 'data/r%zu-progress.dat' using "
 					"1:($5 > 0 ? $5 : NaN) with lines "
@@ -807,7 +688,7 @@ static int write_script(int dfd, const struct run *runs, size_t nr,
 			ps->ext);
 		int first = 1;
 		for (size_t i = 0; i < nr; i++) {
-			if (!runs[i].nr_mon)
+			if (!runs[i].d.nr_mon)
 				continue;
 			fprintf(g,
 				"%s'data/r%zu-monitor.dat' using 1:2 with "
@@ -825,17 +706,18 @@ static int write_script(int dfd, const struct run *runs, size_t nr,
 		 * the curves (it is then in the caption). */
 		double peak = 0, bg = NAN;
 		for (size_t i = 0; i < nr; i++)
-			for (size_t k = 0; k < runs[i].nr_mon; k++) {
-				const struct mon *m = &runs[i].mon[k];
+			for (size_t k = 0; k < runs[i].d.nr_mon; k++) {
+				const struct result_monitor *m =
+				    &runs[i].d.mon[k];
 				peak = fmax(peak,
 					    fmax(m->dirty_kb, m->writeback_kb));
 				if (isnan(bg))
-					bg = m->bg_thresh_kb;
+					bg = m->dirty_background_threshold_kb;
 			}
 		ps->bg_thresh_mib = bg / 1024;
 		ps->bg_thresh_shown = !isnan(bg) && bg <= 1.5 * peak;
 		for (size_t i = 0; i < nr && ps->bg_thresh_shown; i++)
-			if (runs[i].nr_mon) {
+			if (runs[i].d.nr_mon) {
 				fprintf(g,
 					", 'data/r%zu-monitor.dat' using "
 					"1:5 with lines dt 3 lw 2 lc rgb "
@@ -865,7 +747,7 @@ static int write_script(int dfd, const struct run *runs, size_t nr,
 				io[k].file, ps->ext, io[k].title, io[k].ylabel);
 			int first = 1;
 			for (size_t i = 0; i < nr; i++) {
-				if (!runs[i].nr_mon || !runs[i].dev[0])
+				if (!runs[i].d.nr_mon || !runs[i].d.dev[0])
 					continue;
 				fprintf(g,
 					"%s'data/r%zu-monitor.dat' using "
@@ -873,7 +755,7 @@ static int write_script(int dfd, const struct run *runs, size_t nr,
 					"title '%s (%s)'",
 					first ? "" : ", ", i + 1, io[k].col,
 					runs[i].color, runs[i].label,
-					runs[i].dev);
+					runs[i].d.dev);
 				first = 0;
 			}
 			gp_ck_keys(g, runs, nr);
@@ -890,33 +772,11 @@ static int write_script(int dfd, const struct run *runs, size_t nr,
  * Returns the exit status, or -errno if it could not run. */
 static int run_gnuplot(const char *dir, const char *script)
 {
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		if (chdir(dir))
-			_exit(126);
-		int fd = open("gnuplot.log",
-			      O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd >= 0) {
-			dup2(fd, STDOUT_FILENO);
-			dup2(fd, STDERR_FILENO);
-		}
-		int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		if (nul >= 0)
-			dup2(nul, STDIN_FILENO);
-		char *argv[] = {"gnuplot", (char *)script, NULL};
-		execvp("gnuplot", argv);
-		_exit(127);
-	}
-	int status;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	return 128 + WTERMSIG(status);
+	char *argv[] = {"gnuplot", (char *)script, NULL};
+	struct child_opts o = {.flags = CHILD_STDIN_NULL | CHILD_STDERR_OUT,
+			       .cwd = dir,
+			       .out_path = "gnuplot.log"};
+	return child_run("gnuplot", argv, &o);
 }
 
 /* The best terminal this gnuplot has: pngcairo, png, or svg. */
@@ -957,28 +817,6 @@ static const char *pick_terminal(int dfd, const char *dir, int want_svg,
 
 /* ---- HTML -------------------------------------------------------------- */
 
-static void html_text(FILE *f, const char *s)
-{
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		default:
-			fputc(*s, f);
-		}
-	}
-}
-
 static void html_num(FILE *f, double v, const char *fmt, int computed)
 {
 	if (isnan(v)) {
@@ -993,37 +831,31 @@ static void html_num(FILE *f, double v, const char *fmt, int computed)
 	fputs("</td>", f);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* Worst one-second tps / median (as bench tpcb's summary), from the
- * progress lines. */
+/* The stall ratio (results_stall_ratio, as bench tpcb's summary) of the
+ * run's progress lines' tps, for a result whose summary lacks it (a
+ * progress line without tps is left out). */
 static double stall_ratio(const struct run *r)
 {
-	if (r->nr_prog < 2)
-		return NAN;
-	double *v = malloc(r->nr_prog * sizeof(*v));
+	double *v = malloc((r->d.nr_prog ? r->d.nr_prog : 1) * sizeof(*v));
 	if (!v)
 		return NAN;
-	for (size_t i = 0; i < r->nr_prog; i++)
-		v[i] = r->prog[i].tps;
-	qsort(v, r->nr_prog, sizeof(*v), cmp_double);
-	double med = v[r->nr_prog / 2], worst = v[0];
+	size_t n = 0;
+	for (size_t i = 0; i < r->d.nr_prog; i++)
+		if (!isnan(r->d.prog[i].tps))
+			v[n++] = r->d.prog[i].tps;
+	double ratio = results_stall_ratio(v, n, NULL, NULL);
 	free(v);
-	return med > 0 ? worst / med : NAN;
+	return ratio;
 }
 
 /* The scalar settings every run shares ("bench=tpcb scale=20 ..."), so
  * the reader knows what was compared without opening each run. */
 static void common_settings(FILE *f, const struct run *runs, size_t nr)
 {
-	if (!nr || !runs[0].settings)
+	if (!nr || !runs[0].d.settings)
 		return;
 	int any = 0;
-	json_object_object_foreach(runs[0].settings, key, val)
+	json_object_object_foreach(runs[0].d.settings, key, val)
 	{
 		if (!label_worthy(key) || !val ||
 		    json_object_is_type(val, json_type_object) ||
@@ -1034,9 +866,9 @@ static void common_settings(FILE *f, const struct run *runs, size_t nr)
 		int same = 1;
 		for (size_t j = 1; j < nr && same; j++) {
 			struct json_object *vj = NULL;
-			if (runs[j].settings)
-				json_object_object_get_ex(runs[j].settings, key,
-							  &vj);
+			if (runs[j].d.settings)
+				json_object_object_get_ex(runs[j].d.settings,
+							  key, &vj);
 			same = !strcmp(a, value_text(vj, b, sizeof(b)));
 		}
 		if (!same)
@@ -1069,58 +901,59 @@ static void summary_table(FILE *f, const struct run *runs, size_t nr)
 	int any_computed = 0;
 	for (size_t i = 0; i < nr; i++) {
 		const struct run *r = &runs[i];
-		struct json_object *s = r->summary;
+		struct json_object *s = r->d.summary;
 		fprintf(f,
 			"<tr><td class=run><span class=sw style=\"background:"
 			"%s\"></span>",
 			r->color);
 		html_text(f, r->label);
 		fputs("</td>", f);
-		double tps = num(s, "tps", NAN),
-		       avg = num(s, "lat_avg_ms", NAN);
-		double mx = num(s, "lat_max_ms", NAN);
-		double stall = num(s, "stall_ratio", NAN);
-		double ck = num(s, "checkpoints", NAN);
+		double tps = result_num(s, "tps", NAN),
+		       avg = result_num(s, "lat_avg_ms", NAN);
+		double mx = result_num(s, "lat_max_ms", NAN);
+		double stall = result_num(s, "stall_ratio", NAN);
+		double ck = result_num(s, "checkpoints", NAN);
 		int c_tps = 0, c_avg = 0, c_max = 0, c_stall = 0, c_ck = 0;
-		if (isnan(tps) && r->nr_prog) {
+		if (isnan(tps) && r->d.nr_prog) {
 			double sum = 0;
-			for (size_t k = 0; k < r->nr_prog; k++)
-				sum += r->prog[k].tps;
-			tps = sum / (double)r->nr_prog;
+			for (size_t k = 0; k < r->d.nr_prog; k++)
+				sum += r->d.prog[k].tps;
+			tps = sum / (double)r->d.nr_prog;
 			c_tps = 1;
 		}
-		if (isnan(avg) && r->nr_prog) {
+		if (isnan(avg) && r->d.nr_prog) {
 			double sum = 0, w = 0;
-			for (size_t k = 0; k < r->nr_prog; k++) {
-				sum += r->prog[k].lat_avg * r->prog[k].tps;
-				w += r->prog[k].tps;
+			for (size_t k = 0; k < r->d.nr_prog; k++) {
+				sum +=
+				    r->d.prog[k].lat_avg_ms * r->d.prog[k].tps;
+				w += r->d.prog[k].tps;
 			}
 			avg = w > 0 ? sum / w : NAN;
 			c_avg = 1;
 		}
-		if (isnan(mx) && r->has_lat_max) {
-			for (size_t k = 0; k < r->nr_prog; k++)
-				if (isnan(mx) || r->prog[k].lat_max > mx)
-					mx = r->prog[k].lat_max;
+		if (isnan(mx) && r->d.has_lat_max) {
+			for (size_t k = 0; k < r->d.nr_prog; k++)
+				if (isnan(mx) || r->d.prog[k].lat_max_ms > mx)
+					mx = r->d.prog[k].lat_max_ms;
 			c_max = 1;
 		}
-		if (isnan(stall) && r->nr_prog) {
+		if (isnan(stall) && r->d.nr_prog) {
 			stall = stall_ratio(r);
 			c_stall = !isnan(stall);
 		}
-		if (isnan(ck) && r->nr_ck) {
-			ck = (double)r->nr_ck;
+		if (isnan(ck) && r->d.nr_ck) {
+			ck = (double)r->d.nr_ck;
 			c_ck = 1;
 		}
 		any_computed |= c_tps | c_avg | c_max | c_stall | c_ck;
 		html_num(f, tps, "%.1f", c_tps);
 		html_num(f, avg, "%.3f", c_avg);
-		html_num(f, num(s, "lat_p99_ms", NAN), "%.3f", 0);
+		html_num(f, result_num(s, "lat_p99_ms", NAN), "%.3f", 0);
 		html_num(f, mx, "%.3f", c_max);
 		html_num(f, stall, "%.3f", c_stall);
 		html_num(f, ck, "%.0f", c_ck);
-		html_num(f, num(s, "backend_fsyncs", NAN), "%.0f", 0);
-		const char *so = str(s, "sync_io");
+		html_num(f, result_num(s, "backend_fsyncs", NAN), "%.0f", 0);
+		const char *so = result_str(s, "sync_io");
 		if (so) {
 			char sio[32];
 			snprintf(sio, sizeof(sio), "%s", so);
@@ -1129,14 +962,14 @@ static void summary_table(FILE *f, const struct run *runs, size_t nr)
 		} else {
 			fputs("<td class=na>&ndash;</td>", f);
 		}
-		double dur = num(s, "duration_s", NAN);
-		if (isnan(dur) && r->nr_prog)
-			dur = r->prog[r->nr_prog - 1].t;
+		double dur = result_num(s, "duration_s", NAN);
+		if (isnan(dur) && r->d.nr_prog)
+			dur = r->d.prog[r->d.nr_prog - 1].t_s;
 		html_num(f, dur, "%.0f", 0);
 		/* from the monitor lines */
 		double peak = NAN, written = NAN;
-		for (size_t k = 0; k < r->nr_mon; k++) {
-			const struct mon *m = &r->mon[k];
+		for (size_t k = 0; k < r->d.nr_mon; k++) {
+			const struct result_monitor *m = &r->d.mon[k];
 			if (!isnan(m->dirty_kb))
 				peak = isnan(peak) ? m->dirty_kb
 						   : fmax(peak, m->dirty_kb);
@@ -1177,7 +1010,7 @@ static void env_html(FILE *f, struct json_object *env)
 {
 	struct json_object *v, *paths;
 	fputs("<table class=kv>", f);
-	const char *kern = str(env, "kernel");
+	const char *kern = result_str(env, "kernel");
 	if (kern) {
 		fputs("<tr><th>kernel</th><td>", f);
 		html_text(f, kern);
@@ -1188,7 +1021,7 @@ static void env_html(FILE *f, struct json_object *env)
 			"<tr><th>CPUs, memory</th><td>%lld, %.1f GiB</td>"
 			"</tr>",
 			(long long)json_object_get_int64(v),
-			num(env, "mem_total_kb", 0) / 1048576.0);
+			result_num(env, "mem_total_kb", 0) / 1048576.0);
 	}
 	if (json_object_object_get_ex(env, "sysctl", &v)) {
 		json_object_object_foreach(v, key, val)
@@ -1205,17 +1038,17 @@ static void env_html(FILE *f, struct json_object *env)
 									  i),
 					   *devs;
 			fputs("<tr><th>", f);
-			html_text(f, str(p, "path"));
+			html_text(f, result_str(p, "path"));
 			fputs("</th><td>", f);
-			html_text(f, str(p, "fs_type"));
+			html_text(f, result_str(p, "fs_type"));
 			fputs(" on ", f);
-			html_text(f, str(p, "mount_source"));
+			html_text(f, result_str(p, "mount_source"));
 			fputs(" at ", f);
-			html_text(f, str(p, "mount_point"));
+			html_text(f, result_str(p, "mount_point"));
 			fputs(" (", f);
-			html_text(f, str(p, "mount_options"));
+			html_text(f, result_str(p, "mount_options"));
 			fputs("; ", f);
-			html_text(f, str(p, "super_options"));
+			html_text(f, result_str(p, "super_options"));
 			fputs(")", f);
 			if (json_object_object_get_ex(p, "devices", &devs)) {
 				for (size_t d = 0;
@@ -1223,19 +1056,22 @@ static void env_html(FILE *f, struct json_object *env)
 					struct json_object *dj =
 					    json_object_array_get_idx(devs, d);
 					fputs("<br>disk ", f);
-					html_text(f, str(dj, "name"));
-					if (str(dj, "backing_of")) {
+					html_text(f, result_str(dj, "name"));
+					if (result_str(dj, "backing_of")) {
 						fputs(" (holds the backing file"
 						      " of ",
 						      f);
 						html_text(
-						    f, str(dj, "backing_of"));
+						    f, result_str(
+							   dj, "backing_of"));
 						fputs(")", f);
 					}
 					fputs(": scheduler ", f);
-					html_text(f, str(dj, "scheduler"));
+					html_text(f,
+						  result_str(dj, "scheduler"));
 					fputs(", write cache ", f);
-					html_text(f, str(dj, "write_cache"));
+					html_text(
+					    f, result_str(dj, "write_cache"));
 				}
 			}
 			fputs("</td></tr>", f);
@@ -1251,11 +1087,11 @@ static void ck_table(FILE *f, const struct run *r)
 	      "<th>total (s)</th><th>files synced</th>"
 	      "<th>longest sync (s)</th></tr>",
 	      f);
-	for (size_t k = 0; k < r->nr_ck; k++) {
-		const struct ckpt *c = &r->ck[k];
+	for (size_t k = 0; k < r->d.nr_ck; k++) {
+		const struct result_checkpoint *c = &r->d.ck[k];
 		fputs("<tr>", f);
-		html_num(f, c->start, "%.1f", 0);
-		html_num(f, c->end, "%.1f", 0);
+		html_num(f, c->start_s, "%.1f", 0);
+		html_num(f, c->end_s, "%.1f", 0);
 		html_num(f, c->buffers < 0 ? NAN : (double)c->buffers, "%.0f",
 			 0);
 		html_num(f, c->write_s, "%.3f", 0);
@@ -1377,22 +1213,22 @@ static int write_html(int dfd, const struct run *runs, size_t nr,
 		fputs(" &mdash; ", f);
 		html_text(f, r->path);
 		fputs("</summary>\n<div class=cols>", f);
-		if (r->settings) {
+		if (r->d.settings) {
 			fputs("<div><h3>Settings</h3>\n", f);
-			kv_table(f, r->settings, "type");
+			kv_table(f, r->d.settings, "type");
 			fputs("</div>", f);
 		}
-		if (r->summary) {
+		if (r->d.summary) {
 			fputs("<div><h3>Summary line</h3>\n", f);
-			kv_table(f, r->summary, "type");
+			kv_table(f, r->d.summary, "type");
 			fputs("</div>", f);
 		}
-		if (r->env) {
+		if (r->d.env) {
 			fputs("<div><h3>Environment</h3>\n", f);
-			env_html(f, r->env);
+			env_html(f, r->d.env);
 			fputs("</div>", f);
 		}
-		if (r->nr_ck) {
+		if (r->d.nr_ck) {
 			fputs("<div><h3>Checkpoints</h3>\n", f);
 			ck_table(f, r);
 			fputs("</div>", f);
@@ -1465,7 +1301,7 @@ int cmd_report(int argc, char **argv)
 			ret = FK_EXIT_FAILURE;
 			goto out;
 		}
-		if (!runs[i].nr_prog && !runs[i].nr_mon)
+		if (!runs[i].d.nr_prog && !runs[i].d.nr_mon)
 			cli_warn("'%s': no progress or monitor lines",
 				 runs[i].path);
 	}

@@ -99,8 +99,14 @@ ls -d "$root"/run-* 2>/dev/null | while read -r d; do
 	kill -0 "$p" 2>/dev/null || echo "left: $d"
 done >"$t/dirs"
 [ -s "$t/dirs" ] && err "after the run: $(cat "$t/dirs")"
-grep -q -F " $root/" /proc/self/mountinfo &&
-	err "after the run: mounted: $(grep -F " $root/" /proc/self/mountinfo)"
+# Mounts of runs that are gone (other runs may be going on).
+grep -o -F " $root/run-" /proc/self/mountinfo >/dev/null &&
+	grep -F " $root/run-" /proc/self/mountinfo |
+	sed -n "s|.* $root/run-\([0-9]*\)/.*|\1|p" | sort -u |
+	while read -r p; do
+		kill -0 "$p" 2>/dev/null || echo "run $p"
+	done >"$t/mnts"
+[ -s "$t/mnts" ] && err "after the run: still mounted: $(cat "$t/mnts")"
 
 # 2. SIGTERM in the middle of a run: exit 1, nothing left.
 if start_and_wait_mounted 000 --quick --device=$dev --results "$t/term"; then

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * cli-util.c - helpers shared by the subcommands: messages, size and
- * duration parsing.
+ * duration parsing, the one parser each of --sync-io and --jobs.
  */
 #include "cli.h"
 
@@ -120,6 +120,35 @@ int cli_parse_duration_ms(const char *s, uint64_t *out_ms)
 		return -EINVAL;
 	*out_ms = (uint64_t)(v * mult + 0.5);
 	return 0;
+}
+
+int cli_parse_sync_io(const char *s)
+{
+	/* The library's name table; this is the one place the CLI asks. */
+	int io = s ? fk_sync_io_parse(s) : -EINVAL;
+	return io < 0 ? -EINVAL : io;
+}
+
+int cli_parse_jobs(const char *s, uint32_t *out)
+{
+	uint64_t v;
+	if (cli_parse_u64(s, &v) || v < 1 || v > FK_FSYNC_BATCH_MAX_QUEUE_DEPTH)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+void cli_bad_sync_io(const char *cmd, const char *val)
+{
+	cli_error("%s: unknown --sync-io '%s' (auto, uring, threads or "
+		  "sequential)",
+		  cmd, val ? val : "");
+}
+
+void cli_bad_jobs(const char *cmd, const char *val)
+{
+	cli_error("%s: bad --jobs '%s' (1..%u)", cmd, val ? val : "",
+		  FK_FSYNC_BATCH_MAX_QUEUE_DEPTH);
 }
 
 const char *cli_human_bytes(uint64_t bytes, char *buf, size_t len)

@@ -72,6 +72,24 @@ int cli_parse_u64(const char *s, uint64_t *out);
 /* Parse a duration: "30", "30s", "500ms", "2min". Returns 0 or -EINVAL. */
 int cli_parse_duration_ms(const char *s, uint64_t *out_ms);
 
+/*
+ * The one parser of --sync-io=IO (how a batch of fsyncs is issued:
+ * "auto", "uring", "threads" or "sequential"), for every command that
+ * takes it.  Returns the enum fk_sync_io (>= 0) or -EINVAL.
+ */
+int cli_parse_sync_io(const char *s);
+/*
+ * The one parser of --jobs=N (fsyncs in flight at most: 1 ..
+ * FK_FSYNC_BATCH_MAX_QUEUE_DEPTH; bench fsmark's --queue-depth is an
+ * alias).  Returns 0 (*@out set) or -EINVAL.
+ */
+int cli_parse_jobs(const char *s, uint32_t *out);
+/* The one message for a bad --sync-io or --jobs value of command @cmd
+ * ("cp", "bench tpcb"): "CMD: unknown --sync-io 'X' (auto, uring,
+ * threads or sequential)", "CMD: bad --jobs 'X' (1..1024)". */
+void cli_bad_sync_io(const char *cmd, const char *val);
+void cli_bad_jobs(const char *cmd, const char *val);
+
 /* Format bytes as "1.5 GiB" into buf. Returns buf. */
 const char *cli_human_bytes(uint64_t bytes, char *buf, size_t len);
 

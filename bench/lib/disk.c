@@ -7,9 +7,10 @@
  * Interface routines: disk_profile_parse, disk_throttle_supported,
  * disk_throttle_set, disk_run_dir_create, disk_cleanup_stale,
  * disk_create, disk_destroy, disk_destroy_all, disk_loop_attach,
- * disk_loop_detach, disk_loop_detach_file, disk_mkfs, disk_run.
+ * disk_loop_detach, disk_loop_detach_file, disk_mkfs (through child.h).
  */
 #include "disk.h"
+#include "child.h"
 #include "cli.h"
 
 #include <dirent.h>
@@ -123,58 +124,6 @@ int disk_in_path(const char *prog)
 	return 0;
 }
 
-int disk_run(char *const *argv, char *out, size_t len)
-{
-	int p[2] = {-1, -1};
-	if (out && pipe2(p, O_CLOEXEC))
-		return -errno;
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0) {
-		int e = errno;
-		if (out) {
-			close(p[0]);
-			close(p[1]);
-		}
-		return -e;
-	}
-	if (pid == 0) {
-		int nul = open("/dev/null", O_RDWR);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		if (nul >= 0) {
-			dup2(nul, 0);
-			if (!out)
-				dup2(nul, 1);
-		}
-		if (out)
-			dup2(p[1], 1);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	size_t n = 0;
-	if (out) {
-		close(p[1]);
-		for (;;) {
-			ssize_t r = read(p[0], out + n, len - 1 - n);
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r <= 0)
-				break;
-			n += (size_t)r;
-			if (n >= len - 1)
-				break;
-		}
-		out[n] = 0;
-		close(p[0]);
-	}
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
-}
-
 int disk_mkfs(const char *type, const char *dev)
 {
 	char mkfs[32];
@@ -197,7 +146,9 @@ int disk_mkfs(const char *type, const char *dev)
 	}
 	argv[n++] = (char *)dev;
 	argv[n] = NULL;
-	int rc = disk_run(argv, NULL, 0);
+	struct child_opts o = {.flags = CHILD_STDIN_NULL | CHILD_STDOUT_NULL |
+					CHILD_SIGDFL};
+	int rc = child_run(argv[0], argv, &o);
 	if (rc) {
 		if (rc < 0)
 			cli_error("%s '%s': %s", mkfs, dev, strerror(-rc));

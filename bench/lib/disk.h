@@ -112,12 +112,4 @@ int disk_mkfs(const char *type, const char *dev);
 /* Is @prog an executable in PATH? */
 int disk_in_path(const char *prog);
 
-/*
- * Run @argv (execvp of a fixed program name, no shell): stdin
- * /dev/null, stdout into @out (up to @len - 1 bytes, NUL-terminated)
- * or /dev/null when @out is NULL, stderr inherited.  Returns the exit
- * status, 128+N if killed by signal N, or -errno if it could not run.
- */
-int disk_run(char *const *argv, char *out, size_t len);
-
 #endif

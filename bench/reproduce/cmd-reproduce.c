@@ -39,8 +39,10 @@
  * the experiment stops, the disks are destroyed (throttle reset,
  * umount, loop detach, images removed) and the exit status is 1.
  */
+#include "child.h"
 #include "cli.h"
 #include "disk.h"
+#include "reader.h"
 #include "results.h"
 #include "seed-sync.h"
 
@@ -86,63 +88,46 @@ static void on_signal(int sig)
 
 /*
  * Run "flushkit ARGS..." (/proc/self/exe; @argv[0] is "flushkit") in
- * its own process group, stdin /dev/null, stdout and stderr appended to
- * @log.  Returns its exit status, 128+N if killed by signal N, -EINTR
- * if we were told to stop, or -errno.  The one place children are
+ * its own process group (child.h), stdin /dev/null, stdout and stderr
+ * into @log (truncated), the command line appended to commands.txt in
+ * @log's directory.  Returns its exit status, 128+N if killed by signal N,
+ * -EINTR if we were told to stop, or -errno.  The one place children are
  * spawned here.
  */
 static int run_flushkit(const char *log, char *const *argv)
 {
 	if (stop)
 		return -EINTR;
-	int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		int e = errno;
-		cli_error("open '%s': %s", log, strerror(e));
-		return -e;
-	}
-	size_t ll = strlen(log);
-	if (ll < 6 || strcmp(log + ll - 6, ".jsonl")) {
-		/* a log, not a result file: the command first */
-		dprintf(fd, "+");
+	/* The command, for the record: DIR/commands.txt next to the log. */
+	char cmds[2400];
+	const char *slash = strrchr(log, '/');
+	snprintf(cmds, sizeof(cmds), "%.*s/commands.txt",
+		 slash ? (int)(slash - log) : 1, slash ? log : ".");
+	FILE *cf = fopen(cmds, "ae");
+	if (cf) {
+		fprintf(cf, "%s:", log);
 		for (int i = 0; argv[i]; i++)
-			dprintf(fd, " %s", argv[i]);
-		dprintf(fd, "\n");
+			fprintf(cf, " %s", argv[i]);
+		fprintf(cf, "\n");
+		fclose(cf);
 	}
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0) {
-		int e = errno;
-		close(fd);
-		return -e;
+	struct child_opts o = {.flags = CHILD_STDIN_NULL | CHILD_STDERR_OUT |
+					CHILD_SIGDFL | CHILD_SETPGID |
+					CHILD_EXEC_MSG,
+			       .out_path = log};
+	pid_t pid;
+	int rc = child_start("/proc/self/exe", argv, &o, &pid);
+	if (rc) {
+		cli_error("run 'flushkit %s': %s", argv[1], strerror(-rc));
+		return rc;
 	}
-	if (pid == 0) {
-		setpgid(0, 0);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		int nul = open("/dev/null", O_RDONLY);
-		if (nul >= 0)
-			dup2(nul, 0);
-		dup2(fd, 1);
-		dup2(fd, 2);
-		execv("/proc/self/exe", argv);
-		_exit(127);
-	}
-	setpgid(pid, pid);
 	child_pgid = pid;
 	if (stop)
 		kill(-pid, SIGTERM);
-	close(fd);
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR) {
-			child_pgid = 0;
-			return -errno;
-		}
+	rc = child_wait(pid, 0);
 	child_pgid = 0;
 	if (stop)
 		return -EINTR;
-	int rc = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
 	if (rc)
 		cli_error("'flushkit %s %s' failed with status %d; see '%s'",
 			  argv[1], argv[2] ? argv[2] : "", rc, log);
@@ -309,32 +294,15 @@ struct collect {
 	/* bench sync files: only those whose settings match */
 	const char *fs, *method;
 	int count;
-	int match;
 	struct vals *out;
 	/* progress lines: the worst seconds */
 	double worst_tps[5], worst_t[5], worst_lat[5], worst_sd[5];
 	int nworst;
 };
 
-static double jnum(struct json_object *o, const char *key)
+static void worst_add(struct collect *c, const struct result_progress *p)
 {
-	struct json_object *v;
-	if (!json_object_object_get_ex(o, key, &v) || !v)
-		return NAN;
-	return json_object_get_double(v);
-}
-
-static const char *jstr(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-	if (!json_object_object_get_ex(o, key, &v) || !v)
-		return "";
-	return json_object_get_string(v);
-}
-
-static void worst_add(struct collect *c, struct json_object *o)
-{
-	double tps = jnum(o, "tps");
+	double tps = p->tps;
 	if (!isfinite(tps))
 		return;
 	int n = c->nworst, i;
@@ -349,55 +317,55 @@ static void worst_add(struct collect *c, struct json_object *o)
 		c->worst_sd[i] = c->worst_sd[i - 1];
 	}
 	c->worst_tps[i] = tps;
-	c->worst_t[i] = jnum(o, "t_s");
-	c->worst_lat[i] = jnum(o, "lat_avg_ms");
-	c->worst_sd[i] = jnum(o, "lat_stddev_ms");
+	c->worst_t[i] = p->t_s;
+	c->worst_lat[i] = p->lat_avg_ms;
+	c->worst_sd[i] = p->lat_stddev_ms;
 }
 
-static int collect_line(void *arg, const char *type, struct json_object *o)
+/* One result file (reader.h) through @c. */
+static void collect_run(struct collect *c, const struct result_run *r)
 {
-	struct collect *c = arg;
-	if (!strcmp(type, "settings") && c->fs) {
-		c->match = !strcmp(jstr(o, "fs"), c->fs) &&
-			   !strcmp(jstr(o, "method"), c->method) &&
-			   (int)jnum(o, "fs_count") == c->count;
-		return 0;
+	char why[256];
+	if (c->fs) {
+		const char *fs = result_str(r->settings, "fs");
+		const char *m = result_str(r->settings, "method");
+		if (!fs || !m || strcmp(fs, c->fs) || strcmp(m, c->method) ||
+		    (int)result_num(r->settings, "fs_count", 0) != c->count)
+			return;
 	}
-	if (c->fs && !c->match)
-		return 0;
-	if (!strcmp(type, "progress") && !c->key) {
-		worst_add(c, o);
-		return 0;
+	if (!c->key) { /* the worst progress seconds */
+		for (size_t i = 0; i < r->nr_prog; i++)
+			worst_add(c, &r->prog[i]);
+		return;
 	}
-	if (!c->key || strcmp(type, c->type))
-		return 0;
-	if (!strcmp(type, "summary")) {
-		char why[256];
-		if (results_failed(o, why, sizeof(why)))
-			return 0;
+	if (!strcmp(c->type, "summary")) {
+		if (!result_run_refused(r, why, sizeof(why)))
+			vals_add(c->out, result_num(r->summary, c->key, NAN));
+		return;
 	}
-	vals_add(c->out, jnum(o, c->key));
-	return 0;
+	size_t n = r->runs ? json_object_array_length(r->runs) : 0;
+	for (size_t i = 0; i < n; i++)
+		vals_add(c->out,
+			 result_num(json_object_array_get_idx(r->runs, i),
+				    c->key, NAN));
 }
 
-/* Every *.jsonl file in @dir through @c. */
+/* Every result file in @dir through @c. */
 static void collect_dir(const char *dir, struct collect *c)
 {
-	DIR *d = opendir(dir);
-	if (!d)
+	char **names;
+	size_t nr;
+	if (results_list(dir, &names, &nr))
 		return;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		size_t l = strlen(e->d_name);
-		if (l < 7 || strcmp(e->d_name + l - 6, ".jsonl"))
-			continue;
+	for (size_t i = 0; i < nr; i++) {
 		char path[4096];
-		struct results_read_info info;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		c->match = 0;
-		results_read(path, collect_line, c, &info);
+		struct result_run r;
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		if (!result_run_load(path, &r))
+			collect_run(c, &r);
+		result_run_release(&r);
 	}
-	closedir(d);
+	results_list_free(names, nr);
 }
 
 static void summary_vals(const char *dir, const char *key, struct vals *out)
@@ -610,7 +578,10 @@ static int seed_000(struct ctx *c, struct disk *d)
 			 side ? "256kB" : "0");
 		args_add(&a, "--log-checkpoints=off");
 		args_add(&a, "--results=%s", side ? db : da);
-		rc = run_args(c, side ? "b.log" : "a.log", &a);
+		char logname[64];
+		snprintf(logname, sizeof(logname), "%c-%u.log",
+			 side ? 'b' : 'a', r / 2 + 1);
+		rc = run_args(c, logname, &a);
 	}
 	if (rc)
 		return rc;
@@ -738,7 +709,10 @@ static int seed_001(struct ctx *c, struct disk *d)
 			struct blk_counts b0, b1;
 			blk_read(d, &b0);
 			double t0 = now_s();
-			rc = run_args(c, side ? "b.log" : "a.log", &a);
+			char logname[64];
+			snprintf(logname, sizeof(logname), "%s-%c-%u.log",
+				 cond[k], side ? 'b' : 'a', r / 2 + 1);
+			rc = run_args(c, logname, &a);
 			double dt = now_s() - t0;
 			blk_read(d, &b1);
 			vals_add(&iops[k][side], (b1.writes - b0.writes) / dt);

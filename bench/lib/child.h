@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * child.h - the benchmark floor's one way to run another program: fork +
+ * execvp of a fixed argument array (no shell, no string is ever parsed),
+ * optional redirections, then wait for it.
+ *
+ * Used by "bench series" (its bench tpcb children), "bench sync"
+ * (losetup, mkfs, mount), "report" (gnuplot) and "monitor" (COMMAND).
+ *
+ * Exit status convention, as the shells': the child's exit status, or
+ * 128+N when signal N killed it.  A program that cannot be executed
+ * exits 127 (not found: ENOENT) or 126 (any other exec error).
+ *
+ *	struct child_opts o = {.flags = CHILD_STDIN_NULL | CHILD_STDERR_OUT,
+ *			       .out_path = "run.log"};
+ *	int rc = child_run("/proc/self/exe", argv, &o);
+ *	(rc < 0: -errno, it could not start; else the status as above)
+ */
+#ifndef FK_BENCH_CHILD_H
+#define FK_BENCH_CHILD_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* struct child_opts.flags */
+enum {
+	CHILD_STDIN_NULL = 1 << 0,  /* stdin from /dev/null */
+	CHILD_STDOUT_NULL = 1 << 1, /* stdout to /dev/null (no out_path or
+				       capture given) */
+	CHILD_STDERR_OUT = 1 << 2,  /* stderr where stdout goes (err_path
+				       is then ignored) */
+	CHILD_SIGDFL = 1 << 3,	    /* SIGINT and SIGTERM back to SIG_DFL */
+	CHILD_EXEC_MSG = 1 << 4,    /* exec failure: "flushkit: exec 'PROG':
+				       why" on the child's stderr */
+	CHILD_SETPGID = 1 << 5,	    /* the child leads a new process group
+				       (set in the child and the parent, so
+				       kill(-pid) reaches its children too) */
+};
+
+/* What the child gets besides @argv.  A zeroed struct: inherit all. */
+struct child_opts {
+	int flags;
+	/* The child's working directory (NULL: the caller's).  @out_path
+	 * and @err_path are relative to it (opened with openat). */
+	const char *cwd;
+	/* stdout, stderr into these files (created 0644, truncated;
+	 * opened by the caller before the fork, so an error is returned,
+	 * not lost in the child).  NULL: inherited. */
+	const char *out_path;
+	const char *err_path;
+	/* child_run only: stdout into this buffer, at most @capture_len - 1
+	 * bytes, NUL-terminated (more output is read and dropped). */
+	char *capture;
+	size_t capture_len;
+	/* The child's signal mask (NULL: the caller's, inherited). */
+	const sigset_t *sigmask;
+};
+
+/*
+ * Start @prog (execvp: looked up in PATH unless it holds a '/') with
+ * @argv (NULL-terminated, argv[0] its name) and @o (NULL: inherit all;
+ * @o->capture must be NULL).  On success *@pid is the child's.  Returns
+ * 0, or -errno (-EINVAL for a capture; fork or an open of a redirection
+ * failed: nothing was started).  Flushes stdio first.
+ */
+int child_start(const char *prog, char *const argv[],
+		const struct child_opts *o, pid_t *pid);
+
+/*
+ * Wait for @pid (retrying EINTR).  With @nohang and the child still
+ * running, returns -EAGAIN at once.  Else the exit status, 128+N if
+ * signal N killed it, or -errno of waitpid.
+ */
+int child_wait(pid_t pid, int nohang);
+
+/* child_start + (capture) + child_wait: the status as child_wait's, or
+ * -errno if it could not start. */
+int child_run(const char *prog, char *const argv[], const struct child_opts *o);
+
+/* A waitpid(2) status as exit status or 128+N. */
+int child_status(int wstatus);
+
+#endif
