@@ -407,6 +407,23 @@ int disk_create(struct disk *d, const char *dir, const char *name,
 	return r;
 }
 
+int disk_remount(struct disk *d)
+{
+	if (!d->mounted)
+		return -EINVAL;
+	if (do_umount(d->mnt))
+		return -EBUSY;
+	d->mounted = 0;
+	if (mount(d->dev, d->mnt, d->type, 0, NULL)) {
+		int e = errno;
+		cli_error("mount '%s' on '%s': %s", d->dev, d->mnt,
+			  strerror(e));
+		return -e;
+	}
+	d->mounted = 1;
+	return 0;
+}
+
 int disk_destroy(struct disk *d)
 {
 	int err = 0;

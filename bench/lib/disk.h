@@ -99,6 +99,10 @@ int disk_create(struct disk *d, const char *dir, const char *name,
 		const struct disk_profile *prof);
 /* Undo disk_create (idempotent).  0 or -EIO if something stays. */
 int disk_destroy(struct disk *d);
+/* Unmount and mount again: the file system's pages leave the page
+ * cache (its dirty ones written first), and only this file system's:
+ * "from empty memory" without dropping the whole machine's cache. */
+int disk_remount(struct disk *d);
 /* disk_destroy every registered disk. */
 void disk_destroy_all(void);
 

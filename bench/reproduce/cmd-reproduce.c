@@ -24,8 +24,8 @@
  *        every 256 KiB.  (The seed's "before" was hints that wait; the
  *        store has no waiting-hint mode, see docs/reproduce.md.)
  *   001  fs_mark's shape on xfs: many threads, 4 KiB files, -S 1 vs
- *        batched fsync, from empty memory (drop_caches) and with the
- *        page cache holding clean pages.
+ *        batched fsync, from empty memory (its file system remounted)
+ *        and with the page cache holding clean pages.
  *   002  bench series over scales x clients, the database several times
  *        shared_buffers: fsync request queue compaction off vs on.
  *   003  copy a database-like tree: fsync per file vs early writeback,
@@ -203,24 +203,6 @@ static int mkdir_p1(const char *path)
 		return -e;
 	}
 	return 0;
-}
-
-static int write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = (ssize_t)strlen(text);
-	int r = write(fd, text, (size_t)n) == n ? 0 : -errno;
-	close(fd);
-	return r;
-}
-
-/* Start from empty memory: write back, then drop the clean page cache. */
-static void drop_caches(void)
-{
-	sync();
-	write_file("/proc/sys/vm/drop_caches", "1");
 }
 
 static int syncfs_path(const char *path)
@@ -669,6 +651,7 @@ static int seed_001(struct ctx *c, struct disk *d)
 		close(fd);
 		return -EIO;
 	}
+	close(fd); /* the remounts need the file system unused */
 
 	int rc = 0;
 	for (int k = 0; k < 2 && !rc; k++) {
@@ -683,12 +666,20 @@ static int seed_001(struct ctx *c, struct disk *d)
 			}
 			snprintf(fsd, sizeof(fsd), "%s/fsm", d->mnt);
 			rm_tree(fsd);
-			syncfs_path(d->mnt);
-			drop_caches();
+			/* From empty memory: this file system's pages out of
+			 * the page cache (a remount; a global drop_caches
+			 * would empty everyone's on a shared machine). */
+			if (disk_remount(d)) {
+				rc = -EIO;
+				break;
+			}
 			if (k == 1) {
-				lseek(fd, 0, SEEK_SET);
-				while (read(fd, buf, sizeof(buf)) > 0)
+				fd = open(fillpath, O_RDONLY | O_CLOEXEC);
+				while (fd >= 0 &&
+				       read(fd, buf, sizeof(buf)) > 0)
 					;
+				if (fd >= 0)
+					close(fd);
 			}
 			struct args a = {.n = 0};
 			args_add(&a, "flushkit");
@@ -719,7 +710,6 @@ static int seed_001(struct ctx *c, struct disk *d)
 			vals_add(&wall[k][side], dt);
 		}
 	}
-	close(fd);
 	unlink(fillpath);
 	if (rc)
 		return rc;
@@ -739,8 +729,8 @@ static int seed_001(struct ctx *c, struct disk *d)
 		table_note(&t, "%s",
 			   k ? "\nWith the page cache holding clean "
 			       "pages (warm):\n"
-			     : "From empty memory (cold: "
-			       "drop_caches before each run):\n");
+			     : "From empty memory (cold: the file "
+			       "system remounted before each run):\n");
 		table_head(&t, "A", "B (aio fsync, 6 runs)");
 		struct vals va, vb;
 		table_row(&t, "wall time (s)", "—",
