@@ -11,8 +11,8 @@
  * Overhead, and with -v min/avg/max microseconds of each system call).
  * flushkit adds two methods that use struct fk_fsync_batch:
  *   -S batch    write all files of a thread (descriptors kept open), then
- *               fsync them with queue_depth in flight (--sync-io,
- *               --queue-depth), then close;
+ *               fsync them with --jobs in flight (--sync-io,
+ *               --jobs, old name --queue-depth), then close;
  *   -S twopass  the same with a first pass of writeback hints
  *               (sync_file_range(SYNC_FILE_RANGE_WRITE)) through the batch.
  * Then wall time, user and system CPU time (getrusage) and the write
@@ -698,7 +698,8 @@ static void usage(FILE *fp)
 	    "fsync\n"
 	    "  --sync-io=IO    batch backend: auto (default), uring, threads, "
 	    "sequential\n"
-	    "  --queue-depth N fsyncs in flight per thread (default 32)\n"
+	    "  --jobs N        fsyncs in flight per thread (default 32)\n"
+	    "  --queue-depth N the old name of --jobs (kept for scripts)\n"
 	    "  -v              min/avg/max microseconds of each system call\n"
 	    "  --json          print the results as JSON\n"
 	    "  --results=DIR   write the result file there (default results)\n"
@@ -713,7 +714,8 @@ static int parse_opts(struct fsm *f, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 	    {"sync-io", required_argument, NULL, 'I'},
-	    {"queue-depth", required_argument, NULL, 'Q'},
+	    {"jobs", required_argument, NULL, 'Q'},
+	    {"queue-depth", required_argument, NULL, 'Q'}, /* old name */
 	    {"json", no_argument, NULL, 'J'},
 	    {"results", required_argument, NULL, 256},
 	    {"no-results", no_argument, NULL, 257},
@@ -848,24 +850,19 @@ static int parse_opts(struct fsm *f, int argc, char **argv)
 			f->verbose = 1;
 			break;
 		case 'I': {
-			int io = fk_sync_io_parse(optarg);
+			int io = cli_parse_sync_io(optarg);
 			if (io < 0) {
-				cli_error("bad --sync-io '%s' (auto, uring, "
-					  "threads, sequential)", optarg);
+				cli_bad_sync_io("bench fsmark", optarg);
 				return -1;
 			}
 			f->bopts.sync_io = io;
 			break;
 		}
 		case 'Q':
-			if (cli_parse_u64(optarg, &v) || v < 1 ||
-			    v > FK_FSYNC_BATCH_MAX_QUEUE_DEPTH) {
-				cli_error("bad --queue-depth '%s' (1-%u)",
-					  optarg,
-					  FK_FSYNC_BATCH_MAX_QUEUE_DEPTH);
+			if (cli_parse_jobs(optarg, &f->bopts.queue_depth)) {
+				cli_bad_jobs("bench fsmark", optarg);
 				return -1;
 			}
-			f->bopts.queue_depth = (uint32_t)v;
 			break;
 		case 'J':
 			f->json = 1;
@@ -1038,8 +1035,9 @@ static void print_header_to(FILE *out, const struct fsm *f, int argc,
 	printf("\n#\tflushkit %s, %u thread(s)\n", fk_version(), f->threads);
 	printf("#\tSync method: %s\n", method_desc[f->method]);
 	if (f->method >= M_BATCH)
-		printf("#\tSync io: %s, queue depth %u per thread\n", backend,
-		       f->bopts.queue_depth);
+		printf("#\tSync io: %s, %u jobs (fsyncs in flight) per "
+		       "thread\n",
+		       backend, f->bopts.queue_depth);
 	if (f->subdirs)
 		printf("#\tDirectories:  %s across %u subdirectories with %u "
 		       "%s.\n",
@@ -1255,7 +1253,7 @@ static json_object *settings_json(const struct fsm *f)
 	jstr(o, "sync_method", method_name[f->method]);
 	if (f->method >= M_BATCH) {
 		jstr(o, "sync_io", fk_sync_io_name(f->bopts.sync_io));
-		jint(o, "queue_depth", (int64_t)f->bopts.queue_depth);
+		jint(o, "sync_jobs", (int64_t)f->bopts.queue_depth);
 	}
 	jint(o, "threads", (int64_t)f->threads);
 	jint(o, "files_per_thread", (int64_t)f->files);
@@ -1584,6 +1582,8 @@ int cmd_bench_fsmark(int argc, char **argv)
 		jstr(jroot, "benchmark", "fsmark");
 		jstr(jroot, "sync_method", method_name[f.method]);
 		jstr(jroot, "sync_io", backend);
+		jint(jroot, "sync_jobs", (int)f.bopts.queue_depth);
+		/* the old name of sync_jobs, kept for scripts */
 		jint(jroot, "queue_depth", (int)f.bopts.queue_depth);
 		jint(jroot, "threads", (int)f.threads);
 		jint(jroot, "files_per_thread", (int)f.files);

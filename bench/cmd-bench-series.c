@@ -23,6 +23,7 @@
 #include "child.h"
 #include "cli.h"
 #include "html.h"
+#include "knobs.h"
 #include "reader.h"
 #include "results.h"
 
@@ -481,8 +482,21 @@ int cmd_bench_series(int argc, char **argv)
 		if (split_config(&cfg[k])) {
 			cli_error("--config-%s: too many arguments",
 				  cfg[k].name);
+			free(cfg[0].buf);
+			free(cfg[1].buf);
 			return FK_EXIT_USAGE;
 		}
+	for (int k = 0; k < 2; k++)
+		for (int j = 0; j < cfg[k].argc; j++)
+			if (tpcb_option_known(cfg[k].argv[j])) {
+				cli_error("--config-%s: '%s' is not an option "
+					  "of bench tpcb (see 'flushkit bench "
+					  "tpcb --help')",
+					  cfg[k].name, cfg[k].argv[j]);
+				free(cfg[0].buf);
+				free(cfg[1].buf);
+				return FK_EXIT_USAGE;
+			}
 	if ((dir && strlen(dir) > 1024) || (data && strlen(data) > 1024)) {
 		cli_error("--results and --data-dir: at most 1024 bytes");
 		return FK_EXIT_USAGE;

@@ -20,6 +20,7 @@
 #include "child.h"
 #include "cli.h"
 #include "html.h"
+#include "knobs.h"
 #include "reader.h"
 #include "results.h"
 
@@ -131,6 +132,16 @@ static void base_name(const char *path, char *buf, size_t len)
 		*dot = '\0';
 }
 
+/* Where a differing settings key goes in a label: "flush", then bench
+ * tpcb's store knobs (knobs.h) in table order, then everything else. */
+static size_t label_rank(const char *key)
+{
+	if (!strcmp(key, "flush"))
+		return 0;
+	const struct tpcb_knob *k = tpcb_knob_by_key(key);
+	return k ? 1 + (size_t)(k - tpcb_knobs) : TPCB_MAX_KNOBS + 1;
+}
+
 static void make_labels(struct run *runs, size_t nr)
 {
 	/* keys of any run's settings whose values differ between runs */
@@ -175,12 +186,16 @@ static void make_labels(struct run *runs, size_t nr)
 		char v[128];
 		size_t len = 0;
 		r->label[0] = '\0';
-		/* "flush" first: it is what the page is usually about */
-		for (size_t k = 0; k < nr_keys; k++)
-			if (!strcmp(keys[k], "flush") && k) {
-				const char *t = keys[0];
-				keys[0] = keys[k];
-				keys[k] = t;
+		/* "flush" first (it is what the page is usually about), then
+		 * the store knobs in their table's order, then the rest as
+		 * they came: the first three go into the label */
+		for (size_t k = 1; k < nr_keys; k++)
+			for (size_t m = k; m > 0 && label_rank(keys[m]) <
+							label_rank(keys[m - 1]);
+			     m--) {
+				const char *t = keys[m];
+				keys[m] = keys[m - 1];
+				keys[m - 1] = t;
 			}
 		for (size_t k = 0; k < nr_keys && k < 3; k++) {
 			struct json_object *val = NULL;

@@ -122,6 +122,21 @@ int cli_parse_duration_ms(const char *s, uint64_t *out_ms)
 	return 0;
 }
 
+int cli_parse_bool(const char *s, int *out)
+{
+	if (!s)
+		return -EINVAL;
+	if (!strcmp(s, "on") || !strcmp(s, "true") || !strcmp(s, "1") ||
+	    !strcmp(s, "yes"))
+		*out = 1;
+	else if (!strcmp(s, "off") || !strcmp(s, "false") || !strcmp(s, "0") ||
+		 !strcmp(s, "no"))
+		*out = 0;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 int cli_parse_sync_io(const char *s)
 {
 	/* The library's name table; this is the one place the CLI asks. */

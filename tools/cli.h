@@ -72,6 +72,10 @@ int cli_parse_u64(const char *s, uint64_t *out);
 /* Parse a duration: "30", "30s", "500ms", "2min". Returns 0 or -EINVAL. */
 int cli_parse_duration_ms(const char *s, uint64_t *out_ms);
 
+/* Parse on|off|true|false|yes|no|1|0 into *@out (1 or 0).  Returns 0 or
+ * -EINVAL. */
+int cli_parse_bool(const char *s, int *out);
+
 /*
  * The one parser of --sync-io=IO (how a batch of fsyncs is issued:
  * "auto", "uring", "threads" or "sequential"), for every command that

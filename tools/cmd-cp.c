@@ -561,28 +561,18 @@ int cmd_cp(int argc, char **argv)
 			force_progress = 1;
 			break;
 		case OPT_SYNC_IO:
-			o.sync_io = fk_sync_io_parse(optarg);
+			o.sync_io = cli_parse_sync_io(optarg);
 			if (o.sync_io < 0) {
-				cli_error("cp: unknown --sync-io '%s' (auto, "
-					  "uring, threads or sequential)",
-					  optarg);
+				cli_bad_sync_io("cp", optarg);
 				return FK_EXIT_USAGE;
 			}
 			break;
-		case OPT_JOBS: {
-			char *end;
-			errno = 0;
-			unsigned long v = strtoul(optarg, &end, 10);
-			if (errno || end == optarg || *end || v < 1 ||
-			    v > FK_FSYNC_BATCH_MAX_QUEUE_DEPTH ||
-			    optarg[0] == '-') {
-				cli_error("cp: bad --jobs '%s' (1..%u)", optarg,
-					  FK_FSYNC_BATCH_MAX_QUEUE_DEPTH);
+		case OPT_JOBS:
+			if (cli_parse_jobs(optarg, &o.sync_jobs)) {
+				cli_bad_jobs("cp", optarg);
 				return FK_EXIT_USAGE;
 			}
-			o.sync_jobs = (uint32_t)v;
 			break;
-		}
 		case 'h':
 			usage(stdout);
 			return FK_EXIT_OK;

@@ -197,7 +197,6 @@ int cmd_sync(int argc, char **argv)
 	int method = FK_SYNC_TWOPASS, json = 0, force_progress = 0, c;
 	int sync_io = FK_SYNC_IO_AUTO;
 	uint32_t jobs = 0;
-	char *end;
 
 	/* Callable more than once in a process (tests): reset getopt. */
 	optind = 0;
@@ -223,27 +222,18 @@ int cmd_sync(int argc, char **argv)
 			force_progress = 1;
 			break;
 		case 'I':
-			sync_io = fk_sync_io_parse(optarg);
+			sync_io = cli_parse_sync_io(optarg);
 			if (sync_io < 0) {
-				cli_error("sync: unknown --sync-io '%s' (auto, "
-					  "uring, threads or sequential)",
-					  optarg);
+				cli_bad_sync_io("sync", optarg);
 				return FK_EXIT_USAGE;
 			}
 			break;
-		case 'J': {
-			errno = 0;
-			unsigned long v = strtoul(optarg, &end, 10);
-			if (errno || end == optarg || *end || v < 1 ||
-			    v > FK_FSYNC_BATCH_MAX_QUEUE_DEPTH ||
-			    optarg[0] == '-') {
-				cli_error("sync: bad --jobs '%s' (1..%u)", optarg,
-					  FK_FSYNC_BATCH_MAX_QUEUE_DEPTH);
+		case 'J':
+			if (cli_parse_jobs(optarg, &jobs)) {
+				cli_bad_jobs("sync", optarg);
 				return FK_EXIT_USAGE;
 			}
-			jobs = (uint32_t)v;
 			break;
-		}
 		case 'h':
 			usage(stdout);
 			return FK_EXIT_OK;

@@ -55,12 +55,12 @@ const struct tpcb_knob tpcb_knobs[] = {
     {"wal-segment-size", F(wal_segment_bytes), KNOB_SIZE, "wal_segment_size",
      "wal_segment_bytes", KNOB_SHOW_NEVER, 64 * 1024, 0, "SIZE",
      "WAL segment file size (at least 64kB)"},
-    {"sync-io", F(sync_io), KNOB_SYNC_IO, "sync_io", "sync_io", KNOB_SHOW_GIVEN,
-     0, 0, "auto|uring|threads|sequential",
-     "checkpoint fsync backend (default: the preset's)"},
     {"jobs", F(sync_jobs), KNOB_JOBS, "sync_jobs", "sync_jobs",
      KNOB_SHOW_ALWAYS, 0, 0, "N",
      "checkpoint fsyncs in flight at most (default 32)"},
+    {"sync-io", F(sync_io), KNOB_SYNC_IO, "sync_io", "sync_io", KNOB_SHOW_GIVEN,
+     0, 0, "auto|uring|threads|sequential",
+     "checkpoint fsync backend (default: the preset's)"},
 };
 
 const size_t tpcb_nr_knobs = sizeof(tpcb_knobs) / sizeof(tpcb_knobs[0]);
@@ -88,19 +88,6 @@ const struct tpcb_knob *tpcb_knob_by_key(const char *key)
 static void *field(const struct tpcb_knob *k, const struct fk_store_opts *o)
 {
 	return (char *)o + k->offset;
-}
-
-static int parse_bool(const char *s, int *out)
-{
-	if (!strcmp(s, "on") || !strcmp(s, "true") || !strcmp(s, "1") ||
-	    !strcmp(s, "yes"))
-		*out = 1;
-	else if (!strcmp(s, "off") || !strcmp(s, "false") || !strcmp(s, "0") ||
-		 !strcmp(s, "no"))
-		*out = 0;
-	else
-		return -EINVAL;
-	return 0;
 }
 
 static const struct {
@@ -150,7 +137,7 @@ int tpcb_knob_apply(const struct tpcb_knob *k, struct fk_store_opts *o,
 		return 0;
 	}
 	case KNOB_BOOL:
-		if (parse_bool(val, &b))
+		if (cli_parse_bool(val, &b))
 			return -EINVAL;
 		*(int *)p = b;
 		return 0;

@@ -80,6 +80,18 @@ struct json_object *tpcb_knob_store_json(const struct tpcb_knob *k,
 /* The --help lines of the store knobs. */
 void tpcb_knobs_help(FILE *f);
 
+/*
+ * Whether @word, one blank-separated word of a bench series
+ * configuration (--config-a, --config-b), can be given to bench tpcb:
+ * a value (not starting with '-'), one of its short options ("-R",
+ * "-R100"), a store knob of the table or another of its long options,
+ * spelled in full ("--checkpoint-timeout", "--flush=smooth").  Values
+ * are not checked here: bench tpcb itself refuses a bad one, and the
+ * series shows the configuration's runs as failed.  Returns 0 or
+ * -EINVAL.
+ */
+int tpcb_option_known(const char *word);
+
 /* The sync_jobs a store with @o uses (its default when 0). */
 uint32_t tpcb_sync_jobs(const struct fk_store_opts *o);
 

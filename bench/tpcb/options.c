@@ -129,6 +129,25 @@ static const struct option base_opts[] = {
 };
 
 #define NR_BASE_OPTS (sizeof(base_opts) / sizeof(base_opts[0]))
+#define SHORT_OPTS ":is:c:j:T:t:P:R:L:lhb:NSM:nr"
+
+int tpcb_option_known(const char *word)
+{
+	if (word[0] != '-' || !word[1])
+		return 0; /* a value */
+	if (word[1] != '-')
+		return word[1] != ':' && strchr(SHORT_OPTS, word[1]) ? 0
+								     : -EINVAL;
+	const char *name = word + 2;
+	size_t n = strcspn(name, "=");
+	if (tpcb_knob_by_option(name))
+		return 0;
+	for (size_t i = 0; i < NR_BASE_OPTS; i++)
+		if (strlen(base_opts[i].name) == n &&
+		    !strncmp(base_opts[i].name, name, n))
+			return 0;
+	return -EINVAL;
+}
 
 /* base_opts, then one option per row of the knob table, then the end. */
 static const struct option *long_opts(void)
@@ -150,19 +169,6 @@ struct knob {
 	const struct tpcb_knob *k;
 	const char *val;
 };
-
-static int parse_bool(const char *s, int *out)
-{
-	if (!strcmp(s, "on") || !strcmp(s, "true") || !strcmp(s, "1") ||
-	    !strcmp(s, "yes"))
-		*out = 1;
-	else if (!strcmp(s, "off") || !strcmp(s, "false") || !strcmp(s, "0") ||
-		 !strcmp(s, "no"))
-		*out = 0;
-	else
-		return -EINVAL;
-	return 0;
-}
 
 static int parse_double(const char *s, double *out)
 {
@@ -273,8 +279,7 @@ int tpcb_parse_args(struct run *r, int argc, char **argv)
 	opterr = 0;
 	int li = -1;
 	const struct option *lo = long_opts();
-	while ((c = getopt_long(argc, argv, ":is:c:j:T:t:P:R:L:lhb:NSM:nr", lo,
-				&li)) != -1) {
+	while ((c = getopt_long(argc, argv, SHORT_OPTS, lo, &li)) != -1) {
 		switch (c) {
 		case 'i':
 			r->init = 1;
@@ -434,7 +439,8 @@ int tpcb_parse_args(struct run *r, int argc, char **argv)
 			r->flush = optarg;
 			break;
 		case OPT_LOG_CKPT:
-			if (optarg && parse_bool(optarg, &r->log_checkpoints))
+			if (optarg &&
+			    cli_parse_bool(optarg, &r->log_checkpoints))
 				goto bad_value;
 			if (!optarg)
 				r->log_checkpoints = 1;
