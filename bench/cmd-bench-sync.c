@@ -21,13 +21,13 @@
  *   3. big: per file system a writer process writing one large file,
  *      sleep 5 s, then time one sync while the writers go on.
  * Writers are killed after the sync, their files removed and everything
- * synced (untimed) before the next test.  Then umount, losetup -d, and
+ * synced (untimed) before the next test.  Then umount, loop detach, and
  * the images removed: also after an error, SIGINT or SIGTERM (which
  * stop the benchmark at the next step).
  *
- * losetup, mkfs.* and mount/umount run with fork + execvp of a fixed
- * argument array: no shell, no string from the user but the size and
- * the directory, passed as single arguments.
+ * The file systems are disks of bench/lib/disk.h (loop device by
+ * ioctl, mkfs.* as a child with a fixed argument array, mount(2)),
+ * their writes throttled by --device (native, ssd, hdd, BPS:IOPS).
  *
  * Results: a table per type and count on stdout, and one result file per
  * (type, count, method) with a "run" line per run and a "summary" line,
@@ -35,6 +35,7 @@
  */
 #include "child.h"
 #include "cli.h"
+#include "disk.h"
 #include "results.h"
 
 #include <errno.h>
@@ -67,9 +68,9 @@ static const char *const test_keys[NR_TESTS] = {
 	"empty_sync_total_s", "small_sync_s", "big_sync_s"};
 
 struct fsinst {
-	char img[4096], mnt[4096], data[4200];
-	char dev[256];
-	int img_made, looped, mounted;
+	struct disk d;
+	const char *mnt;
+	char data[1100];
 };
 
 struct opts {
@@ -81,6 +82,7 @@ struct opts {
 	double sleep_scale;
 	const char *dir, *results;
 	int no_results;
+	struct disk_profile device;
 };
 
 /* What one writer child has written, in shared memory. */
@@ -115,48 +117,6 @@ static void sleep_s(double s)
 	}
 }
 
-/*
- * Run @argv (execvp: a fixed program name looked up in PATH), stdin
- * from /dev/null, stdout into @out (if not NULL, up to @len - 1 bytes,
- * NUL-terminated) or /dev/null, stderr inherited.  Returns the exit
- * status, 128+N if killed by signal N, -errno if it could not run.
- */
-static int run_cmd(char *const *argv, char *out, size_t len)
-{
-	struct child_opts o = {.flags = CHILD_STDIN_NULL | CHILD_SIGDFL,
-			       .capture = out,
-			       .capture_len = len};
-	if (!out)
-		o.flags |= CHILD_STDOUT_NULL;
-	return child_run(argv[0], argv, &o);
-}
-
-static int cmd_failed(const char *what, const char *arg, int rc)
-{
-	if (rc < 0)
-		cli_error("%s '%s': %s", what, arg, strerror(-rc));
-	else
-		cli_error("%s '%s': exit status %d", what, arg, rc);
-	return -EIO;
-}
-
-/* Is @prog an executable in PATH? */
-static int in_path(const char *prog)
-{
-	const char *path = getenv("PATH");
-	char buf[4096];
-	if (!path)
-		path = "/usr/sbin:/usr/bin:/sbin:/bin";
-	while (*path) {
-		size_t n = strcspn(path, ":");
-		snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, path, prog);
-		if (n && !access(buf, X_OK))
-			return 1;
-		path += n + (path[n] == ':');
-	}
-	return 0;
-}
-
 static int rm_entry(const char *path, const struct stat *sb, int flag,
 		    struct FTW *ftw)
 {
@@ -173,52 +133,19 @@ static void empty_dir(const char *dir)
 	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
 
+/* The file system @type number @i of a run: a disk (disk.h) in @base,
+ * throttled by @prof, with a data directory on it. */
 static int fs_setup(struct fsinst *f, const char *base, const char *type,
-		    int i, uint64_t image_bytes)
+		    int i, uint64_t image_bytes,
+		    const struct disk_profile *prof)
 {
-	char out[256];
-	snprintf(f->img, sizeof(f->img), "%s/%s-%d.img", base, type, i);
-	snprintf(f->mnt, sizeof(f->mnt), "%s/%s-%d", base, type, i);
+	char name[64];
+	snprintf(name, sizeof(name), "%s-%d", type, i);
+	int r = disk_create(&f->d, base, name, type, image_bytes, prof);
+	if (r)
+		return r;
+	f->mnt = f->d.mnt;
 	snprintf(f->data, sizeof(f->data), "%s/data", f->mnt);
-
-	int fd = open(f->img, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		cli_error("create '%s': %s", f->img, strerror(errno));
-		return -errno;
-	}
-	f->img_made = 1;
-	if (ftruncate(fd, (off_t)image_bytes)) {
-		int e = errno;
-		close(fd);
-		cli_error("truncate '%s': %s", f->img, strerror(e));
-		return -e;
-	}
-	close(fd);
-
-	char *losetup[] = {"losetup", "--find", "--show", f->img, NULL};
-	int rc = run_cmd(losetup, out, sizeof(out));
-	out[strcspn(out, "\n")] = 0;
-	if (rc || strncmp(out, "/dev/", 5))
-		return cmd_failed("losetup --find --show", f->img, rc);
-	snprintf(f->dev, sizeof(f->dev), "%s", out);
-	f->looped = 1;
-
-	char mkfs[32];
-	snprintf(mkfs, sizeof(mkfs), "mkfs.%s", type);
-	char *force = !strcmp(type, "ext4") ? "-F" : "-f";
-	char *mk[] = {mkfs, "-q", force, f->dev, NULL};
-	rc = run_cmd(mk, NULL, 0);
-	if (rc)
-		return cmd_failed(mkfs, f->dev, rc);
-	if (mkdir(f->mnt, 0700)) {
-		cli_error("mkdir '%s': %s", f->mnt, strerror(errno));
-		return -errno;
-	}
-	char *mnt[] = {"mount", "-t", (char *)type, f->dev, f->mnt, NULL};
-	rc = run_cmd(mnt, NULL, 0);
-	if (rc)
-		return cmd_failed("mount", f->dev, rc);
-	f->mounted = 1;
 	if (mkdir(f->data, 0700)) {
 		cli_error("mkdir '%s': %s", f->data, strerror(errno));
 		return -errno;
@@ -229,37 +156,7 @@ static int fs_setup(struct fsinst *f, const char *base, const char *type,
 /* Undo whatever fs_setup did.  Returns 0 or -EIO if something stays. */
 static int fs_teardown(struct fsinst *f)
 {
-	int err = 0;
-	if (f->mounted) {
-		char *um[] = {"umount", f->mnt, NULL};
-		int rc = 0;
-		for (int i = 0; i < 5; i++) {
-			rc = run_cmd(um, NULL, 0);
-			if (!rc)
-				break;
-			sleep(1);	/* a writer child not yet reaped */
-		}
-		if (rc)
-			err = cmd_failed("umount", f->mnt, rc);
-		else
-			f->mounted = 0;
-	}
-	if (!f->mounted && f->img_made)
-		rmdir(f->mnt);
-	if (f->looped && !f->mounted) {
-		char *ld[] = {"losetup", "-d", f->dev, NULL};
-		int rc = run_cmd(ld, NULL, 0);
-		if (rc)
-			err = cmd_failed("losetup -d", f->dev, rc);
-		else
-			f->looped = 0;
-	}
-	if (f->img_made && !f->looped) {
-		if (unlink(f->img) && errno != ENOENT)
-			cli_warn("unlink '%s': %s", f->img, strerror(errno));
-		f->img_made = 0;
-	}
-	return err;
+	return disk_destroy(&f->d) ? -EIO : 0;
 }
 
 /* A writer child: small files of SMALL_FILE_BYTES, or one big file of
@@ -437,6 +334,10 @@ static int bench_one(const struct opts *op, const char *base,
 	int err = 0;
 	size_t nv = 0;	/* complete runs */
 
+	/* Four file systems sit two to a disk (as the 2011 study had them):
+	 * each loop device gets half of the disk's throttle. */
+	struct disk_profile dev = op->device;
+	disk_profile_share(&dev, count == 4 ? 2 : 1);
 	memset(fs, 0, sizeof(fs));
 	memset(v, 0, sizeof(v));
 	for (int m = 0; m < NR_METHODS; m++)
@@ -447,7 +348,8 @@ static int bench_one(const struct opts *op, const char *base,
 		}
 	fprintf(stderr, "bench sync: %s x %d: setting up\n", type, count);
 	for (int i = 0; i < count && !err && !stop; i++)
-		err = fs_setup(&fs[i], base, type, i, op->image_bytes);
+		err = fs_setup(&fs[i], base, type, i, op->image_bytes,
+			       &dev);
 	const char *paths[MAX_FS];
 	for (int i = 0; i < count; i++)
 		paths[i] = fs[i].data;
@@ -622,7 +524,11 @@ static void usage(FILE *f)
 		"directory there\n"
 		"                      (default /var/tmp)\n"
 		"  --results=DIR       result files (default results)\n"
-		"  --no-results        write no result files\n");
+		"  --no-results        write no result files\n"
+		"  --device=PROFILE    throttle each file system's writes: "
+		"native (default),\n"
+		"                      ssd, hdd or BPS:IOPS "
+		"(docs/reproduce.md)\n");
 }
 
 static int parse_types(char *s, struct opts *op)
@@ -631,7 +537,8 @@ static int parse_types(char *s, struct opts *op)
 	op->nr_types = 0;
 	for (char *t = strtok_r(s, ",", &save); t;
 	     t = strtok_r(NULL, ",", &save)) {
-		if (strcmp(t, "ext4") && strcmp(t, "xfs") && strcmp(t, "btrfs"))
+		if (strcmp(t, "ext4") && strcmp(t, "ext3") && strcmp(t, "xfs") &&
+		    strcmp(t, "btrfs"))
 			return -EINVAL;
 		if (op->nr_types == MAX_TYPES)
 			return -EINVAL;
@@ -668,6 +575,7 @@ int cmd_bench_sync(int argc, char **argv)
 		{"dir", required_argument, NULL, 'd'},
 		{"results", required_argument, NULL, 'o'},
 		{"no-results", no_argument, NULL, 'N'},
+		{"device", required_argument, NULL, 'D'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -676,6 +584,7 @@ int cmd_bench_sync(int argc, char **argv)
 	int c;
 
 	memset(&op, 0, sizeof(op));
+	disk_profile_parse("native", &op.device);
 	op.runs = 10;
 	op.empty_syncs = 200;
 	op.big_bytes = 2ull << 30;
@@ -723,6 +632,9 @@ int cmd_bench_sync(int argc, char **argv)
 		case 'N':
 			op.no_results = 1;
 			break;
+		case 'D':
+			bad = disk_profile_parse(optarg, &op.device);
+			break;
 		case 'h':
 			usage(stdout);
 			return FK_EXIT_OK;
@@ -748,16 +660,16 @@ int cmd_bench_sync(int argc, char **argv)
 			  "file systems and mounts");
 		return FK_EXIT_FAILURE;
 	}
-	const char *need[] = {"losetup", "mount", "umount"};
-	for (size_t i = 0; i < 3; i++)
-		if (!in_path(need[i])) {
-			cli_error("'%s' not found in PATH", need[i]);
-			return FK_EXIT_FAILURE;
-		}
+	if ((op.device.write_bps || op.device.write_iops) &&
+	    !disk_throttle_supported()) {
+		cli_warn("no cgroup v1 blkio write throttles here: running "
+			 "--device=native");
+		disk_profile_parse("native", &op.device);
+	}
 	for (int i = 0; i < op.nr_types; i++) {
 		char mkfs[32];
 		snprintf(mkfs, sizeof(mkfs), "mkfs.%s", op.types[i]);
-		if (!in_path(mkfs)) {
+		if (!disk_in_path(mkfs)) {
 			cli_error("'%s' not found in PATH (Debian: %s)", mkfs,
 				  !strcmp(op.types[i], "ext4") ? "e2fsprogs"
 				  : !strcmp(op.types[i], "xfs")

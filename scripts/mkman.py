@@ -47,6 +47,8 @@ PAGES = [
      "time sync(2), syncfs and flushkit sync on loop file systems"),
     ("flushkit-bench-series", 1, "series.md",
      "TPC-B runs over scales and client counts for two configurations"),
+    ("flushkit-reproduce", 1, "reproduce.md",
+     "run the seed experiments on emulated disks, seed figures beside ours"),
     ("flushkit-exec", 1, "exec.md",
      "run a program with early writeback of the files it writes"),
     ("flushkit-monitor", 1, "monitor.md",

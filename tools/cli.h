@@ -28,6 +28,7 @@ enum {
 int cmd_sync(int argc, char **argv);
 int cmd_cp(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_reproduce(int argc, char **argv);
 int cmd_monitor(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_bench_fsmark(int argc, char **argv);

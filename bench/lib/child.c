@@ -105,6 +105,8 @@ static int start(const char *prog, char *const argv[],
 	if (p < 0)
 		return -errno;
 	if (p == 0) {
+		if (o->flags & CHILD_SETPGID)
+			setpgid(0, 0);
 		if (o->sigmask)
 			sigprocmask(SIG_SETMASK, o->sigmask, NULL);
 		if (o->flags & CHILD_SIGDFL) {
@@ -122,6 +124,8 @@ static int start(const char *prog, char *const argv[],
 			exec_msg(prog, e);
 		_exit(e == ENOENT ? 127 : 126);
 	}
+	if (o->flags & CHILD_SETPGID)
+		setpgid(p, p); /* either side may run first */
 	*pid = p;
 	return 0;
 }

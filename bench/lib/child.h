@@ -33,6 +33,9 @@ enum {
 	CHILD_SIGDFL = 1 << 3,	    /* SIGINT and SIGTERM back to SIG_DFL */
 	CHILD_EXEC_MSG = 1 << 4,    /* exec failure: "flushkit: exec 'PROG':
 				       why" on the child's stderr */
+	CHILD_SETPGID = 1 << 5,	    /* the child leads a new process group
+				       (set in the child and the parent, so
+				       kill(-pid) reaches its children too) */
 };
 
 /* What the child gets besides @argv.  A zeroed struct: inherit all. */

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * fkloop.c - loop-mounted ext4/xfs/btrfs images with power cuts
- * (see fkloop.h).  Setup commands go through fkt_sh with paths the tests
+ * (see fkloop.h).  mkfs and the loop detach are bench/lib/disk.c's;
+ * truncate and mount -o loop go through fkt_sh with paths the tests
  * chose themselves (never user input).
  */
 #include "fkloop.h"
+#include "disk.h"
 #include "fktest.h"
 
 #include <errno.h>
@@ -32,20 +34,16 @@ static int copy_str(char *dst, size_t cap, const char *src)
 
 int fkt_mkfs(const char *type, const char *path)
 {
-	const char *mkfs;
-	if (!strcmp(type, "ext4"))
-		mkfs = "mkfs.ext4 -q -F -m 0";
-	else if (!strcmp(type, "xfs"))
-		mkfs = "mkfs.xfs -q -f";
-	else if (!strcmp(type, "btrfs"))
-		mkfs = "mkfs.btrfs -q -f";
-	else
+	if (strcmp(type, "ext4") && strcmp(type, "xfs") &&
+	    strcmp(type, "btrfs"))
 		return -1;
-	if (fkt_sh("command -v mkfs.%s >/dev/null", type) != 0)
+	/* One mkfs for the tree: bench/lib/disk.c (no shell). */
+	int r = disk_mkfs(type, path);
+	if (r == -ENOENT)
 		return 77;
-	if (fkt_sh("%s '%s' >/dev/null 2>&1", mkfs, path) != 0) {
+	if (r) {
 		/* xfs needs 300 MiB: a too-small image is a caller bug. */
-		fprintf(stderr, "fkloop: %s %s failed\n", mkfs, path);
+		fprintf(stderr, "fkloop: mkfs.%s %s failed\n", type, path);
 		return -1;
 	}
 	return 0;
@@ -74,7 +72,7 @@ int fkt_fs_create(struct fkt_fs *fs, const char *type, const char *img,
 	mkdir(mnt, 0755);
 	if (fkt_fs_mount(fs) != 0) {
 		unlink(img);
-		return 77;	/* no loop devices in this container */
+		return 77; /* no loop devices in this container */
 	}
 	return 0;
 }
@@ -139,8 +137,8 @@ int fkt_fs_power_cut(struct fkt_fs *fs)
 {
 	int r = fkt_fs_goingdown(fs, FKT_GOINGDOWN_NOLOGFLUSH);
 	if (r < 0) {
-		fprintf(stderr, "fkloop: FS_IOC_GOINGDOWN on %s: %s\n",
-			fs->mnt, strerror(-r));
+		fprintf(stderr, "fkloop: FS_IOC_GOINGDOWN on %s: %s\n", fs->mnt,
+			strerror(-r));
 		return -1;
 	}
 	if (fkt_fs_umount(fs) != 0)
@@ -155,8 +153,7 @@ void fkt_fs_destroy(struct fkt_fs *fs)
 	fs->mounted = 0;
 	if (fs->img[0]) {
 		/* Detach a loop device left behind by a failed autoclear. */
-		fkt_sh("losetup -j '%s' 2>/dev/null | cut -d: -f1 | "
-		       "xargs -r -n1 losetup -d 2>/dev/null", fs->img);
+		disk_loop_detach_file(fs->img);
 		unlink(fs->img);
 	}
 	if (fs->mnt[0])

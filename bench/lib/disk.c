@@ -1,0 +1,641 @@
+// SPDX-License-Identifier: MIT
+/*
+ * disk.c - emulated disks: loop devices, mkfs, mounts, blkio write
+ * throttles and their cleanup (see disk.h for the design and the
+ * profiles).
+ *
+ * Interface routines: disk_profile_parse, disk_throttle_supported,
+ * disk_throttle_set, disk_run_dir_create, disk_cleanup_stale,
+ * disk_create, disk_destroy, disk_destroy_all, disk_loop_attach,
+ * disk_loop_detach, disk_loop_detach_file, disk_mkfs (through child.h).
+ */
+#include "disk.h"
+#include "child.h"
+#include "cli.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/loop.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define BLKIO "/sys/fs/cgroup/blkio/"
+#define BPS_FILE BLKIO "blkio.throttle.write_bps_device"
+#define IOPS_FILE BLKIO "blkio.throttle.write_iops_device"
+#define LOOP_MAJOR_NR 7
+#define MAX_REG 64
+
+static struct disk *reg[MAX_REG];
+static int lock_fd = -1;
+
+int disk_profile_parse(const char *s, struct disk_profile *p)
+{
+	memset(p, 0, sizeof(*p));
+	if (strlen(s) >= sizeof(p->name))
+		return -EINVAL;
+	strcpy(p->name, s);
+	if (!strcmp(s, "native"))
+		return 0;
+	if (!strcmp(s, "ssd")) {
+		p->write_bps = 500ull * 1000 * 1000;
+		p->write_iops = 50000;
+		return 0;
+	}
+	if (!strcmp(s, "hdd")) {
+		p->write_bps = 150ull * 1000 * 1000;
+		p->write_iops = 150;
+		return 0;
+	}
+	const char *colon = strchr(s, ':');
+	if (!colon || colon == s || !colon[1])
+		return -EINVAL;
+	char bps[32];
+	if ((size_t)(colon - s) >= sizeof(bps))
+		return -EINVAL;
+	memcpy(bps, s, (size_t)(colon - s));
+	bps[colon - s] = 0;
+	if (cli_parse_size(bps, &p->write_bps) ||
+	    cli_parse_u64(colon + 1, &p->write_iops))
+		return -EINVAL;
+	return 0;
+}
+
+void disk_profile_share(struct disk_profile *p, unsigned n)
+{
+	if (n > 1) {
+		p->write_bps /= n;
+		p->write_iops /= n;
+		if (p->write_iops == 0 && p->write_bps)
+			p->write_iops = 1;
+	}
+}
+
+int disk_throttle_supported(void)
+{
+	return access(BPS_FILE, W_OK) == 0 && access(IOPS_FILE, W_OK) == 0;
+}
+
+static int write_rule(const char *file, unsigned maj, unsigned min, uint64_t v)
+{
+	int fd = open(file, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	char line[64];
+	int n = snprintf(line, sizeof(line), "%u:%u %llu\n", maj, min,
+			 (unsigned long long)v);
+	int r = write(fd, line, (size_t)n) == n ? 0 : -errno;
+	close(fd);
+	return r;
+}
+
+int disk_throttle_set(unsigned maj, unsigned min, uint64_t bps, uint64_t iops)
+{
+	int r = write_rule(BPS_FILE, maj, min, bps);
+	int r2 = write_rule(IOPS_FILE, maj, min, iops);
+	if (r || r2)
+		cli_error("write '%u:%u' to %s: %s", maj, min,
+			  r ? BPS_FILE : IOPS_FILE, strerror(-(r ? r : r2)));
+	return r ? r : r2;
+}
+
+int disk_in_path(const char *prog)
+{
+	const char *path = getenv("PATH");
+	char buf[4096];
+	if (!path)
+		path = "/usr/sbin:/usr/bin:/sbin:/bin";
+	while (*path) {
+		size_t n = strcspn(path, ":");
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, path, prog);
+		if (n && !access(buf, X_OK))
+			return 1;
+		path += n + (path[n] == ':');
+	}
+	return 0;
+}
+
+int disk_mkfs(const char *type, const char *dev)
+{
+	char mkfs[32];
+	char *argv[8];
+	int n = 0;
+	if (strcmp(type, "ext4") && strcmp(type, "ext3") &&
+	    strcmp(type, "xfs") && strcmp(type, "btrfs"))
+		return -EINVAL;
+	snprintf(mkfs, sizeof(mkfs), "mkfs.%s", type);
+	if (!disk_in_path(mkfs))
+		return -ENOENT;
+	argv[n++] = mkfs;
+	argv[n++] = "-q";
+	if (!strncmp(type, "ext", 3)) {
+		argv[n++] = "-F";
+		argv[n++] = "-m"; /* no root reserve: ENOSPC comes for real */
+		argv[n++] = "0";
+	} else {
+		argv[n++] = "-f";
+	}
+	argv[n++] = (char *)dev;
+	argv[n] = NULL;
+	struct child_opts o = {.flags = CHILD_STDIN_NULL | CHILD_STDOUT_NULL |
+					CHILD_SIGDFL};
+	int rc = child_run(argv[0], argv, &o);
+	if (rc) {
+		if (rc < 0)
+			cli_error("%s '%s': %s", mkfs, dev, strerror(-rc));
+		else
+			cli_error("%s '%s': exit status %d", mkfs, dev, rc);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* The loop device numbered @n as "/dev/loopN" and its numbers. */
+static void loop_name(struct disk *d, int n)
+{
+	snprintf(d->dev, sizeof(d->dev), "/dev/loop%d", n);
+	d->maj = LOOP_MAJOR_NR;
+	d->min = (unsigned)n;
+}
+
+int disk_loop_attach(const char *img, struct disk *d)
+{
+	int ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+	if (ctl < 0) {
+		int e = errno;
+		cli_error("open '/dev/loop-control': %s", strerror(e));
+		return -e;
+	}
+	int file = open(img, O_RDWR | O_CLOEXEC);
+	if (file < 0) {
+		int e = errno;
+		close(ctl);
+		cli_error("open '%s': %s", img, strerror(e));
+		return -e;
+	}
+	int err = -EBUSY;
+	/* Another user may take the free device between the two calls. */
+	for (int tries = 0; tries < 20; tries++) {
+		int n = ioctl(ctl, LOOP_CTL_GET_FREE);
+		if (n < 0) {
+			err = -errno;
+			break;
+		}
+		char path[64];
+		snprintf(path, sizeof(path), "/dev/loop%d", n);
+		int lfd = open(path, O_RDWR | O_CLOEXEC);
+		if (lfd < 0) {
+			err = -errno;
+			continue;
+		}
+		struct loop_config cfg;
+		memset(&cfg, 0, sizeof(cfg));
+		cfg.fd = (unsigned)file;
+		cfg.info.lo_flags = LO_FLAGS_AUTOCLEAR;
+		snprintf((char *)cfg.info.lo_file_name,
+			 sizeof(cfg.info.lo_file_name), "%s", img);
+		if (ioctl(lfd, LOOP_CONFIGURE, &cfg) == 0) {
+			loop_name(d, n);
+			d->loop_fd = lfd;
+			d->looped = 1;
+			err = 0;
+			break;
+		}
+		err = -errno;
+		close(lfd);
+		if (err != -EBUSY)
+			break;
+	}
+	close(file);
+	close(ctl);
+	if (err)
+		cli_error("attach a loop device to '%s': %s", img,
+			  strerror(-err));
+	return err;
+}
+
+/* Is loop device @n attached?  Its backing file into @buf if so. */
+static int loop_backing(int n, char *buf, size_t len)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "/sys/block/loop%d/loop/backing_file", n);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t r = read(fd, buf, len - 1);
+	close(fd);
+	if (r <= 0)
+		return 0;
+	buf[r] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	return 1;
+}
+
+static int loop_clear(int n)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/dev/loop%d", n);
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int r = ioctl(fd, LOOP_CLR_FD, 0) ? -errno : 0;
+	close(fd);
+	return r == -ENXIO ? 0 : r;
+}
+
+int disk_loop_detach(struct disk *d)
+{
+	if (!d->looped)
+		return 0;
+	int r = ioctl(d->loop_fd, LOOP_CLR_FD, 0) ? -errno : 0;
+	close(d->loop_fd);
+	d->loop_fd = -1;
+	if (r == -ENXIO)
+		r = 0;
+	/* Autoclear finishes the detach on the last close: check. */
+	char buf[1024];
+	for (int i = 0; i < 50 && loop_backing((int)d->min, buf, sizeof(buf));
+	     i++)
+		usleep(20000);
+	if (loop_backing((int)d->min, buf, sizeof(buf)) &&
+	    !strcmp(buf, d->img)) {
+		cli_error("detach '%s': %s", d->dev, strerror(r ? -r : EBUSY));
+		return r ? r : -EBUSY;
+	}
+	d->looped = 0;
+	return 0;
+}
+
+/* Call @fn(n) for every loop device with a backing file (prefix @pre
+ * when @prefix, else exactly @pre).  Returns the count of 0 returns. */
+static int each_loop(const char *pre, int prefix, int (*fn)(int))
+{
+	DIR *dir = opendir("/sys/block");
+	if (!dir)
+		return -errno;
+	struct dirent *e;
+	int count = 0;
+	size_t plen = strlen(pre);
+	while ((e = readdir(dir))) {
+		int n;
+		char buf[1024];
+		if (sscanf(e->d_name, "loop%d", &n) != 1 ||
+		    !loop_backing(n, buf, sizeof(buf)))
+			continue;
+		if (prefix ? strncmp(buf, pre, plen) : strcmp(buf, pre))
+			continue;
+		if (fn(n) == 0)
+			count++;
+	}
+	closedir(dir);
+	return count;
+}
+
+static int reset_and_clear(int n)
+{
+	if (disk_throttle_supported())
+		disk_throttle_set(LOOP_MAJOR_NR, (unsigned)n, 0, 0);
+	return loop_clear(n);
+}
+
+int disk_loop_detach_file(const char *img)
+{
+	return each_loop(img, 0, reset_and_clear);
+}
+
+static void reg_add(struct disk *d)
+{
+	for (int i = 0; i < MAX_REG; i++)
+		if (!reg[i]) {
+			reg[i] = d;
+			d->registered = 1;
+			return;
+		}
+}
+
+static void reg_del(struct disk *d)
+{
+	for (int i = 0; i < MAX_REG; i++)
+		if (reg[i] == d)
+			reg[i] = NULL;
+	d->registered = 0;
+}
+
+static int do_umount(const char *mnt)
+{
+	/* A child that just exited may hold the mount for a moment. */
+	for (int i = 0; i < 100; i++) {
+		if (umount2(mnt, 0) == 0)
+			return 0;
+		if (errno == EINVAL || errno == ENOENT)
+			return 0; /* not mounted */
+		if (errno != EBUSY)
+			break;
+		usleep(100000);
+	}
+	int e = errno;
+	cli_error("umount '%s': %s (detaching it lazily)", mnt, strerror(e));
+	umount2(mnt, MNT_DETACH);
+	return -e;
+}
+
+int disk_create(struct disk *d, const char *dir, const char *name,
+		const char *type, uint64_t bytes,
+		const struct disk_profile *prof)
+{
+	memset(d, 0, sizeof(*d));
+	d->loop_fd = -1;
+	if (strlen(type) >= sizeof(d->type) ||
+	    (size_t)snprintf(d->img, sizeof(d->img), "%s/%s.img", dir, name) >=
+		sizeof(d->img) ||
+	    (size_t)snprintf(d->mnt, sizeof(d->mnt), "%s/%s", dir, name) >=
+		sizeof(d->mnt))
+		return -ENAMETOOLONG;
+	strcpy(d->type, type);
+	reg_add(d);
+	int fd = open(d->img, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		int e = errno;
+		cli_error("create '%s': %s", d->img, strerror(e));
+		return -e;
+	}
+	d->img_made = 1;
+	if (ftruncate(fd, (off_t)bytes)) {
+		int e = errno;
+		close(fd);
+		cli_error("truncate '%s': %s", d->img, strerror(e));
+		disk_destroy(d);
+		return -e;
+	}
+	close(fd);
+	int r = disk_loop_attach(d->img, d);
+	if (!r) {
+		r = disk_mkfs(type, d->dev);
+		if (r == -ENOENT)
+			cli_error("mkfs.%s not found in PATH", type);
+	}
+	if (!r && mkdir(d->mnt, 0700)) {
+		r = -errno;
+		cli_error("mkdir '%s': %s", d->mnt, strerror(-r));
+	}
+	if (!r) {
+		if (mount(d->dev, d->mnt, type, 0, NULL)) {
+			r = -errno;
+			cli_error("mount '%s' on '%s': %s", d->dev, d->mnt,
+				  strerror(-r));
+		} else {
+			d->mounted = 1;
+		}
+	}
+	if (!r && prof && (prof->write_bps || prof->write_iops)) {
+		r = disk_throttle_set(d->maj, d->min, prof->write_bps,
+				      prof->write_iops);
+		if (!r)
+			d->throttled = 1;
+	}
+	if (r)
+		disk_destroy(d);
+	return r;
+}
+
+int disk_remount(struct disk *d)
+{
+	if (!d->mounted)
+		return -EINVAL;
+	if (do_umount(d->mnt))
+		return -EBUSY;
+	d->mounted = 0;
+	if (mount(d->dev, d->mnt, d->type, 0, NULL)) {
+		int e = errno;
+		cli_error("mount '%s' on '%s': %s", d->dev, d->mnt,
+			  strerror(e));
+		return -e;
+	}
+	d->mounted = 1;
+	return 0;
+}
+
+int disk_destroy(struct disk *d)
+{
+	int err = 0;
+	if (d->throttled) {
+		if (disk_throttle_set(d->maj, d->min, 0, 0))
+			err = -EIO;
+		else
+			d->throttled = 0;
+	}
+	if (d->mounted) {
+		if (do_umount(d->mnt))
+			err = -EIO;
+		d->mounted = 0;
+	}
+	if (d->img_made)
+		rmdir(d->mnt);
+	if (d->looped && disk_loop_detach(d))
+		err = -EIO;
+	if (d->img_made && !d->looped) {
+		if (unlink(d->img) && errno != ENOENT)
+			cli_warn("unlink '%s': %s", d->img, strerror(errno));
+		d->img_made = 0;
+	}
+	if (!err)
+		reg_del(d);
+	return err;
+}
+
+void disk_destroy_all(void)
+{
+	for (int i = MAX_REG - 1; i >= 0; i--)
+		if (reg[i]) {
+			struct disk *d = reg[i];
+			disk_destroy(d);
+			reg_del(d);
+		}
+}
+
+/* ---- run directories and what killed runs left -------------------------- */
+
+static int rm_tree_at(int dfd)
+{
+	DIR *dir = fdopendir(dfd);
+	if (!dir) {
+		close(dfd);
+		return -errno;
+	}
+	struct dirent *e;
+	while ((e = readdir(dir))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (unlinkat(dirfd(dir), e->d_name, 0) == 0)
+			continue;
+		int sub =
+		    openat(dirfd(dir), e->d_name,
+			   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub >= 0) {
+			rm_tree_at(sub);
+			unlinkat(dirfd(dir), e->d_name, AT_REMOVEDIR);
+		}
+	}
+	closedir(dir);
+	return 0;
+}
+
+/* Unmount every mount point below @prefix (deepest first).  Count. */
+static int umount_below(const char *prefix)
+{
+	int count = 0;
+	size_t plen = strlen(prefix);
+	for (int pass = 0; pass < 8; pass++) {
+		FILE *f = fopen("/proc/self/mountinfo", "re");
+		if (!f)
+			return count;
+		char line[4096], found[4096] = "";
+		while (fgets(line, sizeof(line), f)) {
+			char mp[4096];
+			/* id parent maj:min root mountpoint ... */
+			if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1)
+				continue;
+			if (!strncmp(mp, prefix, plen) &&
+			    strlen(mp) > strlen(found))
+				strcpy(found, mp);
+		}
+		fclose(f);
+		if (!found[0])
+			break;
+		do_umount(found);
+		count++;
+	}
+	return count;
+}
+
+/* Reset the write throttles of loop devices that are not attached (a
+ * run killed after its detach, before its reset; no one else sets
+ * throttles on loop devices).  Count. */
+static int reset_orphan_throttles(void)
+{
+	static const char *const files[] = {BPS_FILE, IOPS_FILE};
+	int count = 0;
+	for (int i = 0; i < 2; i++) {
+		FILE *f = fopen(files[i], "re");
+		if (!f)
+			continue;
+		unsigned maj, min;
+		unsigned long long v;
+		char buf[1024];
+		while (fscanf(f, "%u:%u %llu", &maj, &min, &v) == 3) {
+			if (maj != LOOP_MAJOR_NR ||
+			    loop_backing((int)min, buf, sizeof(buf)))
+				continue;
+			if (!write_rule(files[i], maj, min, 0))
+				count++;
+		}
+		fclose(f);
+	}
+	return count;
+}
+
+int disk_cleanup_stale(void)
+{
+	DIR *dir = opendir(DISK_ROOT);
+	int count = 0;
+	if (dir) {
+		struct dirent *e;
+		while ((e = readdir(dir))) {
+			if (strncmp(e->d_name, "run-", 4))
+				continue;
+			char path[1024], lock[1100];
+			snprintf(path, sizeof(path), DISK_ROOT "/%s",
+				 e->d_name);
+			snprintf(lock, sizeof(lock), "%s/lock", path);
+			int fd = open(lock, O_RDWR | O_CLOEXEC);
+			if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0) {
+				close(fd); /* a live run */
+				continue;
+			}
+			char prefix[1100];
+			snprintf(prefix, sizeof(prefix), "%s/", path);
+			count += umount_below(prefix);
+			int n = each_loop(prefix, 1, reset_and_clear);
+			if (n > 0)
+				count += n;
+			int dfd = open(path, O_RDONLY | O_DIRECTORY |
+						 O_NOFOLLOW | O_CLOEXEC);
+			if (dfd >= 0)
+				rm_tree_at(dfd);
+			if (rmdir(path) == 0)
+				count++;
+			if (fd >= 0)
+				close(fd);
+		}
+		closedir(dir);
+	}
+	if (disk_throttle_supported())
+		count += reset_orphan_throttles();
+	return count;
+}
+
+int disk_run_dir_create(char *dir, size_t len)
+{
+	static int registered;
+	if (mkdir("/var/tmp", 01777) && errno != EEXIST)
+		return -errno;
+	if (mkdir(DISK_ROOT, 0700) && errno != EEXIST) {
+		int e = errno;
+		cli_error("mkdir '%s': %s", DISK_ROOT, strerror(e));
+		return -e;
+	}
+	int n = disk_cleanup_stale();
+	if (n > 0)
+		cli_warn("removed %d leftovers of a killed run under %s", n,
+			 DISK_ROOT);
+	if ((size_t)snprintf(dir, len, DISK_ROOT "/run-%ld", (long)getpid()) >=
+	    len)
+		return -ENAMETOOLONG;
+	if (mkdir(dir, 0700) && errno != EEXIST) {
+		int e = errno;
+		cli_error("mkdir '%s': %s", dir, strerror(e));
+		return -e;
+	}
+	char lock[1100];
+	snprintf(lock, sizeof(lock), "%s/lock", dir);
+	if (lock_fd >= 0)
+		close(lock_fd);
+	/* Not O_CLOEXEC: the benchmark children hold the lock too, so a
+	 * run is alive while any of them is. */
+	lock_fd = open(lock, O_RDWR | O_CREAT, 0600);
+	if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB)) {
+		int e = errno;
+		cli_error("lock '%s': %s", lock, strerror(e));
+		return -e;
+	}
+	if (!registered) {
+		atexit(disk_destroy_all);
+		registered = 1;
+	}
+	return 0;
+}
+
+void disk_run_dir_remove(const char *dir)
+{
+	char lock[1100];
+	snprintf(lock, sizeof(lock), "%s/lock", dir);
+	unlink(lock);
+	if (lock_fd >= 0) {
+		close(lock_fd);
+		lock_fd = -1;
+	}
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd >= 0)
+		rm_tree_at(dfd);
+	if (rmdir(dir))
+		cli_warn("rmdir '%s': %s (left behind)", dir, strerror(errno));
+}

@@ -1,0 +1,1449 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd-reproduce.c - "flushkit reproduce 000|001|002|003|004|all": each
+ * seed experiment (the 2009-2016 writeback documents this project
+ * reproduces) run the way its seed ran it, on emulated disks, with the
+ * seed's published figures beside ours (docs/reproduce.md).
+ *
+ * For each seed: one or more disks (bench/lib/disk.h: loop devices with
+ * the --device write throttle) in a locked run directory, the existing
+ * benchmarks run as children (/proc/self/exe with an argv array: no
+ * shell), their result files in RESULTS/NNN/, and then
+ *   RESULTS/NNN/table.md, table.html  the seed's figures beside ours:
+ *       for each metric the seed's before/after, the direction of effect
+ *       the seed reports, ours (AVG, STDDEV, n) on each side, our marker
+ *       (fk_stats_compare: + / - beyond 2 sigma, 0 noise, ? one run) and
+ *       whether ours shows the seed's direction;
+ *   RESULTS/NNN/report/          "flushkit report" of its result files;
+ * and for "all" RESULTS/index.html with every table and plot.
+ *
+ * The experiments (sizes full / --quick):
+ *   000  TPC-B, many clients, -P 1, alternating A/B runs on one
+ *        database: A = checkpoint writes without writeback hints
+ *        (checkpoint_flush_after 0), B = SYNC_FILE_RANGE_WRITE hints
+ *        every 256 KiB.  (The seed's "before" was hints that wait; the
+ *        store has no waiting-hint mode, see docs/reproduce.md.)
+ *   001  fs_mark's shape on xfs: many threads, 4 KiB files, -S 1 vs
+ *        batched fsync, from empty memory (its file system remounted)
+ *        and with the page cache holding clean pages.
+ *   002  bench series over scales x clients, the database several times
+ *        shared_buffers: fsync request queue compaction off vs on.
+ *   003  copy a database-like tree: fsync per file vs early writeback,
+ *        delayed fsync and POSIX_FADV_DONTNEED; block-layer write counts
+ *        of the loop device (/sys/block/loopN/stat) and Dirty/Writeback
+ *        sampled by "flushkit monitor".
+ *   004  bench sync: sync(2) vs syncfs vs flushkit sync on ext4, xfs,
+ *        btrfs, ext3 x 1, 2, 4 file systems.
+ *
+ * SIGINT/SIGTERM: the running child's process group is sent SIGTERM,
+ * the experiment stops, the disks are destroyed (throttle reset,
+ * umount, loop detach, images removed) and the exit status is 1.
+ */
+#include "child.h"
+#include "cli.h"
+#include "disk.h"
+#include "reader.h"
+#include "results.h"
+#include "seed-sync.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_VALS 1024
+#define MAX_ARGV 64
+
+struct ctx {
+	const char *results;
+	struct disk_profile prof;
+	int quick;
+	unsigned runs; /* 0: each seed's default */
+	char run_dir[1024];
+	char seed_dir[2048]; /* RESULTS/NNN */
+};
+
+static volatile sig_atomic_t stop;
+static volatile pid_t child_pgid;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+	if (child_pgid > 0)
+		kill(-child_pgid, SIGTERM);
+}
+
+/* ---- children -------------------------------------------------------- */
+
+/*
+ * Run "flushkit ARGS..." (/proc/self/exe; @argv[0] is "flushkit") in
+ * its own process group (child.h), stdin /dev/null, stdout and stderr
+ * into @log (truncated), the command line appended to commands.txt in
+ * @log's directory.  Returns its exit status, 128+N if killed by signal N,
+ * -EINTR if we were told to stop, or -errno.  The one place children are
+ * spawned here.
+ */
+static int run_flushkit(const char *log, char *const *argv)
+{
+	if (stop)
+		return -EINTR;
+	/* The command, for the record: DIR/commands.txt next to the log. */
+	char cmds[2400];
+	const char *slash = strrchr(log, '/');
+	snprintf(cmds, sizeof(cmds), "%.*s/commands.txt",
+		 slash ? (int)(slash - log) : 1, slash ? log : ".");
+	FILE *cf = fopen(cmds, "ae");
+	if (cf) {
+		fprintf(cf, "%s:", log);
+		for (int i = 0; argv[i]; i++)
+			fprintf(cf, " %s", argv[i]);
+		fprintf(cf, "\n");
+		fclose(cf);
+	}
+	struct child_opts o = {.flags = CHILD_STDIN_NULL | CHILD_STDERR_OUT |
+					CHILD_SIGDFL | CHILD_SETPGID |
+					CHILD_EXEC_MSG,
+			       .out_path = log};
+	pid_t pid;
+	int rc = child_start("/proc/self/exe", argv, &o, &pid);
+	if (rc) {
+		cli_error("run 'flushkit %s': %s", argv[1], strerror(-rc));
+		return rc;
+	}
+	child_pgid = pid;
+	if (stop)
+		kill(-pid, SIGTERM);
+	rc = child_wait(pid, 0);
+	child_pgid = 0;
+	if (stop)
+		return -EINTR;
+	if (rc)
+		cli_error("'flushkit %s %s' failed with status %d; see '%s'",
+			  argv[1], argv[2] ? argv[2] : "", rc, log);
+	return rc;
+}
+
+/* Build an argv from a NULL-terminated list of strings. */
+struct args {
+	char *v[MAX_ARGV + 1];
+	char buf[MAX_ARGV][256];
+	int n;
+};
+
+static void args_add(struct args *a, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void args_add(struct args *a, const char *fmt, ...)
+{
+	if (a->n >= MAX_ARGV)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(a->buf[a->n], sizeof(a->buf[0]), fmt, ap);
+	va_end(ap);
+	a->v[a->n] = a->buf[a->n];
+	a->v[++a->n] = NULL;
+}
+
+static int run_args(struct ctx *c, const char *logname, struct args *a)
+{
+	char log[2200];
+	snprintf(log, sizeof(log), "%s/%s", c->seed_dir, logname);
+	return run_flushkit(log, a->v);
+}
+
+/*
+ * "flushkit monitor --json -- COMMAND" writes its JSON lines and
+ * COMMAND's output to one file: keep the result lines ({"type": ...)
+ * in @path, append the rest to @log.
+ */
+static void split_jsonl(const char *path, const char *log)
+{
+	char tmp[2500];
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	FILE *in = fopen(path, "re"), *out = fopen(tmp, "we"),
+	     *lg = fopen(log, "ae");
+	if (in && out && lg) {
+		char *line = NULL;
+		size_t cap = 0;
+		while (getline(&line, &cap, in) > 0)
+			fputs(line, strncmp(line, "{\"type\":", 8) ? lg : out);
+		free(line);
+	}
+	if (in)
+		fclose(in);
+	if (lg)
+		fclose(lg);
+	if (out && !fclose(out))
+		rename(tmp, path);
+}
+
+/* ---- small helpers --------------------------------------------------- */
+
+static double now_s(void)
+{
+	return (double)fk_now_ns() / 1e9;
+}
+
+static int mkdir_p1(const char *path)
+{
+	if (mkdir(path, 0755) && errno != EEXIST) {
+		int e = errno;
+		cli_error("mkdir '%s': %s", path, strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+static int syncfs_path(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int r = syncfs(fd) ? -errno : 0;
+	close(fd);
+	if (r)
+		cli_error("syncfs '%s': %s", path, strerror(-r));
+	return r;
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag,
+		    struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+static void rm_tree(const char *path)
+{
+	nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
+
+/* Block-layer write counts of loop device minor @min. */
+struct blk_counts {
+	double writes, merges, kib;
+};
+
+static void blk_read(const struct disk *d, struct blk_counts *b)
+{
+	char path[128], buf[512];
+	memset(b, 0, sizeof(*b));
+	snprintf(path, sizeof(path), "/sys/block/loop%u/stat", d->min);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	unsigned long long f[11] = {0};
+	sscanf(buf, "%llu %llu %llu %llu %llu %llu %llu", &f[0], &f[1], &f[2],
+	       &f[3], &f[4], &f[5], &f[6]);
+	b->writes = (double)f[4];
+	b->merges = (double)f[5];
+	b->kib = (double)f[6] / 2;
+}
+
+/* ---- reading result files -------------------------------------------- */
+
+struct vals {
+	double v[MAX_VALS];
+	size_t n;
+};
+
+static void vals_add(struct vals *s, double v)
+{
+	if (s->n < MAX_VALS && isfinite(v))
+		s->v[s->n++] = v;
+}
+
+struct collect {
+	const char *type, *key;
+	/* bench sync files: only those whose settings match */
+	const char *fs, *method;
+	int count;
+	struct vals *out;
+	/* progress lines: the worst seconds */
+	double worst_tps[5], worst_t[5], worst_lat[5], worst_sd[5];
+	int nworst;
+};
+
+static void worst_add(struct collect *c, const struct result_progress *p)
+{
+	double tps = p->tps;
+	if (!isfinite(tps))
+		return;
+	int n = c->nworst, i;
+	if (n == 5 && tps >= c->worst_tps[4])
+		return;
+	if (n < 5)
+		n = ++c->nworst;
+	for (i = n - 1; i > 0 && c->worst_tps[i - 1] > tps; i--) {
+		c->worst_tps[i] = c->worst_tps[i - 1];
+		c->worst_t[i] = c->worst_t[i - 1];
+		c->worst_lat[i] = c->worst_lat[i - 1];
+		c->worst_sd[i] = c->worst_sd[i - 1];
+	}
+	c->worst_tps[i] = tps;
+	c->worst_t[i] = p->t_s;
+	c->worst_lat[i] = p->lat_avg_ms;
+	c->worst_sd[i] = p->lat_stddev_ms;
+}
+
+/* One result file (reader.h) through @c. */
+static void collect_run(struct collect *c, const struct result_run *r)
+{
+	char why[256];
+	if (c->fs) {
+		const char *fs = result_str(r->settings, "fs");
+		const char *m = result_str(r->settings, "method");
+		if (!fs || !m || strcmp(fs, c->fs) || strcmp(m, c->method) ||
+		    (int)result_num(r->settings, "fs_count", 0) != c->count)
+			return;
+	}
+	if (!c->key) { /* the worst progress seconds */
+		for (size_t i = 0; i < r->nr_prog; i++)
+			worst_add(c, &r->prog[i]);
+		return;
+	}
+	if (!strcmp(c->type, "summary")) {
+		if (!result_run_refused(r, why, sizeof(why)))
+			vals_add(c->out, result_num(r->summary, c->key, NAN));
+		return;
+	}
+	size_t n = r->runs ? json_object_array_length(r->runs) : 0;
+	for (size_t i = 0; i < n; i++)
+		vals_add(c->out,
+			 result_num(json_object_array_get_idx(r->runs, i),
+				    c->key, NAN));
+}
+
+/* Every result file in @dir through @c. */
+static void collect_dir(const char *dir, struct collect *c)
+{
+	char **names;
+	size_t nr;
+	if (results_list(dir, &names, &nr))
+		return;
+	for (size_t i = 0; i < nr; i++) {
+		char path[4096];
+		struct result_run r;
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		if (!result_run_load(path, &r))
+			collect_run(c, &r);
+		result_run_release(&r);
+	}
+	results_list_free(names, nr);
+}
+
+static void summary_vals(const char *dir, const char *key, struct vals *out)
+{
+	struct collect c;
+	memset(&c, 0, sizeof(c));
+	memset(out, 0, sizeof(*out));
+	c.type = "summary";
+	c.key = key;
+	c.out = out;
+	collect_dir(dir, &c);
+}
+
+/* ---- the tables ------------------------------------------------------ */
+
+struct table {
+	FILE *md, *html;
+	int rows, shown, with_effect;
+};
+
+static int table_open(struct ctx *c, struct table *t, const char *title,
+		      const char *cmd_a, const char *cmd_b)
+{
+	char path[2200];
+	memset(t, 0, sizeof(*t));
+	snprintf(path, sizeof(path), "%s/table.md", c->seed_dir);
+	t->md = fopen(path, "we");
+	snprintf(path, sizeof(path), "%s/table.html", c->seed_dir);
+	t->html = fopen(path, "we");
+	if (!t->md || !t->html) {
+		int e = errno;
+		cli_error("create '%s': %s", path, strerror(e));
+		if (t->md)
+			fclose(t->md);
+		if (t->html)
+			fclose(t->html);
+		return -e;
+	}
+	fprintf(t->md,
+		"### %s\n\nDevice profile: %s (write %.0f MB/s, %llu "
+		"write IOPS%s).  A: %s.  B: %s.\n\n",
+		title, c->prof.name, (double)c->prof.write_bps / 1e6,
+		(unsigned long long)c->prof.write_iops,
+		c->prof.write_bps || c->prof.write_iops ? "" : ": no throttle",
+		cmd_a, cmd_b);
+	fprintf(t->html,
+		"<h2>%s</h2>\n<p>Device profile: %s.  A: <code>%s"
+		"</code>.  B: <code>%s</code>.</p>\n",
+		title, c->prof.name, cmd_a, cmd_b);
+	return 0;
+}
+
+static void table_head(struct table *t, const char *seed_a, const char *seed_b)
+{
+	fprintf(t->md,
+		"| metric | seed %s | seed %s | seed's effect | ours A | "
+		"ours B | ours (2σ) | shown |\n"
+		"|---|---|---|---|---|---|---|---|\n",
+		seed_a, seed_b);
+	fprintf(t->html,
+		"<table border=\"1\" cellpadding=\"3\"><tr><th>metric</th>"
+		"<th>seed %s</th><th>seed %s</th><th>seed's effect</th>"
+		"<th>ours A</th><th>ours B</th><th>ours (2&sigma;)</th>"
+		"<th>shown</th></tr>\n",
+		seed_a, seed_b);
+}
+
+static void table_end(struct table *t)
+{
+	fprintf(t->md, "\n");
+	fprintf(t->html, "</table>\n");
+}
+
+static void fmt_side(const struct fk_stats_summary *s, char *buf, size_t len)
+{
+	if (!s->n)
+		snprintf(buf, len, "(no runs)");
+	else if (s->n == 1)
+		snprintf(buf, len, "%.4g (n=1)", s->mean);
+	else
+		snprintf(buf, len, "%.4g ± %.2g (n=%zu)", s->mean, s->stddev,
+			 (size_t)s->n);
+}
+
+/* One row: the seed's two figures (text, "—" if not published), the
+ * seed's direction (+, -, 0; '?' none), our two sides.  Returns our
+ * marker. */
+static int table_row(struct table *t, const char *label, const char *seed_a,
+		     const char *seed_b, char seed_dir, const struct vals *a,
+		     const struct vals *b)
+{
+	struct fk_stats_summary sa, sb;
+	fk_stats_summarize(a->v, a->n, &sa);
+	fk_stats_summarize(b->v, b->n, &sb);
+	int m = a->n && b->n ? fk_stats_compare(&sa, &sb, NULL) : '?';
+	const char *shown = "—";
+	if (seed_dir == '+' || seed_dir == '-') {
+		t->with_effect++;
+		shown = m == '?'	? "? (too few runs)"
+			: m == seed_dir ? "yes"
+					: "no";
+		if (m == seed_dir)
+			t->shown++;
+	}
+	char ta[96], tb[96];
+	fmt_side(&sa, ta, sizeof(ta));
+	fmt_side(&sb, tb, sizeof(tb));
+	char dir[2] = {seed_dir == '?' ? '\0' : seed_dir, 0};
+	fprintf(t->md, "| %s | %s | %s | %s | %s | %s | %c | %s |\n", label,
+		seed_a, seed_b, dir[0] ? dir : "—", ta, tb, m, shown);
+	fprintf(t->html,
+		"<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
+		"<td>%s</td><td>%c</td><td>%s</td></tr>\n",
+		label, seed_a, seed_b, dir[0] ? dir : "&mdash;", ta, tb, m,
+		shown);
+	t->rows++;
+	return m;
+}
+
+static void table_note(struct table *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void table_note(struct table *t, const char *fmt, ...)
+{
+	char buf[4096];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fprintf(t->md, "%s\n", buf);
+	fprintf(t->html, "<pre>%s</pre>\n", buf);
+}
+
+static void table_close(struct table *t)
+{
+	table_note(t, "\nSeed effects shown at 2σ: %d of %d.", t->shown,
+		   t->with_effect);
+	fclose(t->md);
+	fclose(t->html);
+	printf("  seed effects shown at 2 sigma: %d of %d\n", t->shown,
+	       t->with_effect);
+}
+
+/* "flushkit report" of the result files in the directories @dirs. */
+static int make_report(struct ctx *c, const char *const *dirs, int nr)
+{
+	struct args a = {.n = 0};
+	args_add(&a, "flushkit");
+	args_add(&a, "report");
+	for (int i = 0; i < nr; i++) {
+		DIR *d = opendir(dirs[i]);
+		if (!d)
+			continue;
+		struct dirent *e;
+		while ((e = readdir(d))) {
+			size_t l = strlen(e->d_name);
+			if (l > 6 && !strcmp(e->d_name + l - 6, ".jsonl"))
+				args_add(&a, "%s/%s", dirs[i], e->d_name);
+		}
+		closedir(d);
+	}
+	args_add(&a, "-o");
+	args_add(&a, "%s/report", c->seed_dir);
+	return run_args(c, "report.log", &a);
+}
+
+/* ---- 000: sync_file_range with WB_SYNC_NONE ------------------------- */
+
+static int seed_000(struct ctx *c, struct disk *d)
+{
+	unsigned runs = c->runs ? c->runs : c->quick ? 2 : 3;
+	int scale = c->quick ? 1 : 20, clients = c->quick ? 4 : 16;
+	int secs = c->quick ? 4 : 60;
+	const char *sb = c->quick ? "2MB" : "32MB";
+	const char *cpt = c->quick ? "2s" : "15s";
+	char da[2200], db[2200];
+	snprintf(da, sizeof(da), "%s/a", c->seed_dir);
+	snprintf(db, sizeof(db), "%s/b", c->seed_dir);
+	if (mkdir_p1(da) || mkdir_p1(db))
+		return -EIO;
+	struct args a = {.n = 0};
+	args_add(&a, "flushkit");
+	args_add(&a, "bench");
+	args_add(&a, "tpcb");
+	args_add(&a, "-i");
+	args_add(&a, "-s");
+	args_add(&a, "%d", scale);
+	args_add(&a, "--data-dir=%s/db", d->mnt);
+	args_add(&a, "--shared-buffers=%s", sb);
+	args_add(&a, "--no-results");
+	int rc = run_args(c, "init.log", &a);
+	for (unsigned r = 0; r < 2 * runs && !rc; r++) {
+		int side = (r % 2) ^ ((r / 2) % 2); /* A B B A A B ... */
+		a.n = 0;
+		args_add(&a, "flushkit");
+		args_add(&a, "bench");
+		args_add(&a, "tpcb");
+		args_add(&a, "-c");
+		args_add(&a, "%d", clients);
+		args_add(&a, "-j");
+		args_add(&a, "%d", clients < 2 ? 1 : 2);
+		args_add(&a, "-T");
+		args_add(&a, "%d", secs);
+		args_add(&a, "-P");
+		args_add(&a, "1");
+		args_add(&a, "--data-dir=%s/db", d->mnt);
+		args_add(&a, "--flush=smooth");
+		args_add(&a, "--shared-buffers=%s", sb);
+		args_add(&a, "--checkpoint-timeout=%s", cpt);
+		args_add(&a, "--checkpoint-flush-after=%s",
+			 side ? "256kB" : "0");
+		args_add(&a, "--log-checkpoints=off");
+		args_add(&a, "--results=%s", side ? db : da);
+		char logname[64];
+		snprintf(logname, sizeof(logname), "%c-%u.log",
+			 side ? 'b' : 'a', r / 2 + 1);
+		rc = run_args(c, logname, &a);
+	}
+	if (rc)
+		return rc;
+
+	struct table t;
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd),
+		 "bench tpcb -s %d -c %d -T %d -P 1 --flush=smooth "
+		 "--shared-buffers=%s --checkpoint-timeout=%s",
+		 scale, clients, secs, sb, cpt);
+	char ta[512], tb[512];
+	snprintf(ta, sizeof(ta), "%s --checkpoint-flush-after=0", cmd);
+	snprintf(tb, sizeof(tb), "%s --checkpoint-flush-after=256kB", cmd);
+	if (table_open(c, &t, "000: sync_file_range with WB_SYNC_NONE (TPC-B)",
+		       ta, tb))
+		return -EIO;
+	table_head(&t, "before", "after");
+	static const struct {
+		const char *label, *key, *sa, *sb;
+		char dir;
+	} rows[] = {
+	    {"transactions", "transactions", "7873859", "9370637", '+'},
+	    {"latency average (ms)", "lat_avg_ms", "6.094", "5.119", '-'},
+	    {"latency stddev (ms)", "lat_stddev_ms", "35.376", "24.423", '-'},
+	    {"tps", "tps", "7871.887", "9369.212", '+'},
+	    {"worst second (tps)", "worst_second_tps", "—", "497.0", '?'},
+	    {"max latency (ms)", "lat_max_ms", "—", "—", '?'},
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct vals va, vb;
+		summary_vals(da, rows[i].key, &va);
+		summary_vals(db, rows[i].key, &vb);
+		table_row(&t, rows[i].label, rows[i].sa, rows[i].sb,
+			  rows[i].dir, &va, &vb);
+	}
+	table_end(&t);
+	for (int s = 0; s < 2; s++) {
+		struct collect col;
+		memset(&col, 0, sizeof(col));
+		collect_dir(s ? db : da, &col);
+		table_note(&t,
+			   "\nWorst progress seconds of %s (seed, after: "
+			   "\"progress: 871.0 s, 497.0 tps, lat 89.598 ms "
+			   "stddev 308.398\"):",
+			   s ? "B" : "A");
+		for (int i = 0; i < col.nworst; i++)
+			table_note(&t,
+				   "    progress: %.1f s, %.1f tps, lat %.3f "
+				   "ms stddev %.3f",
+				   col.worst_t[i], col.worst_tps[i],
+				   col.worst_lat[i], col.worst_sd[i]);
+	}
+	const char *dirs[] = {da, db};
+	make_report(c, dirs, 2);
+	table_close(&t);
+	return 0;
+}
+
+/* ---- 001: many fsyncs in flight -------------------------------------- */
+
+static int seed_001(struct ctx *c, struct disk *d)
+{
+	unsigned runs = c->runs ? c->runs : c->quick ? 2 : 5;
+	int threads = c->quick ? 4 : 16, files = c->quick ? 25 : 100;
+	uint64_t fill = c->quick ? (16u << 20) : (1024u << 20);
+	static const char *const cond[2] = {"cold", "warm"};
+	struct vals iops[2][2], wall[2][2];
+	memset(iops, 0, sizeof(iops));
+	memset(wall, 0, sizeof(wall));
+
+	/* The clean pages for "warm": a file written and fsynced once,
+	 * read back into the page cache before each warm run. */
+	char fillpath[1200];
+	snprintf(fillpath, sizeof(fillpath), "%s/clean-pages", d->mnt);
+	int fd = open(fillpath, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	static char buf[1 << 20];
+	memset(buf, 0x6b, sizeof(buf));
+	for (uint64_t off = 0; off < fill; off += sizeof(buf))
+		if (write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+			break;
+	if (fsync(fd)) {
+		cli_error("fsync '%s': %s", fillpath, strerror(errno));
+		close(fd);
+		return -EIO;
+	}
+	close(fd); /* the remounts need the file system unused */
+
+	int rc = 0;
+	for (int k = 0; k < 2 && !rc; k++) {
+		for (unsigned r = 0; r < 2 * runs && !rc; r++) {
+			int side = (r % 2) ^ ((r / 2) % 2);
+			char dir[2300], fsd[1200];
+			snprintf(dir, sizeof(dir), "%s/%s-%c", c->seed_dir,
+				 cond[k], side ? 'b' : 'a');
+			if (mkdir_p1(dir)) {
+				rc = -EIO;
+				break;
+			}
+			snprintf(fsd, sizeof(fsd), "%s/fsm", d->mnt);
+			rm_tree(fsd);
+			/* From empty memory: this file system's pages out of
+			 * the page cache (a remount; a global drop_caches
+			 * would empty everyone's on a shared machine). */
+			if (disk_remount(d)) {
+				rc = -EIO;
+				break;
+			}
+			if (k == 1) {
+				fd = open(fillpath, O_RDONLY | O_CLOEXEC);
+				while (fd >= 0 &&
+				       read(fd, buf, sizeof(buf)) > 0)
+					;
+				if (fd >= 0)
+					close(fd);
+			}
+			struct args a = {.n = 0};
+			args_add(&a, "flushkit");
+			args_add(&a, "bench");
+			args_add(&a, "fsmark");
+			args_add(&a, "-d");
+			args_add(&a, "%s", fsd);
+			args_add(&a, "-t");
+			args_add(&a, "%d", threads);
+			args_add(&a, "-n");
+			args_add(&a, "%d", files);
+			args_add(&a, "-s");
+			args_add(&a, "4096");
+			args_add(&a, "-S");
+			args_add(&a, "%s", side ? "batch" : "1");
+			args_add(&a, "-k");
+			args_add(&a, "--results=%s", dir);
+			struct blk_counts b0, b1;
+			blk_read(d, &b0);
+			double t0 = now_s();
+			char logname[64];
+			snprintf(logname, sizeof(logname), "%s-%c-%u.log",
+				 cond[k], side ? 'b' : 'a', r / 2 + 1);
+			rc = run_args(c, logname, &a);
+			double dt = now_s() - t0;
+			blk_read(d, &b1);
+			vals_add(&iops[k][side], (b1.writes - b0.writes) / dt);
+			vals_add(&wall[k][side], dt);
+		}
+	}
+	unlink(fillpath);
+	if (rc)
+		return rc;
+
+	struct table t;
+	char ta[256], tb[256];
+	snprintf(ta, sizeof(ta),
+		 "bench fsmark -t %d -n %d -s 4096 -k -S 1 (on xfs)", threads,
+		 files);
+	snprintf(tb, sizeof(tb), "the same with -S batch");
+	if (table_open(c, &t, "001: many fsyncs in flight (fs_mark)", ta, tb))
+		return -EIO;
+	for (int k = 0; k < 2; k++) {
+		char da[2300], db[2300];
+		snprintf(da, sizeof(da), "%s/%s-a", c->seed_dir, cond[k]);
+		snprintf(db, sizeof(db), "%s/%s-b", c->seed_dir, cond[k]);
+		table_note(&t, "%s",
+			   k ? "\nWith the page cache holding clean "
+			       "pages (warm):\n"
+			     : "From empty memory (cold: the file "
+			       "system remounted before each run):\n");
+		table_head(&t, "A", "B (aio fsync, 6 runs)");
+		struct vals va, vb;
+		table_row(&t, "wall time (s)", "—",
+			  k ? "~225 (3m45s)" : "190-298 (3m10s-4m58s)", '-',
+			  &wall[k][0], &wall[k][1]);
+		summary_vals(da, "sys_s", &va);
+		summary_vals(db, "sys_s", &vb);
+		table_row(&t, "sys time (s)", "—", "672-766", '?', &va, &vb);
+		table_row(&t, "write IOPS", "—", "30,000-85,000", '+',
+			  &iops[k][0], &iops[k][1]);
+		summary_vals(da, "tps", &va);
+		summary_vals(db, "tps", &vb);
+		table_row(&t, "files/s", "—", "13,500-21,000", '+', &va, &vb);
+		table_end(&t);
+		struct fk_stats_summary sa, sb;
+		fk_stats_summarize(va.v, va.n, &sa);
+		fk_stats_summarize(vb.v, vb.n, &sb);
+		table_note(&t,
+			   "Run-to-run spread of files/s (stddev/mean): A "
+			   "%.1f%%, B %.1f%% (seed: %.1f%% over its 6 runs).",
+			   sa.mean ? 100 * sa.stddev / sa.mean : NAN,
+			   sb.mean ? 100 * sb.stddev / sb.mean : NAN, 17.2);
+	}
+	char d1[2300], d2[2300];
+	snprintf(d1, sizeof(d1), "%s/cold-a", c->seed_dir);
+	snprintf(d2, sizeof(d2), "%s/cold-b", c->seed_dir);
+	const char *dirs[] = {d1, d2};
+	make_report(c, dirs, 2);
+	table_close(&t);
+	return 0;
+}
+
+/* ---- 002: fsync request queue compaction ----------------------------- */
+
+static int seed_002(struct ctx *c, struct disk *d)
+{
+	unsigned runs = c->runs ? c->runs : 2;
+	const char *scales = c->quick ? "1" : "20,40";
+	const char *clients = c->quick ? "4" : "16,32";
+	int secs = c->quick ? 4 : 45;
+	const char *common =
+	    c->quick ? "--flush=smooth --shared-buffers=1MB "
+		       "--checkpoint-timeout=2s --log-checkpoints=off"
+		     : "--flush=smooth --shared-buffers=16MB "
+		       "--checkpoint-timeout=15s --log-checkpoints=off";
+	char sdir[2300];
+	snprintf(sdir, sizeof(sdir), "%s/series", c->seed_dir);
+	struct args a = {.n = 0};
+	args_add(&a, "flushkit");
+	args_add(&a, "bench");
+	args_add(&a, "series");
+	args_add(&a, "--scales=%s", scales);
+	args_add(&a, "--clients=%s", clients);
+	args_add(&a, "-T");
+	args_add(&a, "%d", secs);
+	args_add(&a, "--runs=%u", runs);
+	args_add(&a, "--config-a=%s --fsyncq-compaction=off", common);
+	args_add(&a, "--config-b=%s --fsyncq-compaction=on", common);
+	args_add(&a, "--results=%s", sdir);
+	args_add(&a, "--data-dir=%s/series", d->mnt);
+	int rc = run_args(c, "series.log", &a);
+	if (rc)
+		return rc;
+
+	struct table t;
+	char ta[512], tb[512];
+	snprintf(ta, sizeof(ta),
+		 "bench series --scales=%s --clients=%s -T %d "
+		 "with %s --fsyncq-compaction=off",
+		 scales, clients, secs, common);
+	snprintf(tb, sizeof(tb), "the same with --fsyncq-compaction=on");
+	if (table_open(c, &t, "002: fsync request queue compaction (series)",
+		       ta, tb))
+		return -EIO;
+	table_head(&t, "unmodified", "compacted");
+	char csv[2300];
+	snprintf(csv, sizeof(csv), "%s/seed-layout.csv", c->seed_dir);
+	FILE *f = fopen(csv, "we");
+	if (!f)
+		return -errno;
+	fprintf(f, ",,\"Unmodified\",,\"Compacted Fsync\",,,\n"
+		   "\"scale\",\"clients\",\"tps\",\"max_latency\",\"tps\","
+		   "\"max_latency\",\"TPS Gain\",\"%% Gain\"\n");
+	char sc[64], cl[64];
+	snprintf(sc, sizeof(sc), "%s", scales);
+	char *s1 = NULL, *s2 = NULL;
+	for (char *s = strtok_r(sc, ",", &s1); s;
+	     s = strtok_r(NULL, ",", &s1)) {
+		snprintf(cl, sizeof(cl), "%s", clients);
+		for (char *k = strtok_r(cl, ",", &s2); k;
+		     k = strtok_r(NULL, ",", &s2)) {
+			char da[2600], db[2600], label[128];
+			snprintf(da, sizeof(da), "%s/s%s-c%s-a", sdir, s, k);
+			snprintf(db, sizeof(db), "%s/s%s-c%s-b", sdir, s, k);
+			struct vals va, vb, la, lb, fa, fb;
+			summary_vals(da, "tps", &va);
+			summary_vals(db, "tps", &vb);
+			summary_vals(da, "lat_max_ms", &la);
+			summary_vals(db, "lat_max_ms", &lb);
+			summary_vals(da, "backend_fsyncs", &fa);
+			summary_vals(db, "backend_fsyncs", &fb);
+			snprintf(label, sizeof(label),
+				 "scale %s, %s clients: tps", s, k);
+			table_row(&t, label, "306-632", "321-747", '+', &va,
+				  &vb);
+			snprintf(label, sizeof(label),
+				 "scale %s, %s clients: max latency (ms)", s,
+				 k);
+			table_row(&t, label, "17963-80589", "17116-83232", '0',
+				  &la, &lb);
+			snprintf(label, sizeof(label),
+				 "scale %s, %s clients: backend fsyncs", s, k);
+			table_row(&t, label, "many", "0", '-', &fa, &fb);
+			struct fk_stats_summary A, B, LA, LB;
+			fk_stats_summarize(va.v, va.n, &A);
+			fk_stats_summarize(vb.v, vb.n, &B);
+			fk_stats_summarize(la.v, la.n, &LA);
+			fk_stats_summarize(lb.v, lb.n, &LB);
+			fprintf(
+			    f, "%s,%s,%.0f,%.2f,%.0f,%.2f,%.0f,%.1f%%\n", s, k,
+			    A.mean, LA.mean, B.mean, LB.mean, B.mean - A.mean,
+			    A.mean ? 100 * (B.mean - A.mean) / A.mean : NAN);
+		}
+	}
+	fclose(f);
+	table_end(&t);
+	table_note(&t, "\nThe seed's CSV (scale 500 and 1000, 16-256 clients):"
+		       " average gain 14%% at 500, 8%% at 1000; ours in the "
+		       "same layout: seed-layout.csv.");
+	FILE *in = fopen(csv, "re");
+	if (in) {
+		char line[512];
+		while (fgets(line, sizeof(line), in)) {
+			line[strcspn(line, "\n")] = 0;
+			table_note(&t, "    %s", line);
+		}
+		fclose(in);
+	}
+	char d1[2600], d2[2600];
+	snprintf(d1, sizeof(d1), "%s/s%.*s-c%.*s-a", sdir,
+		 (int)strcspn(scales, ","), scales, (int)strcspn(clients, ","),
+		 clients);
+	snprintf(d2, sizeof(d2), "%s/s%.*s-c%.*s-b", sdir,
+		 (int)strcspn(scales, ","), scales, (int)strcspn(clients, ","),
+		 clients);
+	const char *dirs[] = {d1, d2};
+	make_report(c, dirs, 2);
+	table_close(&t);
+	return 0;
+}
+
+/* ---- 003: delayed fsync + DONTNEED in a bulk copy -------------------- */
+
+/* A tree of a fresh PostgreSQL data directory's shape: three databases
+ * of ~300 relation files (most 8-16 KiB, some up to 1 MiB), global/,
+ * and one 16 MiB WAL segment.  About 30 MiB, as the seed's copy. */
+static int make_db_tree(const char *root, int quick)
+{
+	static char buf[1 << 20];
+	memset(buf, 0x3c, sizeof(buf));
+	const char *dirs[] = {"",	 "/base",   "/base/1", "/base/4",
+			      "/base/5", "/global", "/pg_wal"};
+	char path[1400];
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(path, sizeof(path), "%s%s", root, dirs[i]);
+		if (mkdir_p1(path))
+			return -EIO;
+	}
+	unsigned seed = 17;
+	int per_db = quick ? 60 : 300;
+	for (int db = 0; db < 4; db++) {
+		const char *sub = db == 3   ? "global"
+				  : db == 0 ? "base/1"
+				  : db == 1 ? "base/4"
+					    : "base/5";
+		int nfiles = db == 3 ? per_db / 5 : per_db;
+		for (int i = 0; i < nfiles; i++) {
+			seed = seed * 1103515245u + 12345u;
+			unsigned r = (seed >> 16) % 100;
+			size_t size = r < 70   ? 8192
+				      : r < 90 ? 16384
+				      : r < 98 ? 131072
+					       : 1048576;
+			snprintf(path, sizeof(path), "%s/%s/%d", root, sub,
+				 1200 + i);
+			int fd =
+			    open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+				 0600);
+			if (fd < 0 || write(fd, buf, size) != (ssize_t)size) {
+				cli_error("write '%s': %s", path,
+					  strerror(errno));
+				if (fd >= 0)
+					close(fd);
+				return -EIO;
+			}
+			close(fd);
+		}
+	}
+	snprintf(path, sizeof(path), "%s/pg_wal/000000010000000000000001",
+		 root);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	for (int i = 0; i < (quick ? 1 : 16); i++)
+		if (write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+			break;
+	close(fd);
+	return 0;
+}
+
+static int seed_003(struct ctx *c, struct disk *d)
+{
+	unsigned runs = c->runs ? c->runs : c->quick ? 2 : 5;
+	char src[1200], dst[1200];
+	snprintf(src, sizeof(src), "%s/template", d->mnt);
+	snprintf(dst, sizeof(dst), "%s/copy", d->mnt);
+	if (make_db_tree(src, c->quick) || syncfs_path(d->mnt))
+		return -EIO;
+	struct vals wall[2], wr[2], mg[2], q[2], kib[2];
+	memset(wall, 0, sizeof(wall));
+	memset(wr, 0, sizeof(wr));
+	memset(mg, 0, sizeof(mg));
+	memset(q, 0, sizeof(q));
+	memset(kib, 0, sizeof(kib));
+	char sd[2][2300];
+	for (int s = 0; s < 2; s++) {
+		snprintf(sd[s], sizeof(sd[s]), "%s/%c", c->seed_dir,
+			 s ? 'b' : 'a');
+		if (mkdir_p1(sd[s]))
+			return -EIO;
+	}
+	int rc = 0;
+	for (unsigned r = 0; r < 2 * runs && !rc; r++) {
+		int side = (r % 2) ^ ((r / 2) % 2);
+		rm_tree(dst);
+		syncfs_path(d->mnt);
+		struct args a = {.n = 0};
+		args_add(&a, "flushkit");
+		args_add(&a, "monitor");
+		args_add(&a, "--json");
+		args_add(&a, "-i");
+		args_add(&a, "100");
+		args_add(&a, "-p");
+		args_add(&a, "%s", d->mnt);
+		args_add(&a, "--");
+		args_add(&a, "/proc/self/exe");
+		args_add(&a, "cp");
+		if (side) {
+			args_add(&a, "--method=writeback");
+			args_add(&a, "--drop-cache");
+		} else {
+			args_add(&a, "--method=fsync-each");
+		}
+		args_add(&a, "%s", src);
+		args_add(&a, "%s", dst);
+		char log[2400];
+		snprintf(log, sizeof(log), "%s/monitor-%u.jsonl", sd[side],
+			 r / 2 + 1);
+		struct blk_counts b0, b1;
+		blk_read(d, &b0);
+		double t0 = now_s();
+		rc = run_flushkit(log, a.v);
+		double dt = now_s() - t0;
+		char cplog[2400];
+		snprintf(cplog, sizeof(cplog), "%s/cp.log", c->seed_dir);
+		split_jsonl(log, cplog);
+		blk_read(d, &b1);
+		vals_add(&wall[side], dt);
+		vals_add(&wr[side], b1.writes - b0.writes);
+		vals_add(&mg[side], b1.merges - b0.merges);
+		vals_add(&q[side],
+			 b1.writes - b0.writes + b1.merges - b0.merges);
+		vals_add(&kib[side], b1.kib - b0.kib);
+	}
+	rm_tree(dst);
+	if (rc)
+		return rc;
+	struct table t;
+	if (table_open(c, &t, "003: delayed fsync + DONTNEED in a bulk copy",
+		       "flushkit cp --method=fsync-each TEMPLATE COPY",
+		       "flushkit cp --method=writeback --drop-cache TEMPLATE "
+		       "COPY"))
+		return -EIO;
+	table_head(&t, "OLD", "New");
+	table_row(&t, "copy wall time (s)", "—", "—", '-', &wall[0], &wall[1]);
+	table_row(&t, "writes queued (completed + merged)", "7854", "1716", '-',
+		  &q[0], &q[1]);
+	table_row(&t, "write merges", "5492", "1166", '-', &mg[0], &mg[1]);
+	table_row(&t, "writes completed", "2362", "550", '-', &wr[0], &wr[1]);
+	table_row(&t, "KiB written", "29672", "5960", '-', &kib[0], &kib[1]);
+	table_end(&t);
+	table_note(&t,
+		   "Block-layer counts are those of the loop device "
+		   "(/sys/block/loopN/stat; the seed's blktrace "
+		   "\"dispatches\" have no counter there).  The tree: %s "
+		   "(a generated PostgreSQL-like data directory).",
+		   src);
+	const char *dirs[] = {sd[0], sd[1]};
+	make_report(c, dirs, 2);
+	table_close(&t);
+	return 0;
+}
+
+/* ---- 004: sync ordering; syncfs per file system ---------------------- */
+
+static int seed_004(struct ctx *c)
+{
+	unsigned runs = c->runs ? c->runs : c->quick ? 2 : 5;
+	char types[64] = "";
+	const char *want[] = {"ext4", "xfs", "btrfs", "ext3"};
+	for (int i = 0; i < (c->quick ? 1 : 4); i++) {
+		char mk[32];
+		snprintf(mk, sizeof(mk), "mkfs.%s", want[i]);
+		if (!disk_in_path(mk)) {
+			printf("  %s: no %s here, left out\n", want[i], mk);
+			continue;
+		}
+		if (types[0])
+			strcat(types, ",");
+		strcat(types, want[i]);
+	}
+	const char *counts = c->quick ? "1,2" : "1,2,4";
+	char ta[2300];
+	struct args a = {.n = 0};
+	/* Under "flushkit monitor": Dirty and Writeback over the run. */
+	args_add(&a, "flushkit");
+	args_add(&a, "monitor");
+	args_add(&a, "--json");
+	args_add(&a, "-i");
+	args_add(&a, "500");
+	args_add(&a, "-p");
+	args_add(&a, "%s", c->run_dir);
+	args_add(&a, "--");
+	args_add(&a, "/proc/self/exe");
+	args_add(&a, "bench");
+	args_add(&a, "sync");
+	args_add(&a, "--fs=%s", types);
+	args_add(&a, "--fs-count=%s", counts);
+	args_add(&a, "--runs=%u", runs);
+	args_add(&a, "--empty-syncs=%d", c->quick ? 4 : 200);
+	args_add(&a, "--big-size=%s", c->quick ? "16M" : "512M");
+	args_add(&a, "--image-size=%s", c->quick ? "320M" : "1536M");
+	args_add(&a, "--sleep-scale=%s", c->quick ? "0.05" : "1");
+	args_add(&a, "--device=%s", c->prof.name);
+	args_add(&a, "--dir=%s", c->run_dir);
+	args_add(&a, "--results=%s", c->seed_dir);
+	char mon[2300], log[2300];
+	snprintf(mon, sizeof(mon), "%s/monitor/monitor.jsonl", c->seed_dir);
+	snprintf(log, sizeof(log), "%s/sync.log", c->seed_dir);
+	snprintf(ta, sizeof(ta), "%s/monitor", c->seed_dir);
+	if (mkdir_p1(ta))
+		return -EIO;
+	int rc = run_flushkit(mon, a.v);
+	split_jsonl(mon, log);
+	if (rc)
+		return rc;
+	struct table t;
+
+	snprintf(ta, sizeof(ta), "sync(2), in bench sync --fs=%s --fs-count=%s",
+		 types, counts);
+	if (table_open(c, &t,
+		       "004: sync ordering; syncfs per file system (bench "
+		       "sync)",
+		       ta,
+		       "one syncfs per file system (first table), "
+		       "flushkit sync (second)"))
+		return -EIO;
+	static const char *const tests[] = {
+	    "test 1: 200 syncs, nothing to write (s)",
+	    "test 2: sync while 40 KB files are written (s)",
+	    "test 3: sync while a big file is written (s)"};
+	static const char *const keys[] = {"empty_sync_total_s", "small_sync_s",
+					   "big_sync_s"};
+	for (int m = 1; m <= 2; m++) {
+		table_note(&t, "\nB = %s:", m == 1 ? "syncfs" : "flushkit");
+		table_head(&t, "BASE", "PATCHED");
+		for (size_t i = 0; i < sizeof(seed_sync) / sizeof(seed_sync[0]);
+		     i++) {
+			const struct seed_sync_row *s = &seed_sync[i];
+			if (!strstr(types, s->fs) ||
+			    (s->count == 4 && c->quick))
+				continue;
+			struct vals va, vb;
+			struct collect col;
+			memset(&col, 0, sizeof(col));
+			memset(&va, 0, sizeof(va));
+			memset(&vb, 0, sizeof(vb));
+			col.type = "run";
+			col.key = keys[s->test - 1];
+			col.fs = s->fs;
+			col.count = s->count;
+			col.method = "sync";
+			col.out = &va;
+			collect_dir(c->seed_dir, &col);
+			col.method = m == 1 ? "syncfs" : "flushkit";
+			col.out = &vb;
+			collect_dir(c->seed_dir, &col);
+			char label[160], sa[64], sb[64];
+			snprintf(label, sizeof(label), "%s, %s, %d fs",
+				 tests[s->test - 1], s->fs, s->count);
+			snprintf(sa, sizeof(sa), "%.3f ± %.3f", s->base_avg,
+				 s->base_sd);
+			snprintf(sb, sizeof(sb), "%.3f ± %.3f", s->patched_avg,
+				 s->patched_sd);
+			table_row(&t, label, sa, sb, s->marker, &va, &vb);
+		}
+		table_end(&t);
+	}
+	table_note(&t, "BASE/PATCHED are the seed's kernels without and with "
+		       "the sync reordering; ours are sync(2) against the "
+		       "two ways to make each file system durable without "
+		       "a global sync.  With 4 file systems two share a "
+		       "disk: each loop device gets half the profile.");
+	snprintf(ta, sizeof(ta), "%s/monitor", c->seed_dir);
+	const char *dirs[] = {c->seed_dir, ta};
+	make_report(c, dirs, 2);
+	table_close(&t);
+	return 0;
+}
+
+/* ---- driver ---------------------------------------------------------- */
+
+static const char *const seed_names[5] = {
+    "000 sync_file_range with WB_SYNC_NONE", "001 many fsyncs in flight",
+    "002 fsync request queue compaction",
+    "003 delayed fsync + DONTNEED in a bulk copy",
+    "004 sync ordering; syncfs per file system"};
+
+static int run_seed(struct ctx *c, int n, double *dur)
+{
+	snprintf(c->seed_dir, sizeof(c->seed_dir), "%s/%03d", c->results, n);
+	if (mkdir_p1(c->seed_dir))
+		return -EIO;
+	printf("seed %s (--device=%s%s)\n", seed_names[n], c->prof.name,
+	       c->quick ? ", --quick" : "");
+	fflush(stdout);
+	double t0 = now_s();
+	struct disk d;
+	int rc = 0;
+	memset(&d, 0, sizeof(d));
+	d.loop_fd = -1;
+	if (n != 4) {
+		const char *type = "ext4";
+		if (n == 1 && disk_in_path("mkfs.xfs"))
+			type = "xfs"; /* the seed's file system */
+		char name[16];
+		snprintf(name, sizeof(name), "seed%03d", n);
+		rc = disk_create(&d, c->run_dir, name, type,
+				 c->quick ? (400u << 20) : (8ull << 30),
+				 &c->prof);
+	}
+	if (!rc) {
+		switch (n) {
+		case 0:
+			rc = seed_000(c, &d);
+			break;
+		case 1:
+			rc = seed_001(c, &d);
+			break;
+		case 2:
+			rc = seed_002(c, &d);
+			break;
+		case 3:
+			rc = seed_003(c, &d);
+			break;
+		case 4:
+			rc = seed_004(c);
+			break;
+		}
+	}
+	if (n != 4 && disk_destroy(&d) && !rc)
+		rc = -EIO;
+	*dur = now_s() - t0;
+	if (!rc) {
+		/* the duration line of the table */
+		char path[2200];
+		snprintf(path, sizeof(path), "%s/table.md", c->seed_dir);
+		FILE *f = fopen(path, "ae");
+		if (f) {
+			fprintf(f, "Seed run took %.0f s.\n", *dur);
+			fclose(f);
+		}
+	}
+	return rc;
+}
+
+/* RESULTS/index.html: every table and plot. */
+static int write_index(struct ctx *c, const int *done, const double *dur)
+{
+	char path[2200];
+	snprintf(path, sizeof(path), "%s/index.html", c->results);
+	FILE *f = fopen(path, "we");
+	if (!f)
+		return -errno;
+	fprintf(f,
+		"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+		"<title>flushkit reproduce</title></head><body>\n"
+		"<h1>flushkit reproduce: the seeds' figures beside ours"
+		"</h1>\n<p>Device profile %s.  Each table: the seed's "
+		"published figures, its direction of effect, ours (AVG "
+		"&plusmn; STDDEV, n) and our 2&sigma; marker.</p>\n",
+		c->prof.name);
+	for (int n = 0; n < 5; n++) {
+		if (!done[n])
+			continue;
+		char p[2400];
+		snprintf(p, sizeof(p), "%s/%03d/table.html", c->results, n);
+		FILE *t = fopen(p, "re");
+		if (t) {
+			char buf[4096];
+			size_t k;
+			while ((k = fread(buf, 1, sizeof(buf), t)) > 0)
+				fwrite(buf, 1, k, f);
+			fclose(t);
+		}
+		fprintf(f,
+			"<p>Run time %.0f s.  <a href=\"%03d/report/"
+			"index.html\">All plots and the summary of %03d"
+			"</a>.</p>\n",
+			dur[n], n, n);
+		snprintf(p, sizeof(p), "%s/%03d/report", c->results, n);
+		DIR *d = opendir(p);
+		if (d) {
+			struct dirent *e;
+			while ((e = readdir(d))) {
+				size_t l = strlen(e->d_name);
+				if (l > 4 &&
+				    (!strcmp(e->d_name + l - 4, ".png") ||
+				     !strcmp(e->d_name + l - 4, ".svg")))
+					fprintf(f,
+						"<img src=\"%03d/report/%s\" "
+						"alt=\"%s\" width=\"480\">\n",
+						n, e->d_name, e->d_name);
+			}
+			closedir(d);
+		}
+	}
+	fprintf(f, "</body></html>\n");
+	return fclose(f) ? -errno : 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: flushkit reproduce 000|001|002|003|004|all "
+		"[OPTIONS]   (root only)\n"
+		"       flushkit reproduce --cleanup\n\n"
+		"Run a seed experiment the way its seed ran it, on emulated "
+		"disks (loop\ndevices with blkio write throttles), and write "
+		"the seed's figures beside ours.\n\n"
+		"  --device=PROFILE  native (no throttle), ssd (500 MB/s, "
+		"50000 write IOPS),\n"
+		"                    hdd (150 MB/s, 150 write IOPS; the "
+		"default) or BPS:IOPS\n"
+		"  --quick           tiny sizes: every experiment in a few "
+		"minutes\n"
+		"  --runs=N          runs per side (default: each seed's)\n"
+		"  --results=DIR     output (default "
+		"results/reproduce-YYYYMMDD-HHMMSS)\n"
+		"  --cleanup         (alone) only remove what killed runs "
+		"left: mounts,\n"
+		"                    loop devices, throttles under " DISK_ROOT
+		"\n"
+		"  -h, --help        this help\n\n"
+		"Writes DIR/NNN/table.md and table.html for each seed, "
+		"DIR/NNN/report/ (plots),\nand DIR/index.html.  See "
+		"docs/reproduce.md.\n");
+}
+
+int cmd_reproduce(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+	    {"device", required_argument, NULL, 'D'},
+	    {"quick", no_argument, NULL, 'q'},
+	    {"runs", required_argument, NULL, 'r'},
+	    {"results", required_argument, NULL, 'o'},
+	    {"cleanup", no_argument, NULL, 'C'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	struct ctx c;
+	int opt, cleanup = 0;
+	memset(&c, 0, sizeof(c));
+	disk_profile_parse("hdd", &c.prof);
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+		uint64_t u;
+		switch (opt) {
+		case 'D':
+			if (disk_profile_parse(optarg, &c.prof)) {
+				cli_error("bad --device '%s' (native, ssd, "
+					  "hdd or BPS:IOPS)",
+					  optarg);
+				return FK_EXIT_USAGE;
+			}
+			break;
+		case 'q':
+			c.quick = 1;
+			break;
+		case 'C':
+			cleanup = 1;
+			break;
+		case 'r':
+			if (cli_parse_u64(optarg, &u) || u < 1 || u > 1000) {
+				cli_error("bad --runs '%s'", optarg);
+				return FK_EXIT_USAGE;
+			}
+			c.runs = (unsigned)u;
+			break;
+		case 'o':
+			c.results = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return FK_EXIT_OK;
+		default:
+			usage(stderr);
+			return FK_EXIT_USAGE;
+		}
+	}
+	if (cleanup && optind == argc) {
+		if (geteuid() != 0) {
+			cli_error("reproduce --cleanup needs root");
+			return FK_EXIT_FAILURE;
+		}
+		int n = disk_cleanup_stale();
+		printf("removed %d leftovers of killed runs under %s\n",
+		       n < 0 ? 0 : n, DISK_ROOT);
+		return n < 0 ? FK_EXIT_FAILURE : FK_EXIT_OK;
+	}
+	if (optind + 1 != argc) {
+		usage(stderr);
+		return FK_EXIT_USAGE;
+	}
+	int want[5] = {0};
+	const char *which = argv[optind];
+	if (!strcmp(which, "all")) {
+		for (int i = 0; i < 5; i++)
+			want[i] = 1;
+	} else if (strlen(which) == 3 && !strncmp(which, "00", 2) &&
+		   which[2] >= '0' && which[2] <= '4') {
+		want[which[2] - '0'] = 1;
+	} else {
+		cli_error("'%s' is not a seed: 000, 001, 002, 003, 004 or all",
+			  which);
+		return FK_EXIT_USAGE;
+	}
+	if (geteuid() != 0) {
+		cli_error("reproduce needs root: it makes loop devices, file "
+			  "systems, mounts and blkio throttles");
+		return FK_EXIT_FAILURE;
+	}
+	if (access("/dev/loop-control", F_OK)) {
+		cli_error("no /dev/loop-control: no loop devices here");
+		return FK_EXIT_FAILURE;
+	}
+	if ((c.prof.write_bps || c.prof.write_iops) &&
+	    !disk_throttle_supported()) {
+		cli_warn("no cgroup v1 blkio write throttles here "
+			 "(/sys/fs/cgroup/blkio): running --device=native");
+		disk_profile_parse("native", &c.prof);
+	}
+	char defdir[128];
+	if (!c.results) {
+		time_t now = time(NULL);
+		struct tm tm;
+		localtime_r(&now, &tm);
+		mkdir("results", 0755);
+		strftime(defdir, sizeof(defdir),
+			 "results/reproduce-%Y%m%d-%H%M%S", &tm);
+		c.results = defdir;
+	}
+	if (mkdir_p1(c.results))
+		return FK_EXIT_FAILURE;
+
+	struct sigaction sa, old_int, old_term;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	stop = 0;
+	if (disk_run_dir_create(c.run_dir, sizeof(c.run_dir)))
+		return FK_EXIT_FAILURE;
+
+	int err = 0, done[5] = {0};
+	double dur[5] = {0}, t0 = now_s();
+	for (int n = 0; n < 5 && !stop; n++) {
+		if (!want[n])
+			continue;
+		int rc = run_seed(&c, n, &dur[n]);
+		if (rc) {
+			if (!stop)
+				cli_error("seed %03d failed; see %s/%03d/*.log",
+					  n, c.results, n);
+			err = 1;
+		} else {
+			done[n] = 1;
+			printf("  table: %s/%03d/table.md\n", c.results, n);
+		}
+		fflush(stdout);
+	}
+	disk_destroy_all();
+	disk_run_dir_remove(c.run_dir);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (stop) {
+		cli_error("interrupted; mounts, loop devices and throttles "
+			  "removed");
+		return FK_EXIT_FAILURE;
+	}
+	if (write_index(&c, done, dur))
+		err = 1;
+	printf("report: %s/index.html (%.0f s in all)\n", c.results,
+	       now_s() - t0);
+	return err ? FK_EXIT_FAILURE : FK_EXIT_OK;
+}

@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# "flushkit reproduce all --quick" on throttled loop-device disks: every
+# seed's table (table.md with the seed's figures beside ours, table.html)
+# and plots (report/index.html with at least one plot), the seed-layout
+# CSV of 002, one index.html with all five; and afterwards nothing
+# mounted, attached or throttled.  Then the same after a SIGTERM in the
+# middle of a run (exit 1, everything removed), and after a SIGKILL (the
+# leftovers are there, and "reproduce --cleanup", as the next start
+# does, removes them).  Checks that the tables are produced, not the
+# effects.  Not root or no loop devices: skip (77).
+set -u
+if [ "$(id -u)" != 0 ]; then
+	out=$("$FLUSHKIT" reproduce 000 --quick 2>&1)
+	rc=$?
+	[ $rc -eq 1 ] && echo "$out" | grep -q 'needs root' ||
+		{ echo "FAIL: not root: exit $rc, '$out'"; exit 1; }
+	echo "SKIP: not root"; exit 77
+fi
+[ -e /dev/loop-control ] || { echo "SKIP: no loop devices"; exit 77; }
+command -v mkfs.ext4 >/dev/null || { echo "SKIP: no mkfs.ext4"; exit 77; }
+root=/var/tmp/flushkit-disks
+fail=0
+err() { echo "FAIL: $*"; fail=1; }
+t=$(mktemp -d /var/tmp/fk-t-reproduce.XXXXXX)
+trap 'rm -rf "$t"' EXIT
+# A fast profile: the throttles are set and removed, the runs stay short.
+dev=400M:20000
+
+# What a run with pid $1 left: mounts, loop devices, throttles.
+leftovers() {
+	grep -F " $root/run-$1/" /proc/self/mountinfo
+	for f in /sys/block/loop*/loop/backing_file; do
+		[ -r "$f" ] && grep -H -F "$root/run-$1/" "$f"
+	done
+	for f in /sys/fs/cgroup/blkio/blkio.throttle.write_bps_device \
+		 /sys/fs/cgroup/blkio/blkio.throttle.write_iops_device; do
+		[ -r "$f" ] || continue
+		while read -r mm v; do
+			n=${mm#7:}
+			[ "$mm" != "$n" ] || continue
+			# a throttle on a loop device that is not attached
+			# any more, or one attached to this run's image
+			b=/sys/block/loop$n/loop/backing_file
+			if [ ! -r "$b" ] || grep -q -F "$root/run-$1/" "$b"; then
+				echo "$f: $mm $v"
+			fi
+		done <"$f"
+	done
+	[ -e "$root/run-$1" ] && echo "directory $root/run-$1"
+}
+
+# Start "reproduce $@" in the background; wait until its disk is
+# mounted and throttled.  Sets $pid.
+start_and_wait_mounted() {
+	"$FLUSHKIT" reproduce "$@" >"$t/bg.out" 2>&1 &
+	pid=$!
+	for _ in $(seq 1 300); do
+		if grep -q -F " $root/run-$pid/" /proc/self/mountinfo &&
+		   grep -q '^7:' /sys/fs/cgroup/blkio/blkio.throttle.write_bps_device
+		then
+			return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
+# 1. The whole quick run.
+out=$("$FLUSHKIT" reproduce all --quick --device=$dev --results "$t/r" 2>&1)
+rc=$?
+[ $rc -eq 0 ] || err "reproduce all --quick: exit $rc: $out"
+for n in 000 001 002 003 004; do
+	md="$t/r/$n/table.md"
+	[ -s "$md" ] || { err "$n: no table.md"; continue; }
+	grep -q '^| metric | seed ' "$md" || err "$n: no table header in $md"
+	rows=$(grep -c '^| [^m-]' "$md")
+	[ "$rows" -ge 2 ] || err "$n: $rows table rows in $md"
+	grep -q 'Seed effects shown at 2σ: [0-9]* of [0-9]*' "$md" ||
+		err "$n: no 'shown' count in $md"
+	grep -q "ssd\|hdd\|$dev" "$md" || err "$n: no device profile in $md"
+	[ -s "$t/r/$n/table.html" ] || err "$n: no table.html"
+	[ -s "$t/r/$n/report/index.html" ] || err "$n: no report/index.html"
+	ls "$t/r/$n/report/"*.png >/dev/null 2>&1 ||
+		ls "$t/r/$n/report/"*.svg >/dev/null 2>&1 ||
+		err "$n: no plot in report/"
+	grep -q "<h2>${n}:" "$t/r/index.html" 2>/dev/null ||
+		err "$n: not in index.html"
+done
+grep -q '"scale","clients","tps","max_latency"' "$t/r/002/seed-layout.csv" ||
+	err "002: no seed-layout.csv in the seed's CSV layout"
+grep -q 'progress: .* tps, lat .* ms stddev' "$t/r/000/table.md" ||
+	err "000: no worst progress seconds"
+grep -q 'dirty.png\|dirty.svg' "$t/r/index.html" ||
+	err "index.html shows no Dirty/Writeback plot"
+# Any run directory left is a leftover of this run (it held the lock).
+ls -d "$root"/run-* 2>/dev/null | while read -r d; do
+	p=${d##*/run-}
+	kill -0 "$p" 2>/dev/null || echo "left: $d"
+done >"$t/dirs"
+[ -s "$t/dirs" ] && err "after the run: $(cat "$t/dirs")"
+# Mounts of runs that are gone (other runs may be going on).
+grep -o -F " $root/run-" /proc/self/mountinfo >/dev/null &&
+	grep -F " $root/run-" /proc/self/mountinfo |
+	sed -n "s|.* $root/run-\([0-9]*\)/.*|\1|p" | sort -u |
+	while read -r p; do
+		kill -0 "$p" 2>/dev/null || echo "run $p"
+	done >"$t/mnts"
+[ -s "$t/mnts" ] && err "after the run: still mounted: $(cat "$t/mnts")"
+
+# 2. SIGTERM in the middle of a run: exit 1, nothing left.
+if start_and_wait_mounted 000 --quick --device=$dev --results "$t/term"; then
+	sleep 2
+	kill -TERM $pid
+	wait $pid
+	rc=$?
+	[ $rc -eq 1 ] || err "SIGTERM: exit $rc (want 1): $(cat "$t/bg.out")"
+	grep -q 'interrupted' "$t/bg.out" || err "SIGTERM: no message"
+	l=$(leftovers $pid)
+	[ -z "$l" ] || err "after SIGTERM: left: $l"
+else
+	err "SIGTERM: the run never mounted its disk: $(cat "$t/bg.out")"
+	kill -TERM $pid 2>/dev/null; wait $pid
+fi
+
+# 3. SIGKILL: the leftovers stay (they must: nothing ran to remove
+# them), and the next start removes them.
+if start_and_wait_mounted 000 --quick --device=$dev --results "$t/kill"; then
+	sleep 1
+	kill -KILL -- $pid
+	wait $pid 2>/dev/null
+	# the benchmark children are in their own process group
+	pkill_group() {
+		for p in $(pgrep -f "$root/run-$pid/"); do kill -KILL "$p"; done
+	}
+	sleep 1
+	pkill_group 2>/dev/null
+	sleep 1
+	l=$(leftovers $pid)
+	[ -n "$l" ] || err "after SIGKILL: nothing left (test is vacuous)"
+	out=$("$FLUSHKIT" reproduce --cleanup 2>&1)
+	echo "$out" | grep -q 'removed [1-9][0-9]* leftovers' ||
+		err "--cleanup: '$out'"
+	l=$(leftovers $pid)
+	[ -z "$l" ] || err "after --cleanup: left: $l"
+else
+	err "SIGKILL: the run never mounted its disk: $(cat "$t/bg.out")"
+	kill -KILL $pid 2>/dev/null; wait $pid
+fi
+[ $fail -eq 0 ] && echo "PASS"
+exit $fail
