@@ -11,7 +11,9 @@ set -u
 fail() { echo "FAIL: $*"; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
 src=${FK_SRC:?}
-dirs=(tools bench bench/lib bench/tpcb)
+# tools/ and every directory of the benchmark floor
+dirs=(tools)
+while IFS= read -r d; do dirs+=("${d#"$src"/}"); done < <(find "$src/bench" -type d | sort)
 incs=()
 for d in "${dirs[@]}"; do incs+=("-I$src/$d"); done
 is_ours() {
