@@ -222,3 +222,31 @@ int fk_wal_commit_next_op(struct fk_wal_cursor *c, struct fk_wal_op *op)
 	c->i_op++;
 	return 1;
 }
+
+/* ---- applying an op to a page (commit and redo) ---- */
+
+void fk_page_apply_op(const struct fk_table *t, uint8_t *page,
+		      const struct fk_wal_op *op, int64_t *result)
+{
+	uint8_t *p = fk_row_ptr(t, page, op->row);
+	if (op->kind == FK_OP_ADD_I64) {
+		int64_t v, d;
+		memcpy(&v, p + op->off, 8);
+		memcpy(&d, op->data, 8);
+		v = (int64_t)((uint64_t)v + (uint64_t)d);
+		memcpy(p + op->off, &v, 8);
+		if (result)
+			*result = v;
+		return;
+	}
+	memcpy(p + op->off, op->data, op->len);
+	if (op->kind == FK_OP_APPEND) {
+		uint16_t nrows;
+		uint32_t slot = (uint32_t)(op->row % t->rows_per_page) + 1;
+		memcpy(&nrows, page + 20, 2);
+		if (slot > nrows) {
+			nrows = (uint16_t)slot;
+			memcpy(page + 20, &nrows, 2);
+		}
+	}
+}
