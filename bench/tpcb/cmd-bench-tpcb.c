@@ -271,6 +271,9 @@ static void usage(FILE *f)
 	    "      --full-page-writes=on|off\n"
 	    "      --wal-sync-method=fdatasync|fsync|open_datasync\n"
 	    "      --segment-size=SIZE  --wal-segment-size=SIZE\n"
+	    "      --wal-compression=off|lz4|zstd  compress full-page images "
+	    "in the WAL\n"
+	    "                           (default off)\n"
 	    "      --sync-io=auto|uring|threads|sequential  how the checkpoint "
 	    "sync phase\n"
 	    "                           issues its fsyncs (default: the "
@@ -307,6 +310,7 @@ enum {
 	OPT_WAL_SYNC,
 	OPT_SEGMENT,
 	OPT_WAL_SEGMENT,
+	OPT_WAL_COMPRESSION,
 	OPT_SYNC_IO,
 	OPT_SYNC_JOBS,
 	OPT_LOG_CKPT,
@@ -354,6 +358,7 @@ static const struct option long_opts[] = {
     {"wal-sync-method", required_argument, NULL, OPT_WAL_SYNC},
     {"segment-size", required_argument, NULL, OPT_SEGMENT},
     {"wal-segment-size", required_argument, NULL, OPT_WAL_SEGMENT},
+    {"wal-compression", required_argument, NULL, OPT_WAL_COMPRESSION},
     {"log-checkpoints", optional_argument, NULL, OPT_LOG_CKPT},
     {NULL, 0, NULL, 0},
 };
@@ -455,6 +460,13 @@ static int apply_knob(struct fk_store_opts *o, const struct knob *k)
 		ret = cli_parse_size(k->val, &o->wal_segment_bytes);
 		if (!ret && o->wal_segment_bytes < 64 * 1024)
 			ret = -EINVAL;
+		break;
+	case OPT_WAL_COMPRESSION:
+		ret = fk_wal_compression_parse(k->val);
+		if (ret >= 0) {
+			o->wal_compression = ret;
+			ret = 0;
+		}
 		break;
 	case OPT_SYNC_IO:
 		ret = fk_sync_io_parse(k->val);
@@ -955,6 +967,11 @@ static int open_store(struct run *r)
 			  "Restore it from a copy: 'flushkit bench tpcb -i' "
 			  "would replace it with a new one",
 			  r->data_dir);
+	else if (ret == -ENOTSUP && r->opts.wal_compression)
+		cli_error("--wal-compression=%s: this flushkit was built "
+			  "without lib%s",
+			  fk_wal_compression_name(r->opts.wal_compression),
+			  fk_wal_compression_name(r->opts.wal_compression));
 	else if (ret)
 		cli_error("open store '%s': %s", r->data_dir, fk_strerror(ret));
 	if (ret)
@@ -1698,6 +1715,11 @@ static void print_summary(struct run *r, const struct results *res)
 	       b->buffers_backend - a->buffers_backend);
 	printf("backend fsyncs: %" PRIu64 "\n",
 	       b->backend_fsyncs - a->backend_fsyncs);
+	printf("full-page images: %" PRIu64 ", %.1f MiB of WAL "
+	       "(wal_compression %s)\n",
+	       b->wal_fpi - a->wal_fpi,
+	       (double)(b->wal_fpi_bytes - a->wal_fpi_bytes) / 1048576.0,
+	       fk_wal_compression_name(r->opts.wal_compression));
 	if (res->check_done)
 		print_check(res);
 }
@@ -2009,6 +2031,7 @@ static struct json_object *settings_json(struct run *r)
 	I("sync_jobs", sync_jobs(r));
 	S("full_page_writes", o->full_page_writes ? "on" : "off");
 	S("wal_sync_method", wal_sync_name(o->wal_sync_method));
+	S("wal_compression", fk_wal_compression_name(o->wal_compression));
 	S("data_dir", r->data_dir);
 	I("seed", r->seed);
 
@@ -2040,6 +2063,9 @@ static struct json_object *settings_json(struct run *r)
 	    json_object_new_string(wal_sync_name(o->wal_sync_method)));
 	json_object_object_add(
 	    st, "sync_io", json_object_new_string(fk_sync_io_name(o->sync_io)));
+	json_object_object_add(st, "wal_compression",
+			       json_object_new_string(fk_wal_compression_name(
+				   o->wal_compression)));
 	SI("sync_jobs", sync_jobs(r));
 #undef SI
 	json_object_object_add(j, "store", st);
@@ -2120,6 +2146,7 @@ static struct json_object *summary_json(struct run *r,
 	I("wal_bytes", b->wal_bytes - a->wal_bytes);
 	I("wal_flushes", b->wal_flushes - a->wal_flushes);
 	I("wal_fpi", b->wal_fpi - a->wal_fpi);
+	I("wal_fpi_bytes", b->wal_fpi_bytes - a->wal_fpi_bytes);
 	json_object_object_add(j, "sync_io",
 			       json_object_new_string(sync_io_used(r)));
 	I("sync_jobs", sync_jobs(r));

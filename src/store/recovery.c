@@ -281,8 +281,18 @@ int fk_store_recover(struct fk_store *s, const struct fk_control *ctl)
 		}
 		if (rec->type == FK_WAL_COMMIT) {
 			r = replay_commit(s, rec, next);
-			if (r)
+			if (r) {
+				fk_store_log(
+				    s,
+				    "redo of the COMMIT record at %llu "
+				    "failed: %s%s",
+				    (unsigned long long)pos, fk_strerror(r),
+				    r == -ENOTSUP ? " (a full-page image "
+						    "compressed by a method "
+						    "this build lacks)"
+						  : "");
 				break;
+			}
 			records++;
 		}
 		prev = pos;

@@ -5,6 +5,7 @@
  * The store is split into, from the bottom up (a module calls only the
  * ones listed before it: no circle):
  *   crc32c.c        fk_crc32c(): CRC-32C (Castagnoli), SSE4.2 or tables
+ *   compress.c      full-page image compression (lz4, zstd)
  *   format.c        page, WAL record, segment header and commit payload
  *                   formats, applying an op to a page (pure functions,
  *                   unit-tested on their own)
@@ -54,6 +55,19 @@
 uint32_t fk_crc32c(uint32_t crc, const void *data, size_t len);
 /* Tests: 1 forces the table method, 0 restores detection. */
 void fk_crc32c_force_sw(int sw);
+
+/* ---- full-page image compression (compress.c) ---- */
+
+/* 1 if this build has @method (enum fk_wal_compression; OFF: always). */
+int fk_fpi_method_available(int method);
+/* Compress the page @page by @method into @out (room for FK_PAGE_SIZE
+ * - 1 bytes): the compressed length, or 0 when it would not be smaller
+ * (or the method is OFF or missing).  No I/O. */
+size_t fk_fpi_compress(int method, const uint8_t *page, uint8_t *out);
+/* Decompress @len bytes at @in into the page @page: 0, -FK_ECORRUPT (not
+ * exactly one page), -ENOTSUP (method missing from this build),
+ * -ENOMEM.  No I/O. */
+int fk_fpi_decompress(int method, const uint8_t *in, size_t len, uint8_t *page);
 
 /* ---- pages ---- */
 
@@ -130,8 +144,19 @@ struct fk_wal_op {
 
 /* Commit payload: u32 nr_fpi, u32 nr_ops, then nr_fpi x {u32 table,
  * u32 block, page[8192]}, then nr_ops x {u8 kind, u8 pad[3], u32 table,
- * u64 row, u32 off, u32 len, data[len] padded to 8}. */
+ * u64 row, u32 off, u32 len, data[len] padded to 8}.
+ * With FK_WAL_FPI_PACKED set in nr_fpi (the store's wal_compression is
+ * not off; its other bits count the images), each image is instead
+ * {u32 table, u32 block, u8 method, u8 pad[3], u32 stored_len,
+ * stored[stored_len] padded to 8}: method an enum fk_wal_compression,
+ * OFF with the page as it is (stored_len 8192), else the page
+ * compressed (stored_len < 8192).  The record's CRC covers the stored
+ * bytes; a compressed image must decompress to exactly one page whose
+ * header names (table, block). */
 #define FK_WAL_FPI_BYTES (8u + FK_PAGE_SIZE)
+#define FK_WAL_FPI_PACKED 0x80000000u
+#define FK_WAL_FPI_PACKED_HDR 16u
+#define FK_WAL_FPI_PACKED_MAX (FK_WAL_FPI_PACKED_HDR + FK_PAGE_SIZE)
 #define FK_WAL_OP_HDR 24u
 
 void fk_wal_seg_fill(struct fk_wal_seg *h, uint64_t segno,
@@ -156,11 +181,16 @@ long fk_wal_rec_check(const void *buf, size_t avail, uint64_t lsn,
 struct fk_wal_cursor {
 	const uint8_t *p, *end;
 	uint32_t nr_fpi, nr_ops, i_fpi, i_op;
+	int packed; /* FK_WAL_FPI_PACKED */
+	uint8_t img[FK_PAGE_SIZE] __attribute__((aligned(16)));
+	/* a decompressed image */
 };
 
 int fk_wal_commit_begin(struct fk_wal_cursor *c, const void *payload,
 			size_t len);
-/* 1 and the next FPI, 0 when none is left, -FK_ECORRUPT. */
+/* 1 and the next FPI (*@page valid until the next call: in the payload,
+ * or decompressed into c->img), 0 when none is left, -FK_ECORRUPT, or
+ * -ENOTSUP (compressed by a method this build lacks). */
 int fk_wal_commit_next_fpi(struct fk_wal_cursor *c, uint32_t *table,
 			   uint32_t *block, const uint8_t **page);
 /* 1 and the next op (after all FPIs), 0 at end, -FK_ECORRUPT. */
@@ -169,6 +199,11 @@ int fk_wal_commit_next_op(struct fk_wal_cursor *c, struct fk_wal_op *op);
 size_t fk_wal_put_commit_hdr(uint8_t *out, uint32_t nr_fpi, uint32_t nr_ops);
 size_t fk_wal_put_fpi(uint8_t *out, uint32_t table, uint32_t block,
 		      const uint8_t *page);
+/* A packed image (FK_WAL_FPI_PACKED) of @page, compressed by @method
+ * (enum fk_wal_compression) if that makes it smaller; @out has room
+ * for FK_WAL_FPI_PACKED_MAX bytes. */
+size_t fk_wal_put_fpi_packed(uint8_t *out, uint32_t table, uint32_t block,
+			     int method, const uint8_t *page);
 size_t fk_wal_put_op(uint8_t *out, uint8_t kind, uint32_t table,
 		     uint64_t row, uint32_t off, uint32_t len,
 		     const void *data);

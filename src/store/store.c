@@ -222,8 +222,11 @@ struct commit {
 	int *lockord; /* pg[].idx in buffer-index order */
 	struct fk_iovec *iov;
 	uint8_t *opbuf; /* commit header, then the ops */
+	uint8_t *zbuf;	/* packed images (wal_compression), one
+			 * FK_WAL_FPI_PACKED_MAX slot per page */
 	size_t oplen;
-	size_t nfpi;  /* full-page images in the record */
+	size_t nfpi;	  /* full-page images in the record */
+	size_t fpi_bytes; /* the bytes they take in it */
 	uint64_t end; /* the record's end: page LSN, flush target */
 };
 
@@ -315,6 +318,12 @@ static int commit_alloc(struct commit *c)
 	c->lockord = malloc(c->nops * sizeof(*c->lockord));
 	c->opbuf = malloc(c->oplen);
 	c->iov = malloc((2 * c->nops + 2) * sizeof(*c->iov));
+	if (c->s->o.wal_compression != FK_WAL_COMPRESSION_OFF &&
+	    c->s->o.full_page_writes) {
+		c->zbuf = malloc(c->nops * FK_WAL_FPI_PACKED_MAX);
+		if (!c->zbuf)
+			return -ENOMEM;
+	}
 	return c->pg && c->lockord && c->opbuf && c->iov ? 0 : -ENOMEM;
 }
 
@@ -395,8 +404,11 @@ static void commit_encode_ops(struct commit *c)
 /*
  * The record's parts in c->iov for the redo LSN @redo (S2: a page not
  * changed since the redo point logs its full image): the commit header,
- * the images, the ops.  Sets *@n parts, *@crc over them and *@total, the
- * record's length.
+ * the images, the ops.  With wal_compression each image is packed
+ * (compressed where that makes it smaller) into c->zbuf, under the page
+ * locks the commit holds but not the WAL insert lock.  Sets *@n parts,
+ * *@crc over them (so over the stored, compressed bytes) and *@total,
+ * the record's length.
  */
 static void commit_assemble(struct commit *c, uint64_t redo, int *n,
 			    uint32_t *crc, size_t *total)
@@ -404,33 +416,51 @@ static void commit_assemble(struct commit *c, uint64_t redo, int *n,
 	struct fk_store *s = c->s;
 	struct fk_iovec *iov = c->iov;
 	int k = 1;
+	uint32_t nr_fpi;
 	*total = FK_WAL_REC_HDR + c->oplen;
 	c->nfpi = 0;
+	c->fpi_bytes = 0;
 	for (size_t i = 0; i < c->npg; i++) {
 		c->pg[i].fpi = s->o.full_page_writes &&
 			       PAGE_LSN(s->bufs[c->pg[i].idx].page) <= redo;
 		if (c->pg[i].fpi)
 			c->nfpi++;
 	}
-	fk_wal_put_commit_hdr(c->opbuf, (uint32_t)c->nfpi, (uint32_t)c->nops);
+	nr_fpi = (uint32_t)c->nfpi;
+	if (c->zbuf && c->nfpi)
+		nr_fpi |= FK_WAL_FPI_PACKED;
+	fk_wal_put_commit_hdr(c->opbuf, nr_fpi, (uint32_t)c->nops);
 	*crc = fk_crc32c(0, c->opbuf, 8);
 	iov[0].base = c->opbuf;
 	iov[0].len = 8;
-	/* FPI headers live in pg[] itself: table, block, as the format
-	 * wants (two u32, then the page). */
 	for (size_t i = 0; i < c->npg; i++) {
 		if (!c->pg[i].fpi)
 			continue;
+		const uint8_t *page = s->bufs[c->pg[i].idx].page;
+		if (nr_fpi & FK_WAL_FPI_PACKED) {
+			uint8_t *z = c->zbuf + i * FK_WAL_FPI_PACKED_MAX;
+			iov[k].base = z;
+			iov[k].len = fk_wal_put_fpi_packed(
+			    z, c->pg[i].table, c->pg[i].block,
+			    s->o.wal_compression, page);
+			*crc = fk_crc32c(*crc, z, iov[k].len);
+			c->fpi_bytes += iov[k].len;
+			k++;
+			continue;
+		}
+		/* FPI headers live in pg[] itself: table, block, as the
+		 * format wants (two u32, then the page). */
 		iov[k].base = &c->pg[i].table;
 		iov[k].len = 8;
 		*crc = fk_crc32c(*crc, &c->pg[i].table, 8);
 		k++;
-		iov[k].base = s->bufs[c->pg[i].idx].page;
+		iov[k].base = page;
 		iov[k].len = FK_PAGE_SIZE;
-		*crc = fk_crc32c(*crc, iov[k].base, FK_PAGE_SIZE);
+		*crc = fk_crc32c(*crc, page, FK_PAGE_SIZE);
 		k++;
-		*total += FK_WAL_FPI_BYTES;
+		c->fpi_bytes += FK_WAL_FPI_BYTES;
 	}
+	*total += c->fpi_bytes;
 	iov[k].base = c->opbuf + 8;
 	iov[k].len = c->oplen - 8;
 	*crc = fk_crc32c(*crc, c->opbuf + 8, c->oplen - 8);
@@ -518,6 +548,8 @@ static void commit_apply(struct commit *c)
 		PAGE_LSN(c->s->bufs[c->pg[i].idx].page) = c->end;
 	__atomic_add_fetch(&s->st.commits, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&s->st.wal_fpi, c->nfpi, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&s->st.wal_fpi_bytes, c->fpi_bytes,
+			   __ATOMIC_RELAXED);
 }
 
 /* Unlock the pages, unpin them, release the append mutexes, free. */
@@ -538,6 +570,7 @@ static void commit_release(struct commit *c)
 	free(c->lockord);
 	free(c->opbuf);
 	free(c->iov);
+	free(c->zbuf);
 }
 
 /* Checkpoint by WAL volume (PostgreSQL's XLogCheckpointNeeded): one
@@ -916,6 +949,8 @@ static int check_opts(const struct fk_store_opts *o)
 	    o->checkpoint_completion_target <= 0 ||
 	    o->checkpoint_completion_target > 1 || o->wal_sync_method < 0 ||
 	    o->wal_sync_method > 2 || !o->checkpoint_timeout_ms ||
+	    o->wal_compression < FK_WAL_COMPRESSION_OFF ||
+	    o->wal_compression > FK_WAL_COMPRESSION_ZSTD ||
 	    o->sync_io < FK_SYNC_IO_AUTO ||
 	    o->sync_io > FK_SYNC_IO_SEQUENTIAL ||
 	    o->sync_jobs > FK_FSYNC_BATCH_MAX_QUEUE_DEPTH ||
@@ -958,6 +993,15 @@ int fk_store_open(const char *dir, const struct fk_store_opts *o,
 	r = check_opts(&s->o);
 	if (r)
 		goto fail;
+	if (!fk_fpi_method_available(s->o.wal_compression)) {
+		const char *m = fk_wal_compression_name(s->o.wal_compression);
+		fk_store_log(s,
+			     "wal_compression=%s: this build of libflushkit "
+			     "has no %s (built without lib%s)",
+			     m, m, m);
+		r = -ENOTSUP;
+		goto fail;
+	}
 	if (s->o.checkpoint_sync_spread_ms == FK_SYNC_SPREAD_AUTO)
 		s->o.checkpoint_sync_spread_ms = s->o.checkpoint_timeout_ms / 10;
 	/* The sync phase's batch, set up once: a forced io_uring that the
@@ -1209,6 +1253,8 @@ void fk_store_get_stats(struct fk_store *s, struct fk_store_stats *st)
 	st->wal_flushes = __atomic_load_n(&s->st.wal_flushes,
 					  __ATOMIC_RELAXED);
 	st->wal_fpi = __atomic_load_n(&s->st.wal_fpi, __ATOMIC_RELAXED);
+	st->wal_fpi_bytes =
+	    __atomic_load_n(&s->st.wal_fpi_bytes, __ATOMIC_RELAXED);
 	st->wal_write_ns = __atomic_load_n(&s->st.wal_write_ns,
 					   __ATOMIC_RELAXED);
 	st->wal_sync_ns = __atomic_load_n(&s->st.wal_sync_ns,

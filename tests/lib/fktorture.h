@@ -79,6 +79,9 @@ struct fkt_torture_opts {
 	unsigned max_interrupts;	/* recovery faults: 1..N in a row */
 	uint64_t max_history_rows;	/* make the database afresh beyond */
 	uint64_t fs_bytes;		/* loop image size */
+	int wal_compression;		/* fk_store_opts.wal_compression of
+					 * every store (enum
+					 * fk_wal_compression); OFF */
 };
 
 struct fkt_torture_result {

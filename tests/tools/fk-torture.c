@@ -12,6 +12,7 @@
  * not be set up, 2 usage, 77 power cut without root / loop devices.
  */
 #include "fktorture.h"
+#include "flushkit.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -32,6 +33,9 @@ static void usage(FILE *f)
 		"  --preset naive|smooth|both\n"
 		"                     flush preset of the store (both: "
 		"alternate)\n"
+		"  --wal-compression off|lz4|zstd\n"
+		"                     compress the WAL's full-page images "
+		"(off)\n"
 		"  --interrupts N     recovery faults: cut 1..N reopens in a "
 		"row (3)\n"
 		"  --max-history N    make the database afresh beyond N "
@@ -44,17 +48,18 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{"fault", required_argument, NULL, 'f'},
-		{"fs", required_argument, NULL, 'F'},
-		{"trials", required_argument, NULL, 'n'},
-		{"seed", required_argument, NULL, 's'},
-		{"preset", required_argument, NULL, 'p'},
-		{"interrupts", required_argument, NULL, 'i'},
-		{"max-history", required_argument, NULL, 'm'},
-		{"dir", required_argument, NULL, 'd'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"fault", required_argument, NULL, 'f'},
+	    {"fs", required_argument, NULL, 'F'},
+	    {"trials", required_argument, NULL, 'n'},
+	    {"seed", required_argument, NULL, 's'},
+	    {"preset", required_argument, NULL, 'p'},
+	    {"interrupts", required_argument, NULL, 'i'},
+	    {"wal-compression", required_argument, NULL, 'W'},
+	    {"max-history", required_argument, NULL, 'm'},
+	    {"dir", required_argument, NULL, 'd'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct fkt_torture_opts o;
 	struct fkt_torture_result res;
@@ -65,7 +70,7 @@ int main(int argc, char **argv)
 	const char *se = getenv("FK_TEST_SEED");
 	if (se && *se)
 		o.seed = strtoull(se, NULL, 10);
-	while ((c = getopt_long(argc, argv, "f:F:n:s:p:i:m:d:vh", lo,
+	while ((c = getopt_long(argc, argv, "f:F:n:s:p:i:W:m:d:vh", lo,
 				NULL)) != -1) {
 		switch (c) {
 		case 'f':
@@ -101,6 +106,16 @@ int main(int argc, char **argv)
 			else {
 				fprintf(stderr, "fk-torture: unknown preset "
 					"'%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'W':
+			o.wal_compression = fk_wal_compression_parse(optarg);
+			if (o.wal_compression < 0) {
+				fprintf(stderr,
+					"fk-torture: unknown "
+					"wal_compression '%s'\n",
+					optarg);
 				return 2;
 			}
 			break;
