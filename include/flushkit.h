@@ -1833,8 +1833,10 @@ struct fk_store_stats {
 	uint64_t wal_flushes;		/* fdatasync/fsync of WAL */
 	uint64_t wal_fpi;		/* full-page images logged */
 	uint64_t wal_fpi_bytes;		/* WAL bytes those images take,
-					 * their headers included (8200
-					 * each uncompressed) */
+					 * their headers included: 8200
+					 * each with wal_compression off;
+					 * 16 + the stored bytes (padded
+					 * to 8) each with lz4 or zstd */
 	uint64_t checkpoints;		/* completed */
 	uint64_t buffers_checkpoint;	/* written by the checkpointer */
 	uint64_t buffers_backend;	/* written on eviction by backends */
