@@ -1619,6 +1619,37 @@ FK_API const char *fk_wal_sync_method_name(int method);
 FK_API int fk_wal_sync_method_parse(const char *name);
 
 /*
+ * Compression of the full-page images a commit logs (fk_store_opts.
+ * wal_compression), as PostgreSQL's wal_compression=lz4|zstd: each 8 KiB
+ * image is compressed on its own (LZ4 default acceleration; zstd level
+ * 1) and logged as it is where that would not make it smaller; replay
+ * decompresses it (the record's CRC-32C covers the stored bytes; an
+ * image that does not decompress to exactly one page naming its table
+ * and block fails the open with -FK_ECORRUPT).  Fewer WAL bytes per
+ * image, for the CPU of compressing under the page locks (not under
+ * the WAL insert lock).  A method is available only where the library
+ * was built with liblz4 or libzstd: fk_store_open refuses one that is
+ * not with -ENOTSUP (logged), and a store whose WAL holds an image
+ * compressed by a method this build lacks fails its recovery with
+ * -ENOTSUP.  The setting is per open, not stored: a WAL may mix
+ * compressed and uncompressed images, and replay reads either.
+ */
+enum fk_wal_compression {
+	FK_WAL_COMPRESSION_OFF = 0,  /* images as they are (default) */
+	FK_WAL_COMPRESSION_LZ4 = 1,  /* liblz4 */
+	FK_WAL_COMPRESSION_ZSTD = 2, /* libzstd, level 1 */
+};
+
+/*
+ * fk_wal_compression_name - "off", "lz4" or "zstd" for an enum
+ * fk_wal_compression value; "unknown" otherwise.  Static string.  No I/O.
+ * fk_wal_compression_parse - the inverse: the enum value, or -EINVAL.
+ * Whether this build has the method: fk_store_open says (-ENOTSUP).
+ */
+FK_API const char *fk_wal_compression_name(int method);
+FK_API int fk_wal_compression_parse(const char *name);
+
+/*
  * One finished (or failed) checkpoint, with what PostgreSQL's
  * log_checkpoints prints.  Passed to fk_store_opts.on_checkpoint; valid
  * during the call only.
@@ -1739,6 +1770,9 @@ struct fk_store_opts {
 	uint32_t fsyncq_capacity;		/* 0 = number of buffers */
 	int full_page_writes;			/* 1 (torn-page protection) */
 	int wal_sync_method;			/* enum fk_wal_sync_method */
+	int wal_compression;			/* enum fk_wal_compression of
+						 * full-page images;
+						 * FK_WAL_COMPRESSION_OFF */
 	int sync_io;				/* enum fk_sync_io: how the
 						 * sync phase issues fsyncs;
 						 * FK_SYNC_IO_AUTO */
@@ -1814,6 +1848,10 @@ FK_API int fk_store_opts_preset(struct fk_store_opts *o, const char *flush);
  *               (nothing changed);
  *  -EBUSY       another open store holds @dir's lock (nothing changed;
  *               logged);
+ *  -ENOTSUP     wal_compression names a method this build of the
+ *               library lacks (no liblz4 / libzstd; logged, nothing
+ *               opened), or the WAL to replay holds an image compressed
+ *               by one;
  *  -FK_ECORRUPT the control file is missing from a directory that holds
  *               a store (a catalog, table or WAL segments: logged naming
  *               it, nothing changed); or the control file, catalog,
@@ -2001,6 +2039,11 @@ struct fk_store_stats {
 	uint64_t wal_bytes;		/* inserted, bytes */
 	uint64_t wal_flushes;		/* fdatasync/fsync of WAL */
 	uint64_t wal_fpi;		/* full-page images logged */
+	uint64_t wal_fpi_bytes;		/* WAL bytes those images take,
+					 * their headers included: 8200
+					 * each with wal_compression off;
+					 * 16 + the stored bytes (padded
+					 * to 8) each with lz4 or zstd */
 	uint64_t checkpoints;		/* completed */
 	uint64_t buffers_checkpoint;	/* written by the checkpointer */
 	uint64_t buffers_backend;	/* written on eviction by backends */

@@ -4,6 +4,7 @@
 # its benchmarks.  Run as root.  Skips apt when everything is present.
 set -eu
 pkgs=(build-essential cmake pkg-config bc liburing-dev libjson-c-dev
+      liblz4-dev libzstd-dev
       e2fsprogs xfsprogs btrfs-progs rsync util-linux procps
       gnuplot-nox python3 diffutils findutils
       fuse3 libfuse3-dev clang libclang-rt-14-dev

@@ -163,6 +163,11 @@ static int open_store(struct run *r)
 			  "Restore it from a copy: 'flushkit bench tpcb -i' "
 			  "would replace it with a new one",
 			  r->data_dir);
+	else if (ret == -ENOTSUP && r->opts.wal_compression)
+		cli_error("--wal-compression=%s: this flushkit was built "
+			  "without lib%s",
+			  fk_wal_compression_name(r->opts.wal_compression),
+			  fk_wal_compression_name(r->opts.wal_compression));
 	else if (ret)
 		cli_error("open store '%s': %s", r->data_dir, fk_strerror(ret));
 	if (ret)

@@ -49,6 +49,9 @@ const struct tpcb_knob tpcb_knobs[] = {
     {"wal-sync-method", F(wal_sync_method), KNOB_WAL_SYNC, "wal_sync_method",
      "wal_sync_method", KNOB_SHOW_ALWAYS, 0, 0, "fdatasync|fsync|open_datasync",
      "how a commit makes the WAL durable"},
+    {"wal-compression", F(wal_compression), KNOB_WAL_COMPRESSION,
+     "wal_compression", "wal_compression", KNOB_SHOW_ALWAYS, 0, 0,
+     "off|lz4|zstd", "compress full-page images in the WAL (default off)"},
     {"segment-size", F(segment_bytes), KNOB_SIZE, "segment_size",
      "segment_bytes", KNOB_SHOW_NEVER, FK_PAGE_SIZE, 1, "SIZE",
      "table segment file size (a multiple of the page)"},
@@ -134,6 +137,11 @@ int tpcb_knob_apply(const struct tpcb_knob *k, struct fk_store_opts *o,
 			return -EINVAL;
 		*(int *)p = io;
 		return 0;
+	case KNOB_WAL_COMPRESSION:
+		if ((io = fk_wal_compression_parse(val)) < 0)
+			return -EINVAL;
+		*(int *)p = io;
+		return 0;
 	case KNOB_JOBS:
 		return cli_parse_jobs(val, (uint32_t *)p);
 	}
@@ -199,6 +207,9 @@ struct json_object *tpcb_knob_json(const struct tpcb_knob *k,
 		    fk_wal_sync_method_name(*(const int *)p));
 	case KNOB_SYNC_IO:
 		return json_object_new_string(fk_sync_io_name(*(const int *)p));
+	case KNOB_WAL_COMPRESSION:
+		return json_object_new_string(
+		    fk_wal_compression_name(*(const int *)p));
 	case KNOB_JOBS:
 		return json_object_new_int64(tpcb_sync_jobs(o));
 	}

@@ -221,6 +221,11 @@ void tpcb_print_summary(struct run *r, const struct results *res)
 	       b->buffers_backend - a->buffers_backend);
 	printf("backend fsyncs: %" PRIu64 "\n",
 	       b->backend_fsyncs - a->backend_fsyncs);
+	printf("full-page images: %" PRIu64 ", %.1f MiB of WAL "
+	       "(wal_compression %s)\n",
+	       b->wal_fpi - a->wal_fpi,
+	       (double)(b->wal_fpi_bytes - a->wal_fpi_bytes) / 1048576.0,
+	       fk_wal_compression_name(r->opts.wal_compression));
 	if (res->check_done)
 		tpcb_print_check(res);
 }

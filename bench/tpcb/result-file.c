@@ -149,6 +149,7 @@ struct json_object *tpcb_summary_json(struct run *r, const struct results *res,
 	I("wal_bytes", b->wal_bytes - a->wal_bytes);
 	I("wal_flushes", b->wal_flushes - a->wal_flushes);
 	I("wal_fpi", b->wal_fpi - a->wal_fpi);
+	I("wal_fpi_bytes", b->wal_fpi_bytes - a->wal_fpi_bytes);
 	json_object_object_add(j, "sync_io",
 			       json_object_new_string(tpcb_sync_io_used(r)));
 	I("sync_jobs", tpcb_sync_jobs(&r->opts));

@@ -267,7 +267,7 @@ int fk_buf_pin(struct fk_store *s, uint32_t table, uint32_t block, int mode)
 		int dirty = vb->flags & BUF_DIRTY;
 		pthread_mutex_unlock(&vb->mu);
 		if (dirty) {
-			r = fk_buf_flush(s, v, FK_WRITER_BACKEND);
+			r = fk_buf_flush(s, v, FK_WRITER_BACKEND, NULL);
 			if (r < 0) {
 				fk_buf_unpin(s, v);
 				return r;
@@ -376,7 +376,8 @@ static int register_fsync(struct fk_store *s, uint32_t table, uint32_t seg,
 	return r;
 }
 
-int fk_buf_flush(struct fk_store *s, int idx, int writer)
+int fk_buf_flush(struct fk_store *s, int idx, int writer,
+		 struct fk_writeback *wb)
 {
 	struct fk_buf *b = &s->bufs[idx];
 	uint8_t copy[FK_PAGE_SIZE] __attribute__((aligned(16)));
@@ -408,8 +409,8 @@ int fk_buf_flush(struct fk_store *s, int idx, int writer)
 		fd = fk_store_seg_fd(s, table, seg);
 		r = fd < 0 ? fd : fk_pwrite_all(fd, copy, FK_PAGE_SIZE, off);
 	}
-	if (!r && writer == FK_WRITER_CHECKPOINTER)
-		fk_writeback_note(&s->wb, fd, off, FK_PAGE_SIZE);
+	if (!r && wb)
+		fk_writeback_note(wb, fd, off, FK_PAGE_SIZE);
 	if (!r)
 		r = register_fsync(s, table, seg, fd, writer);
 

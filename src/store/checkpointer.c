@@ -21,8 +21,14 @@
  * record and flush the WAL; (6) write the control file (temporary,
  * fsync, rename, fsync directory); (7) recycle WAL before the redo LSN.
  *
- * Interface routines: fk_ckpt_start_thread, fk_ckpt_stop_thread,
- * fk_checkpoint_run, fk_ckpt_request_wait, fk_ckpt_wal_nudge.
+ * Owns its writeback hints (s->ckpt_wb): set up once at open by
+ * fk_ckpt_init with opts.checkpoint_flush_after_bytes, handed to
+ * fk_buf_flush for each page a checkpoint writes, issued at the end of
+ * the write phase; nobody else notes into it or changes its setting.
+ *
+ * Interface routines: fk_ckpt_init, fk_ckpt_release,
+ * fk_ckpt_start_thread, fk_ckpt_stop_thread, fk_checkpoint_run,
+ * fk_ckpt_request_wait, fk_ckpt_wal_nudge.
  *
  * Invariants:
  *  C1. Checkpoints run one at a time: in the checkpointer thread while
@@ -333,13 +339,12 @@ int fk_checkpoint_run(struct fk_store *s, const char *reason, int flags,
 	uint64_t wal_budget = (uint64_t)((double)s->wal_trigger_bytes *
 					 s->o.checkpoint_completion_target);
 	fk_pacer_start(&pacer, budget_ns, redo, wal_budget);
-	uint64_t wb0 = s->wb.bytes_issued;
-	s->wb.flush_after_bytes = s->o.checkpoint_flush_after_bytes;
+	uint64_t wb0 = s->ckpt_wb.bytes_issued;
 	for (size_t i = 0; i < n; i++) {
 		if (fk_buf_pin_if(s, (int)dirty[i].idx, dirty[i].table,
 				  dirty[i].block) == 0) {
 			r = fk_buf_flush(s, (int)dirty[i].idx,
-					 FK_WRITER_CHECKPOINTER);
+					 FK_WRITER_CHECKPOINTER, &s->ckpt_wb);
 			fk_buf_unpin(s, (int)dirty[i].idx);
 			if (r < 0)
 				goto out;
@@ -361,8 +366,8 @@ int fk_checkpoint_run(struct fk_store *s, const char *reason, int flags,
 				paced = 0;
 		}
 	}
-	fk_writeback_issue(&s->wb);
-	ci.writeback_bytes = s->wb.bytes_issued - wb0;
+	fk_writeback_issue(&s->ckpt_wb);
+	ci.writeback_bytes = s->ckpt_wb.bytes_issued - wb0;
 	uint64_t t_write = fk_now_ns();
 	ci.write_ms = (t_write - ci.start_ns) / 1000000u;
 	__atomic_add_fetch(&s->st.buffers_checkpoint, ci.buffers_written,
@@ -533,6 +538,16 @@ static void *ckpt_main(void *arg)
 	}
 	pthread_mutex_unlock(&s->ckpt_mu);
 	return NULL;
+}
+
+void fk_ckpt_init(struct fk_store *s)
+{
+	fk_writeback_init(&s->ckpt_wb, s->o.checkpoint_flush_after_bytes);
+}
+
+void fk_ckpt_release(struct fk_store *s)
+{
+	fk_writeback_release(&s->ckpt_wb);
 }
 
 int fk_ckpt_start_thread(struct fk_store *s)

@@ -5,7 +5,8 @@
  *
  * Interface routines: fk_page_init, fk_page_set_crc, fk_page_verify;
  * fk_wal_seg_fill, fk_wal_seg_check; fk_wal_rec_fill, fk_wal_rec_check;
- * fk_wal_put_commit_hdr, fk_wal_put_fpi, fk_wal_put_op (encoders) and
+ * fk_wal_put_commit_hdr, fk_wal_put_fpi, fk_wal_put_fpi_packed,
+ * fk_wal_put_op (encoders) and
  * fk_wal_commit_begin/next_fpi/next_op (decoder).  Pure functions: no
  * I/O, no state, thread-safe.  The layouts are drawn in docs/design.md.
  *
@@ -162,10 +163,36 @@ size_t fk_wal_put_op(uint8_t *out, uint8_t kind, uint32_t table,
 	return FK_WAL_OP_HDR + padded;
 }
 
+size_t fk_wal_put_fpi_packed(uint8_t *out, uint32_t table, uint32_t block,
+			     int method, const uint8_t *page)
+{
+	size_t len = 0;
+	memset(out, 0, FK_WAL_FPI_PACKED_HDR);
+	if (method != FK_WAL_COMPRESSION_OFF)
+		len =
+		    fk_fpi_compress(method, page, out + FK_WAL_FPI_PACKED_HDR);
+	if (!len) {
+		/* Not smaller compressed (or off): the image as it is. */
+		method = FK_WAL_COMPRESSION_OFF;
+		len = FK_PAGE_SIZE;
+		memcpy(out + FK_WAL_FPI_PACKED_HDR, page, FK_PAGE_SIZE);
+	}
+	uint32_t len32 = (uint32_t)len;
+	memcpy(out, &table, 4);
+	memcpy(out + 4, &block, 4);
+	out[8] = (uint8_t)method;
+	memcpy(out + 12, &len32, 4);
+	size_t padded = (size_t)FK_WAL_ALIGN(len);
+	memset(out + FK_WAL_FPI_PACKED_HDR + len, 0, padded - len);
+	return FK_WAL_FPI_PACKED_HDR + padded;
+}
+
 int fk_wal_commit_begin(struct fk_wal_cursor *c, const void *payload,
 			size_t len)
 {
-	memset(c, 0, sizeof(*c));
+	c->p = c->end = NULL;
+	c->nr_fpi = c->nr_ops = c->i_fpi = c->i_op = 0;
+	c->packed = 0;
 	if (len < 8)
 		return -FK_ECORRUPT;
 	c->p = payload;
@@ -173,23 +200,90 @@ int fk_wal_commit_begin(struct fk_wal_cursor *c, const void *payload,
 	memcpy(&c->nr_fpi, c->p, 4);
 	memcpy(&c->nr_ops, c->p + 4, 4);
 	c->p += 8;
-	if ((uint64_t)c->nr_fpi * FK_WAL_FPI_BYTES > len)
+	if (c->nr_fpi & FK_WAL_FPI_PACKED) {
+		c->packed = 1;
+		c->nr_fpi &= ~FK_WAL_FPI_PACKED;
+	}
+	if ((uint64_t)c->nr_fpi *
+		(c->packed ? FK_WAL_FPI_PACKED_HDR + 8 : FK_WAL_FPI_BYTES) >
+	    len)
 		return -FK_ECORRUPT;
 	return 0;
+}
+
+/*
+ * The next image's entry without restoring it: (table, block), how it
+ * is stored (@method, enum fk_wal_compression) and its stored bytes.
+ * Advances the cursor.  1, or -FK_ECORRUPT (the caller checked that one
+ * is left).
+ */
+static int fpi_entry(struct fk_wal_cursor *c, uint32_t *table, uint32_t *block,
+		     int *method, const uint8_t **data, uint32_t *len)
+{
+	size_t left = (size_t)(c->end - c->p);
+	if (!c->packed) {
+		if (left < FK_WAL_FPI_BYTES)
+			return -FK_ECORRUPT;
+		memcpy(table, c->p, 4);
+		memcpy(block, c->p + 4, 4);
+		*method = FK_WAL_COMPRESSION_OFF;
+		*data = c->p + 8;
+		*len = FK_PAGE_SIZE;
+		c->p += FK_WAL_FPI_BYTES;
+		c->i_fpi++;
+		return 1;
+	}
+	if (left < FK_WAL_FPI_PACKED_HDR)
+		return -FK_ECORRUPT;
+	memcpy(table, c->p, 4);
+	memcpy(block, c->p + 4, 4);
+	*method = c->p[8];
+	memcpy(len, c->p + 12, 4);
+	/* An image is stored as it is only at full size, compressed only
+	 * when smaller; the header's padding is zero. */
+	if (c->p[9] || c->p[10] || c->p[11] ||
+	    *method > FK_WAL_COMPRESSION_ZSTD ||
+	    (*method == FK_WAL_COMPRESSION_OFF
+		 ? *len != FK_PAGE_SIZE
+		 : !*len || *len >= FK_PAGE_SIZE) ||
+	    FK_WAL_ALIGN(*len) > left - FK_WAL_FPI_PACKED_HDR)
+		return -FK_ECORRUPT;
+	*data = c->p + FK_WAL_FPI_PACKED_HDR;
+	c->p += FK_WAL_FPI_PACKED_HDR + (size_t)FK_WAL_ALIGN(*len);
+	c->i_fpi++;
+	return 1;
 }
 
 int fk_wal_commit_next_fpi(struct fk_wal_cursor *c, uint32_t *table,
 			   uint32_t *block, const uint8_t **page)
 {
+	const uint8_t *data;
+	uint32_t len, t, b;
+	int method;
 	if (c->i_fpi == c->nr_fpi)
 		return 0;
-	if ((size_t)(c->end - c->p) < FK_WAL_FPI_BYTES)
+	int r = fpi_entry(c, table, block, &method, &data, &len);
+	if (r < 0)
+		return r;
+	if (!c->packed) {
+		*page = data;
+		return 1;
+	}
+	if (method == FK_WAL_COMPRESSION_OFF) {
+		*page = data;
+	} else {
+		/* The record's CRC covered the stored (compressed) bytes;
+		 * the image must decompress to exactly one page. */
+		r = fk_fpi_decompress(method, data, len, c->img);
+		if (r)
+			return r;
+		*page = c->img;
+	}
+	/* A packed image is a buffer's page: its header names it. */
+	memcpy(&t, *page + 12, 4);
+	memcpy(&b, *page + 16, 4);
+	if (t != *table || b != *block)
 		return -FK_ECORRUPT;
-	memcpy(table, c->p, 4);
-	memcpy(block, c->p + 4, 4);
-	*page = c->p + 8;
-	c->p += FK_WAL_FPI_BYTES;
-	c->i_fpi++;
 	return 1;
 }
 
@@ -197,9 +291,10 @@ int fk_wal_commit_next_op(struct fk_wal_cursor *c, struct fk_wal_op *op)
 {
 	/* Skip FPIs the caller did not consume. */
 	while (c->i_fpi < c->nr_fpi) {
-		uint32_t t, b;
-		const uint8_t *pg;
-		int r = fk_wal_commit_next_fpi(c, &t, &b, &pg);
+		uint32_t t, b, len;
+		const uint8_t *data;
+		int method;
+		int r = fpi_entry(c, &t, &b, &method, &data, &len);
 		if (r < 0)
 			return r;
 	}
@@ -221,4 +316,32 @@ int fk_wal_commit_next_op(struct fk_wal_cursor *c, struct fk_wal_op *op)
 	c->p += fk_wal_op_size(op->len);
 	c->i_op++;
 	return 1;
+}
+
+/* ---- applying an op to a page (commit and redo) ---- */
+
+void fk_page_apply_op(const struct fk_table *t, uint8_t *page,
+		      const struct fk_wal_op *op, int64_t *result)
+{
+	uint8_t *p = fk_row_ptr(t, page, op->row);
+	if (op->kind == FK_OP_ADD_I64) {
+		int64_t v, d;
+		memcpy(&v, p + op->off, 8);
+		memcpy(&d, op->data, 8);
+		v = (int64_t)((uint64_t)v + (uint64_t)d);
+		memcpy(p + op->off, &v, 8);
+		if (result)
+			*result = v;
+		return;
+	}
+	memcpy(p + op->off, op->data, op->len);
+	if (op->kind == FK_OP_APPEND) {
+		uint16_t nrows;
+		uint32_t slot = (uint32_t)(op->row % t->rows_per_page) + 1;
+		memcpy(&nrows, page + 20, 2);
+		if (slot > nrows) {
+			nrows = (uint16_t)slot;
+			memcpy(page + 20, &nrows, 2);
+		}
+	}
 }

@@ -2,16 +2,24 @@
 /*
  * store-int.h - private declarations shared by the page store's modules.
  *
- * The store is split into:
+ * The store is split into, from the bottom up (a module calls only the
+ * ones listed before it: no circle):
  *   crc32c.c        fk_crc32c(): CRC-32C (Castagnoli), SSE4.2 or tables
+ *   compress.c      full-page image compression (lz4, zstd)
  *   format.c        page, WAL record, segment header and commit payload
- *                   formats (pure functions, unit-tested on their own)
+ *                   formats, applying an op to a page (pure functions,
+ *                   unit-tested on their own)
+ *   batch.c         write batches (struct fk_batch): no store state
+ *   core.c          the log, the sticky stop, the space facts, the
+ *                   table segment descriptors
  *   wal.c           the WAL at run time: insertion into the WAL buffer,
  *                   group-commit flush, segment files, the recovery reader
+ *   control.c       the control file, the catalog and its tables
  *   bufpool.c       the buffer pool: mapping, pins, clock sweep, write-out
  *   checkpointer.c  the checkpointer thread and the checkpoint procedure
- *   store.c         open/close, control file, catalog, commit, read, bulk
- *                   load, recovery, options and write batches
+ *   recovery.c      recovery at open: segment checks, redo, WAL cut
+ *   store.c         the face: options, open/close, read, commit, bulk
+ *                   load, statistics, destroy
  *
  * Lock order (a thread only takes locks further down this list while
  * holding ones above it):
@@ -47,6 +55,19 @@
 uint32_t fk_crc32c(uint32_t crc, const void *data, size_t len);
 /* Tests: 1 forces the table method, 0 restores detection. */
 void fk_crc32c_force_sw(int sw);
+
+/* ---- full-page image compression (compress.c) ---- */
+
+/* 1 if this build has @method (enum fk_wal_compression; OFF: always). */
+int fk_fpi_method_available(int method);
+/* Compress the page @page by @method into @out (room for FK_PAGE_SIZE
+ * - 1 bytes): the compressed length, or 0 when it would not be smaller
+ * (or the method is OFF or missing).  No I/O. */
+size_t fk_fpi_compress(int method, const uint8_t *page, uint8_t *out);
+/* Decompress @len bytes at @in into the page @page: 0, -FK_ECORRUPT (not
+ * exactly one page), -ENOTSUP (method missing from this build),
+ * -ENOMEM.  No I/O. */
+int fk_fpi_decompress(int method, const uint8_t *in, size_t len, uint8_t *page);
 
 /* ---- pages ---- */
 
@@ -123,8 +144,19 @@ struct fk_wal_op {
 
 /* Commit payload: u32 nr_fpi, u32 nr_ops, then nr_fpi x {u32 table,
  * u32 block, page[8192]}, then nr_ops x {u8 kind, u8 pad[3], u32 table,
- * u64 row, u32 off, u32 len, data[len] padded to 8}. */
+ * u64 row, u32 off, u32 len, data[len] padded to 8}.
+ * With FK_WAL_FPI_PACKED set in nr_fpi (the store's wal_compression is
+ * not off; its other bits count the images), each image is instead
+ * {u32 table, u32 block, u8 method, u8 pad[3], u32 stored_len,
+ * stored[stored_len] padded to 8}: method an enum fk_wal_compression,
+ * OFF with the page as it is (stored_len 8192), else the page
+ * compressed (stored_len < 8192).  The record's CRC covers the stored
+ * bytes; a compressed image must decompress to exactly one page whose
+ * header names (table, block). */
 #define FK_WAL_FPI_BYTES (8u + FK_PAGE_SIZE)
+#define FK_WAL_FPI_PACKED 0x80000000u
+#define FK_WAL_FPI_PACKED_HDR 16u
+#define FK_WAL_FPI_PACKED_MAX (FK_WAL_FPI_PACKED_HDR + FK_PAGE_SIZE)
 #define FK_WAL_OP_HDR 24u
 
 void fk_wal_seg_fill(struct fk_wal_seg *h, uint64_t segno,
@@ -149,11 +181,16 @@ long fk_wal_rec_check(const void *buf, size_t avail, uint64_t lsn,
 struct fk_wal_cursor {
 	const uint8_t *p, *end;
 	uint32_t nr_fpi, nr_ops, i_fpi, i_op;
+	int packed; /* FK_WAL_FPI_PACKED */
+	uint8_t img[FK_PAGE_SIZE] __attribute__((aligned(16)));
+	/* a decompressed image */
 };
 
 int fk_wal_commit_begin(struct fk_wal_cursor *c, const void *payload,
 			size_t len);
-/* 1 and the next FPI, 0 when none is left, -FK_ECORRUPT. */
+/* 1 and the next FPI (*@page valid until the next call: in the payload,
+ * or decompressed into c->img), 0 when none is left, -FK_ECORRUPT, or
+ * -ENOTSUP (compressed by a method this build lacks). */
 int fk_wal_commit_next_fpi(struct fk_wal_cursor *c, uint32_t *table,
 			   uint32_t *block, const uint8_t **page);
 /* 1 and the next op (after all FPIs), 0 at end, -FK_ECORRUPT. */
@@ -162,6 +199,11 @@ int fk_wal_commit_next_op(struct fk_wal_cursor *c, struct fk_wal_op *op);
 size_t fk_wal_put_commit_hdr(uint8_t *out, uint32_t nr_fpi, uint32_t nr_ops);
 size_t fk_wal_put_fpi(uint8_t *out, uint32_t table, uint32_t block,
 		      const uint8_t *page);
+/* A packed image (FK_WAL_FPI_PACKED) of @page, compressed by @method
+ * (enum fk_wal_compression) if that makes it smaller; @out has room
+ * for FK_WAL_FPI_PACKED_MAX bytes. */
+size_t fk_wal_put_fpi_packed(uint8_t *out, uint32_t table, uint32_t block,
+			     int method, const uint8_t *page);
 size_t fk_wal_put_op(uint8_t *out, uint8_t kind, uint32_t table,
 		     uint64_t row, uint32_t off, uint32_t len,
 		     const void *data);
@@ -276,7 +318,10 @@ struct fk_store {
 	uint64_t last_ckpt_end_lsn;	/* end of the last checkpoint record */
 	uint64_t ckpt_lsn;		/* last checkpoint record */
 	struct fk_fsyncq *fsq;
-	struct fk_writeback wb;		/* checkpointer only */
+	/* The checkpointer's writeback hints: set up by fk_ckpt_init
+	 * (checkpoint_flush_after_bytes, fixed for the handle's life),
+	 * used only by checkpoints, which hand it to fk_buf_flush. */
+	struct fk_writeback ckpt_wb;
 	struct fk_fsync_batch *fsb;	/* sync phase; checkpoints only (C1) */
 	uint32_t sync_jobs;		/* resolved queue depth */
 
@@ -285,23 +330,30 @@ struct fk_store {
 	int recovering;
 };
 
-/* store.c */
-/* The control file (576 bytes; docs/design.md). */
-struct fk_control {
-	uint32_t magic, version;
-	uint32_t state, pad;
-	uint64_t checkpoint_lsn, redo_lsn;
-	uint64_t wal_seg_bytes, seg_bytes;
-	uint64_t rows[FK_STORE_MAX_TABLES + 1];
-	uint32_t crc, pad2;
+/* Pages: a row's bytes in its page; @page holds block row / rows_per_page. */
+static inline uint8_t *fk_row_ptr(const struct fk_table *t, uint8_t *page,
+				  uint64_t row)
+{
+	return page + FK_PAGE_HDR + (row % t->rows_per_page) * t->row_bytes;
+}
+/* format.c: apply @op to @page (its row's page); an ADD_I64 stores the
+ * sum in *@result (may be NULL); an APPEND raises the page's row count.
+ * Pure; used by commit and by redo alike. */
+void fk_page_apply_op(const struct fk_table *t, uint8_t *page,
+		      const struct fk_wal_op *op, int64_t *result);
+
+/* batch.c: one op of a struct fk_batch (b->ops). */
+struct fk_batch_op {
+	uint8_t kind; /* enum fk_wal_op_kind */
+	uint32_t table;
+	uint64_t row;	   /* APPEND: assigned at commit */
+	uint32_t off, len; /* fk_batch_append: len UINT32_MAX */
+	size_t data_off;   /* in the batch's data, unless ext */
+	const void *ext;   /* fk_batch_append: the caller's row */
+	void *result;	   /* int64_t * (ADD) or uint64_t * (APPEND) */
 };
-/* Decode and check a whole control file of @len bytes (magic, version,
- * CRC, state, geometry).  0 or -FK_ECORRUPT.  Pure; fuzzed. */
-int fk_control_decode(struct fk_control *c, const void *buf, size_t len);
-/* Decode and check a whole catalog file of @len bytes into
- * s->tables (only the tables it names are touched).  0 or
- * -FK_ECORRUPT.  No I/O; fuzzed. */
-int fk_catalog_decode(struct fk_store *s, const void *buf, size_t len);
+
+/* core.c */
 void fk_store_log(struct fk_store *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Record a sticky error (first one wins) and wake every waiter. */
@@ -314,14 +366,60 @@ static inline int fk_store_error(struct fk_store *s)
 {
 	return __atomic_load_n(&s->error, __ATOMIC_ACQUIRE);
 }
+/* -FK_ESTOPPED once the store is stopped (S4), else 0. */
+static inline int fk_store_stopped(struct fk_store *s)
+{
+	return fk_store_error(s) ? -FK_ESTOPPED : 0;
+}
+static inline double fk_mib(uint64_t bytes)
+{
+	return (double)bytes / (1024.0 * 1024.0);
+}
 /* The descriptor of table segment file (table, seg), opened on first
  * use (O_CREAT).  Returns fd or -errno.  Never closed until close. */
 int fk_store_seg_fd(struct fk_store *s, uint32_t table, uint32_t seg);
-int fk_store_write_control(struct fk_store *s, int clean,
-			   const struct fk_wal_ckpt *ck);
 static inline uint64_t fk_file_id(uint32_t table, uint32_t seg)
 {
 	return ((uint64_t)table << 32) | seg;
+}
+
+/* control.c */
+/* The control file (576 bytes; docs/design.md). */
+enum { FK_CONTROL_CLEAN = 1, FK_CONTROL_PRODUCTION = 2 };
+struct fk_control {
+	uint32_t magic, version;
+	uint32_t state, pad; /* FK_CONTROL_* */
+	uint64_t checkpoint_lsn, redo_lsn;
+	uint64_t wal_seg_bytes, seg_bytes;
+	uint64_t rows[FK_STORE_MAX_TABLES + 1];
+	uint32_t crc, pad2;
+};
+/* Decode and check a whole control file of @len bytes (magic, version,
+ * CRC, state, geometry).  0 or -FK_ECORRUPT.  Pure; fuzzed. */
+int fk_control_decode(struct fk_control *c, const void *buf, size_t len);
+/* Read and decode DIR/control.  0, -FK_ECORRUPT or -errno. */
+int fk_control_read(struct fk_store *s, struct fk_control *c);
+/* Replace the control file durably with the checkpoint @ck (s->ckpt_lsn
+ * as its record), state clean if @clean.  0 or -errno (a failed fsync
+ * stops the store; ENOSPC does not, S6). */
+int fk_store_write_control(struct fk_store *s, int clean,
+			   const struct fk_wal_ckpt *ck);
+/* Decode and check a whole catalog file of @len bytes into
+ * s->tables (only the tables it names are touched).  0 or
+ * -FK_ECORRUPT.  No I/O; fuzzed. */
+int fk_catalog_decode(struct fk_store *s, const void *buf, size_t len);
+/* Replace the catalog durably with s->tables (under cat_mu, or single-
+ * threaded); read it at open.  0 or -errno (read: or -FK_ECORRUPT). */
+int fk_catalog_write(struct fk_store *s);
+int fk_catalog_read(struct fk_store *s);
+/* The table @id, or NULL if there is none. */
+static inline struct fk_table *fk_store_get_table(struct fk_store *s,
+						  uint32_t id)
+{
+	if (id == 0 || id > FK_STORE_MAX_TABLES)
+		return NULL;
+	struct fk_table *t = &s->tables[id];
+	return __atomic_load_n(&t->id, __ATOMIC_ACQUIRE) ? t : NULL;
 }
 
 /* bufpool.c */
@@ -336,9 +434,12 @@ void fk_buf_unpin(struct fk_store *s, int idx);
 /* Set BUF_DIRTY|BUF_JUST_DIRTIED; caller holds the content lock
  * exclusively. */
 void fk_buf_mark_dirty(struct fk_store *s, int idx);
-/* Write buffer @idx if dirty (WAL rule first).  Caller holds a pin and
- * no content lock.  Returns 1 written, 0 clean, -errno. */
-int fk_buf_flush(struct fk_store *s, int idx, int writer);
+/* Write buffer @idx if dirty (WAL rule first) as @writer (enum
+ * fk_writer); the written range is noted in @wb for writeback hints
+ * (NULL: none).  Caller holds a pin and no content lock.  Returns 1
+ * written, 0 clean, -errno. */
+int fk_buf_flush(struct fk_store *s, int idx, int writer,
+		 struct fk_writeback *wb);
 /* For the checkpointer: append (table, block, idx) of dirty buffers. */
 struct fk_dirty {
 	uint32_t table, block, idx;
@@ -401,6 +502,10 @@ int fk_wal_read(struct fk_wal_reader *r, uint64_t *pos, uint64_t prev,
 		const struct fk_wal_rec **rec, uint64_t *next);
 
 /* checkpointer.c */
+/* Open-time: the checkpointer's own state (its writeback hints, at
+ * opts.checkpoint_flush_after_bytes); released by fk_ckpt_release. */
+void fk_ckpt_init(struct fk_store *s);
+void fk_ckpt_release(struct fk_store *s);
 int fk_ckpt_start_thread(struct fk_store *s);
 void fk_ckpt_stop_thread(struct fk_store *s);
 /* Run one checkpoint in the calling thread. */
@@ -410,5 +515,10 @@ int fk_checkpoint_run(struct fk_store *s, const char *reason, int flags,
 int fk_ckpt_request_wait(struct fk_store *s, int flags);
 /* Nudge the checkpointer (WAL volume); never blocks. */
 void fk_ckpt_wal_nudge(struct fk_store *s);
+
+/* recovery.c */
+/* Open-time recovery from the control file @ctl (read, with the
+ * catalog): S5, S7.  0, -FK_ECORRUPT or -errno. */
+int fk_store_recover(struct fk_store *s, const struct fk_control *ctl);
 
 #endif

@@ -112,6 +112,7 @@ static void store_opts(struct fk_store_opts *so, int long_wal)
 	int naive = O->preset == FKT_PRESET_NAIVE ||
 		    (O->preset == FKT_PRESET_BOTH && trial_no % 2);
 	fk_store_opts_preset(so, naive ? "naive" : "smooth");
+	so->wal_compression = O->wal_compression;
 	so->shared_buffers_bytes = 1u << 20;	/* backends evict */
 	so->segment_bytes = 1u << 20;
 	so->wal_segment_bytes = 1u << 20;
@@ -1038,13 +1039,16 @@ int fkt_torture_run(const struct fkt_torture_opts *o,
 		fprintf(stderr, "torture: a power cut needs --fs\n");
 		return -1;
 	}
-	printf("torture: %s, %u trials, seed %llu, preset %s%s%s\n",
+	printf("torture: %s, %u trials, seed %llu, preset %s%s%s%s%s\n",
 	       fkt_torture_fault_name(o->fault), o->trials,
 	       (unsigned long long)o->seed,
 	       o->preset == FKT_PRESET_NAIVE	? "naive"
 	       : o->preset == FKT_PRESET_SMOOTH ? "smooth"
 						: "naive/smooth",
-	       o->fs_type ? " on " : "", o->fs_type ? o->fs_type : "");
+	       o->fs_type ? " on " : "", o->fs_type ? o->fs_type : "",
+	       o->wal_compression ? ", wal_compression " : "",
+	       o->wal_compression ? fk_wal_compression_name(o->wal_compression)
+				  : "");
 	if (o->fs_type) {
 		snprintf(img, sizeof(img), "%s/torture-%s.img", work,
 			 o->fs_type);

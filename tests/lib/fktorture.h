@@ -84,6 +84,9 @@ struct fkt_torture_opts {
 	int always_close;		/* 1: the verifier closes the store
 					 * after every recovery (0: half
 					 * the time) */
+	int wal_compression;		/* fk_store_opts.wal_compression of
+					 * every store (enum
+					 * fk_wal_compression); OFF */
 };
 
 struct fkt_torture_result {

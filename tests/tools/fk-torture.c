@@ -12,6 +12,7 @@
  * not be set up, 2 usage, 77 power cut without root / loop devices.
  */
 #include "fktorture.h"
+#include "flushkit.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -32,6 +33,9 @@ static void usage(FILE *f)
 		"  --preset naive|smooth|both\n"
 		"                     flush preset of the store (both: "
 		"alternate)\n"
+		"  --wal-compression off|lz4|zstd\n"
+		"                     compress the WAL's full-page images "
+		"(off)\n"
 		"  --interrupts N     recovery faults: cut 1..N reopens in a "
 		"row (3)\n"
 		"  --max-history N    make the database afresh beyond N "
@@ -53,6 +57,7 @@ int main(int argc, char **argv)
 		{"seed", required_argument, NULL, 's'},
 		{"preset", required_argument, NULL, 'p'},
 		{"interrupts", required_argument, NULL, 'i'},
+		{"wal-compression", required_argument, NULL, 'W'},
 		{"max-history", required_argument, NULL, 'm'},
 		{"dir", required_argument, NULL, 'd'},
 		{"always-close", no_argument, NULL, 'c'},
@@ -69,7 +74,7 @@ int main(int argc, char **argv)
 	const char *se = getenv("FK_TEST_SEED");
 	if (se && *se)
 		o.seed = strtoull(se, NULL, 10);
-	while ((c = getopt_long(argc, argv, "f:F:n:s:p:i:m:d:cvh", lo,
+	while ((c = getopt_long(argc, argv, "f:F:n:s:p:i:W:m:d:cvh", lo,
 				NULL)) != -1) {
 		switch (c) {
 		case 'f':
@@ -105,6 +110,16 @@ int main(int argc, char **argv)
 			else {
 				fprintf(stderr, "fk-torture: unknown preset "
 					"'%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'W':
+			o.wal_compression = fk_wal_compression_parse(optarg);
+			if (o.wal_compression < 0) {
+				fprintf(stderr,
+					"fk-torture: unknown "
+					"wal_compression '%s'\n",
+					optarg);
 				return 2;
 			}
 			break;
