@@ -1046,6 +1046,8 @@ enum fk_sync_method {
 				 * (PostgreSQL's SyncDataDirectory) */
 	FK_SYNC_FSYNC = 1,	/* one pass: fsync each file (rsync --fsync) */
 	FK_SYNC_SYNCFS = 2,	/* one syncfs(2) per file system */
+	FK_SYNC_AUTO = 3,	/* measure: twopass, or a syncfs sweep and
+				 * a per-file error check */
 };
 
 /* How fk_tree_copy makes the copy durable. */
@@ -1054,6 +1056,8 @@ enum fk_copy_method {
 	FK_COPY_DELAYED = 1,	/* fsync everything at the end */
 	FK_COPY_FSYNC_EACH = 2,	/* fsync each file right after writing it */
 	FK_COPY_SYNCFS = 3,	/* syncfs(2) of the destination at the end */
+	FK_COPY_AUTO = 4,	/* measure: syncfs sweep + per-file error
+				 * check, or delayed's fsyncs */
 };
 
 /*

@@ -52,6 +52,11 @@ struct hint_pass {
 	struct fk_writeback *wb;
 	int result;
 	int hint_warned;
+	/* auto: what the tree holds of the system's dirty data, and the
+	 * file systems a sweep would syncfs */
+	struct fk_fsset *fs;
+	uint64_t tree_pages;
+	int unmeasured; /* no cachestat, or a file system not added */
 	uint64_t progress_ns;
 };
 
@@ -85,6 +90,17 @@ static int hint_entry(void *arg, const struct fk_walk_entry *e)
 		return 0;
 	}
 	fk_fdmap_set_flags(p->m, e->st.st_dev, e->st.st_ino, FK_INODE_HINTED);
+	if (p->fs) {
+		/* Before the hint turns dirty pages into writeback ones:
+		 * both count. */
+		int64_t pg = fk_dirty_pages_fd(fd);
+		if (pg < 0)
+			p->unmeasured = 1;
+		else
+			p->tree_pages += (uint64_t)pg;
+		if (!fk_fsset_has(p->fs, e->st.st_dev))
+			p->unmeasured = 1; /* a lone file on its own fs */
+	}
 	if (e->st.st_size > 0) {
 		int r = fk_writeback_note(p->wb, fd, 0,
 					  (uint64_t)e->st.st_size);
@@ -109,7 +125,15 @@ static int hint_dir_pre(void *arg, const struct fk_walk_entry *e)
 {
 	struct hint_pass *p = arg;
 	/* Seen before in this run (overlapping paths): already walked. */
-	return fk_tree_count(p->m, p->st, &e->st) ? 1 : 0;
+	if (fk_tree_count(p->m, p->st, &e->st))
+		return 1;
+	if (p->fs && !fk_fsset_has(p->fs, e->st.st_dev)) {
+		int fd = fk_sys.openat(e->fd, ".",
+				       O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+		if (fd < 0 || fk_fsset_add(p->fs, e->st.st_dev, fd, e->path))
+			p->unmeasured = 1; /* no sweep then */
+	}
+	return 0;
 }
 
 static int hint_error(void *arg, const char *op, const char *path, int err)
@@ -152,6 +176,8 @@ static int sync_twopass(const char *const *paths, size_t nr_paths,
 						     : 1);
 	struct hint_pass p = {.m = m, .o = o, .st = st, .wb = &wb};
 	int result = 0;
+	if (to->method == FK_SYNC_AUTO && fk_fsset_create(&p.fs) < 0)
+		return -ENOMEM;
 
 	uint64_t t0 = fk_now_ns();
 	for (size_t i = 0; i < nr_paths; i++) {
@@ -170,11 +196,29 @@ static int sync_twopass(const char *const *paths, size_t nr_paths,
 	uint64_t t1 = fk_now_ns();
 	st->writeback_ns = t1 - t0;
 	result = fk_tree_result(result, p.result);
-	if (result == -ENOMEM)
+	if (result == -ENOMEM) {
+		fk_fsset_destroy(p.fs);
 		return result;
+	}
 
+	/*
+	 * auto: when the tree holds at least half of the system's dirty
+	 * data, one syncfs of each of its file systems writes it in one
+	 * sweep (what sync -f costs), and pass 2 only collects each
+	 * file's own writeback error.  Else, or if a syncfs failed
+	 * (perhaps for another program's file), pass 2 fsyncs each file.
+	 */
+	struct fk_tree_fsync_opts check = *o;
+	const struct fk_tree_fsync_opts *po = o;
+	if (p.fs && !p.unmeasured && p.tree_pages && fk_fsset_nr(p.fs) &&
+	    fk_sweep_wins(p.tree_pages) && fk_fsset_sweep(p.fs, st) == 0) {
+		check.batch = NULL;
+		check.flags |= FK_PASS_CHECK;
+		po = &check;
+	}
+	fk_fsset_destroy(p.fs);
 	for (size_t i = 0; i < nr_paths; i++) {
-		r = fk_tree_fsync_pass(AT_FDCWD, paths[i], NULL, m, o, st);
+		r = fk_tree_fsync_pass(AT_FDCWD, paths[i], NULL, m, po, st);
 		if (r == -ENOMEM)
 			return r;
 		result = fk_tree_result(result, r);
@@ -367,6 +411,7 @@ int fk_tree_sync(const char *const *paths, size_t nr_paths,
 	size_t max_fds = 0;
 	switch (o->method) {
 	case FK_SYNC_TWOPASS:
+	case FK_SYNC_AUTO:
 		fn = sync_twopass;
 		break;
 	case FK_SYNC_FSYNC:
@@ -416,14 +461,15 @@ int fk_tree_sync(const char *const *paths, size_t nr_paths,
 	/* Pass 2 of twopass is batched; fsync stays one at a time (the
 	 * baseline). */
 	struct fk_fsync_batch *batch = NULL;
-	if (!r && o->method == FK_SYNC_TWOPASS) {
+	int twopass = o->method == FK_SYNC_TWOPASS || o->method == FK_SYNC_AUTO;
+	if (!r && twopass) {
 		r = fk_tree_batch_create(o, st, &batch);
 		fo.batch = batch;
 	}
 	/* After the batch (io_uring's ring is a descriptor too). */
 	if (!r)
 		r = fk_tree_fd_check(&fo, st, paths[0]);
-	if (!r && o->method == FK_SYNC_TWOPASS)
+	if (!r && twopass)
 		max_fds = fk_fd_window();
 	struct fk_fdmap *m = NULL;
 	if (!r)

@@ -29,6 +29,7 @@ static const struct {
 	const char *name;
 	int method;
 } methods[] = {
+    {"auto", FK_COPY_AUTO},
     {"writeback", FK_COPY_WRITEBACK},
     {"delayed", FK_COPY_DELAYED},
     {"fsync-each", FK_COPY_FSYNC_EACH},
@@ -436,7 +437,7 @@ int cmd_cp(int argc, char **argv)
 	int json = 0, force_progress = 0, verbose = 0, c;
 	const char *target_dir = NULL;
 	fk_tree_opts_init(&o);
-	o.method = FK_COPY_WRITEBACK;
+	o.method = FK_COPY_AUTO;
 	struct cli_tree_errors errs = {0};
 	o.report = cli_tree_report; /* names quoted: one line each */
 	o.report_arg = &errs;

@@ -26,6 +26,7 @@ static const char *const method_names[] = {
 	[FK_SYNC_TWOPASS] = "twopass",
 	[FK_SYNC_FSYNC] = "fsync",
 	[FK_SYNC_SYNCFS] = "syncfs",
+	[FK_SYNC_AUTO] = "auto",
 };
 
 static void usage(FILE *f)
@@ -159,10 +160,11 @@ static void print_text(int method, int r, const struct fk_tree_stats *st)
 	if (st->sync_io)
 		printf("sync io:           %s, %u in flight at most\n",
 		       cli_tree_sync_io(st), st->sync_jobs);
-	if (method == FK_SYNC_SYNCFS)
+	if (method == FK_SYNC_SYNCFS ||
+	    (method == FK_SYNC_AUTO && st->syncfs_calls))
 		printf("syncfs calls:      %llu\n",
 		       (unsigned long long)st->syncfs_calls);
-	if (method == FK_SYNC_TWOPASS)
+	if (method == FK_SYNC_TWOPASS || method == FK_SYNC_AUTO)
 		printf("writeback ranges:  %llu (%s)\n",
 		       (unsigned long long)st->writeback_ranges,
 		       cli_human_bytes(st->writeback_bytes, b2, sizeof(b2)));
@@ -194,7 +196,7 @@ int cmd_sync(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	int method = FK_SYNC_TWOPASS, json = 0, force_progress = 0, c;
+	int method = FK_SYNC_AUTO, json = 0, force_progress = 0, c;
 	int sync_io = FK_SYNC_IO_AUTO;
 	uint32_t jobs = 0;
 	char *end;
@@ -206,7 +208,7 @@ int cmd_sync(int argc, char **argv)
 		switch (c) {
 		case 'm':
 			method = -1;
-			for (int i = 0; i < 3; i++)
+			for (int i = 0; i < 4; i++)
 				if (!strcmp(optarg, method_names[i]))
 					method = i;
 			if (method < 0) {
