@@ -32,16 +32,19 @@ static const char *const method_names[] = {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: flushkit sync [--method=twopass|fsync|syncfs] "
+		"usage: flushkit sync [--method=auto|twopass|fsync|syncfs] "
 		"[--sync-io=IO] [--jobs=N]\n"
 		"                     [--json] [--progress] PATH...\n"
 		"\n"
 		"Make every file and directory under each PATH durable.\n"
 		"\n"
+		"  --method=auto     measure (default): when the tree holds most "
+		"dirty data,\n"
+		"                    syncfs, then each file's own writeback "
+		"error; else twopass\n"
 		"  --method=twopass  start writeback of every file, then fsync "
 		"each file\n"
-		"                    and each directory after its contents "
-		"(default)\n"
+		"                    and each directory after its contents\n"
 		"  --method=fsync    fsync each file, then each directory, in "
 		"one pass\n"
 		"  --method=syncfs   one syncfs(2) per file system under the "
@@ -212,7 +215,7 @@ int cmd_sync(int argc, char **argv)
 				if (!strcmp(optarg, method_names[i]))
 					method = i;
 			if (method < 0) {
-				cli_error("sync: unknown method '%s' (twopass, "
+				cli_error("sync: unknown method '%s' (auto, twopass, "
 					  "fsync or syncfs)",
 					  optarg);
 				return FK_EXIT_USAGE;
