@@ -171,9 +171,13 @@ static int sync_twopass(const char *const *paths, size_t nr_paths,
 {
 	struct fk_writeback wb;
 	/* 0 would disable the writeback module; here it means "hint each
-	 * file on its own". */
-	fk_writeback_init(&wb, to->flush_after_bytes ? to->flush_after_bytes
-						     : 1);
+	 * file on its own".  auto holds every hint until it has chosen:
+	 * a sweep needs none (the syncfs writes it all, and each hint
+	 * would run the file system's writepages on this thread). */
+	int is_auto = to->method == FK_SYNC_AUTO;
+	fk_writeback_init(&wb, is_auto		     ? UINT64_MAX
+			       : to->flush_after_bytes ? to->flush_after_bytes
+						       : 1);
 	struct hint_pass p = {.m = m, .o = o, .st = st, .wb = &wb};
 	int result = 0;
 	if (to->method == FK_SYNC_AUTO && fk_fsset_create(&p.fs) < 0)
@@ -187,31 +191,42 @@ static int sync_twopass(const char *const *paths, size_t nr_paths,
 			break;
 		}
 	}
-	int r = fk_writeback_issue(&wb);
+	/*
+	 * auto: when the tree holds at least half of the system's dirty
+	 * data, one syncfs of each of its file systems writes it in one
+	 * sweep (what sync -f costs), and pass 2 only collects each
+	 * file's own writeback error.  Else, or if a syncfs failed
+	 * (perhaps for another program's file), the hints, then pass 2
+	 * fsyncs each file.
+	 */
+	int sweep = p.fs && !p.unmeasured && p.tree_pages &&
+		    fk_fsset_nr(p.fs) && result != -ENOMEM &&
+		    fk_sweep_wins(p.tree_pages);
+	if (sweep)
+		fk_writeback_release(&wb); /* the hints: not needed */
+	uint64_t tw = fk_now_ns();
+	if (sweep && fk_fsset_sweep(p.fs, st) != 0)
+		sweep = 0; /* the hints are gone; pass 2 fsyncs all */
+	int r = sweep ? 0 : fk_writeback_issue(&wb);
 	if (r < 0)
 		hint_failed(&p, nr_paths ? paths[0] : "", r);
 	st->writeback_ranges = wb.ranges_issued;
 	st->writeback_bytes = wb.bytes_issued;
 	fk_writeback_release(&wb);
 	uint64_t t1 = fk_now_ns();
-	st->writeback_ns = t1 - t0;
+	/* A sweep's syncfs is the fsync phase's. */
+	st->writeback_ns = (sweep ? tw : t1) - t0;
+	if (sweep)
+		t1 = tw;
 	result = fk_tree_result(result, p.result);
 	if (result == -ENOMEM) {
 		fk_fsset_destroy(p.fs);
 		return result;
 	}
 
-	/*
-	 * auto: when the tree holds at least half of the system's dirty
-	 * data, one syncfs of each of its file systems writes it in one
-	 * sweep (what sync -f costs), and pass 2 only collects each
-	 * file's own writeback error.  Else, or if a syncfs failed
-	 * (perhaps for another program's file), pass 2 fsyncs each file.
-	 */
 	struct fk_tree_fsync_opts check = *o;
 	const struct fk_tree_fsync_opts *po = o;
-	if (p.fs && !p.unmeasured && p.tree_pages && fk_fsset_nr(p.fs) &&
-	    fk_sweep_wins(p.tree_pages) && fk_fsset_sweep(p.fs, st) == 0) {
+	if (sweep) {
 		check.batch = NULL;
 		check.flags |= FK_PASS_CHECK;
 		po = &check;
