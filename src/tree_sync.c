@@ -57,6 +57,11 @@ struct hint_pass {
 	struct fk_fsset *fs;
 	uint64_t tree_pages;
 	int unmeasured; /* no cachestat, or a file system not added */
+	struct held_hint {
+		int fd; /* kept in the fd map */
+		uint64_t size;
+	} *held;	/* auto: hints of kept descriptors, until it chooses */
+	size_t nr_held, alloc_held;
 	uint64_t progress_ns;
 };
 
@@ -101,13 +106,27 @@ static int hint_entry(void *arg, const struct fk_walk_entry *e)
 		if (!fk_fsset_has(p->fs, e->st.st_dev))
 			p->unmeasured = 1; /* a lone file on its own fs */
 	}
-	if (e->st.st_size > 0) {
+	int kept = fk_fdmap_put(p->m, e->st.st_dev, e->st.st_ino, fd, 0);
+	if (e->st.st_size > 0 && p->fs && kept == 0 &&
+	    p->nr_held == p->alloc_held) {
+		size_t n = p->alloc_held ? p->alloc_held * 2 : 1024;
+		struct held_hint *h = realloc(p->held, n * sizeof(*h));
+		if (h) {
+			p->held = h;
+			p->alloc_held = n;
+		}
+	}
+	if (e->st.st_size > 0 && p->fs && kept == 0 &&
+	    p->nr_held < p->alloc_held) {
+		/* auto: held until it has chosen (a sweep needs none). */
+		p->held[p->nr_held++] =
+		    (struct held_hint){fd, (uint64_t)e->st.st_size};
+	} else if (e->st.st_size > 0) {
 		int r = fk_writeback_note(p->wb, fd, 0,
 					  (uint64_t)e->st.st_size);
 		if (r < 0)
 			hint_failed(p, e->path, r);
 	}
-	int kept = fk_fdmap_put(p->m, e->st.st_dev, e->st.st_ino, fd, 0);
 	if (kept != 0) {
 		/* Over budget: issue what is pending for this fd before
 		 * closing it; pass 2 will reopen the file. */
@@ -171,13 +190,12 @@ static int sync_twopass(const char *const *paths, size_t nr_paths,
 {
 	struct fk_writeback wb;
 	/* 0 would disable the writeback module; here it means "hint each
-	 * file on its own".  auto holds every hint until it has chosen:
-	 * a sweep needs none (the syncfs writes it all, and each hint
-	 * would run the file system's writepages on this thread). */
-	int is_auto = to->method == FK_SYNC_AUTO;
-	fk_writeback_init(&wb, is_auto		     ? UINT64_MAX
-			       : to->flush_after_bytes ? to->flush_after_bytes
-						       : 1);
+	 * file on its own".  auto holds the hints of kept descriptors
+	 * until it has chosen: a sweep needs none (the syncfs writes it
+	 * all, and each hint would run the file system's writepages on
+	 * this thread). */
+	fk_writeback_init(&wb, to->flush_after_bytes ? to->flush_after_bytes
+						     : 1);
 	struct hint_pass p = {.m = m, .o = o, .st = st, .wb = &wb};
 	int result = 0;
 	if (to->method == FK_SYNC_AUTO && fk_fsset_create(&p.fs) < 0)
@@ -202,12 +220,17 @@ static int sync_twopass(const char *const *paths, size_t nr_paths,
 	int sweep = p.fs && !p.unmeasured && p.tree_pages &&
 		    fk_fsset_nr(p.fs) && result != -ENOMEM &&
 		    fk_sweep_wins(p.tree_pages);
-	if (sweep)
-		fk_writeback_release(&wb); /* the hints: not needed */
 	uint64_t tw = fk_now_ns();
 	if (sweep && fk_fsset_sweep(p.fs, st) != 0)
-		sweep = 0; /* the hints are gone; pass 2 fsyncs all */
-	int r = sweep ? 0 : fk_writeback_issue(&wb);
+		sweep = 0; /* pass 2 fsyncs all */
+	for (size_t i = 0; !sweep && i < p.nr_held; i++) {
+		int hr = fk_writeback_note(&wb, p.held[i].fd, 0,
+					   p.held[i].size);
+		if (hr < 0)
+			hint_failed(&p, nr_paths ? paths[0] : "", hr);
+	}
+	free(p.held);
+	int r = fk_writeback_issue(&wb);
 	if (r < 0)
 		hint_failed(&p, nr_paths ? paths[0] : "", r);
 	st->writeback_ranges = wb.ranges_issued;

@@ -18,7 +18,8 @@
 # Within each round the configurations run in a rotated order (A B C,
 # B C A, ...).  The ratio of a run is its seconds over the reference's
 # in the same round; the table shows the mean of seconds and the mean,
-# min and max of the ratios.
+# min and max of the ratios, and for flushkit how many runs made syncfs
+# calls (for auto: how many swept).
 #
 #   RUNS=3 SRC=/usr/share OPS="cp sync sync-other" bench/peers/defaults.sh
 #
@@ -40,18 +41,27 @@ RESULTS=${RESULTS:-results}
 [ -x "$FK" ] || { echo "$0: build first ($FK missing)" >&2; exit 1; }
 mkdir -p "$RESULTS" "$WORK"
 csv=$RESULTS/defaults-$(date +%Y%m%d-%H%M%S).csv
-echo "op,config,round,seconds" >"$csv"
+echo "op,config,round,seconds,syncfs_calls" >"$csv"
 
 cleanup() { rm -rf "$WORK/dst" "$WORK/other"; }
 trap cleanup EXIT INT TERM
 
 drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
 now() { date +%s.%N; }
+json=$WORK/last.json
+# syncfs calls of the last flushkit run (auto: > 0 when it swept), or -
+syncfs_calls() {
+	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["syncfs_calls"])' \
+		"$json" 2>/dev/null || echo -
+}
 record() { # OP CONFIG ROUND T0 T1
-	local s
+	local s n=-
 	s=$(echo "$5 - $4" | bc)
-	echo "$1,$2,$3,$s" >>"$csv"
-	printf '%-10s %-22s round %d: %7.2f s\n' "$1" "$2" "$3" "$s" >&2
+	case $2 in flushkit-*) n=$(syncfs_calls) ;; esac
+	rm -f "$json"
+	echo "$1,$2,$3,$s,$n" >>"$csv"
+	printf '%-10s %-22s round %d: %7.2f s (syncfs calls %s)\n' "$1" "$2" \
+		"$3" "$s" "$n" >&2
 }
 
 cp_configs=("cp-a+sync-f" "cp-a" "flushkit-default")
@@ -67,8 +77,8 @@ run_cp() { # CONFIG ROUND
 	case $1 in
 	cp-a+sync-f) cp -a "$SRC" "$dst" && sync -f "$dst" ;;
 	cp-a) cp -a "$SRC" "$dst" ;;
-	flushkit-default) "$FK" cp "$SRC" "$dst" >/dev/null ;;
-	flushkit-*) "$FK" cp --method="${1#flushkit-}" "$SRC" "$dst" >/dev/null ;;
+	flushkit-default) "$FK" cp --json "$SRC" "$dst" >"$json" ;;
+	flushkit-*) "$FK" cp --json --method="${1#flushkit-}" "$SRC" "$dst" >"$json" ;;
 	esac
 	t1=$(now)
 	record cp "$1" "$2" "$t0" "$t1"
@@ -86,8 +96,8 @@ run_sync() { # OP CONFIG ROUND
 	t0=$(now)
 	case $2 in
 	sync-f) sync -f "$dst" ;;
-	flushkit-default) "$FK" sync "$dst" >/dev/null ;;
-	flushkit-*) "$FK" sync --method="${2#flushkit-}" "$dst" >/dev/null ;;
+	flushkit-default) "$FK" sync --json "$dst" >"$json" ;;
+	flushkit-*) "$FK" sync --json --method="${2#flushkit-}" "$dst" >"$json" ;;
 	esac
 	t1=$(now)
 	record "$1" "$2" "$3" "$t0" "$t1"
@@ -118,14 +128,16 @@ python3 - "$csv" <<'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 ref = {"cp": "cp-a+sync-f", "sync": "sync-f", "sync-other": "sync-f"}
-secs, order = {}, []
+secs, order, swept = {}, [], {}
 for r in rows:
     k = (r["op"], r["config"])
     if k not in secs:
         order.append(k)
     secs.setdefault(k, {})[r["round"]] = float(r["seconds"])
+    n = r.get("syncfs_calls", "-")
+    swept[k] = swept.get(k, 0) + (1 if n not in ("-", "0", "") else 0)
 print(f"{'op':10} {'config':22} {'n':>2} {'mean s':>7} {'min s':>7} "
-      f"{'max s':>7} {'ratio':>6} {'min':>5} {'max':>5}")
+      f"{'max s':>7} {'ratio':>6} {'min':>5} {'max':>5} {'syncfs':>6}")
 for op in ("cp", "sync", "sync-other"):
     base = secs.get((op, ref[op]), {})
     for k in [k for k in order if k[0] == op]:
@@ -136,7 +148,9 @@ for op in ("cp", "sync", "sync-other"):
         rl = min(ratios) if ratios else float("nan")
         rh = max(ratios) if ratios else float("nan")
         print(f"{op:10} {k[1]:22} {len(s):2d} {statistics.mean(s):7.2f} "
-              f"{min(s):7.2f} {max(s):7.2f} {rm:6.2f} {rl:5.2f} {rh:5.2f}")
+              f"{min(s):7.2f} {max(s):7.2f} {rm:6.2f} {rl:5.2f} {rh:5.2f} "
+              f"{swept[k] if k[1].startswith('flushkit') else '-':>6}")
 print("ratio: seconds / the reference's in the same round (cp -a && "
-      "sync -f for cp, sync -f for sync); mean, min, max over rounds")
+      "sync -f for cp, sync -f for sync); mean, min, max over rounds; "
+      "syncfs: runs that made syncfs calls (auto: that swept)")
 PY
