@@ -44,7 +44,8 @@ csv=$RESULTS/defaults-$(date +%Y%m%d-%H%M%S).csv
 echo "op,config,round,seconds,syncfs_calls" >"$csv"
 
 cleanup() { rm -rf "$WORK/dst" "$WORK/other"; }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
 now() { date +%s.%N; }
