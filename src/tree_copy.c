@@ -574,9 +574,9 @@ static void release_fd(struct copy_ctx *c, int fd, const struct stat *ds,
 			/* What a syncfs would write of ours (cachestat);
 			 * without cachestat, what was written. */
 			int64_t pg = fk_dirty_pages_fd(fd);
-			c->tree_pages += pg >= 0 ? (uint64_t)pg
-						 : ((uint64_t)ds->st_size +
-						    4095) / 4096;
+			c->tree_pages +=
+			    pg >= 0 ? (uint64_t)pg
+				    : ((uint64_t)ds->st_size + 4095) / 4096;
 		}
 		if (fk_fdmap_put(c->fdmap, ds->st_dev, ds->st_ino, fd,
 				 is_dir) == 0)
@@ -1852,8 +1852,7 @@ static int times_pass(struct copy_ctx *c, int data_r)
 			result = fk_tree_result(result, fd);
 			continue;
 		}
-		if (fd >= 0 && !c->times_by_syncfs &&
-		    !(f & FK_INODE_SYNCED)) {
+		if (fd >= 0 && !c->times_by_syncfs && !(f & FK_INODE_SYNCED)) {
 			/*
 			 * At its name, but the fsync pass did not meet it
 			 * (moved away and back while the pass walked): its
@@ -1964,8 +1963,7 @@ static int durability_phase(struct copy_ctx *c)
 		    ts.st_dev == ps.st_dev)
 			return r;
 	} else if (c->method == FK_COPY_AUTO && c->tree_pages &&
-		   fk_fsset_nr(c->fsset) > 0 &&
-		   fk_sweep_wins(c->tree_pages) &&
+		   fk_fsset_nr(c->fsset) > 0 && fk_sweep_wins(c->tree_pages) &&
 		   fk_fsset_sweep(c->fsset, c->st) == 0) {
 		/* The copy is most of what is dirty: one syncfs of each
 		 * file system written to writes it all in one sweep.  Then

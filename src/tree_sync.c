@@ -45,6 +45,12 @@
 
 /* ---- twopass, pass 1: start writeback of every regular file ---- */
 
+/* A hint auto holds back until it has chosen. */
+struct held_hint {
+	int fd; /* kept in the fd map */
+	uint64_t size;
+};
+
 struct hint_pass {
 	struct fk_fdmap *m;
 	const struct fk_tree_fsync_opts *o;
@@ -57,10 +63,8 @@ struct hint_pass {
 	struct fk_fsset *fs;
 	uint64_t tree_pages;
 	int unmeasured; /* no cachestat, or a file system not added */
-	struct held_hint {
-		int fd; /* kept in the fd map */
-		uint64_t size;
-	} *held;	/* auto: hints of kept descriptors, until it chooses */
+	struct held_hint *held; /* auto: hints of kept descriptors, until
+				 * it has chosen */
 	size_t nr_held, alloc_held;
 	uint64_t progress_ns;
 };
@@ -194,8 +198,8 @@ static int sync_twopass(const char *const *paths, size_t nr_paths,
 	 * until it has chosen: a sweep needs none (the syncfs writes it
 	 * all, and each hint would run the file system's writepages on
 	 * this thread). */
-	fk_writeback_init(&wb, to->flush_after_bytes ? to->flush_after_bytes
-						     : 1);
+	fk_writeback_init(&wb,
+			  to->flush_after_bytes ? to->flush_after_bytes : 1);
 	struct hint_pass p = {.m = m, .o = o, .st = st, .wb = &wb};
 	int result = 0;
 	if (to->method == FK_SYNC_AUTO && fk_fsset_create(&p.fs) < 0)
@@ -224,8 +228,8 @@ static int sync_twopass(const char *const *paths, size_t nr_paths,
 	if (sweep && fk_fsset_sweep(p.fs, st) != 0)
 		sweep = 0; /* pass 2 fsyncs all */
 	for (size_t i = 0; !sweep && i < p.nr_held; i++) {
-		int hr = fk_writeback_note(&wb, p.held[i].fd, 0,
-					   p.held[i].size);
+		int hr =
+		    fk_writeback_note(&wb, p.held[i].fd, 0, p.held[i].size);
 		if (hr < 0)
 			hint_failed(&p, nr_paths ? paths[0] : "", hr);
 	}

@@ -31,7 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define FILE_BYTES (8 * 1024 * 1024)
+#define FILE_BYTES (16 * 1024 * 1024)
 #define CHUNK (64 * 1024)
 
 static char buf[CHUNK];
@@ -83,10 +83,19 @@ static void test_sweep(struct fkt_stack *st, const char *name, int fail_in_tree)
 	snprintf(dir, sizeof(dir), "%s/%s", st->fs.mnt, name);
 	snprintf(other, sizeof(other), "%s/%s-other", st->fs.mnt, name);
 	CHECK_EQ(mkdir(dir, 0755), 0);
+	/*
+	 * faultdev fails a whole request that overlaps a failing range,
+	 * and the block layer merges the writeback of adjacent files into
+	 * one request: a spacer, never rewritten, after each file keeps
+	 * the failure to that file.
+	 */
+	char spacer[740];
 	int fds[3];
 	for (int i = 0; i < 3; i++) {
 		snprintf(path[i], sizeof(path[i]), "%s/f%d", dir, i);
 		fds[i] = make_file(path[i], 'a');
+		snprintf(spacer, sizeof(spacer), "%s-spacer%d", dir, i);
+		close(make_file(spacer, 's'));
 	}
 	int ofd = make_file(other, 'o');
 	CHECK(fkt_dev_fail_file(&st->dev, fail_in_tree ? path[1] : other,
@@ -152,8 +161,8 @@ static void run(const char *type, uint64_t bytes, unsigned flags)
 
 int main(void)
 {
-	run("ext4", 128 << 20, 0);
+	run("ext4", 512 << 20, 0);
 	if (system("command -v mkfs.xfs >/dev/null 2>&1") == 0)
-		run("xfs", 300 << 20, FKT_STACK_DIO);
+		run("xfs", 512 << 20, FKT_STACK_DIO);
 	return fkt_done();
 }

@@ -149,7 +149,7 @@ static void test_sweep_eio(void)
 	size_t nr_syncfs = fkt_trace_nr("syncfs", NULL);
 	if (!nr_syncfs) {
 		fprintf(stderr, "SKIP: auto did not sweep (other programs' "
-			"dirty data outweighs the copy's)\n");
+				"dirty data outweighs the copy's)\n");
 		CHECK_EQ(fired, 0);
 		CHECK_EQ(rc, 0);
 	} else {
