@@ -140,6 +140,13 @@ static void test_sweep_eio(void)
 {
 	char dst[4300], want[4400], p[4400];
 	next_dst(dst, sizeof(dst));
+	/* Enough data that the copy outweighs a busy machine's other dirty
+	 * data (auto sweeps only then); on disk before the copy starts. */
+	int top = open(src, O_RDONLY | O_DIRECTORY);
+	CHECK(tc_write_at(top, "big", 0, 48u << 20, 5, 0644) == 0);
+	int bfd = openat(top, "big", O_RDONLY);
+	CHECK(bfd >= 0 && fsync(bfd) == 0);
+	close(bfd);
 	fkt_trace_start();
 	fkt_fault_set("sync_file_range", "/d1/f2", 0, -EIO);
 	char *out, *err;
@@ -175,6 +182,8 @@ static void test_sweep_eio(void)
 	fkt_trace_stop();
 	free(out);
 	free(err);
+	CHECK(unlinkat(top, "big", 0) == 0);
+	close(top);
 }
 
 static void test_dir_einval(void)
