@@ -1098,11 +1098,13 @@ enum fk_sync_method {
 				 * (PostgreSQL's SyncDataDirectory) */
 	FK_SYNC_FSYNC = 1,	/* one pass: fsync each file (rsync --fsync) */
 	FK_SYNC_SYNCFS = 2,	/* one syncfs(2) per file system */
+	FK_SYNC_AUTO = 3,	/* measure: twopass, or a syncfs sweep and
+				 * a per-file error check */
 };
 
 /*
  * fk_sync_method_name - the name of an enum fk_sync_method value: "twopass",
- * "fsync" or "syncfs" (flushkit sync --method).
+ * "fsync", "syncfs" or "auto" (flushkit sync --method).
  * @method: an enum fk_sync_method value.
  * Return: a static string (never freed); "unknown" for any other
  * value.  Never NULL.
@@ -1124,11 +1126,13 @@ enum fk_copy_method {
 	FK_COPY_DELAYED = 1,	/* fsync everything at the end */
 	FK_COPY_FSYNC_EACH = 2,	/* fsync each file right after writing it */
 	FK_COPY_SYNCFS = 3,	/* syncfs(2) of the destination at the end */
+	FK_COPY_AUTO = 4,	/* measure: syncfs sweep + per-file error
+				 * check, or delayed's fsyncs */
 };
 
 /*
  * fk_copy_method_name - the name of an enum fk_copy_method value: "writeback",
- * "delayed", "fsync-each" or "syncfs" (flushkit cp --method).
+ * "delayed", "fsync-each", "syncfs" or "auto" (flushkit cp --method).
  * @method: an enum fk_copy_method value.
  * Return: a static string (never freed); "unknown" for any other
  * value.  Never NULL.
@@ -1391,6 +1395,18 @@ FK_API void fk_tree_opts_init(struct fk_tree_opts *o);
  *        Descriptors of pass 1 stay open until their fsync, within the
  *        window.  PostgreSQL's SyncDataDirectory /
  *        pre_sync_fname (src/backend/storage/file/fd.c, 9.5+).
+ *      FK_SYNC_AUTO - pass 1 as twopass, also summing each file's
+ *        dirty + writeback pages (cachestat(2), syscall 451); when they
+ *        are at least half of /proc/meminfo's Dirty + Writeback (and
+ *        not 0), one syncfs(2) of each file system under the paths (a
+ *        sweep), then each file's own writeback error through its kept
+ *        descriptor (sync_file_range(SYNC_FILE_RANGE_WAIT_AFTER):
+ *        errseq since the descriptor was opened; reported as op
+ *        "writeback", the file failed, never retried); directories are
+ *        not fsynced (the syncfs committed them).  Otherwise, without
+ *        cachestat, or when a syncfs fails (reported by the fsyncs that
+ *        follow, not as such), pass 2 of twopass.  st->syncfs_calls > 0
+ *        says it swept.
  *      FK_SYNC_FSYNC - one pass of fsync, directories after contents,
  *        one fsync at a time (the unbatched baseline; sync_io ignored).
  *      FK_SYNC_SYNCFS - one syncfs(2) per distinct st_dev found under
@@ -1453,6 +1469,15 @@ FK_API int fk_tree_sync(const char *const *paths, size_t nr_paths,
  *      FK_COPY_FSYNC_EACH - each file fsynced right after it is written,
  *        each directory after its contents (rsync --fsync), one fsync at
  *        a time (the unbatched baseline; sync_io ignored);
+ *      FK_COPY_AUTO - as FK_COPY_DELAYED (no hints, descriptors kept,
+ *        batched fsyncs) unless the dirty + writeback pages it left
+ *        (cachestat(2) of each file once written; its size without
+ *        cachestat) are at least half of /proc/meminfo's Dirty +
+ *        Writeback: then one syncfs(2) of each file system written to,
+ *        each file's own writeback error through its kept descriptor
+ *        (op "writeback" on failure: the file keeps its creation time,
+ *        the copy fails), the times, one more syncfs, and the parent's
+ *        fsync.  A failed syncfs falls back to delayed's fsyncs.
  *      FK_COPY_SYNCFS - one syncfs(2) at the end of each file system
  *        the copy wrote to: the destination's and every one mounted on
  *        a directory inside it (one descriptor held per file system).

@@ -11,9 +11,9 @@
  *   fk_fsync_op_name/_parse         "fsync", "fdatasync", "writeback"
  *   fk_sync_io_name/_parse          "auto", "uring", "threads",
  *                                   "sequential" ("io_uring" parses)
- *   fk_sync_method_name/_parse      "twopass", "fsync", "syncfs"
+ *   fk_sync_method_name/_parse      "twopass", "fsync", "syncfs", "auto"
  *   fk_copy_method_name/_parse      "writeback", "delayed", "fsync-each",
- *                                   "syncfs"
+ *                                   "syncfs", "auto"
  *   fk_copy_update_name/_parse      "all", "none", "older", "resume"
  *   fk_copy_reflink_name/_parse     "auto", "always", "never"
  *   fk_copy_sparse_name/_parse      "auto", "always", "never"
@@ -107,6 +107,7 @@ static const char *const sync_method_names[] = {
     [FK_SYNC_TWOPASS] = "twopass",
     [FK_SYNC_FSYNC] = "fsync",
     [FK_SYNC_SYNCFS] = "syncfs",
+    [FK_SYNC_AUTO] = "auto",
 };
 NAMES(sync_method, sync_method_names)
 
@@ -115,6 +116,7 @@ static const char *const copy_method_names[] = {
     [FK_COPY_DELAYED] = "delayed",
     [FK_COPY_FSYNC_EACH] = "fsync-each",
     [FK_COPY_SYNCFS] = "syncfs",
+    [FK_COPY_AUTO] = "auto",
 };
 NAMES(copy_method, copy_method_names)
 

@@ -244,6 +244,18 @@ static int sys_ioctl(int fd, unsigned long req, void *arg)
 	RETRY(int, ioctl(fd, req, arg));
 }
 
+#ifndef __NR_cachestat
+#define __NR_cachestat 451 /* the same number on every architecture */
+#endif
+
+static int sys_cachestat(int fd, struct fk_cachestat *cs)
+{
+	struct {
+		uint64_t off, len; /* len 0: to the end of the file */
+	} range = {0, 0};
+	RETRY(int, (int)syscall(__NR_cachestat, fd, &range, cs, 0));
+}
+
 #define FK_SYS_DEFAULT_OPS { \
 	.openat = sys_openat, \
 	.close = sys_close, \
@@ -283,7 +295,8 @@ static int sys_ioctl(int fd, unsigned long req, void *arg)
 	.flistxattr = sys_flistxattr, \
 	.fgetxattr = sys_fgetxattr, \
 	.fsetxattr = sys_fsetxattr, \
-	.ioctl = sys_ioctl,                                            \
+	.ioctl = sys_ioctl, \
+	.cachestat = sys_cachestat, \
 }
 
 const struct fk_sys_ops fk_sys_default = FK_SYS_DEFAULT_OPS;

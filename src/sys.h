@@ -28,6 +28,15 @@
 
 #include "flushkit.h"
 
+/* What cachestat(2) reports of a file's page cache, in pages. */
+struct fk_cachestat {
+	uint64_t nr_cache;
+	uint64_t nr_dirty;
+	uint64_t nr_writeback;
+	uint64_t nr_evicted;
+	uint64_t nr_recently_evicted;
+};
+
 struct fk_sys_ops {
 	int (*openat)(int dirfd, const char *path, int flags, mode_t mode);
 	int (*close)(int fd);
@@ -81,6 +90,10 @@ struct fk_sys_ops {
 	int (*fsetxattr)(int fd, const char *name, const void *val,
 			 size_t len, int flags);
 	int (*ioctl)(int fd, unsigned long req, void *arg);
+	/* cachestat(2) (Linux 6.5, syscall 451) over the whole file: the
+	 * page cache state of @fd without reading it; -ENOSYS where the
+	 * kernel lacks it. */
+	int (*cachestat)(int fd, struct fk_cachestat *cs);
 };
 
 /* The live table.  Library code calls fk_sys.fsync(fd) and so on. */

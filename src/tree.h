@@ -63,6 +63,14 @@ enum fk_pass_flags {
 	/* Count entries in @st: files (inodes), dirs, symlinks, specials,
 	 * hardlinks, bytes (once per inode, via FK_INODE_SEEN). */
 	FK_PASS_COUNT = 1u << 0,
+	/* The data is durable already (a syncfs of each file system
+	 * returned 0): instead of fsyncing, collect each regular file's own
+	 * writeback error through its descriptor (sync_file_range with only
+	 * SYNC_FILE_RANGE_WAIT_AFTER: waits for nothing left, reports the
+	 * errseq error recorded since the descriptor was opened; reported
+	 * as "writeback" @path, the inode marked FAILED); directories are
+	 * not fsynced (the syncfs committed them); not batched. */
+	FK_PASS_CHECK = 1u << 1,
 };
 
 /* Per-inode flags in the fdmap. */
@@ -319,6 +327,32 @@ int fk_fsset_add(struct fk_fsset *s, dev_t dev, int fd, const char *path);
  */
 int fk_fsset_syncfs(struct fk_fsset *s, const struct fk_tree_fsync_opts *o,
 		    struct fk_tree_stats *st);
+
+/*
+ * fk_fsset_sweep - syncfs(2) each file system of @s, counted in
+ * st->syncfs_calls, reporting nothing: the caller of a sweep falls back
+ * to per-file fsyncs on failure, which name the files.  Returns 0 or
+ * the first -errno (after syncing the others).  Blocks.
+ */
+int fk_fsset_sweep(struct fk_fsset *s, struct fk_tree_stats *st);
+
+/*
+ * fk_dirty_pages_fd - the dirty plus writeback pages of @fd's page cache
+ * (cachestat(2) over the whole file), or -ENOSYS where the kernel has no
+ * cachestat (before 6.5), or its -errno.  Reads no data.
+ */
+int64_t fk_dirty_pages_fd(int fd);
+
+/*
+ * fk_sweep_wins - the choice of the auto methods: 1 when a syncfs of
+ * the destination file systems would write mostly the tree's own data,
+ * i.e. the tree's @tree_pages (dirty + writeback, measured) are at
+ * least half of the system's dirty + writeback pages (/proc/meminfo
+ * Dirty + Writeback, read now; other file systems count as others', so
+ * the choice errs towards per-file fsyncs).  0 otherwise, or when
+ * /proc/meminfo cannot be read.
+ */
+int fk_sweep_wins(uint64_t tree_pages);
 
 /*
  * fk_kernel_before - 1 if the kernel release string @release ("5.4.0-

@@ -53,6 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #define FD_WINDOW_MAX 65536
 #define PROGRESS_INTERVAL_NS 100000000ull
@@ -720,6 +721,22 @@ static int queue(struct pass *p, struct pending_list *l, int fd, dev_t dev,
 	(FK_INODE_SYNCED | FK_INODE_FAILED | FK_INODE_DEGRADED |              \
 	 FK_INODE_QUEUED)
 
+/* FK_PASS_CHECK: @fd's own writeback error since it was opened (the
+ * data is durable already); the fsync policy's flags and reports. */
+static int check_fd(struct pass *p, int fd, const struct fk_walk_entry *e,
+		    const char *shown)
+{
+	int r = fk_sys.sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WAIT_AFTER);
+	if (r == 0) {
+		fk_fdmap_set_flags(p->m, e->st.st_dev, e->st.st_ino,
+				   FK_INODE_SYNCED);
+		return 0;
+	}
+	fk_fdmap_set_flags(p->m, e->st.st_dev, e->st.st_ino, FK_INODE_FAILED);
+	fk_tree_report(p->o, p->st, FK_REPORT_ERROR, "writeback", shown, r);
+	return r;
+}
+
 static void pass_file(struct pass *p, const struct fk_walk_entry *e)
 {
 	unsigned f = fk_fdmap_flags(p->m, e->st.st_dev, e->st.st_ino);
@@ -741,7 +758,12 @@ static void pass_file(struct pass *p, const struct fk_walk_entry *e)
 			flush(p);
 		return;
 	}
-	if (fd >= 0) {
+	if (fd >= 0 && (p->o->flags & FK_PASS_CHECK)) {
+		r = check_fd(p, fd, e, shown);
+		if (r == 0 && p->o->drop_cache)
+			fk_sys.fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		fk_sys.close(fd);
+	} else if (fd >= 0) {
 		/* Unbatched (or no memory to queue it): now. */
 		r = fk_tree_fsync_fd(p->m, fd, e->st.st_dev, e->st.st_ino, 0,
 				     shown, p->o, p->st);
@@ -812,7 +834,11 @@ static int pass_dir_post(void *arg, const struct fk_walk_entry *e)
 	struct pass *p = arg;
 	unsigned f = fk_fdmap_flags(p->m, e->st.st_dev, e->st.st_ino);
 	int kept = fk_fdmap_take(p->m, e->st.st_dev, e->st.st_ino);
-	if (!(f & DIR_DONE)) {
+	if (!(f & DIR_DONE) && (p->o->flags & FK_PASS_CHECK)) {
+		/* Committed by the syncfs. */
+		fk_fdmap_set_flags(p->m, e->st.st_dev, e->st.st_ino,
+				   FK_INODE_SYNCED);
+	} else if (!(f & DIR_DONE)) {
 		char *shown = get_path(p, e->path);
 		if (p->o->batch && queue_dir(p, e, kept, shown) == 0) {
 			put_path(shown, e->path);
@@ -971,6 +997,64 @@ int fk_fsset_syncfs(struct fk_fsset *s, const struct fk_tree_fsync_opts *o,
 		}
 	}
 	return result;
+}
+
+int fk_fsset_sweep(struct fk_fsset *s, struct fk_tree_stats *st)
+{
+	int result = 0;
+	for (size_t i = 0; i < s->nr; i++) {
+		int r = fk_sys.syncfs(s->devs[i].fd);
+		st->syncfs_calls++;
+		if (r < 0 && !result)
+			result = r;
+	}
+	return result;
+}
+
+int64_t fk_dirty_pages_fd(int fd)
+{
+	struct fk_cachestat cs;
+	int r = fk_sys.cachestat(fd, &cs);
+	if (r < 0)
+		return r;
+	return (int64_t)(cs.nr_dirty + cs.nr_writeback);
+}
+
+/* /proc/meminfo's Dirty + Writeback, pages; -errno. */
+static int64_t system_dirty_pages(void)
+{
+	char buf[8192];
+	int fd = fk_sys.openat(AT_FDCWD, "/proc/meminfo",
+			       O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return fd;
+	ssize_t n = fk_sys.read(fd, buf, sizeof(buf) - 1);
+	fk_sys.close(fd);
+	if (n <= 0)
+		return n < 0 ? n : -EIO;
+	buf[n] = 0;
+	uint64_t kib = 0;
+	int found = 0;
+	static const char *const keys[] = {"\nDirty:", "\nWriteback:"};
+	for (size_t i = 0; i < 2; i++) {
+		const char *at = strstr(buf, keys[i]);
+		if (!at)
+			continue;
+		kib += strtoull(at + strlen(keys[i]), NULL, 10);
+		found++;
+	}
+	if (!found)
+		return -EIO;
+	long page = sysconf(_SC_PAGESIZE);
+	return (int64_t)(kib * 1024 / (uint64_t)(page > 0 ? page : 4096));
+}
+
+int fk_sweep_wins(uint64_t tree_pages)
+{
+	int64_t sys = system_dirty_pages();
+	if (sys < 0)
+		return 0;
+	return tree_pages * 2 >= (uint64_t)sys;
 }
 
 size_t fk_fsset_nr(const struct fk_fsset *s)

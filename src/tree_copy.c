@@ -303,6 +303,9 @@ struct copy_ctx {
 	struct fk_fdmap *fdmap; /* kept descriptors until fsync */
 	struct fk_writeback wb;
 	int use_wb;
+	int keep_fds;	     /* writeback, delayed, auto: the fd map keeps */
+	int times_by_syncfs; /* times made durable by a syncfs, not fsyncs */
+	uint64_t tree_pages; /* auto: dirty + writeback pages written */
 	int no_cfr; /* copy_file_range unusable: read/write */
 	char *buf;  /* read/write fallback buffer */
 
@@ -583,7 +586,15 @@ static int fsync_now(struct copy_ctx *c, int fd, int is_dir, const char *path)
 static void release_fd(struct copy_ctx *c, int fd, const struct stat *ds,
 		       int is_dir, const char *path)
 {
-	if (c->method == FK_COPY_WRITEBACK || c->method == FK_COPY_DELAYED) {
+	if (c->keep_fds) {
+		if (!is_dir && c->method == FK_COPY_AUTO) {
+			/* What a syncfs would write of ours (cachestat);
+			 * without cachestat, what was written. */
+			int64_t pg = fk_dirty_pages_fd(fd);
+			c->tree_pages +=
+			    pg >= 0 ? (uint64_t)pg
+				    : ((uint64_t)ds->st_size + 4095) / 4096;
+		}
 		if (fk_fdmap_put(c->fdmap, ds->st_dev, ds->st_ino, fd,
 				 is_dir) == 0)
 			return;
@@ -1888,8 +1899,7 @@ static int times_pass(struct copy_ctx *c, int data_r)
 			result = fk_tree_result(result, fd);
 			continue;
 		}
-		if (fd >= 0 && c->method != FK_COPY_SYNCFS &&
-		    !(f & FK_INODE_SYNCED)) {
+		if (fd >= 0 && !c->times_by_syncfs && !(f & FK_INODE_SYNCED)) {
 			/*
 			 * At its name, but the fsync pass did not meet it
 			 * (moved away and back while the pass walked): its
@@ -1919,7 +1929,7 @@ static int times_pass(struct copy_ctx *c, int data_r)
 				fk_sys.close(fd);
 			continue;
 		}
-		if (c->method == FK_COPY_SYNCFS) {
+		if (c->times_by_syncfs) {
 			fk_sys.close(fd);
 			continue;
 		}
@@ -1936,7 +1946,7 @@ static int times_pass(struct copy_ctx *c, int data_r)
 		    result, times_fsync(c, fds, ps, nr, batch, reqs));
 	free(reqs);
 	fk_fsync_batch_destroy(own);
-	if (c->method == FK_COPY_SYNCFS && c->nr_times)
+	if (c->times_by_syncfs && c->nr_times)
 		result = fk_tree_result(result, syncfs_all(c));
 	return result;
 }
@@ -1999,7 +2009,25 @@ static int durability_phase(struct copy_ctx *c)
 		if (c->top_fd < 0 || fk_sys.fstat(c->top_fd, &ts) < 0 ||
 		    ts.st_dev == ps.st_dev)
 			return r;
+	} else if (c->method == FK_COPY_AUTO && c->tree_pages &&
+		   fk_fsset_nr(c->fsset) > 0 && fk_sweep_wins(c->tree_pages) &&
+		   fk_fsset_sweep(c->fsset, c->st) == 0) {
+		/* The copy is most of what is dirty: one syncfs of each
+		 * file system written to writes it all in one sweep.  Then
+		 * each file's own writeback error, through the descriptor
+		 * that wrote it (errseq): a file that failed is named. */
+		struct fk_tree_fsync_opts fo = c->fo;
+		fo.batch = NULL;
+		fo.flags |= FK_PASS_CHECK;
+		r = fk_tree_fsync_pass(c->dst_parent_fd, c->dst_name,
+				       c->dst_display, c->fdmap, &fo, c->st);
+		/* Times, then one more syncfs for them (and the dirs'). */
+		c->times_by_syncfs = 1;
+		r = fk_tree_result(r, times_pass(c, r));
 	} else if (c->method != FK_COPY_FSYNC_EACH) {
+		/* writeback, delayed; auto when others' dirty data would
+		 * make a sweep slow, or a syncfs failed (perhaps for another
+		 * program's file): each file's fsync names its own error. */
 		if (c->use_wb)
 			fk_writeback_issue(&c->wb);
 		/* Files (kept descriptors first), then directories bottom
@@ -2031,7 +2059,7 @@ int fk_tree_copy(const char *src, const char *dst, const struct fk_tree_opts *o,
 	if (!st)
 		st = &local;
 	memset(st, 0, sizeof(*st));
-	if (!src || !dst || (unsigned int)o->copy_method > FK_COPY_SYNCFS ||
+	if (!src || !dst || (unsigned int)o->copy_method > FK_COPY_AUTO ||
 	    o->update < FK_COPY_UPDATE_ALL ||
 	    o->update > FK_COPY_UPDATE_DIFFERENT ||
 	    o->reflink < FK_COPY_REFLINK_AUTO ||
@@ -2061,6 +2089,9 @@ int fk_tree_copy(const char *src, const char *dst, const struct fk_tree_opts *o,
 	c.fo.progress = o->progress;
 	c.fo.progress_arg = o->progress_arg;
 	c.use_wb = c.method == FK_COPY_WRITEBACK && o->flush_after_bytes > 0;
+	c.keep_fds = c.method == FK_COPY_WRITEBACK ||
+		     c.method == FK_COPY_DELAYED || c.method == FK_COPY_AUTO;
+	c.times_by_syncfs = c.method == FK_COPY_SYNCFS;
 	c.depth_now = -1;
 	/* --reflink=never: copy_file_range may share extents too. */
 	c.no_cfr = o->reflink == FK_COPY_REFLINK_NEVER ||
@@ -2069,12 +2100,12 @@ int fk_tree_copy(const char *src, const char *dst, const struct fk_tree_opts *o,
 	int r = 0;
 	/* The final fsync phase is batched; fsync-each stays one at a time
 	 * (the baseline), syncfs has none. */
-	if (c.method == FK_COPY_WRITEBACK || c.method == FK_COPY_DELAYED) {
+	if (c.keep_fds) {
 		r = fk_tree_batch_create(o, st, &c.fo.batch);
 		if (r < 0)
 			goto out;
 	}
-	if (c.method == FK_COPY_SYNCFS) {
+	if (c.method == FK_COPY_SYNCFS || c.method == FK_COPY_AUTO) {
 		r = fk_fsset_create(&c.fsset);
 		if (r < 0)
 			goto out;
@@ -2085,7 +2116,7 @@ int fk_tree_copy(const char *src, const char *dst, const struct fk_tree_opts *o,
 		goto out;
 	/* Descriptors kept until their fsync: writeback and delayed. */
 	size_t keep = 0;
-	if (c.method == FK_COPY_WRITEBACK || c.method == FK_COPY_DELAYED)
+	if (c.keep_fds)
 		keep = fk_fd_window();
 	r = fk_fdmap_create(keep, &c.fdmap);
 	if (r < 0)

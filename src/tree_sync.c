@@ -45,6 +45,12 @@
 
 /* ---- twopass, pass 1: start writeback of every regular file ---- */
 
+/* A hint auto holds back until it has chosen. */
+struct held_hint {
+	int fd; /* kept in the fd map */
+	uint64_t size;
+};
+
 struct hint_pass {
 	struct fk_fdmap *m;
 	const struct fk_tree_fsync_opts *o;
@@ -52,6 +58,14 @@ struct hint_pass {
 	struct fk_writeback *wb;
 	int result;
 	int hint_warned;
+	/* auto: what the tree holds of the system's dirty data, and the
+	 * file systems a sweep would syncfs */
+	struct fk_fsset *fs;
+	uint64_t tree_pages;
+	int unmeasured; /* no cachestat, or a file system not added */
+	struct held_hint *held; /* auto: hints of kept descriptors, until
+				 * it has chosen */
+	size_t nr_held, alloc_held;
 	uint64_t progress_ns;
 };
 
@@ -85,13 +99,38 @@ static int hint_entry(void *arg, const struct fk_walk_entry *e)
 		return 0;
 	}
 	fk_fdmap_set_flags(p->m, e->st.st_dev, e->st.st_ino, FK_INODE_HINTED);
-	if (e->st.st_size > 0) {
+	if (p->fs) {
+		/* Before the hint turns dirty pages into writeback ones:
+		 * both count. */
+		int64_t pg = fk_dirty_pages_fd(fd);
+		if (pg < 0)
+			p->unmeasured = 1;
+		else
+			p->tree_pages += (uint64_t)pg;
+		if (!fk_fsset_has(p->fs, e->st.st_dev))
+			p->unmeasured = 1; /* a lone file on its own fs */
+	}
+	int kept = fk_fdmap_put(p->m, e->st.st_dev, e->st.st_ino, fd, 0);
+	if (e->st.st_size > 0 && p->fs && kept == 0 &&
+	    p->nr_held == p->alloc_held) {
+		size_t n = p->alloc_held ? p->alloc_held * 2 : 1024;
+		struct held_hint *h = realloc(p->held, n * sizeof(*h));
+		if (h) {
+			p->held = h;
+			p->alloc_held = n;
+		}
+	}
+	if (e->st.st_size > 0 && p->fs && kept == 0 &&
+	    p->nr_held < p->alloc_held) {
+		/* auto: held until it has chosen (a sweep needs none). */
+		p->held[p->nr_held++] =
+		    (struct held_hint){fd, (uint64_t)e->st.st_size};
+	} else if (e->st.st_size > 0) {
 		int r = fk_writeback_note(p->wb, fd, 0,
 					  (uint64_t)e->st.st_size);
 		if (r < 0)
 			hint_failed(p, e->path, r);
 	}
-	int kept = fk_fdmap_put(p->m, e->st.st_dev, e->st.st_ino, fd, 0);
 	if (kept != 0) {
 		/* Over budget: issue what is pending for this fd before
 		 * closing it; pass 2 will reopen the file. */
@@ -109,7 +148,15 @@ static int hint_dir_pre(void *arg, const struct fk_walk_entry *e)
 {
 	struct hint_pass *p = arg;
 	/* Seen before in this run (overlapping paths): already walked. */
-	return fk_tree_count(p->m, p->st, &e->st) ? 1 : 0;
+	if (fk_tree_count(p->m, p->st, &e->st))
+		return 1;
+	if (p->fs && !fk_fsset_has(p->fs, e->st.st_dev)) {
+		int fd = fk_sys.openat(e->fd, ".",
+				       O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+		if (fd < 0 || fk_fsset_add(p->fs, e->st.st_dev, fd, e->path))
+			p->unmeasured = 1; /* no sweep then */
+	}
+	return 0;
 }
 
 static int hint_error(void *arg, const char *op, const char *path, int err)
@@ -147,10 +194,15 @@ static int sync_twopass(const char *const *paths, size_t nr_paths,
 {
 	struct fk_writeback wb;
 	/* flush_after_bytes 0: no hints (writeback.c invariant 3), as for
-	 * fk_tree_copy and the store's checkpoint_flush_after_bytes. */
+	 * fk_tree_copy and the store's checkpoint_flush_after_bytes.  auto
+	 * holds the hints of kept descriptors until it has chosen: a sweep
+	 * needs none (the syncfs writes it all, and each hint would run the
+	 * file system's writepages on this thread). */
 	fk_writeback_init(&wb, to->flush_after_bytes);
 	struct hint_pass p = {.m = m, .o = o, .st = st, .wb = &wb};
 	int result = 0;
+	if (to->sync_method == FK_SYNC_AUTO && fk_fsset_create(&p.fs) < 0)
+		return -ENOMEM;
 
 	uint64_t t0 = fk_now_ns();
 	for (size_t i = 0; i < nr_paths; i++) {
@@ -160,6 +212,27 @@ static int sync_twopass(const char *const *paths, size_t nr_paths,
 			break;
 		}
 	}
+	/*
+	 * auto: when the tree holds at least half of the system's dirty
+	 * data, one syncfs of each of its file systems writes it in one
+	 * sweep (what sync -f costs), and pass 2 only collects each
+	 * file's own writeback error.  Else, or if a syncfs failed
+	 * (perhaps for another program's file), the hints, then pass 2
+	 * fsyncs each file.
+	 */
+	int sweep = p.fs && !p.unmeasured && p.tree_pages &&
+		    fk_fsset_nr(p.fs) && result != -ENOMEM &&
+		    fk_sweep_wins(p.tree_pages);
+	uint64_t tw = fk_now_ns();
+	if (sweep && fk_fsset_sweep(p.fs, st) != 0)
+		sweep = 0; /* pass 2 fsyncs all */
+	for (size_t i = 0; !sweep && i < p.nr_held; i++) {
+		int hr =
+		    fk_writeback_note(&wb, p.held[i].fd, 0, p.held[i].size);
+		if (hr < 0)
+			hint_failed(&p, nr_paths ? paths[0] : "", hr);
+	}
+	free(p.held);
 	int r = fk_writeback_issue(&wb);
 	if (r < 0)
 		hint_failed(&p, nr_paths ? paths[0] : "", r);
@@ -167,13 +240,26 @@ static int sync_twopass(const char *const *paths, size_t nr_paths,
 	st->writeback_bytes = wb.bytes_issued;
 	fk_writeback_release(&wb);
 	uint64_t t1 = fk_now_ns();
-	st->writeback_ns = t1 - t0;
+	/* A sweep's syncfs is the fsync phase's. */
+	st->writeback_ns = (sweep ? tw : t1) - t0;
+	if (sweep)
+		t1 = tw;
 	result = fk_tree_result(result, p.result);
-	if (result == -ENOMEM)
+	if (result == -ENOMEM) {
+		fk_fsset_destroy(p.fs);
 		return result;
+	}
 
+	struct fk_tree_fsync_opts check = *o;
+	const struct fk_tree_fsync_opts *po = o;
+	if (sweep) {
+		check.batch = NULL;
+		check.flags |= FK_PASS_CHECK;
+		po = &check;
+	}
+	fk_fsset_destroy(p.fs);
 	for (size_t i = 0; i < nr_paths; i++) {
-		r = fk_tree_fsync_pass(AT_FDCWD, paths[i], NULL, m, o, st);
+		r = fk_tree_fsync_pass(AT_FDCWD, paths[i], NULL, m, po, st);
 		if (r == -ENOMEM)
 			return r;
 		result = fk_tree_result(result, r);
@@ -366,6 +452,7 @@ int fk_tree_sync(const char *const *paths, size_t nr_paths,
 	size_t max_fds = 0;
 	switch (o->sync_method) {
 	case FK_SYNC_TWOPASS:
+	case FK_SYNC_AUTO:
 		fn = sync_twopass;
 		break;
 	case FK_SYNC_FSYNC:
@@ -415,14 +502,16 @@ int fk_tree_sync(const char *const *paths, size_t nr_paths,
 	/* Pass 2 of twopass is batched; fsync stays one at a time (the
 	 * baseline). */
 	struct fk_fsync_batch *batch = NULL;
-	if (!r && o->sync_method == FK_SYNC_TWOPASS) {
+	int twopass = o->sync_method == FK_SYNC_TWOPASS ||
+		      o->sync_method == FK_SYNC_AUTO;
+	if (!r && twopass) {
 		r = fk_tree_batch_create(o, st, &batch);
 		fo.batch = batch;
 	}
 	/* After the batch (io_uring's ring is a descriptor too). */
 	if (!r)
 		r = fk_tree_fd_check(&fo, st, paths[0]);
-	if (!r && o->sync_method == FK_SYNC_TWOPASS)
+	if (!r && twopass)
 		max_fds = fk_fd_window();
 	struct fk_fdmap *m = NULL;
 	if (!r)

@@ -45,13 +45,13 @@ want "cp options" --drop-cache --flush-after= -- cp --
 want "tpcb options" --checkpoint-timeout= --check -- bench tpcb --ch
 want "tpcb options" --shared-buffers= --max-wal-size= --flush= -- bench tpcb --
 want "fsmark options" -S --queue-depth -- bench fsmark -
-want "sync --method=" twopass fsync syncfs -- sync --method =
+want "sync --method=" auto twopass fsync syncfs -- sync --method =
 want "sync --method=tw" twopass -- sync --method = tw
-want "cp --method= (table in the help)" writeback delayed fsync-each syncfs -- cp --method =
+want "cp --method= (table in the help)" auto writeback delayed fsync-each syncfs -- cp --method =
 want "cp --sync-io=" auto uring threads sequential -- cp --sync-io =
 want "tpcb --flush=" naive smooth -- bench tpcb --flush =
 want "unsplit --flush=sm" smooth -- bench tpcb --flush=sm
-[ "$(comp cp --method = | grep -c .)" -eq 4 ] || fail "cp --method= offers: $(comp cp --method = | tr '\n' ' ')"
+[ "$(comp cp --method = | grep -c .)" -eq 5 ] || fail "cp --method= offers: $(comp cp --method = | tr '\n' ' ')"
 
 base=$(mktemp -d "${TMPDIR:-/var/tmp}/t-completion.XXXXXX")
 trap 'rm -rf "$base"' EXIT

@@ -36,11 +36,11 @@ static const struct table tables[] = {
     {"sync_method",
      fk_sync_method_name,
      fk_sync_method_parse,
-     {"twopass", "fsync", "syncfs"}},
+     {"twopass", "fsync", "syncfs", "auto"}},
     {"copy_method",
      fk_copy_method_name,
      fk_copy_method_parse,
-     {"writeback", "delayed", "fsync-each", "syncfs"}},
+     {"writeback", "delayed", "fsync-each", "syncfs", "auto"}},
     {"copy_update",
      fk_copy_update_name,
      fk_copy_update_parse,
@@ -99,6 +99,8 @@ static void test_round_trip(void)
 static void test_constants(void)
 {
 	CHECK(!strcmp(fk_sync_method_name(FK_SYNC_SYNCFS), "syncfs"));
+	CHECK_EQ(fk_sync_method_parse("auto"), FK_SYNC_AUTO);
+	CHECK_EQ(fk_copy_method_parse("auto"), FK_COPY_AUTO);
 	CHECK(!strcmp(fk_copy_method_name(FK_COPY_FSYNC_EACH), "fsync-each"));
 	CHECK_EQ(fk_copy_method_parse("delayed"), FK_COPY_DELAYED);
 	CHECK_EQ(fk_copy_update_parse("resume"), FK_COPY_UPDATE_DIFFERENT);

@@ -129,6 +129,63 @@ static void test_fsync_eio(void)
 	}
 }
 
+/*
+ * cp's auto method when it sweeps (a syncfs of the destination, then each
+ * file's own writeback error through the descriptor that wrote it): a
+ * file whose check fails is named, never retried, keeps its creation
+ * time, and the copy fails; the others get their times.  When other
+ * programs' dirty data makes auto fsync instead, the sweep is skipped.
+ */
+static void test_sweep_eio(void)
+{
+	char dst[4300], want[4400], p[4400];
+	next_dst(dst, sizeof(dst));
+	/* Enough data that the copy outweighs a busy machine's other dirty
+	 * data (auto sweeps only then); on disk before the copy starts. */
+	int top = open(src, O_RDONLY | O_DIRECTORY);
+	CHECK(tc_write_at(top, "big", 0, 48u << 20, 5, 0644) == 0);
+	int bfd = openat(top, "big", O_RDONLY);
+	CHECK(bfd >= 0 && fsync(bfd) == 0);
+	close(bfd);
+	fkt_trace_start();
+	fkt_fault_set("sync_file_range", "/d1/f2", 0, -EIO);
+	char *out, *err;
+	int rc = run_cp("auto", dst, &out, &err);
+	unsigned fired = fkt_fault_fired();
+	fkt_fault_clear();
+	size_t nr_syncfs = fkt_trace_nr("syncfs", NULL);
+	if (!nr_syncfs) {
+		fprintf(stderr, "SKIP: auto did not sweep (other programs' "
+				"dirty data outweighs the copy's)\n");
+		CHECK_EQ(fired, 0);
+		CHECK_EQ(rc, 0);
+	} else {
+		CHECK_EQ(fired, 1); /* checked once, never retried */
+		CHECK_EQ(fkt_trace_nr("fsync", "/d1/f2"), 0);
+		/* data, then the times */
+		CHECK_EQ(nr_syncfs, 2);
+		CHECK_EQ(rc, FK_EXIT_FAILURE);
+		snprintf(want, sizeof(want), "writeback '%s/d1/f2': %s", dst,
+			 strerror(EIO));
+		CHECK(strstr(err, want) != NULL);
+		CHECK(strstr(out, "\"result\":\"failed\"") != NULL);
+		struct stat ds, ss;
+		snprintf(p, sizeof(p), "%s/d1/f2", dst);
+		CHECK(stat(p, &ds) == 0 && ds.st_mtim.tv_sec != 1000000000);
+		snprintf(p, sizeof(p), "%s/d1/d2/f3", dst);
+		CHECK(stat(p, &ds) == 0);
+		snprintf(p, sizeof(p), "%s/d1/d2/f3", src);
+		CHECK(stat(p, &ss) == 0);
+		CHECK_EQ(ds.st_mtim.tv_nsec, ss.st_mtim.tv_nsec);
+		CHECK_EQ(ds.st_mtim.tv_sec, ss.st_mtim.tv_sec);
+	}
+	fkt_trace_stop();
+	free(out);
+	free(err);
+	CHECK(unlinkat(top, "big", 0) == 0);
+	close(top);
+}
+
 static void test_dir_einval(void)
 {
 	char dst[4300];
@@ -319,6 +376,7 @@ int main(void)
 	snprintf(src, sizeof(src), "%s/src", tmp_real);
 	make_tree();
 	test_fsync_eio();
+	test_sweep_eio();
 	test_dir_einval();
 	test_eacces();
 	test_vanished();

@@ -26,7 +26,7 @@ static void reporter(void *arg, int level, const char *op, const char *path,
 }
 
 static const char *method_names[] = {"writeback", "delayed", "fsync-each",
-				     "syncfs"};
+				     "syncfs", "auto"};
 
 static void check_stats(const struct fk_tree_stats *st, int method)
 {
@@ -42,9 +42,14 @@ static void check_stats(const struct fk_tree_stats *st, int method)
 	/* Data copied, not holes: the sparse file adds at most its two
 	 * data segments. */
 	CHECK(st->bytes < 4 * 1024 * 1024);
-	if (method == FK_COPY_SYNCFS) {
+	if (method == FK_COPY_SYNCFS ||
+	    (method == FK_COPY_AUTO && st->syncfs_calls)) {
 		CHECK_EQ(st->syncfs_calls, 2);	/* data, then times */
 		CHECK_EQ(st->fsync_calls, 0);
+		/* auto's sweep: only the parent is fsynced (the top-level
+		 * name); the syncfs committed the directories. */
+		if (method == FK_COPY_AUTO)
+			CHECK_EQ(st->dir_fsync_calls, 1);
 	} else {
 		/* Every file inode twice (its data, then its times: tree_copy.c
 		 * invariant 7); every directory, plus the parent. */
@@ -93,7 +98,7 @@ int main(void)
 	CHECK(tc_make_fidelity_tree(src) == 0);
 	umask(022);
 
-	for (int m = FK_COPY_WRITEBACK; m <= FK_COPY_SYNCFS; m++) {
+	for (int m = FK_COPY_WRITEBACK; m <= FK_COPY_AUTO; m++) {
 		fprintf(stderr, "== method %s\n", method_names[m]);
 		snprintf(dst, sizeof(dst), "%s/dst-%s", tmp, method_names[m]);
 		struct fk_tree_opts o;

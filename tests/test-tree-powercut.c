@@ -60,9 +60,10 @@
  *             the same kind of mount.  A method that syncs only the
  *             file system of its destination loses the inner files.
  *
- * Methods: cp writeback (default), delayed, fsync-each, syncfs; the
- * writeback and delayed trials rotate --sync-io through auto, threads
- * and sequential.  sync twopass, fsync, syncfs.
+ * Methods: cp auto (the command's default), writeback, delayed,
+ * fsync-each, syncfs; the auto, writeback and delayed trials rotate
+ * --sync-io through auto, threads and sequential.  sync auto (the
+ * default), twopass, fsync, syncfs.
  *
  * FK_TRIALS (default 1): trials per method per kind per file system.
  * FK_TREECUT_KINDS ("regression,cp,sync,nested", the default) chooses
@@ -700,12 +701,14 @@ static const struct method cp_methods[] = {
 	{"cp", "delayed", 1},
 	{"cp", "fsync-each", 0},
 	{"cp", "syncfs", 0},
+	{"cp", "auto", 1},
 };
 
 static const struct method sync_methods[] = {
 	{"sync", "twopass", 1},
 	{"sync", "fsync", 0},
 	{"sync", "syncfs", 0},
+	{"sync", "auto", 1},
 };
 
 static const char *const sync_ios[] = {"auto", "threads", "sequential"};

@@ -3,7 +3,7 @@
  * cmd-cp.c - "flushkit cp": copy a tree with cp -a semantics and make the
  * copy durable (fk_tree_copy), then print a summary.
  *
- *   flushkit cp [--method=writeback|delayed|fsync-each|syncfs]
+ *   flushkit cp [--method=auto|writeback|delayed|fsync-each|syncfs]
  *               [--flush-after=SIZE] [--drop-cache] [--sync-io=IO]
  *               [--jobs=N] [--json] [--progress] SRC DST
  *
@@ -72,9 +72,13 @@ static void usage(FILE *f)
 	    "\n"
 	    "durability options:\n"
 	    "  --method=METHOD    how the copy is made durable:\n"
+	    "                     auto        measure (default): syncfs of the\n"
+	    "                                 destination, then each file's\n"
+	    "                                 own writeback error, when the\n"
+	    "                                 copy is most dirty data; else\n"
+	    "                                 as delayed\n"
 	    "                     writeback   start writeback while copying,\n"
-	    "                                 fsync everything at the end "
-	    "(default)\n"
+	    "                                 fsync everything at the end\n"
 	    "                     delayed     fsync everything at the end\n"
 	    "                     fsync-each  fsync each file right after "
 	    "writing it\n"
@@ -254,7 +258,7 @@ static void print_text(const char *src, int nr_src, const char *dst,
 	printf("  errors        %llu\n", (unsigned long long)st->errors);
 	/* Each file is fsynced twice: its data, then its times (set only
 	 * once the data is durable). */
-	if (opt->copy_method == FK_COPY_SYNCFS)
+	if (opt->copy_method == FK_COPY_SYNCFS || st->syncfs_calls)
 		printf("  syncfs        %llu calls (data, then times), "
 		       "%llu directory fsyncs\n",
 		       (unsigned long long)st->syncfs_calls,
@@ -390,7 +394,7 @@ int cmd_cp(int argc, char **argv)
 	int json = 0, force_progress = 0, verbose = 0, c;
 	const char *target_dir = NULL;
 	fk_tree_opts_init(&o);
-	o.copy_method = FK_COPY_WRITEBACK;
+	o.copy_method = FK_COPY_AUTO;
 	struct cli_tree_errors errs = {0};
 	o.report = cli_tree_report; /* names quoted: one line each */
 	o.report_arg = &errs;
@@ -488,7 +492,8 @@ int cmd_cp(int argc, char **argv)
 		case OPT_METHOD:
 			parsed = fk_copy_method_parse(optarg);
 			if (parsed < 0) {
-				cli_error("cp: unknown method '%s' (writeback, "
+				cli_error("cp: unknown method '%s' (auto, "
+					  "writeback, "
 					  "delayed, fsync-each, syncfs)",
 					  optarg);
 				return FK_EXIT_USAGE;

@@ -25,16 +25,19 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: flushkit sync [--method=twopass|fsync|syncfs] "
+		"usage: flushkit sync [--method=auto|twopass|fsync|syncfs] "
 		"[--sync-io=IO] [--jobs=N]\n"
 		"                     [--json] [--progress] PATH...\n"
 		"\n"
 		"Make every file and directory under each PATH durable.\n"
 		"\n"
+		"  --method=auto     measure (default): when the tree holds most "
+		"dirty data,\n"
+		"                    syncfs, then each file's own writeback "
+		"error; else twopass\n"
 		"  --method=twopass  start writeback of every file, then fsync "
 		"each file\n"
-		"                    and each directory after its contents "
-		"(default)\n"
+		"                    and each directory after its contents\n"
 		"  --method=fsync    fsync each file, then each directory, in "
 		"one pass\n"
 		"  --method=syncfs   one syncfs(2) per file system under the "
@@ -153,10 +156,11 @@ static void print_text(int method, int r, const struct fk_tree_stats *st)
 	if (st->sync_io)
 		printf("sync io:           %s, %u in flight at most\n",
 		       cli_tree_sync_io(st), st->sync_jobs);
-	if (method == FK_SYNC_SYNCFS)
+	if (method == FK_SYNC_SYNCFS ||
+	    (method == FK_SYNC_AUTO && st->syncfs_calls))
 		printf("syncfs calls:      %llu\n",
 		       (unsigned long long)st->syncfs_calls);
-	if (method == FK_SYNC_TWOPASS)
+	if (method == FK_SYNC_TWOPASS || method == FK_SYNC_AUTO)
 		printf("writeback ranges:  %llu (%s)\n",
 		       (unsigned long long)st->writeback_ranges,
 		       cli_human_bytes(st->writeback_bytes, b2, sizeof(b2)));
@@ -188,7 +192,7 @@ int cmd_sync(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	int method = FK_SYNC_TWOPASS, json = 0, force_progress = 0, c;
+	int method = FK_SYNC_AUTO, json = 0, force_progress = 0, c;
 	int sync_io = FK_SYNC_IO_AUTO;
 	uint32_t jobs = 0;
 
@@ -200,7 +204,7 @@ int cmd_sync(int argc, char **argv)
 		case 'm':
 			method = fk_sync_method_parse(optarg);
 			if (method < 0) {
-				cli_error("sync: unknown method '%s' (twopass, "
+				cli_error("sync: unknown method '%s' (auto, twopass, "
 					  "fsync or syncfs)",
 					  optarg);
 				return FK_EXIT_USAGE;

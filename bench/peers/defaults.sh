@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# bench/peers/defaults.sh - do flushkit's defaults win?  flushkit cp
+# against cp -a && sync -f, and flushkit sync against sync -f, on a real
+# tree, cold, alternated, as ratios with their spread.
+#
+# Configurations (each a name and a command; the first of each list is
+# the reference the ratios are taken against):
+#   cp:         cp-a+sync-f, cp-a (no durability at all), flushkit-default,
+#               then flushkit-M for each M in CP_METHODS
+#   sync:       sync-f, flushkit-default, then flushkit-M for each M in
+#               SYNC_METHODS; each run first makes a dirty copy of the
+#               tree (cp -a, caches dropped before it)
+#   sync-other: the same, but OTHER_MB MiB of another program's dirty
+#               data (dd of a file next to the tree, not synced) are on
+#               the same file system too
+# Every run starts after `sync; echo 3 > /proc/sys/vm/drop_caches`.
+# Within each round the configurations run in a rotated order (A B C,
+# B C A, ...).  The ratio of a run is its seconds over the reference's
+# in the same round; the table shows the mean of seconds and the mean,
+# min and max of the ratios, and for flushkit how many runs made syncfs
+# calls (for auto: how many swept).
+#
+#   RUNS=3 SRC=/usr/share OPS="cp sync sync-other" bench/peers/defaults.sh
+#
+# Needs root (drop_caches).  Output: the table on stdout, the runs in
+# RESULTS/defaults-DATE.csv (RESULTS defaults to results/, git-ignored).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+FK=${FLUSHKIT:-$PWD/build/flushkit}
+RUNS=${RUNS:-3}
+SRC=${SRC:-/usr/share}
+WORK=${WORK:-/var/tmp/fk-defaults-bench}
+OPS=${OPS:-"cp sync sync-other"}
+CP_METHODS=${CP_METHODS-"syncfs delayed"}
+SYNC_METHODS=${SYNC_METHODS-"twopass syncfs"}
+OTHER_MB=${OTHER_MB:-2048}
+RESULTS=${RESULTS:-results}
+
+[ "$(id -u)" -eq 0 ] || { echo "$0: needs root (drop_caches)" >&2; exit 1; }
+[ -x "$FK" ] || { echo "$0: build first ($FK missing)" >&2; exit 1; }
+mkdir -p "$RESULTS" "$WORK"
+csv=$RESULTS/defaults-$(date +%Y%m%d-%H%M%S).csv
+echo "op,config,round,seconds,syncfs_calls" >"$csv"
+
+cleanup() { rm -rf "$WORK/dst" "$WORK/other"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+now() { date +%s.%N; }
+json=$WORK/last.json
+# syncfs calls of the last flushkit run (auto: > 0 when it swept), or -
+syncfs_calls() {
+	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["syncfs_calls"])' \
+		"$json" 2>/dev/null || echo -
+}
+record() { # OP CONFIG ROUND T0 T1
+	local s n=-
+	s=$(echo "$5 - $4" | bc)
+	case $2 in flushkit-*) n=$(syncfs_calls) ;; esac
+	rm -f "$json"
+	echo "$1,$2,$3,$s,$n" >>"$csv"
+	printf '%-10s %-22s round %d: %7.2f s (syncfs calls %s)\n' "$1" "$2" \
+		"$3" "$s" "$n" >&2
+}
+
+cp_configs=("cp-a+sync-f" "cp-a" "flushkit-default")
+for m in $CP_METHODS; do cp_configs+=("flushkit-$m"); done
+sync_configs=("sync-f" "flushkit-default")
+for m in $SYNC_METHODS; do sync_configs+=("flushkit-$m"); done
+
+run_cp() { # CONFIG ROUND
+	local dst=$WORK/dst t0 t1
+	rm -rf "$dst"
+	drop_caches
+	t0=$(now)
+	case $1 in
+	cp-a+sync-f) cp -a "$SRC" "$dst" && sync -f "$dst" ;;
+	cp-a) cp -a "$SRC" "$dst" ;;
+	flushkit-default) "$FK" cp --json "$SRC" "$dst" >"$json" ;;
+	flushkit-*) "$FK" cp --json --method="${1#flushkit-}" "$SRC" "$dst" >"$json" ;;
+	esac
+	t1=$(now)
+	record cp "$1" "$2" "$t0" "$t1"
+}
+
+run_sync() { # OP CONFIG ROUND
+	local dst=$WORK/dst t0 t1
+	rm -rf "$dst" "$WORK/other"
+	drop_caches
+	cp -a "$SRC" "$dst" # dirty, not yet written back
+	if [ "$1" = sync-other ]; then
+		dd if=/dev/zero of="$WORK/other" bs=1M count="$OTHER_MB" \
+			status=none
+	fi
+	t0=$(now)
+	case $2 in
+	sync-f) sync -f "$dst" ;;
+	flushkit-default) "$FK" sync --json "$dst" >"$json" ;;
+	flushkit-*) "$FK" sync --json --method="${2#flushkit-}" "$dst" >"$json" ;;
+	esac
+	t1=$(now)
+	record "$1" "$2" "$3" "$t0" "$t1"
+}
+
+for round in $(seq 1 "$RUNS"); do
+	for op in $OPS; do
+		case $op in
+		cp) cfgs=("${cp_configs[@]}") ;;
+		*) cfgs=("${sync_configs[@]}") ;;
+		esac
+		n=${#cfgs[@]}
+		for i in $(seq 0 $((n - 1))); do
+			cfg=${cfgs[$(((i + round) % n))]}
+			case $op in
+			cp) run_cp "$cfg" "$round" ;;
+			*) run_sync "$op" "$cfg" "$round" ;;
+			esac
+		done
+	done
+done
+drop_caches
+
+echo
+echo "src: $SRC ($(find "$SRC" -xdev -type f | wc -l) files," \
+	"$(du -sm "$SRC" | cut -f1) MiB); work: $WORK; runs: $csv"
+python3 - "$csv" <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+ref = {"cp": "cp-a+sync-f", "sync": "sync-f", "sync-other": "sync-f"}
+secs, order, swept = {}, [], {}
+for r in rows:
+    k = (r["op"], r["config"])
+    if k not in secs:
+        order.append(k)
+    secs.setdefault(k, {})[r["round"]] = float(r["seconds"])
+    n = r.get("syncfs_calls", "-")
+    swept[k] = swept.get(k, 0) + (1 if n not in ("-", "0", "") else 0)
+print(f"{'op':10} {'config':22} {'n':>2} {'mean s':>7} {'min s':>7} "
+      f"{'max s':>7} {'ratio':>6} {'min':>5} {'max':>5} {'syncfs':>6}")
+for op in ("cp", "sync", "sync-other"):
+    base = secs.get((op, ref[op]), {})
+    for k in [k for k in order if k[0] == op]:
+        v = secs[k]
+        ratios = [v[rd] / base[rd] for rd in v if rd in base and base[rd] > 0]
+        s = list(v.values())
+        rm = statistics.mean(ratios) if ratios else float("nan")
+        rl = min(ratios) if ratios else float("nan")
+        rh = max(ratios) if ratios else float("nan")
+        print(f"{op:10} {k[1]:22} {len(s):2d} {statistics.mean(s):7.2f} "
+              f"{min(s):7.2f} {max(s):7.2f} {rm:6.2f} {rl:5.2f} {rh:5.2f} "
+              f"{swept[k] if k[1].startswith('flushkit') else '-':>6}")
+print("ratio: seconds / the reference's in the same round (cp -a && "
+      "sync -f for cp, sync -f for sync); mean, min, max over rounds; "
+      "syncfs: runs that made syncfs calls (auto: that swept)")
+PY
