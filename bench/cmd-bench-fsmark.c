@@ -35,8 +35,8 @@
  *
  * Interface routine: cmd_bench_fsmark(argc, argv).
  */
-#include "cli.h"
 #include "cli-sys.h"
+#include "cli.h"
 #include "results.h"
 
 #include <errno.h>
@@ -56,36 +56,40 @@
 #include <unistd.h>
 
 enum {
-	M_NONE = 0,		/* fs_mark -S 0 */
-	M_FSYNC = 1,		/* fsync before close */
-	M_SYNC_FSYNC1 = 2,	/* sync(), then one fsync */
-	M_POST_REVERSE = 3,	/* fsync each file after the loop, reverse */
+	M_NONE = 0,	    /* fs_mark -S 0 */
+	M_FSYNC = 1,	    /* fsync before close */
+	M_SYNC_FSYNC1 = 2,  /* sync(), then one fsync */
+	M_POST_REVERSE = 3, /* fsync each file after the loop, reverse */
 	M_SYNC_POST_REVERSE = 4,
-	M_POST = 5,		/* fsync every file after the loop */
+	M_POST = 5, /* fsync every file after the loop */
 	M_SYNC_POST = 6,
-	M_BATCH = 7,		/* flushkit: batched fsync */
-	M_TWOPASS = 8,		/* flushkit: hints, then batched fsync */
+	M_BATCH = 7,   /* flushkit: batched fsync */
+	M_TWOPASS = 8, /* flushkit: hints, then batched fsync */
 };
 
 static const char *const method_desc[] = {
-	"NO SYNC: Test does not issue sync() or fsync() calls.",
-	"INBAND FSYNC: fsync() per file in write loop.",
-	"SYNC & FSYNC: sync() after write loop and 1 fsync() at the end.",
-	"POST: Reopen and fsync() each file in reverse order after main write loop.",
-	"SYNC POST REVERSE: sync() then reopen and fsync() each file in reverse order after main write loop.",
-	"POST: Reopen and fsync() each file in order after main write loop.",
-	"SYNC POST: sync() then reopen and fsync() each file in order after main write loop.",
-	"BATCH: write all files, then fsync() them with many in flight.",
-	"TWOPASS: write all files, writeback hints for all, then fsync() them with many in flight.",
+    "NO SYNC: Test does not issue sync() or fsync() calls.",
+    "INBAND FSYNC: fsync() per file in write loop.",
+    "SYNC & FSYNC: sync() after write loop and 1 fsync() at the end.",
+    "POST: Reopen and fsync() each file in reverse order after main write "
+    "loop.",
+    "SYNC POST REVERSE: sync() then reopen and fsync() each file in reverse "
+    "order after main write loop.",
+    "POST: Reopen and fsync() each file in order after main write loop.",
+    "SYNC POST: sync() then reopen and fsync() each file in order after main "
+    "write loop.",
+    "BATCH: write all files, then fsync() them with many in flight.",
+    "TWOPASS: write all files, writeback hints for all, then fsync() them with "
+    "many in flight.",
 };
 
 static const char *const method_name[] = {
-	"0", "1", "2", "3", "4", "5", "6", "batch", "twopass",
+    "0", "1", "2", "3", "4", "5", "6", "batch", "twopass",
 };
 
 enum { L_CREAT, L_WRITE, L_FSYNC, L_SYNC, L_CLOSE, L_UNLINK, NR_LAT };
 static const char *const lat_name[NR_LAT] = {
-	"CREAT", "WRITE", "FSYNC", "SYNC", "CLOSE", "UNLINK",
+    "CREAT", "WRITE", "FSYNC", "SYNC", "CLOSE", "UNLINK",
 };
 
 struct lat {
@@ -121,16 +125,16 @@ struct fsm_thread {
 	int *fds;
 	struct fk_fsync_req *reqs;
 	uint32_t rng;
-	uint64_t *born_ns;	/* each file's create start */
-	struct fk_hist hist;	/* per-file latency, us, all loops */
+	uint64_t *born_ns;   /* each file's create start */
+	struct fk_hist hist; /* per-file latency, us, all loops */
 	int hist_ok;
 	pthread_mutex_t lock;
-	struct interval iv;	/* under lock */
+	struct interval iv; /* under lock */
 	/* one loop */
 	struct lat lat[NR_LAT];
-	uint64_t syscall_ns;	/* time in file-writing system calls */
+	uint64_t syscall_ns; /* time in file-writing system calls */
 	uint64_t start_ns, end_ns;
-	uint64_t overhead_ns;	/* elapsed - syscall_ns, before unlinks */
+	uint64_t overhead_ns; /* elapsed - syscall_ns, before unlinks */
 	unsigned created;
 	unsigned errors;
 	char first_error[256]; /* the thread's first error, as printed */
@@ -148,10 +152,10 @@ struct fsm {
 	const char *log_name; /* -l: also append the table there */
 	FILE *log;
 	struct fk_fsync_batch_opts bopts;
-	size_t fd_chunk;	/* files a thread keeps open at once */
+	size_t fd_chunk; /* files a thread keeps open at once */
 	char *buf;
 	struct fsm_thread *th;
-	const char *results_dir;	/* NULL: no result file */
+	const char *results_dir; /* NULL: no result file */
 	struct result_file *rf;
 	/* the progress thread (with a result file) */
 	pthread_t prog_thread;
@@ -159,7 +163,7 @@ struct fsm {
 	pthread_cond_t prog_cond;
 	int prog_stop, prog_running;
 	uint64_t prog_start_ns;
-	uint32_t *per_sec;	/* files completed in each full second */
+	uint32_t *per_sec; /* files completed in each full second */
 	size_t nr_sec, alloc_sec;
 };
 
@@ -293,11 +297,11 @@ static int create_write(struct fsm_thread *t, size_t i)
 	t->sub[i] = next_subdir(t);
 	for (int tries = 0; fd == -EEXIST && tries < 16; tries++) {
 		make_name(t, t->names[i]);
-		fd = (int)TIMED(t, L_CREAT,
-				cli_sys.openat(file_dirfd(t, i), t->names[i],
-					      O_WRONLY | O_CREAT | O_EXCL |
-						      O_NOFOLLOW,
-					      0600));
+		fd = (int)TIMED(
+		    t, L_CREAT,
+		    cli_sys.openat(file_dirfd(t, i), t->names[i],
+				   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW,
+				   0600));
 	}
 	if (fd < 0) {
 		report(t, "create", i, fd);
@@ -308,8 +312,8 @@ static int create_write(struct fsm_thread *t, size_t i)
 	uint64_t left = f->size, w0 = fk_now_ns();
 	int err = 0;
 	while (left && !err) {
-		size_t n = left < f->write_size ? (size_t)left
-						: (size_t)f->write_size;
+		size_t n =
+		    left < f->write_size ? (size_t)left : (size_t)f->write_size;
 		ssize_t r = cli_sys.write(fd, f->buf, n);
 		if (r < 0)
 			err = (int)r;
@@ -350,7 +354,7 @@ static void reopen_fsync(struct fsm_thread *t, size_t i)
 		return;
 	int fd = (int)TIMED(t, L_CREAT,
 			    cli_sys.openat(file_dirfd(t, i), t->names[i],
-					  O_RDONLY | O_NOFOLLOW, 0));
+					   O_RDONLY | O_NOFOLLOW, 0));
 	if (fd < 0) {
 		report(t, "open", i, fd);
 		return;
@@ -382,8 +386,9 @@ static void batch_pass(struct fsm_thread *t, size_t lo, size_t hi, int op)
 		/* A writeback hint that fails is reported too: it is a real
 		 * I/O error, and the fsync that follows will say so. */
 		if (q->result)
-			report(t, op == FK_FSYNC_OP_WRITEBACK ?
-				   "sync_file_range" : "fsync",
+			report(t,
+			       op == FK_FSYNC_OP_WRITEBACK ? "sync_file_range"
+							   : "fsync",
 			       q->cookie, q->result);
 	}
 }
@@ -461,15 +466,16 @@ static void thread_loop(struct fsm_thread *t)
 		break;
 	}
 	t->end_ns = fk_now_ns();
-	t->overhead_ns = t->end_ns - t->start_ns > t->syscall_ns ?
-			 t->end_ns - t->start_ns - t->syscall_ns : 0;
+	t->overhead_ns = t->end_ns - t->start_ns > t->syscall_ns
+			     ? t->end_ns - t->start_ns - t->syscall_ns
+			     : 0;
 	if (!f->keep) {
 		for (size_t i = 0; i < n; i++) {
 			if (!t->names[i][0])
 				continue;
-			int err = (int)TIMED(t, L_UNLINK,
-					     cli_sys.unlinkat(file_dirfd(t, i),
-							     t->names[i], 0));
+			int err = (int)TIMED(
+			    t, L_UNLINK,
+			    cli_sys.unlinkat(file_dirfd(t, i), t->names[i], 0));
 			if (err)
 				report(t, "unlink", i, err);
 		}
@@ -511,7 +517,8 @@ static void progress_line(struct fsm *f, uint64_t begin_ns, uint64_t end_ns,
 	double var = n ? sum.lat_sumsq / n - avg * avg : 0;
 	results_progress(f->rf, results_mono_s(f->rf, end_ns),
 			 len_s > 0 ? n / len_s : 0, avg / 1000.0,
-			 var > 0 ? sqrt(var) / 1000.0 : 0, sum.lat_max / 1000.0);
+			 var > 0 ? sqrt(var) / 1000.0 : 0,
+			 sum.lat_max / 1000.0);
 	if (!full)
 		return;
 	if (f->nr_sec == f->alloc_sec) {
@@ -533,9 +540,8 @@ static void *progress_main(void *arg)
 	uint64_t last = f->prog_start_ns, next = last + 1000000000ull;
 	pthread_mutex_lock(&f->prog_lock);
 	for (;;) {
-		struct timespec ts = {
-			.tv_sec = (time_t)(next / 1000000000ull),
-			.tv_nsec = (long)(next % 1000000000ull)};
+		struct timespec ts = {.tv_sec = (time_t)(next / 1000000000ull),
+				      .tv_nsec = (long)(next % 1000000000ull)};
 		while (!f->prog_stop &&
 		       pthread_cond_timedwait(&f->prog_cond, &f->prog_lock,
 					      &ts) != ETIMEDOUT)
@@ -610,8 +616,8 @@ static void dev_resolve(struct dev_stat *d)
 	char link[128], real[PATH_MAX], path[PATH_MAX + 32];
 	if (major(d->dev) == 0) {
 		snprintf(d->why, sizeof(d->why),
-			 "st_dev %u:%u is not a block device",
-			 major(d->dev), minor(d->dev));
+			 "st_dev %u:%u is not a block device", major(d->dev),
+			 minor(d->dev));
 		return;
 	}
 	snprintf(link, sizeof(link), "/sys/dev/block/%u:%u", major(d->dev),
@@ -1053,8 +1059,8 @@ static void print_header_to(FILE *out, const struct fsm *f, int argc,
 	       "with %u random bytes at end of name)\n",
 	       f->name_len, f->name_len - f->rand_len, f->rand_len);
 	printf("#\tFiles info: size %llu bytes, written with an IO size of "
-	       "%llu bytes per write\n", (unsigned long long)f->size,
-	       (unsigned long long)f->write_size);
+	       "%llu bytes per write\n",
+	       (unsigned long long)f->size, (unsigned long long)f->write_size);
 	printf("#\tApp overhead is time in microseconds spent in the test not "
 	       "doing file writing related system calls.\n");
 	if (f->verbose)
@@ -1151,7 +1157,8 @@ static int fsm_setup(struct fsm *f, const char **backend)
 		t->dir = f->dirs[i % f->nr_dirs];
 		t->dirfd = -1;
 		t->rng = (uint32_t)(fk_now_ns() ^ (i * 2654435761u) ^
-				    ((uint32_t)getpid() << 16)) | 1;
+				    ((uint32_t)getpid() << 16)) |
+			 1;
 		t->names = calloc(f->files, sizeof(*t->names));
 		t->fds = calloc(f->files, sizeof(*t->fds));
 		t->reqs = calloc(f->fd_chunk, sizeof(*t->reqs));
@@ -1165,8 +1172,8 @@ static int fsm_setup(struct fsm *f, const char **backend)
 		int err = make_dir(AT_FDCWD, t->dir, t->dir);
 		if (err)
 			return err;
-		t->dirfd = cli_sys.openat(AT_FDCWD, t->dir,
-					 O_RDONLY | O_DIRECTORY, 0);
+		t->dirfd =
+		    cli_sys.openat(AT_FDCWD, t->dir, O_RDONLY | O_DIRECTORY, 0);
 		if (t->dirfd < 0) {
 			cli_error("open '%s': %s", t->dir,
 				  fk_strerror(t->dirfd));
@@ -1182,8 +1189,8 @@ static int fsm_setup(struct fsm *f, const char **backend)
 					  fk_strerror(err));
 				return err;
 			}
-			*backend = fk_sync_io_name(
-				fk_fsync_batch_backend(t->batch));
+			*backend =
+			    fk_sync_io_name(fk_fsync_batch_backend(t->batch));
 		}
 	}
 	return 0;
@@ -1344,8 +1351,8 @@ static int results_end(struct fsm *f, const char *backend, uint64_t files,
 			memcpy(s, f->per_sec, f->nr_sec * sizeof(*s));
 			qsort(s, f->nr_sec, sizeof(*s), cmp_u32);
 			size_t n = f->nr_sec;
-			uint32_t med = n % 2 ? s[n / 2]
-					     : (s[n / 2 - 1] + s[n / 2]) / 2;
+			uint32_t med =
+			    n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 			rdbl(o, "stall_ratio",
 			     med ? (double)s[0] / (double)med : 0.0);
 			jint(o, "worst_second_tps", s[0]);
@@ -1360,8 +1367,8 @@ static int results_end(struct fsm *f, const char *backend, uint64_t files,
 		/* -L: Files/sec of each loop (the table's rows) */
 		json_object *a = json_object_new_array();
 		for (unsigned i = 0; i < loops_done; i++)
-			json_object_array_add(a,
-					      results_json_double(loop_fps[i], 1));
+			json_object_array_add(
+			    a, results_json_double(loop_fps[i], 1));
 		json_object_object_add(o, "loop_files_per_sec", a);
 	}
 	jstr(o, "sync_io", backend);
@@ -1417,7 +1424,7 @@ int cmd_bench_fsmark(int argc, char **argv)
 	size_t nr_devs = 0;
 	struct rusage ru0, ru1;
 	uint64_t wall0 = 0, wall1 = 0, count = 0;
-	double run_s = 0;	/* the loops' seconds, as Files/sec counts */
+	double run_s = 0; /* the loops' seconds, as Files/sec counts */
 	unsigned errors = 0;
 	double *loop_fps = NULL;
 	char failure[320] = ""; /* the first error of the run, as printed */
@@ -1548,7 +1555,8 @@ int cmd_bench_fsmark(int argc, char **argv)
 	json_object *jdevs = f.json ? json_object_new_array() : NULL;
 	if (!f.json)
 		printf("\nWall time: %.3f s, user CPU: %.3f s, system CPU: "
-		       "%.3f s\n", wall_s, user_s, sys_s);
+		       "%.3f s\n",
+		       wall_s, user_s, sys_s);
 	for (size_t k = 0; k < nr_devs; k++) {
 		struct dev_stat *d = &devs[k];
 		uint64_t w = d->writes1 - d->writes0;
@@ -1625,9 +1633,9 @@ int cmd_bench_fsmark(int argc, char **argv)
 			  "the above results are incomplete.",
 			  errors, errors == 1 ? "" : "s", failure);
 	}
-	if (f.rf && results_end(&f, backend, count, run_s, wall_s, user_s,
-				sys_s, errors, errors ? failure : NULL,
-				loop_fps, loops_done))
+	if (f.rf &&
+	    results_end(&f, backend, count, run_s, wall_s, user_s, sys_s,
+			errors, errors ? failure : NULL, loop_fps, loops_done))
 		status = FK_EXIT_FAILURE;
 out:
 	if (f.rf) {

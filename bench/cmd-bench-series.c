@@ -44,21 +44,21 @@
 #define MAX_ARGS 64
 
 struct config {
-	const char *name;	/* "a" or "b" */
-	const char *text;	/* as given, for people */
-	char *buf;		/* split copy */
+	const char *name; /* "a" or "b" */
+	const char *text; /* as given, for people */
+	char *buf;	  /* split copy */
 	char *argv[MAX_ARGS];
 	int argc;
 };
 
 struct run {
 	uint64_t scale, clients;
-	int cfg;		/* 0: a, 1: b */
-	int nr;			/* 1.. within the cell */
+	int cfg; /* 0: a, 1: b */
+	int nr;	 /* 1.. within the cell */
 	int ok;
 	double tps, lat_max_ms;
-	char result[512];	/* relative to DIR, "" if none */
-	char log[256];		/* relative to DIR */
+	char result[512]; /* relative to DIR, "" if none */
+	char log[256];	  /* relative to DIR */
 };
 
 static volatile sig_atomic_t interrupted;
@@ -256,8 +256,7 @@ static int write_outputs(const char *dir, const struct config *cfg,
 			double g = c->tps[1].mean - c->tps[0].mean;
 			fprintf(csv, "%.1f,", g);
 			if (c->tps[0].mean > 0)
-				fprintf(csv, "%.1f",
-					100 * g / c->tps[0].mean);
+				fprintf(csv, "%.1f", 100 * g / c->tps[0].mean);
 		} else
 			fputc(',', csv);
 		fputc('\n', csv);
@@ -290,18 +289,20 @@ static int write_outputs(const char *dir, const struct config *cfg,
 		html_text(html, cfg[k].text);
 		fprintf(html, "</code><br>\n");
 	}
-	fprintf(html, "Each run %llu s.  <a href=\"series.csv\">series.csv"
-		      "</a>, <a href=\"series-stats.csv\">series-stats.csv"
-		      "</a> (standard deviations and +/-/0/? markers, see "
-		      "flushkit compare).</p>\n<table>\n<tr><th>#</th><th>"
-		      "scale</th><th>clients</th><th>config</th><th>run</th>"
-		      "<th>tps</th><th>max latency (ms)</th><th>result file"
-		      "</th><th>log</th></tr>\n",
+	fprintf(html,
+		"Each run %llu s.  <a href=\"series.csv\">series.csv"
+		"</a>, <a href=\"series-stats.csv\">series-stats.csv"
+		"</a> (standard deviations and +/-/0/? markers, see "
+		"flushkit compare).</p>\n<table>\n<tr><th>#</th><th>"
+		"scale</th><th>clients</th><th>config</th><th>run</th>"
+		"<th>tps</th><th>max latency (ms)</th><th>result file"
+		"</th><th>log</th></tr>\n",
 		(unsigned long long)dur_s);
 	for (size_t i = 0; i < nr_runs; i++) {
 		const struct run *r = &runs[i];
-		fprintf(html, "<tr><td>%zu</td><td>%llu</td><td>%llu</td>"
-			      "<td>%s</td><td>%d</td>",
+		fprintf(html,
+			"<tr><td>%zu</td><td>%llu</td><td>%llu</td>"
+			"<td>%s</td><td>%d</td>",
 			i + 1, (unsigned long long)r->scale,
 			(unsigned long long)r->clients, cfg[r->cfg].name,
 			r->nr);
@@ -350,8 +351,7 @@ static void print_table(const struct config *cfg, const struct cell *cells,
 			for (int k = 0; k < 2; k++) {
 				if (c->tps[k].n)
 					printf("%9.1f %8.1f %10.3f  ",
-					       c->tps[k].mean,
-					       c->tps[k].stddev,
+					       c->tps[k].mean, c->tps[k].stddev,
 					       c->lat[k].mean);
 				else
 					printf("%9s %8s %10s  ", "failed", "",
@@ -360,10 +360,10 @@ static void print_table(const struct config *cfg, const struct cell *cells,
 			printf("%7s  (? ?)\n", "-");
 			continue;
 		}
-		double g = c->tps[0].mean > 0 ? 100 * (c->tps[1].mean -
-						       c->tps[0].mean) /
-							c->tps[0].mean
-					      : NAN;
+		double g = c->tps[0].mean > 0
+			       ? 100 * (c->tps[1].mean - c->tps[0].mean) /
+				     c->tps[0].mean
+			       : NAN;
 		printf("%5llu %7llu  %9.1f %8.1f %10.3f  %9.1f %8.1f %10.3f  "
 		       "%+6.1f%%  (%c %c)\n",
 		       (unsigned long long)c->scale,
@@ -405,17 +405,17 @@ static void usage(FILE *f)
 int cmd_bench_series(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"scales", required_argument, NULL, 'S'},
-		{"clients", required_argument, NULL, 'c'},
-		{"time", required_argument, NULL, 'T'},
-		{"runs", required_argument, NULL, 'r'},
-		{"config-a", required_argument, NULL, 'A'},
-		{"config-b", required_argument, NULL, 'B'},
-		{"results", required_argument, NULL, 'o'},
-		{"data-dir", required_argument, NULL, 'D'},
-		{"keep-data", no_argument, NULL, 'K'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"scales", required_argument, NULL, 'S'},
+	    {"clients", required_argument, NULL, 'c'},
+	    {"time", required_argument, NULL, 'T'},
+	    {"runs", required_argument, NULL, 'r'},
+	    {"config-a", required_argument, NULL, 'A'},
+	    {"config-b", required_argument, NULL, 'B'},
+	    {"results", required_argument, NULL, 'o'},
+	    {"data-dir", required_argument, NULL, 'D'},
+	    {"keep-data", no_argument, NULL, 'K'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	uint64_t scales[MAX_LIST], clients[MAX_LIST], dur_s = 60, runs_n = 3;
 	int nr_scales = 0, nr_clients = 0, keep = 0, c;
@@ -467,9 +467,10 @@ int cmd_bench_series(int argc, char **argv)
 		}
 		if (bad) {
 			cli_error("bad value for --%s: '%s'",
-				  c == 'T' ? "time" : c == 'r' ? "runs"
-						  : c == 'S' ? "scales"
-							     : "clients",
+				  c == 'T'   ? "time"
+				  : c == 'r' ? "runs"
+				  : c == 'S' ? "scales"
+					     : "clients",
 				  optarg);
 			return FK_EXIT_USAGE;
 		}
@@ -532,8 +533,8 @@ int cmd_bench_series(int argc, char **argv)
 
 	size_t max_runs = (size_t)nr_scales * nr_clients * runs_n * 2;
 	struct run *runs = calloc(max_runs, sizeof(*runs));
-	struct cell *cells = calloc((size_t)nr_scales * nr_clients,
-				    sizeof(*cells));
+	struct cell *cells =
+	    calloc((size_t)nr_scales * nr_clients, sizeof(*cells));
 	size_t nr_runs = 0, nr_cells = 0;
 	int failed = 0;
 	if (!runs || !cells) {
@@ -567,7 +568,8 @@ int cmd_bench_series(int argc, char **argv)
 				av[n++] = s_scale;
 				av[n++] = "--data-dir";
 				av[n++] = ddir[k];
-				for (int j = 0; with_cfg && j < cfg[k].argc; j++)
+				for (int j = 0; with_cfg && j < cfg[k].argc;
+				     j++)
 					av[n++] = cfg[k].argv[j];
 				av[n] = NULL;
 				fprintf(stderr, "series: init scale %s (%s)\n",
@@ -584,7 +586,8 @@ int cmd_bench_series(int argc, char **argv)
 			}
 			if (!init_ok[k]) {
 				cli_error("init of scale %s (%s) failed, see "
-					  "'%s'", s_scale, cfg[k].name, logp);
+					  "'%s'",
+					  s_scale, cfg[k].name, logp);
 				failed = 1;
 			}
 		}
@@ -651,8 +654,7 @@ int cmd_bench_series(int argc, char **argv)
 					fprintf(stderr,
 						"series: scale %s, %s clients, "
 						"%s, run %llu/%llu\n",
-						s_scale, s_clients,
-						cfg[k].name,
+						s_scale, s_clients, cfg[k].name,
 						(unsigned long long)r + 1,
 						(unsigned long long)runs_n);
 					char **before = NULL;
@@ -668,9 +670,10 @@ int cmd_bench_series(int argc, char **argv)
 							 &run->lat_max_ms))
 						run->ok = 1;
 					else {
-						cli_error("run failed (exit %d),"
-							  " see '%s'",
-							  rc, logp);
+						cli_error(
+						    "run failed (exit %d),"
+						    " see '%s'",
+						    rc, logp);
 						failed = 1;
 					}
 					results_list_free(before, nr_before);
@@ -699,8 +702,8 @@ int cmd_bench_series(int argc, char **argv)
 	if (!keep && data == databuf)
 		rmdir(data);
 
-	int err = write_outputs(dir, cfg, runs, nr_runs, cells, nr_cells,
-				dur_s);
+	int err =
+	    write_outputs(dir, cfg, runs, nr_runs, cells, nr_cells, dur_s);
 	if (err) {
 		cli_error("write '%s': %s", dir, strerror(-err));
 		failed = 1;

@@ -62,10 +62,10 @@
 enum { M_SYNC, M_SYNCFS, M_FLUSHKIT };
 static const char *const method_names[NR_METHODS] = {"sync", "syncfs",
 						     "flushkit"};
-static const char *const method_titles[NR_METHODS] = {
-	"sync(2)", "syncfs", "flushkit sync"};
-static const char *const test_keys[NR_TESTS] = {
-	"empty_sync_total_s", "small_sync_s", "big_sync_s"};
+static const char *const method_titles[NR_METHODS] = {"sync(2)", "syncfs",
+						      "flushkit sync"};
+static const char *const test_keys[NR_TESTS] = {"empty_sync_total_s",
+						"small_sync_s", "big_sync_s"};
 
 struct fsinst {
 	struct disk d;
@@ -135,9 +135,8 @@ static void empty_dir(const char *dir)
 
 /* The file system @type number @i of a run: a disk (disk.h) in @base,
  * throttled by @prof, with a data directory on it. */
-static int fs_setup(struct fsinst *f, const char *base, const char *type,
-		    int i, uint64_t image_bytes,
-		    const struct disk_profile *prof)
+static int fs_setup(struct fsinst *f, const char *base, const char *type, int i,
+		    uint64_t image_bytes, const struct disk_profile *prof)
 {
 	char name[64];
 	snprintf(name, sizeof(name), "%s-%d", type, i);
@@ -172,8 +171,8 @@ static void writer(const char *dir, int big, uint64_t big_bytes,
 	if (dfd < 0)
 		_exit(1);
 	if (big) {
-		int fd = openat(dfd, "big", O_WRONLY | O_CREAT | O_TRUNC |
-						    O_CLOEXEC, 0600);
+		int fd = openat(dfd, "big",
+				O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 		while (fd >= 0 && ws->bytes < big_bytes) {
 			ssize_t w = write(fd, buf, sizeof(buf));
 			if (w <= 0)
@@ -185,8 +184,8 @@ static void writer(const char *dir, int big, uint64_t big_bytes,
 		while (ws->bytes + SMALL_FILE_BYTES <= limit_bytes) {
 			snprintf(name, sizeof(name), "f%08llu",
 				 (unsigned long long)ws->files);
-			int fd = openat(dfd, name, O_WRONLY | O_CREAT |
-							   O_EXCL | O_CLOEXEC,
+			int fd = openat(dfd, name,
+					O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
 					0600);
 			if (fd < 0)
 				break;
@@ -210,8 +209,8 @@ static int do_sync(int method, struct fsinst *fs, int nr)
 	}
 	if (method == M_SYNCFS) {
 		for (int i = 0; i < nr; i++) {
-			int fd = open(fs[i].mnt, O_RDONLY | O_DIRECTORY |
-							 O_CLOEXEC);
+			int fd =
+			    open(fs[i].mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 			if (fd < 0 || syncfs(fd)) {
 				int e = errno;
 				cli_error("syncfs '%s': %s", fs[i].mnt,
@@ -299,9 +298,8 @@ static double one_test(const struct opts *op, int test, int method,
 	return err || stop ? NAN : t;
 }
 
-static struct json_object *settings_json(const struct opts *op,
-					 const char *type, int count,
-					 int method)
+static struct json_object *
+settings_json(const struct opts *op, const char *type, int count, int method)
 {
 	struct json_object *s = json_object_new_object();
 	json_object_object_add(s, "bench", json_object_new_string("sync"));
@@ -325,14 +323,14 @@ static struct json_object *settings_json(const struct opts *op,
 }
 
 /* Run every test of one file system type and count; print its table. */
-static int bench_one(const struct opts *op, const char *base,
-		     const char *type, int count, struct wstat *ws)
+static int bench_one(const struct opts *op, const char *base, const char *type,
+		     int count, struct wstat *ws)
 {
 	struct fsinst fs[MAX_FS];
 	struct result_file *rf[NR_METHODS] = {NULL};
 	double *v[NR_METHODS][NR_TESTS];
 	int err = 0;
-	size_t nv = 0;	/* complete runs */
+	size_t nv = 0; /* complete runs */
 
 	/* Four file systems sit two to a disk (as the 2011 study had them):
 	 * each loop device gets half of the disk's throttle. */
@@ -348,8 +346,7 @@ static int bench_one(const struct opts *op, const char *base,
 		}
 	fprintf(stderr, "bench sync: %s x %d: setting up\n", type, count);
 	for (int i = 0; i < count && !err && !stop; i++)
-		err = fs_setup(&fs[i], base, type, i, op->image_bytes,
-			       &dev);
+		err = fs_setup(&fs[i], base, type, i, op->image_bytes, &dev);
 	const char *paths[MAX_FS];
 	for (int i = 0; i < count; i++)
 		paths[i] = fs[i].data;
@@ -375,16 +372,14 @@ static int bench_one(const struct opts *op, const char *base,
 		for (int k = 0; k < NR_METHODS && !err && !stop; k++) {
 			int m = (int)((k + r) % NR_METHODS);
 			struct json_object *line = json_object_new_object();
-			json_object_object_add(line, "run",
-					       json_object_new_int64(
-						       (int64_t)r + 1));
+			json_object_object_add(
+			    line, "run", json_object_new_int64((int64_t)r + 1));
 			for (int t = 0; t < NR_TESTS && !stop; t++) {
 				uint64_t bytes, files;
 				fprintf(stderr,
 					"bench sync: %s x %d, run %llu/%llu,"
 					" %s, %s\n",
-					type, count,
-					(unsigned long long)r + 1,
+					type, count, (unsigned long long)r + 1,
 					(unsigned long long)op->runs,
 					method_titles[m], test_keys[t]);
 				double s = one_test(op, t, m, fs, count, ws,
@@ -395,24 +390,22 @@ static int bench_one(const struct opts *op, const char *base,
 				}
 				v[m][t][r] = s;
 				json_object_object_add(
-					line, test_keys[t],
-					results_json_double(s, 6));
+				    line, test_keys[t],
+				    results_json_double(s, 6));
 				if (t == 1) {
 					json_object_object_add(
-						line, "small_files_at_sync",
-						json_object_new_int64(
-							(int64_t)files));
+					    line, "small_files_at_sync",
+					    json_object_new_int64(
+						(int64_t)files));
 					json_object_object_add(
-						line, "small_mb_at_sync",
-						results_json_double(
-							(double)bytes / 1048576,
-							1));
+					    line, "small_mb_at_sync",
+					    results_json_double(
+						(double)bytes / 1048576, 1));
 				} else if (t == 2)
 					json_object_object_add(
-						line, "big_mb_at_sync",
-						results_json_double(
-							(double)bytes / 1048576,
-							1));
+					    line, "big_mb_at_sync",
+					    results_json_double(
+						(double)bytes / 1048576, 1));
 			}
 			if (rf[m] && !stop && !err)
 				results_write(rf[m], "run", line);
@@ -438,8 +431,7 @@ static int bench_one(const struct opts *op, const char *base,
 			printf("  %19s%s", method_titles[m], m ? "    " : "");
 		printf("\n%-22s", "test (seconds)");
 		for (int m = 0; m < NR_METHODS; m++)
-			printf("  %9s %9s%s", "AVG", "STDDEV",
-			       m ? "    " : "");
+			printf("  %9s %9s%s", "AVG", "STDDEV", m ? "    " : "");
 		printf("\n");
 		for (int t = 0; t < NR_TESTS; t++) {
 			char label[40];
@@ -456,9 +448,8 @@ static int bench_one(const struct opts *op, const char *base,
 				       s[m][t].stddev);
 				if (m)
 					printf(" (%c)",
-					       fk_stats_compare(&s[0][t],
-								&s[m][t],
-								NULL));
+					       fk_stats_compare(
+						   &s[0][t], &s[m][t], NULL));
 			}
 			printf("\n");
 		}
@@ -473,15 +464,13 @@ static int bench_one(const struct opts *op, const char *base,
 		for (int t = 0; t < NR_TESTS; t++) {
 			char key[64];
 			json_object_object_add(
-				sum, test_keys[t],
-				results_json_double(nv ? s[m][t].mean : NAN,
-						    6));
+			    sum, test_keys[t],
+			    results_json_double(nv ? s[m][t].mean : NAN, 6));
 			snprintf(key, sizeof(key), "%s_stddev", test_keys[t]);
 			json_object_object_add(
-				sum, key,
-				results_json_double(nv > 1 ? s[m][t].stddev
-							   : NAN,
-						    6));
+			    sum, key,
+			    results_json_double(nv > 1 ? s[m][t].stddev : NAN,
+						6));
 		}
 		results_write(rf[m], "summary", sum);
 		fprintf(stderr, "result file: %s\n", results_path(rf[m]));
@@ -537,8 +526,8 @@ static int parse_types(char *s, struct opts *op)
 	op->nr_types = 0;
 	for (char *t = strtok_r(s, ",", &save); t;
 	     t = strtok_r(NULL, ",", &save)) {
-		if (strcmp(t, "ext4") && strcmp(t, "ext3") && strcmp(t, "xfs") &&
-		    strcmp(t, "btrfs"))
+		if (strcmp(t, "ext4") && strcmp(t, "ext3") &&
+		    strcmp(t, "xfs") && strcmp(t, "btrfs"))
 			return -EINVAL;
 		if (op->nr_types == MAX_TYPES)
 			return -EINVAL;
@@ -565,19 +554,19 @@ static int parse_counts(char *s, struct opts *op)
 int cmd_bench_sync(int argc, char **argv)
 {
 	static const struct option lopts[] = {
-		{"fs", required_argument, NULL, 'f'},
-		{"fs-count", required_argument, NULL, 'n'},
-		{"runs", required_argument, NULL, 'r'},
-		{"empty-syncs", required_argument, NULL, 'e'},
-		{"big-size", required_argument, NULL, 'b'},
-		{"image-size", required_argument, NULL, 'i'},
-		{"sleep-scale", required_argument, NULL, 's'},
-		{"dir", required_argument, NULL, 'd'},
-		{"results", required_argument, NULL, 'o'},
-		{"no-results", no_argument, NULL, 'N'},
-		{"device", required_argument, NULL, 'D'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"fs", required_argument, NULL, 'f'},
+	    {"fs-count", required_argument, NULL, 'n'},
+	    {"runs", required_argument, NULL, 'r'},
+	    {"empty-syncs", required_argument, NULL, 'e'},
+	    {"big-size", required_argument, NULL, 'b'},
+	    {"image-size", required_argument, NULL, 'i'},
+	    {"sleep-scale", required_argument, NULL, 's'},
+	    {"dir", required_argument, NULL, 'd'},
+	    {"results", required_argument, NULL, 'o'},
+	    {"no-results", no_argument, NULL, 'N'},
+	    {"device", required_argument, NULL, 'D'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct opts op;
 	char types_default[] = "ext4,xfs,btrfs", counts_default[] = "1,2,4";
@@ -673,8 +662,8 @@ int cmd_bench_sync(int argc, char **argv)
 			cli_error("'%s' not found in PATH (Debian: %s)", mkfs,
 				  !strcmp(op.types[i], "ext4") ? "e2fsprogs"
 				  : !strcmp(op.types[i], "xfs")
-					  ? "xfsprogs"
-					  : "btrfs-progs");
+				      ? "xfsprogs"
+				      : "btrfs-progs");
 			return FK_EXIT_FAILURE;
 		}
 	}
@@ -685,9 +674,9 @@ int cmd_bench_sync(int argc, char **argv)
 		cli_error("mkdtemp '%s': %s", base, strerror(errno));
 		return FK_EXIT_FAILURE;
 	}
-	struct wstat *ws = mmap(NULL, sizeof(*ws) * MAX_FS,
-				PROT_READ | PROT_WRITE,
-				MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct wstat *ws =
+	    mmap(NULL, sizeof(*ws) * MAX_FS, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (ws == MAP_FAILED) {
 		cli_error("mmap: %s", strerror(errno));
 		rmdir(base);

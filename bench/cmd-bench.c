@@ -13,11 +13,14 @@ struct bench {
 };
 
 static const struct bench benches[] = {
-	{"tpcb", cmd_bench_tpcb, "pgbench TPC-B (sort of) on the page store"},
-	{"fsmark", cmd_bench_fsmark, "fs_mark small-file create+fsync, batched fsync"},
-	{"sync", cmd_bench_sync, "sync(2), syncfs, flushkit sync on loop file systems"},
-	{"series", cmd_bench_series, "tpcb over scales x clients, two configurations"},
-	{NULL, NULL, NULL},
+    {"tpcb", cmd_bench_tpcb, "pgbench TPC-B (sort of) on the page store"},
+    {"fsmark", cmd_bench_fsmark,
+     "fs_mark small-file create+fsync, batched fsync"},
+    {"sync", cmd_bench_sync,
+     "sync(2), syncfs, flushkit sync on loop file systems"},
+    {"series", cmd_bench_series,
+     "tpcb over scales x clients, two configurations"},
+    {NULL, NULL, NULL},
 };
 
 static void usage(FILE *f)

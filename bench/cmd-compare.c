@@ -48,7 +48,7 @@ struct side {
 	struct json_object *settings;
 	int nr_settings_files;
 	char label[256];
-	size_t runs;	/* run lines + summary lines taken */
+	size_t runs; /* run lines + summary lines taken */
 	size_t files;
 	size_t failed; /* files of failed runs left out */
 };
@@ -100,7 +100,7 @@ static int add_run(struct compare *c, int s, struct json_object *run)
 {
 	json_object_object_foreach(run, key, val)
 	{
-		if (!strcmp(key, "run"))	/* a run line's number */
+		if (!strcmp(key, "run")) /* a run line's number */
 			continue;
 		enum json_type t = json_object_get_type(val);
 		if (t != json_type_int && t != json_type_double)
@@ -319,8 +319,8 @@ static int load_side(struct compare *c, int s, const char *path)
 struct row {
 	const char *name;
 	struct fk_stats_summary a, b;
-	double change_pct;	/* NAN when A's mean is 0 */
-	double threshold;	/* NAN when no verdict */
+	double change_pct; /* NAN when A's mean is 0 */
+	double threshold;  /* NAN when no verdict */
 	int marker;
 };
 
@@ -329,9 +329,9 @@ static void row_compute(const struct metric *m, struct row *r)
 	r->name = m->name;
 	fk_stats_summarize(m->v[0], m->nr[0], &r->a);
 	fk_stats_summarize(m->v[1], m->nr[1], &r->b);
-	r->change_pct = r->a.mean != 0 ? (r->b.mean - r->a.mean) /
-						 fabs(r->a.mean) * 100
-				       : NAN;
+	r->change_pct = r->a.mean != 0
+			    ? (r->b.mean - r->a.mean) / fabs(r->a.mean) * 100
+			    : NAN;
 	r->marker = fk_stats_compare(&r->a, &r->b, &r->threshold);
 }
 
@@ -340,12 +340,12 @@ static void row_compute(const struct metric *m, struct row *r)
 static const char *fmt_num(double v, char *buf, size_t len)
 {
 	char e[32];
-	if (fabs(v) >= 1000 && fabs(v) < 1e10) {	/* all integer digits */
+	if (fabs(v) >= 1000 && fabs(v) < 1e10) { /* all integer digits */
 		snprintf(buf, len, "%.0f", v);
 		return buf;
 	}
-	snprintf(e, sizeof(e), "%.3e", v);	/* 4 digits first: 0.00999999 */
-	v = strtod(e, NULL);			/* is 0.01000, not 0.009999 */
+	snprintf(e, sizeof(e), "%.3e", v); /* 4 digits first: 0.00999999 */
+	v = strtod(e, NULL);		   /* is 0.01000, not 0.009999 */
 	double a = fabs(v);
 	if (!isfinite(v))
 		snprintf(buf, len, "-");
@@ -434,8 +434,7 @@ static struct json_object *side_json(const struct fk_stats_summary *s)
 	struct json_object *o = json_object_new_object();
 	json_object_object_add(o, "n", json_object_new_int64((int64_t)s->n));
 	json_object_object_add(o, "avg", results_json_double(s->mean, 9));
-	json_object_object_add(o, "stddev",
-			       results_json_double(s->stddev, 9));
+	json_object_object_add(o, "stddev", results_json_double(s->stddev, 9));
 	return o;
 }
 
@@ -452,10 +451,11 @@ static int print_json(const struct compare *c, const struct row *rows,
 		json_object_object_add(
 		    so, "label", json_object_new_string(c->side[s].label));
 		json_object_object_add(
-			so, "runs", json_object_new_int64((int64_t)c->side[s].runs));
+		    so, "runs",
+		    json_object_new_int64((int64_t)c->side[s].runs));
 		json_object_object_add(
-			so, "files",
-			json_object_new_int64((int64_t)c->side[s].files));
+		    so, "files",
+		    json_object_new_int64((int64_t)c->side[s].files));
 		json_object_object_add(
 		    so, "failed_runs_left_out",
 		    json_object_new_int64((int64_t)c->side[s].failed));
@@ -504,10 +504,10 @@ static void usage(FILE *f)
 int cmd_compare(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"csv", no_argument, NULL, 'C'},
-		{"json", no_argument, NULL, 'J'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"csv", no_argument, NULL, 'C'},
+	    {"json", no_argument, NULL, 'J'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c, csv = 0, json = 0;
 

@@ -734,7 +734,8 @@ int cmd_monitor(int argc, char **argv)
 
 	pid_t pid = -1;
 	if (cmd) {
-		struct child_opts co = {.flags = CHILD_EXEC_MSG, .sigmask = &old};
+		struct child_opts co = {.flags = CHILD_EXEC_MSG,
+					.sigmask = &old};
 		r = child_start(cmd[0], cmd, &co, &pid);
 		if (r) {
 			cli_error("fork: %s", strerror(-r));

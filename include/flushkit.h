@@ -104,7 +104,8 @@ FK_API const char *fk_strerror(int err);
 #define FK_VERSION_STR(x) FK_VERSION_STR_(x)
 #define FK_VERSION_STRING                                                      \
 	FK_VERSION_STR(FK_VERSION_MAJOR)                                       \
-	"." FK_VERSION_STR(FK_VERSION_MINOR) "." FK_VERSION_STR(FK_VERSION_PATCH)
+	"." FK_VERSION_STR(FK_VERSION_MINOR) "." FK_VERSION_STR(               \
+	    FK_VERSION_PATCH)
 /* FK_VERSION_NUMBER, e.g. 0x000100 for 0.1.0: for #if comparisons. */
 #define FK_VERSION_NUMBER                                                      \
 	((FK_VERSION_MAJOR << 16) | (FK_VERSION_MINOR << 8) | FK_VERSION_PATCH)
@@ -125,7 +126,7 @@ FK_API const char *fk_version(void);
 enum fk_sfr_support {
 	FK_SFR_WORKS = 0,	/* starts writeback as documented */
 	FK_SFR_NOOP = 1,	/* accepted but known to do nothing (ZFS) */
-	FK_SFR_UNSUPPORTED = 2,	/* ENOSYS, EINVAL or ESPIPE */
+	FK_SFR_UNSUPPORTED = 2, /* ENOSYS, EINVAL or ESPIPE */
 };
 
 /*
@@ -186,8 +187,8 @@ FK_API int fk_probe_sync_file_range(int fd);
 /* One range of a file that was written and may be pending writeback. */
 struct fk_writeback_range {
 	int fd;
-	uint64_t offset;	/* bytes */
-	uint64_t length;	/* bytes */
+	uint64_t offset; /* bytes */
+	uint64_t length; /* bytes */
 };
 
 /*
@@ -233,20 +234,20 @@ struct fk_writeback_range {
  * fk_writeback_forget before closing one.
  */
 struct fk_writeback {
-	uint64_t flush_after_bytes;	/* 0 disables hints */
-	struct fk_writeback_range *ranges;	/* private */
+	uint64_t flush_after_bytes;	   /* 0 disables hints */
+	struct fk_writeback_range *ranges; /* private */
 	size_t nr_ranges, alloc_ranges;
-	uint64_t pending_bytes;		/* sum of pending range lengths */
+	uint64_t pending_bytes; /* sum of pending range lengths */
 	/* counters, cumulative */
-	uint64_t ranges_issued;		/* merged ranges the kernel accepted */
-	uint64_t bytes_issued;		/* bytes in those ranges */
-	uint64_t calls_sfr;		/* sync_file_range calls */
-	uint64_t calls_fadvise;		/* posix_fadvise fallback calls */
-	int first_error;		/* first unexpected -errno, sticky */
-	uint64_t ranges_noted;		/* fk_writeback_note calls kept */
-	uint64_t bytes_noted;		/* bytes in those */
-	uint64_t ranges_skipped;	/* merged ranges not issued: no-op
-					 * file system, or the call failed */
+	uint64_t ranges_issued;	 /* merged ranges the kernel accepted */
+	uint64_t bytes_issued;	 /* bytes in those ranges */
+	uint64_t calls_sfr;	 /* sync_file_range calls */
+	uint64_t calls_fadvise;	 /* posix_fadvise fallback calls */
+	int first_error;	 /* first unexpected -errno, sticky */
+	uint64_t ranges_noted;	 /* fk_writeback_note calls kept */
+	uint64_t bytes_noted;	 /* bytes in those */
+	uint64_t ranges_skipped; /* merged ranges not issued: no-op
+				  * file system, or the call failed */
 };
 
 /* Default threshold: 256 KiB, as PostgreSQL's checkpoint_flush_after. */
@@ -285,8 +286,8 @@ FK_API void fk_writeback_release(struct fk_writeback *wb);
  *            new range was noted all the same).
  * Does I/O (non-blocking hints) only when it issues.  Not thread-safe.
  */
-FK_API int fk_writeback_note(struct fk_writeback *wb, int fd,
-			     uint64_t offset, uint64_t length);
+FK_API int fk_writeback_note(struct fk_writeback *wb, int fd, uint64_t offset,
+			     uint64_t length);
 
 /*
  * fk_writeback_issue - sort pending ranges by (fd, offset), merge
@@ -358,19 +359,19 @@ FK_API void fk_writeback_forget(struct fk_writeback *wb, int fd);
 struct fk_fsyncq;
 
 struct fk_fsyncq_stats {
-	uint64_t registered;		/* requests accepted */
-	uint64_t compactions;		/* compaction passes */
-	uint64_t compacted;		/* duplicate requests dropped */
-	uint64_t full;			/* register calls that found it full */
-	uint64_t backend_fsyncs;	/* -EAGAIN returned to writers */
-	uint64_t forgotten;		/* requests cancelled by forget */
-	uint64_t absorbed;		/* requests moved to the pending set */
-	uint64_t synced;		/* files fsynced by process */
-	uint64_t missing;		/* forgotten in flight, sync said
-					 * -ENOENT (moot, not an error) */
-	uint64_t queued;		/* now: requests in the queue */
-	uint64_t pending;		/* now: distinct pending files */
-	int error;			/* the sticky error, 0 if none */
+	uint64_t registered;	 /* requests accepted */
+	uint64_t compactions;	 /* compaction passes */
+	uint64_t compacted;	 /* duplicate requests dropped */
+	uint64_t full;		 /* register calls that found it full */
+	uint64_t backend_fsyncs; /* -EAGAIN returned to writers */
+	uint64_t forgotten;	 /* requests cancelled by forget */
+	uint64_t absorbed;	 /* requests moved to the pending set */
+	uint64_t synced;	 /* files fsynced by process */
+	uint64_t missing;	 /* forgotten in flight, sync said
+				  * -ENOENT (moot, not an error) */
+	uint64_t queued;	 /* now: requests in the queue */
+	uint64_t pending;	 /* now: distinct pending files */
+	int error;		 /* the sticky error, 0 if none */
 };
 
 /*
@@ -509,8 +510,7 @@ FK_API int fk_fsyncq_process(struct fk_fsyncq *q, fk_fsyncq_sync_fn sync,
  * but a round belongs to one caller: one round at a time per queue.
  */
 FK_API int fk_fsyncq_begin(struct fk_fsyncq *q);
-FK_API long fk_fsyncq_take(struct fk_fsyncq *q, uint64_t *file_ids,
-			   size_t max);
+FK_API long fk_fsyncq_take(struct fk_fsyncq *q, uint64_t *file_ids, size_t max);
 FK_API int fk_fsyncq_complete(struct fk_fsyncq *q, const uint64_t *file_ids,
 			      const int *results, size_t n);
 FK_API void fk_fsyncq_end(struct fk_fsyncq *q);
@@ -546,7 +546,7 @@ FK_API void fk_fsyncq_get_stats(struct fk_fsyncq *q,
  */
 struct fk_pacer {
 	uint64_t start_ns, budget_ns;	/* CLOCK_MONOTONIC ns, ns */
-	uint64_t wal_start, wal_budget;	/* bytes; wal_budget 0 = ignore */
+	uint64_t wal_start, wal_budget; /* bytes; wal_budget 0 = ignore */
 	uint64_t slept_ns;		/* total slept in fk_pacer_sleep */
 };
 
@@ -616,11 +616,11 @@ FK_API uint64_t fk_pacer_sleep(struct fk_pacer *p, double progress,
  * fk_hist_merge.  No I/O anywhere.
  */
 struct fk_hist {
-	uint64_t *buckets;	/* private */
+	uint64_t *buckets; /* private */
 	uint32_t nr_buckets;
-	uint64_t count;		/* samples */
-	uint64_t min_us, max_us;	/* exact; 0 when empty */
-	double sum, sumsq;	/* of the values, us and us^2 */
+	uint64_t count;		 /* samples */
+	uint64_t min_us, max_us; /* exact; 0 when empty */
+	double sum, sumsq;	 /* of the values, us and us^2 */
 };
 
 /* fk_hist_init - an empty histogram.  Returns 0 or -ENOMEM. */
@@ -661,10 +661,10 @@ FK_API double fk_hist_stddev(const struct fk_hist *h);
 
 /* The mean and spread of one side's runs. */
 struct fk_stats_summary {
-	uint64_t n;		/* values counted (finite ones only) */
-	double mean;		/* arithmetic mean; 0 when n == 0 */
-	double stddev;		/* sample standard deviation (divides by
-				 * n - 1); 0 when n < 2 */
+	uint64_t n;    /* values counted (finite ones only) */
+	double mean;   /* arithmetic mean; 0 when n == 0 */
+	double stddev; /* sample standard deviation (divides by
+			* n - 1); 0 when n < 2 */
 };
 
 /* The verdict of fk_stats_compare (printable characters). */
@@ -672,7 +672,7 @@ enum fk_stats_marker {
 	FK_STATS_HIGHER = '+',	/* B above A by more than the threshold */
 	FK_STATS_LOWER = '-',	/* B below A by more than the threshold */
 	FK_STATS_SAME = '0',	/* within the threshold: noise */
-	FK_STATS_UNKNOWN = '?',	/* a side has fewer than 2 runs: no
+	FK_STATS_UNKNOWN = '?', /* a side has fewer than 2 runs: no
 				 * standard deviation, no verdict */
 };
 
@@ -725,8 +725,8 @@ struct fk_meminfo {
 	uint64_t mem_total_kb;
 	uint64_t mem_available_kb;
 	uint64_t cached_kb;
-	uint64_t dirty_kb;		/* dirty page cache, not yet written */
-	uint64_t writeback_kb;		/* being written back right now */
+	uint64_t dirty_kb;     /* dirty page cache, not yet written */
+	uint64_t writeback_kb; /* being written back right now */
 };
 
 /* From /proc/vmstat.  Values in pages (sysconf(_SC_PAGESIZE) bytes). */
@@ -735,7 +735,7 @@ struct fk_vmstat {
 	uint64_t nr_writeback;
 	uint64_t nr_dirty_threshold;		/* dirty pages that throttle
 						 * writers (dirty_ratio) */
-	uint64_t nr_dirty_background_threshold;	/* where flusher threads
+	uint64_t nr_dirty_background_threshold; /* where flusher threads
 						 * start writeback */
 };
 
@@ -752,7 +752,7 @@ struct fk_blkstat {
 	uint64_t discard_ios, discard_merges, discard_sectors;
 	uint64_t discard_ticks_ms;
 	uint64_t flush_ios, flush_ticks_ms;
-	int nr_fields;			/* 11, 15 or 17 (more are ignored) */
+	int nr_fields; /* 11, 15 or 17 (more are ignored) */
 };
 
 /*
@@ -780,18 +780,18 @@ FK_API int fk_vmstat_read(const char *path, struct fk_vmstat *out);
 FK_API int fk_blkstat_parse(const char *buf, struct fk_blkstat *out);
 FK_API int fk_blkstat_read(const char *path, struct fk_blkstat *out);
 
-#define FK_DEVNAME_MAX 32	/* bytes, with the NUL */
+#define FK_DEVNAME_MAX 32 /* bytes, with the NUL */
 #define FK_MONITOR_MAX_DEVICES 8
 
 /* A whole disk found under a path, as named in /sys/block. */
 struct fk_blockdev {
-	char name[FK_DEVNAME_MAX];	/* "vda", "nvme0n1", "loop3" */
-	char part[FK_DEVNAME_MAX];	/* partition the path is on ("vda2"),
-					 * "" if on the whole disk */
-	char backing_of[FK_DEVNAME_MAX];/* set when this disk holds the
-					 * backing file of loop device
-					 * "loopN"; "" otherwise */
-	uint32_t major, minor;		/* of the whole disk */
+	char name[FK_DEVNAME_MAX];	 /* "vda", "nvme0n1", "loop3" */
+	char part[FK_DEVNAME_MAX];	 /* partition the path is on ("vda2"),
+					  * "" if on the whole disk */
+	char backing_of[FK_DEVNAME_MAX]; /* set when this disk holds the
+					  * backing file of loop device
+					  * "loopN"; "" otherwise */
+	uint32_t major, minor;		 /* of the whole disk */
 };
 
 /*
@@ -822,11 +822,11 @@ struct fk_monitor;
 
 /* One sample.  Counters are cumulative, as the kernel keeps them. */
 struct fk_monitor_sample {
-	uint64_t time_ns;		/* CLOCK_MONOTONIC */
-	uint64_t realtime_ns;		/* CLOCK_REALTIME (for logs) */
+	uint64_t time_ns;     /* CLOCK_MONOTONIC */
+	uint64_t realtime_ns; /* CLOCK_REALTIME (for logs) */
 	struct fk_meminfo mem;
 	struct fk_vmstat vm;
-	size_t nr_devices;		/* as fk_monitor_nr_devices */
+	size_t nr_devices; /* as fk_monitor_nr_devices */
 	struct fk_blkstat dev[FK_MONITOR_MAX_DEVICES];
 };
 
@@ -851,15 +851,14 @@ FK_API const struct fk_blockdev *fk_monitor_device(const struct fk_monitor *m,
  * went away leaves its entry zeroed with nr_fields 0).  Does I/O
  * (procfs/sysfs only; never waits for the disk).
  */
-FK_API int fk_monitor_sample(struct fk_monitor *m,
-			     struct fk_monitor_sample *s);
+FK_API int fk_monitor_sample(struct fk_monitor *m, struct fk_monitor_sample *s);
 
 /* The queue settings of one disk. */
 struct fk_blockdev_env {
 	char name[FK_DEVNAME_MAX];
-	char scheduler[32];	/* the selected one: "mq-deadline", "none" */
-	char write_cache[16];	/* "write back", "write through", "" */
-	int rotational;		/* 1, 0, or -1 if unknown */
+	char scheduler[32];   /* the selected one: "mq-deadline", "none" */
+	char write_cache[16]; /* "write back", "write through", "" */
+	int rotational;	      /* 1, 0, or -1 if unknown */
 };
 
 /*
@@ -868,19 +867,19 @@ struct fk_blockdev_env {
  * file could not be read; strings are "" then.
  */
 struct fk_monitor_env {
-	int64_t dirty_ratio;			/* percent */
-	int64_t dirty_background_ratio;		/* percent */
-	int64_t dirty_bytes;			/* 0 = ratio used */
+	int64_t dirty_ratio;		/* percent */
+	int64_t dirty_background_ratio; /* percent */
+	int64_t dirty_bytes;		/* 0 = ratio used */
 	int64_t dirty_background_bytes;
 	int64_t dirty_expire_centisecs;
 	int64_t dirty_writeback_centisecs;
-	char kernel_release[128];		/* uname -r */
-	char kernel_version[256];		/* uname -v */
-	char fs_type[32];			/* "ext4", "xfs", "tmpfs" */
+	char kernel_release[128]; /* uname -r */
+	char kernel_version[256]; /* uname -v */
+	char fs_type[32];	  /* "ext4", "xfs", "tmpfs" */
 	char mount_point[256];
-	char mount_source[256];			/* "/dev/vda1" */
-	char mount_options[256];		/* per mount: "rw,relatime" */
-	char super_options[256];		/* file system: "rw,discard" */
+	char mount_source[256];	 /* "/dev/vda1" */
+	char mount_options[256]; /* per mount: "rw,relatime" */
+	char super_options[256]; /* file system: "rw,discard" */
 	size_t nr_devices;
 	struct fk_blockdev devs[FK_MONITOR_MAX_DEVICES];
 	struct fk_blockdev_env dev_env[FK_MONITOR_MAX_DEVICES];
@@ -943,11 +942,11 @@ struct fk_fsync_batch;
 
 /* What one request asks the kernel to do. */
 enum fk_fsync_op {
-	FK_FSYNC_OP_FSYNC = 0,		/* fsync(2): data and metadata */
-	FK_FSYNC_OP_FDATASYNC = 1,	/* fdatasync(2) */
-	FK_FSYNC_OP_WRITEBACK = 2,	/* sync_file_range(2) with only
-					 * SYNC_FILE_RANGE_WRITE: starts
-					 * writeback, a hint, NOT durability */
+	FK_FSYNC_OP_FSYNC = 0,	   /* fsync(2): data and metadata */
+	FK_FSYNC_OP_FDATASYNC = 1, /* fdatasync(2) */
+	FK_FSYNC_OP_WRITEBACK = 2, /* sync_file_range(2) with only
+				    * SYNC_FILE_RANGE_WRITE: starts
+				    * writeback, a hint, NOT durability */
 };
 
 /*
@@ -979,21 +978,21 @@ enum fk_sync_io {
 /* One request: the caller fills the inputs, the run fills the outputs. */
 struct fk_fsync_req {
 	/* in */
-	int fd;			/* open descriptor (any access mode) */
-	int op;			/* enum fk_fsync_op */
-	uint64_t offset;	/* bytes; FK_FSYNC_OP_WRITEBACK only */
-	uint64_t length;	/* bytes, 0 = to end of file; WRITEBACK only */
-	uint64_t cookie;	/* the caller's, never touched */
+	int fd;		 /* open descriptor (any access mode) */
+	int op;		 /* enum fk_fsync_op */
+	uint64_t offset; /* bytes; FK_FSYNC_OP_WRITEBACK only */
+	uint64_t length; /* bytes, 0 = to end of file; WRITEBACK only */
+	uint64_t cookie; /* the caller's, never touched */
 	/* out */
-	int result;		/* 0 or -errno (see fk_fsync_batch_run) */
-	int issued;		/* 1 if it reached the kernel, 0 if not */
-	uint64_t latency_ns;	/* issue to completion; 0 if not issued */
+	int result;	     /* 0 or -errno (see fk_fsync_batch_run) */
+	int issued;	     /* 1 if it reached the kernel, 0 if not */
+	uint64_t latency_ns; /* issue to completion; 0 if not issued */
 };
 
 struct fk_fsync_batch_opts {
-	int sync_io;		/* enum fk_sync_io; default FK_SYNC_IO_AUTO */
-	uint32_t queue_depth;	/* requests in flight at most, 1..4096;
-				 * default 32 */
+	int sync_io;	      /* enum fk_sync_io; default FK_SYNC_IO_AUTO */
+	uint32_t queue_depth; /* requests in flight at most, 1..4096;
+			       * default 32 */
 };
 
 #define FK_FSYNC_BATCH_DEFAULT_QUEUE_DEPTH 32u
@@ -1006,7 +1005,7 @@ struct fk_fsync_batch_stats {
 	uint64_t calls;		/* system calls or io_uring SQEs issued */
 	uint64_t errors;	/* requests whose result is an error */
 	uint64_t skipped;	/* not issued: their file already failed */
-	uint32_t max_in_flight;	/* most requests seen in flight at once */
+	uint32_t max_in_flight; /* most requests seen in flight at once */
 	int uring_error;	/* why io_uring is not used: the -errno of
 				 * its setup (AUTO fell back), else 0 */
 };
@@ -1094,12 +1093,12 @@ FK_API int fk_fsync_many(const struct fk_fsync_batch_opts *o,
 /* SECTION tree */
 /* How fk_tree_sync makes a tree durable. */
 enum fk_sync_method {
-	FK_SYNC_TWOPASS = 0,	/* writeback hints for all, then fsync all
-				 * (PostgreSQL's SyncDataDirectory) */
-	FK_SYNC_FSYNC = 1,	/* one pass: fsync each file (rsync --fsync) */
-	FK_SYNC_SYNCFS = 2,	/* one syncfs(2) per file system */
-	FK_SYNC_AUTO = 3,	/* measure: twopass, or a syncfs sweep and
-				 * a per-file error check */
+	FK_SYNC_TWOPASS = 0, /* writeback hints for all, then fsync all
+			      * (PostgreSQL's SyncDataDirectory) */
+	FK_SYNC_FSYNC = 1,   /* one pass: fsync each file (rsync --fsync) */
+	FK_SYNC_SYNCFS = 2,  /* one syncfs(2) per file system */
+	FK_SYNC_AUTO = 3,    /* measure: twopass, or a syncfs sweep and
+			      * a per-file error check */
 };
 
 /*
@@ -1124,7 +1123,7 @@ FK_API int fk_sync_method_parse(const char *name);
 enum fk_copy_method {
 	FK_COPY_WRITEBACK = 0,	/* hints while copying, fsync at the end */
 	FK_COPY_DELAYED = 1,	/* fsync everything at the end */
-	FK_COPY_FSYNC_EACH = 2,	/* fsync each file right after writing it */
+	FK_COPY_FSYNC_EACH = 2, /* fsync each file right after writing it */
 	FK_COPY_SYNCFS = 3,	/* syncfs(2) of the destination at the end */
 	FK_COPY_AUTO = 4,	/* measure: syncfs sweep + per-file error
 				 * check, or delayed's fsyncs */
@@ -1155,11 +1154,11 @@ FK_API int fk_copy_method_parse(const char *name);
  * it is made durable with the rest.
  */
 enum fk_copy_update {
-	FK_COPY_UPDATE_ALL = 0,	  /* replace it (cp -a; cp --update=all) */
-	FK_COPY_UPDATE_NONE = 1,  /* leave it (cp -n, --update=none) */
-	FK_COPY_UPDATE_OLDER = 2, /* replace it only if its mtime is older
-				   * than the source's (cp -u,
-				   * --update=older) */
+	FK_COPY_UPDATE_ALL = 0,	      /* replace it (cp -a; cp --update=all) */
+	FK_COPY_UPDATE_NONE = 1,      /* leave it (cp -n, --update=none) */
+	FK_COPY_UPDATE_OLDER = 2,     /* replace it only if its mtime is older
+				       * than the source's (cp -u,
+				       * --update=older) */
 	FK_COPY_UPDATE_DIFFERENT = 3, /* resume: leave a regular file whose
 				       * size and mtime (to the ns) equal the
 				       * source's (rsync's quick check; with
@@ -1266,8 +1265,8 @@ typedef void (*fk_copied_fn)(void *arg, const char *src_path,
 			     const char *dst_path);
 
 enum fk_report_level {
-	FK_REPORT_WARNING = 0,	/* operation goes on (vanished file, ...) */
-	FK_REPORT_ERROR = 1,	/* operation will fail */
+	FK_REPORT_WARNING = 0, /* operation goes on (vanished file, ...) */
+	FK_REPORT_ERROR = 1,   /* operation will fail */
 };
 
 /*
@@ -1298,23 +1297,23 @@ typedef void (*fk_report_fn)(void *arg, int level, const char *op,
 			     const char *path, int err);
 
 struct fk_tree_stats {
-	uint64_t files;		/* regular files (inodes, not links) */
+	uint64_t files; /* regular files (inodes, not links) */
 	uint64_t dirs;
 	uint64_t symlinks;
-	uint64_t specials;	/* FIFOs, sockets, devices */
-	uint64_t hardlinks;	/* extra names of an inode already seen */
-	uint64_t bytes;		/* regular-file bytes synced or copied */
-	uint64_t vanished;	/* entries gone between readdir and use */
+	uint64_t specials;  /* FIFOs, sockets, devices */
+	uint64_t hardlinks; /* extra names of an inode already seen */
+	uint64_t bytes;	    /* regular-file bytes synced or copied */
+	uint64_t vanished;  /* entries gone between readdir and use */
 	uint64_t errors;
 	uint64_t warnings;
-	uint64_t fsync_calls;	/* fsync/fdatasync of files */
+	uint64_t fsync_calls; /* fsync/fdatasync of files */
 	uint64_t dir_fsync_calls;
 	uint64_t syncfs_calls;
 	uint64_t writeback_ranges;
 	uint64_t writeback_bytes;
-	uint64_t walk_ns;	/* walking (and copying, for fk_tree_copy) */
-	uint64_t writeback_ns;	/* pass 1 of twopass */
-	uint64_t fsync_ns;	/* the fsync/syncfs phase */
+	uint64_t walk_ns;      /* walking (and copying, for fk_tree_copy) */
+	uint64_t writeback_ns; /* pass 1 of twopass */
+	uint64_t fsync_ns;     /* the fsync/syncfs phase */
 	uint64_t total_ns;
 	int degraded;		/* a directory fsync was not supported */
 	int sync_io;		/* backend of the batched fsync phase: enum
@@ -1326,7 +1325,7 @@ struct fk_tree_stats {
 				 * (1 for SEQUENTIAL); 0 when not batched */
 	uint64_t skipped;	/* copy: existing destination files left
 				 * as they were (enum fk_copy_update) */
-	uint64_t skipped_bytes;	/* their size, bytes (not copied) */
+	uint64_t skipped_bytes; /* their size, bytes (not copied) */
 	uint64_t reflinks;	/* copy: files cloned with FICLONE */
 };
 
@@ -1339,25 +1338,25 @@ struct fk_tree_opts {
 					  * this many bytes are pending,
 					  * bytes; 0 = no writeback hints
 					  * (sync twopass, copy writeback) */
-	int drop_cache;		/* copy: POSIX_FADV_DONTNEED once written */
+	int drop_cache; /* copy: POSIX_FADV_DONTNEED once written */
 	fk_report_fn report;
 	void *report_arg;
-	fk_progress_fn progress;	/* called at most every 100 ms */
+	fk_progress_fn progress; /* called at most every 100 ms */
 	void *progress_arg;
-	int sync_io;		/* enum fk_sync_io: how the final fsync
-				 * phase (sync twopass pass 2, copy
-				 * writeback/delayed) issues its fsyncs,
-				 * through struct fk_fsync_batch;
-				 * FK_SYNC_IO_AUTO (default) */
-	uint32_t sync_jobs;	/* fsyncs in flight at most in that phase,
-				 * 1..FK_FSYNC_BATCH_MAX_QUEUE_DEPTH; 0 =
-				 * FK_FSYNC_BATCH_DEFAULT_QUEUE_DEPTH */
+	int sync_io;	    /* enum fk_sync_io: how the final fsync
+			     * phase (sync twopass pass 2, copy
+			     * writeback/delayed) issues its fsyncs,
+			     * through struct fk_fsync_batch;
+			     * FK_SYNC_IO_AUTO (default) */
+	uint32_t sync_jobs; /* fsyncs in flight at most in that phase,
+			     * 1..FK_FSYNC_BATCH_MAX_QUEUE_DEPTH; 0 =
+			     * FK_FSYNC_BATCH_DEFAULT_QUEUE_DEPTH */
 	/* fk_tree_copy only (0 = cp -a's behaviour): */
-	int update;		/* enum fk_copy_update */
-	int reflink;		/* enum fk_copy_reflink */
-	int sparse;		/* enum fk_copy_sparse */
-	unsigned int copy_flags;	/* enum fk_copy_flags */
-	fk_copied_fn copied;	/* each entry created (cp -v), or NULL */
+	int update;		 /* enum fk_copy_update */
+	int reflink;		 /* enum fk_copy_reflink */
+	int sparse;		 /* enum fk_copy_sparse */
+	unsigned int copy_flags; /* enum fk_copy_flags */
+	fk_copied_fn copied;	 /* each entry created (cp -v), or NULL */
 	void *copied_arg;
 };
 
@@ -1620,9 +1619,9 @@ struct fk_store;
 #define FK_PAGE_SIZE 8192u
 
 enum fk_wal_sync_method {
-	FK_WAL_FDATASYNC = 0,		/* write(), then fdatasync() */
-	FK_WAL_FSYNC = 1,		/* write(), then fsync() */
-	FK_WAL_OPEN_DATASYNC = 2,	/* O_DSYNC writes */
+	FK_WAL_FDATASYNC = 0,	  /* write(), then fdatasync() */
+	FK_WAL_FSYNC = 1,	  /* write(), then fsync() */
+	FK_WAL_OPEN_DATASYNC = 2, /* O_DSYNC writes */
 };
 
 /*
@@ -1680,13 +1679,13 @@ FK_API int fk_wal_compression_parse(const char *name);
  * during the call only.
  */
 struct fk_checkpoint_info {
-	const char *reason;		/* "time", "wal", "requested",
-					 * "shutdown", "end-of-recovery",
-					 * "init" (static string) */
-	uint64_t start_ns, end_ns;	/* fk monotonic clock (CLOCK_MONOTONIC) */
-	uint64_t redo_lsn;		/* WAL byte position replay starts at */
-	uint64_t buffers_written;	/* 8 KiB pages written by it */
-	uint64_t write_ms, sync_ms, total_ms;	/* phases, milliseconds */
+	const char *reason;	   /* "time", "wal", "requested",
+				    * "shutdown", "end-of-recovery",
+				    * "init" (static string) */
+	uint64_t start_ns, end_ns; /* fk monotonic clock (CLOCK_MONOTONIC) */
+	uint64_t redo_lsn;	   /* WAL byte position replay starts at */
+	uint64_t buffers_written;  /* 8 KiB pages written by it */
+	uint64_t write_ms, sync_ms, total_ms; /* phases, milliseconds */
 	uint64_t files_synced;		/* segment files fsynced (issued) */
 	uint64_t longest_sync_ms;	/* slowest single fsync, issue to
 					 * completion (with several in
@@ -1696,7 +1695,7 @@ struct fk_checkpoint_info {
 	const char *sync_io;		/* backend of the sync phase:
 					 * "uring", "threads" or
 					 * "sequential" (static string) */
-	uint64_t wal_segments_recycled;	/* renamed for reuse */
+	uint64_t wal_segments_recycled; /* renamed for reuse */
 	uint64_t wal_segments_removed;	/* unlinked */
 	uint64_t writeback_bytes;	/* hinted with sync_file_range */
 	int error;			/* 0 or -errno if it failed */
@@ -1774,37 +1773,37 @@ FK_API int fk_store_create_mode_parse(const char *name);
  * store is created; later opens use the stored values.
  */
 struct fk_store_opts {
-	int create_mode;			/* enum fk_store_create_mode;
-						 * FK_STORE_OPEN_EXISTING */
-	uint64_t shared_buffers_bytes;		/* default 128 MiB; min 64
-						 * buffers */
-	uint64_t segment_bytes;			/* table segment file, 64 MiB;
-						 * multiple of 8 KiB */
-	uint64_t wal_segment_bytes;		/* 16 MiB; multiple of 8 KiB,
-						 * 64 KiB .. 1 GiB */
-	uint64_t max_wal_size_bytes;		/* 1 GiB: checkpoint when WAL
-						 * since the redo point passes
-						 * max_wal/(1+target) */
-	uint64_t checkpoint_timeout_ms;		/* 300000 */
-	double checkpoint_completion_target;	/* 0.9, in (0, 1] */
-	uint64_t checkpoint_flush_after_bytes;	/* 256 KiB; 0 = no hints */
-	int checkpoint_sorted;			/* sort writes by file/block */
-	uint64_t checkpoint_sync_spread_ms;	/* 0 = back-to-back fsyncs;
-						 * FK_SYNC_SPREAD_AUTO */
-	int fsyncq_compaction;			/* compact when full */
-	uint32_t fsyncq_capacity;		/* 0 = number of buffers */
-	int full_page_writes;			/* 1 (torn-page protection) */
-	int wal_sync_method;			/* enum fk_wal_sync_method */
-	int wal_compression;			/* enum fk_wal_compression of
-						 * full-page images;
-						 * FK_WAL_COMPRESSION_OFF */
-	int sync_io;				/* enum fk_sync_io: how the
-						 * sync phase issues fsyncs;
-						 * FK_SYNC_IO_AUTO */
-	uint32_t sync_jobs;			/* fsyncs in flight at most
-						 * in the sync phase, 0 =
-						 * FK_FSYNC_BATCH_DEFAULT_
-						 * QUEUE_DEPTH; <= 4096 */
+	int create_mode;		       /* enum fk_store_create_mode;
+						* FK_STORE_OPEN_EXISTING */
+	uint64_t shared_buffers_bytes;	       /* default 128 MiB; min 64
+						* buffers */
+	uint64_t segment_bytes;		       /* table segment file, 64 MiB;
+						* multiple of 8 KiB */
+	uint64_t wal_segment_bytes;	       /* 16 MiB; multiple of 8 KiB,
+						* 64 KiB .. 1 GiB */
+	uint64_t max_wal_size_bytes;	       /* 1 GiB: checkpoint when WAL
+						* since the redo point passes
+						* max_wal/(1+target) */
+	uint64_t checkpoint_timeout_ms;	       /* 300000 */
+	double checkpoint_completion_target;   /* 0.9, in (0, 1] */
+	uint64_t checkpoint_flush_after_bytes; /* 256 KiB; 0 = no hints */
+	int checkpoint_sorted;		       /* sort writes by file/block */
+	uint64_t checkpoint_sync_spread_ms;    /* 0 = back-to-back fsyncs;
+						* FK_SYNC_SPREAD_AUTO */
+	int fsyncq_compaction;		       /* compact when full */
+	uint32_t fsyncq_capacity;	       /* 0 = number of buffers */
+	int full_page_writes;		       /* 1 (torn-page protection) */
+	int wal_sync_method;		       /* enum fk_wal_sync_method */
+	int wal_compression;		       /* enum fk_wal_compression of
+						* full-page images;
+						* FK_WAL_COMPRESSION_OFF */
+	int sync_io;			       /* enum fk_sync_io: how the
+						* sync phase issues fsyncs;
+						* FK_SYNC_IO_AUTO */
+	uint32_t sync_jobs;		       /* fsyncs in flight at most
+						* in the sync phase, 0 =
+						* FK_FSYNC_BATCH_DEFAULT_
+						* QUEUE_DEPTH; <= 4096 */
 	/* Called from the checkpointer thread (or from fk_store_open /
 	 * fk_store_close / fk_store_bulk_load's thread for their
 	 * checkpoints) after each checkpoint, failed ones included.  Must
@@ -1947,8 +1946,7 @@ FK_API int fk_store_table(struct fk_store *s, const char *name, uint32_t *id,
 /* fk_store_table_rows - number of rows of table @id (rows 0..rows-1
  * exist; the next append gets number rows).  Returns 0 or -ENOENT.
  * No I/O. */
-FK_API int fk_store_table_rows(struct fk_store *s, uint32_t id,
-			       uint64_t *rows);
+FK_API int fk_store_table_rows(struct fk_store *s, uint32_t id, uint64_t *rows);
 
 /*
  * fk_store_bulk_load - fill an EMPTY table with @nrows rows produced by
@@ -1964,10 +1962,10 @@ FK_API int fk_store_table_rows(struct fk_store *s, uint32_t id,
  * the load needs, the file system's free space and the WAL's size), or
  * -errno (a failed fsync also stops the store).  Blocks; does I/O.
  */
-FK_API int fk_store_bulk_load(struct fk_store *s, uint32_t table,
-			      uint64_t nrows,
-			      void (*fill)(void *arg, uint64_t rowno, void *row),
-			      void *arg);
+FK_API int
+fk_store_bulk_load(struct fk_store *s, uint32_t table, uint64_t nrows,
+		   void (*fill)(void *arg, uint64_t rowno, void *row),
+		   void *arg);
 
 /*
  * fk_store_read - copy row @row of @table into @buf (row_bytes long),
@@ -1991,9 +1989,9 @@ FK_API int fk_store_read(struct fk_store *s, uint32_t table, uint64_t row,
  * and ranges are checked at commit.  Not thread-safe.
  */
 struct fk_batch {
-	void *ops;			/* private */
+	void *ops; /* private */
 	size_t nr_ops, alloc_ops;
-	void *data;			/* private */
+	void *data; /* private */
 	size_t data_len, data_alloc;
 };
 
@@ -2016,8 +2014,8 @@ FK_API int fk_batch_add_i64(struct fk_batch *b, uint32_t table, uint64_t row,
  * row_bytes, so @row is NOT copied: it must stay valid and unchanged
  * until fk_store_commit returns (fk_batch_append_copy copies).
  */
-FK_API int fk_batch_append(struct fk_batch *b, uint32_t table,
-			   const void *row, uint64_t *rowno);
+FK_API int fk_batch_append(struct fk_batch *b, uint32_t table, const void *row,
+			   uint64_t *rowno);
 /* As fk_batch_append, but copies @row_bytes bytes now; the commit fails
  * with -EINVAL if @row_bytes is not the table's row size. */
 FK_API int fk_batch_append_copy(struct fk_batch *b, uint32_t table,
@@ -2054,40 +2052,41 @@ FK_API int fk_store_commit(struct fk_store *s, struct fk_batch *b,
  * -FK_ESTOPPED, or the checkpoint's error (a data-file fsync failure
  * stops the store; -ENOSPC does not: the redo pointer stays and the
  * next checkpoint tries again; -ENOENT/-ESTALE: a segment was removed
- * or renamed from outside, the store stops).  Blocks; does I/O (in the checkpointer thread).
+ * or renamed from outside, the store stops).  Blocks; does I/O (in the
+ * checkpointer thread).
  */
 FK_API int fk_store_checkpoint(struct fk_store *s);
 
 /* Counters since fk_store_open (cumulative) and positions now. */
 struct fk_store_stats {
 	uint64_t commits;
-	uint64_t wal_bytes;		/* inserted, bytes */
-	uint64_t wal_flushes;		/* fdatasync/fsync of WAL */
-	uint64_t wal_fpi;		/* full-page images logged */
-	uint64_t wal_fpi_bytes;		/* WAL bytes those images take,
-					 * their headers included: 8200
-					 * each with wal_compression off;
-					 * 16 + the stored bytes (padded
-					 * to 8) each with lz4 or zstd */
-	uint64_t checkpoints;		/* completed */
-	uint64_t buffers_checkpoint;	/* written by the checkpointer */
-	uint64_t buffers_backend;	/* written on eviction by backends */
-	uint64_t backend_fsyncs;	/* queue full, compaction freed nothing */
+	uint64_t wal_bytes;	     /* inserted, bytes */
+	uint64_t wal_flushes;	     /* fdatasync/fsync of WAL */
+	uint64_t wal_fpi;	     /* full-page images logged */
+	uint64_t wal_fpi_bytes;	     /* WAL bytes those images take,
+				      * their headers included: 8200
+				      * each with wal_compression off;
+				      * 16 + the stored bytes (padded
+				      * to 8) each with lz4 or zstd */
+	uint64_t checkpoints;	     /* completed */
+	uint64_t buffers_checkpoint; /* written by the checkpointer */
+	uint64_t buffers_backend;    /* written on eviction by backends */
+	uint64_t backend_fsyncs;     /* queue full, compaction freed nothing */
 	uint64_t fsyncq_compactions;
-	uint64_t recovery_ms;		/* last open's recovery time */
-	uint64_t recovery_records;	/* COMMIT records replayed */
-	uint64_t insert_lsn, flush_lsn, redo_lsn;	/* WAL bytes */
-	int error;			/* sticky error, 0 if none */
-	uint64_t wal_write_ns;		/* time in WAL write() calls */
-	uint64_t wal_sync_ns;		/* time in WAL fdatasync/fsync */
+	uint64_t recovery_ms;	   /* last open's recovery time */
+	uint64_t recovery_records; /* COMMIT records replayed */
+	uint64_t insert_lsn, flush_lsn, redo_lsn; /* WAL bytes */
+	int error;				  /* sticky error, 0 if none */
+	uint64_t wal_write_ns; /* time in WAL write() calls */
+	uint64_t wal_sync_ns;  /* time in WAL fdatasync/fsync */
 	/* How the checkpoints' sync phase issues its fsyncs, fixed at
 	 * fk_store_open (fk_store_opts.sync_io and sync_jobs resolved on
 	 * this machine): */
-	int sync_io;			/* enum fk_sync_io: FK_SYNC_IO_URING,
-					 * _THREADS or _SEQUENTIAL (never
-					 * AUTO); fk_sync_io_name names it */
-	uint32_t sync_jobs;		/* fsyncs in flight at most: 1 for
-					 * SEQUENTIAL, else the queue depth */
+	int sync_io;	    /* enum fk_sync_io: FK_SYNC_IO_URING,
+			     * _THREADS or _SEQUENTIAL (never
+			     * AUTO); fk_sync_io_name names it */
+	uint32_t sync_jobs; /* fsyncs in flight at most: 1 for
+			     * SEQUENTIAL, else the queue depth */
 };
 
 /* fk_store_get_stats - fill @st.  Thread-safe; no I/O; never fails. */

@@ -56,8 +56,8 @@
  * destroyed, STARTED requests that never reached the kernel go back to
  * PENDING, and the rest of the run (and of the batch) uses threads.
  */
-#include "flushkit.h"
 #include "fsync_batch.h"
+#include "flushkit.h"
 #include "sys.h"
 
 #include <errno.h>
@@ -83,11 +83,11 @@ struct failed_file {
 };
 
 struct fk_fsync_batch {
-	int backend;			/* FK_SYNC_IO_URING/THREADS/SEQUENTIAL */
+	int backend; /* FK_SYNC_IO_URING/THREADS/SEQUENTIAL */
 	uint32_t queue_depth;
-	int first_error;		/* sticky, invariant 3 */
+	int first_error; /* sticky, invariant 3 */
 	struct fk_fsync_batch_stats st;
-	struct failed_file *failed;	/* sticky per file, invariant 3 */
+	struct failed_file *failed; /* sticky per file, invariant 3 */
 	size_t nr_failed, alloc_failed;
 #ifdef FK_HAVE_LIBURING
 	int have_ring;
@@ -98,7 +98,7 @@ struct fk_fsync_batch {
 struct file_state {
 	dev_t dev;
 	ino_t ino;
-	int err;			/* first error of the file */
+	int err; /* first error of the file */
 };
 
 /* One run of fk_fsync_batch_run. */
@@ -106,8 +106,8 @@ struct run {
 	struct fk_fsync_batch *b;
 	struct fk_fsync_req *reqs;
 	size_t nr;
-	size_t *file_of;		/* request -> files[] index or NO_FILE */
-	unsigned char *state;		/* ST_* */
+	size_t *file_of;      /* request -> files[] index or NO_FILE */
+	unsigned char *state; /* ST_* */
 	struct file_state *files;
 	size_t nr_files;
 	/* thread pool */
@@ -133,8 +133,7 @@ int (*fk_uring_queue_init)(unsigned entries, struct io_uring *ring,
 			   unsigned flags) = no_uring;
 #endif
 void (*fk_uring_submit_hook)(const struct fk_fsync_req *req, size_t index);
-int (*fk_uring_cqe_hook)(const struct fk_fsync_req *req, size_t index,
-			 int res);
+int (*fk_uring_cqe_hook)(const struct fk_fsync_req *req, size_t index, int res);
 int (*fk_uring_submit_fault)(unsigned queued);
 
 void fk_uring_hooks_reset(void)
@@ -499,8 +498,8 @@ static void run_threads(struct run *r, uint32_t nthreads)
 #ifdef FK_HAVE_LIBURING
 struct slot {
 	uint64_t start_ns;
-	uint32_t pieces;	/* SQEs not yet completed */
-	int err;		/* first error among the pieces */
+	uint32_t pieces; /* SQEs not yet completed */
+	int err;	 /* first error among the pieces */
 };
 
 static void uring_reap(struct run *r, struct slot *slots, unsigned *inflight,
@@ -534,7 +533,7 @@ static int submit_and_wait(struct io_uring *ring, unsigned queued)
 	if (fk_uring_submit_fault) {
 		int err = fk_uring_submit_fault(queued);
 		if (err < 0)
-			return err;	/* as if io_uring_enter(2) failed */
+			return err; /* as if io_uring_enter(2) failed */
 	}
 	return io_uring_submit_and_wait(ring, 1);
 }
@@ -572,9 +571,11 @@ static int run_uring(struct run *r)
 				cur_off = q->offset;
 				cur_left = q->length;
 				if (q->op == FK_FSYNC_OP_WRITEBACK && cur_left)
-					s->pieces = (uint32_t)((cur_left +
-						FK_URING_SFR_MAX_BYTES - 1) /
-						FK_URING_SFR_MAX_BYTES);
+					s->pieces =
+					    (uint32_t)((cur_left +
+							FK_URING_SFR_MAX_BYTES -
+							1) /
+						       FK_URING_SFR_MAX_BYTES);
 				started++;
 				if (started > b->st.max_in_flight)
 					b->st.max_in_flight = (uint32_t)started;
@@ -590,16 +591,18 @@ static int run_uring(struct run *r)
 				uint64_t len = cur_left;
 				if (len > FK_URING_SFR_MAX_BYTES)
 					len = FK_URING_SFR_MAX_BYTES;
-				io_uring_prep_sync_file_range(sqe, q->fd,
-					(unsigned)len, cur_off,
-					SYNC_FILE_RANGE_WRITE);
+				io_uring_prep_sync_file_range(
+				    sqe, q->fd, (unsigned)len, cur_off,
+				    SYNC_FILE_RANGE_WRITE);
 				cur_off += len;
 				cur_left -= len;
 				last = cur_left == 0;
 			} else {
-				io_uring_prep_fsync(sqe, q->fd,
-					q->op == FK_FSYNC_OP_FDATASYNC ?
-					IORING_FSYNC_DATASYNC : 0);
+				io_uring_prep_fsync(
+				    sqe, q->fd,
+				    q->op == FK_FSYNC_OP_FDATASYNC
+					? IORING_FSYNC_DATASYNC
+					: 0);
 			}
 			io_uring_sqe_set_data64(sqe, cur);
 			queued++;

@@ -6,13 +6,13 @@
 #include "sys.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
-#include <string.h>
 #include <unistd.h>
 
 /* Evaluate expr until it does not fail with EINTR; map -1 to -errno. */
@@ -75,8 +75,7 @@ static int sys_fdatasync(int fd)
 	RETRY(int, fdatasync(fd));
 }
 
-static int sys_sync_file_range(int fd, off_t off, off_t len,
-			       unsigned int flags)
+static int sys_sync_file_range(int fd, off_t off, off_t len, unsigned int flags)
 {
 	RETRY(int, sync_file_range(fd, off, len, flags));
 }
@@ -103,8 +102,7 @@ static int sys_fstat(int fd, struct stat *st)
 	RETRY(int, fstat(fd, st));
 }
 
-static int sys_fstatat(int dirfd, const char *path, struct stat *st,
-		       int flags)
+static int sys_fstatat(int dirfd, const char *path, struct stat *st, int flags)
 {
 	RETRY(int, fstatat(dirfd, path, st, flags));
 }
@@ -129,8 +127,8 @@ static ssize_t sys_copy_file_range(int fd_in, off_t *off_in, int fd_out,
 				   off_t *off_out, size_t len,
 				   unsigned int flags)
 {
-	RETRY(ssize_t, copy_file_range(fd_in, off_in, fd_out, off_out, len,
-				       flags));
+	RETRY(ssize_t,
+	      copy_file_range(fd_in, off_in, fd_out, off_out, len, flags));
 }
 
 static int sys_ftruncate(int fd, off_t len)
@@ -223,8 +221,8 @@ static ssize_t sys_fgetxattr(int fd, const char *name, void *val, size_t len)
 	RETRY(ssize_t, fgetxattr(fd, name, val, len));
 }
 
-static int sys_fsetxattr(int fd, const char *name, const void *val,
-			 size_t len, int flags)
+static int sys_fsetxattr(int fd, const char *name, const void *val, size_t len,
+			 int flags)
 {
 	RETRY(int, fsetxattr(fd, name, val, len, flags));
 }
@@ -256,48 +254,28 @@ static int sys_cachestat(int fd, struct fk_cachestat *cs)
 	RETRY(int, (int)syscall(__NR_cachestat, fd, &range, cs, 0));
 }
 
-#define FK_SYS_DEFAULT_OPS { \
-	.openat = sys_openat, \
-	.close = sys_close, \
-	.read = sys_read, \
-	.write = sys_write, \
-	.pread = sys_pread, \
-	.pwrite = sys_pwrite, \
-	.fsync = sys_fsync, \
-	.fdatasync = sys_fdatasync, \
-	.sync_file_range = sys_sync_file_range, \
-	.fadvise = sys_fadvise, \
-	.syncfs = sys_syncfs, \
-	.sync = sys_sync, \
-	.fstat = sys_fstat, \
-	.fstatat = sys_fstatat, \
-	.fstatfs = sys_fstatfs, \
-	.getdents64 = sys_getdents64, \
-	.lseek = sys_lseek, \
-	.fcntl_lock = sys_fcntl_lock, \
-	.flock = sys_flock, \
-	.copy_file_range = sys_copy_file_range, \
-	.ftruncate = sys_ftruncate, \
-	.fallocate = sys_fallocate, \
-	.mkdirat = sys_mkdirat, \
-	.mknodat = sys_mknodat, \
-	.symlinkat = sys_symlinkat, \
-	.readlinkat = sys_readlinkat, \
-	.linkat = sys_linkat, \
-	.unlinkat = sys_unlinkat, \
-	.renameat = sys_renameat, \
-	.fchmod = sys_fchmod, \
-	.fchmodat = sys_fchmodat, \
-	.fchown = sys_fchown, \
-	.fchownat = sys_fchownat, \
-	.futimens = sys_futimens, \
-	.utimensat = sys_utimensat, \
-	.flistxattr = sys_flistxattr, \
-	.fgetxattr = sys_fgetxattr, \
-	.fsetxattr = sys_fsetxattr, \
-	.ioctl = sys_ioctl, \
-	.cachestat = sys_cachestat, \
-}
+#define FK_SYS_DEFAULT_OPS                                                     \
+	{                                                                      \
+		.openat = sys_openat, .close = sys_close, .read = sys_read,    \
+		.write = sys_write, .pread = sys_pread, .pwrite = sys_pwrite,  \
+		.fsync = sys_fsync, .fdatasync = sys_fdatasync,                \
+		.sync_file_range = sys_sync_file_range,                        \
+		.fadvise = sys_fadvise, .syncfs = sys_syncfs,                  \
+		.sync = sys_sync, .fstat = sys_fstat, .fstatat = sys_fstatat,  \
+		.fstatfs = sys_fstatfs, .getdents64 = sys_getdents64,          \
+		.lseek = sys_lseek, .fcntl_lock = sys_fcntl_lock,              \
+		.flock = sys_flock, .copy_file_range = sys_copy_file_range,    \
+		.ftruncate = sys_ftruncate, .fallocate = sys_fallocate,        \
+		.mkdirat = sys_mkdirat, .mknodat = sys_mknodat,                \
+		.symlinkat = sys_symlinkat, .readlinkat = sys_readlinkat,      \
+		.linkat = sys_linkat, .unlinkat = sys_unlinkat,                \
+		.renameat = sys_renameat, .fchmod = sys_fchmod,                \
+		.fchmodat = sys_fchmodat, .fchown = sys_fchown,                \
+		.fchownat = sys_fchownat, .futimens = sys_futimens,            \
+		.utimensat = sys_utimensat, .flistxattr = sys_flistxattr,      \
+		.fgetxattr = sys_fgetxattr, .fsetxattr = sys_fsetxattr,        \
+		.ioctl = sys_ioctl, .cachestat = sys_cachestat,                \
+	}
 
 const struct fk_sys_ops fk_sys_default = FK_SYS_DEFAULT_OPS;
 struct fk_sys_ops fk_sys = FK_SYS_DEFAULT_OPS;
@@ -335,8 +313,8 @@ ssize_t fk_pread_all(int fd, void *buf, size_t len, uint64_t off)
 	char *p = buf;
 	size_t done = 0;
 	while (done < len) {
-		ssize_t n = fk_sys.pread(fd, p + done, len - done,
-					 (off_t)(off + done));
+		ssize_t n =
+		    fk_sys.pread(fd, p + done, len - done, (off_t)(off + done));
 		if (n < 0)
 			return n;
 		if (n == 0)
@@ -346,8 +324,8 @@ ssize_t fk_pread_all(int fd, void *buf, size_t len, uint64_t off)
 	return (ssize_t)done;
 }
 
-int fk_dirents(int fd, int (*fn)(void *arg, const char *name,
-				 unsigned char type),
+int fk_dirents(int fd,
+	       int (*fn)(void *arg, const char *name, unsigned char type),
 	       void *arg)
 {
 	char buf[4096] __attribute__((aligned(8)));

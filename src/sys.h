@@ -52,8 +52,7 @@ struct fk_sys_ops {
 	int (*syncfs)(int fd);
 	void (*sync)(void);
 	int (*fstat)(int fd, struct stat *st);
-	int (*fstatat)(int dirfd, const char *path, struct stat *st,
-		       int flags);
+	int (*fstatat)(int dirfd, const char *path, struct stat *st, int flags);
 	int (*fstatfs)(int fd, struct statfs *st);
 	ssize_t (*getdents64)(int fd, void *buf, size_t len);
 	off_t (*lseek)(int fd, off_t off, int whence);
@@ -87,8 +86,8 @@ struct fk_sys_ops {
 			 const struct timespec ts[2], int flags);
 	ssize_t (*flistxattr)(int fd, char *list, size_t len);
 	ssize_t (*fgetxattr)(int fd, const char *name, void *val, size_t len);
-	int (*fsetxattr)(int fd, const char *name, const void *val,
-			 size_t len, int flags);
+	int (*fsetxattr)(int fd, const char *name, const void *val, size_t len,
+			 int flags);
 	int (*ioctl)(int fd, unsigned long req, void *arg);
 	/* cachestat(2) (Linux 6.5, syscall 451) over the whole file: the
 	 * page cache state of @fd without reading it; -ENOSYS where the
@@ -111,7 +110,8 @@ void fk_sys_reset(void);
  * (a write that makes no progress returns -ENOSPC).
  */
 int fk_pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
-/* Read all of len bytes at off.  Returns bytes read (short at EOF) or -errno. */
+/* Read all of len bytes at off.  Returns bytes read (short at EOF) or -errno.
+ */
 ssize_t fk_pread_all(int fd, void *buf, size_t len, uint64_t off);
 
 /*
@@ -120,8 +120,8 @@ ssize_t fk_pread_all(int fd, void *buf, size_t len, uint64_t off);
  * offset to the end.  A non-zero return of @fn stops the loop and is
  * returned.  Returns 0, @fn's value, or -errno of getdents64.
  */
-int fk_dirents(int fd, int (*fn)(void *arg, const char *name,
-				 unsigned char type),
+int fk_dirents(int fd,
+	       int (*fn)(void *arg, const char *name, unsigned char type),
 	       void *arg);
 
 #endif

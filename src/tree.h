@@ -75,14 +75,14 @@ enum fk_pass_flags {
 
 /* Per-inode flags in the fdmap. */
 enum fk_inode_flags {
-	FK_INODE_SEEN = 1u << 0,	/* counted once in stats (files, dirs) */
-	FK_INODE_HINTED = 1u << 1,	/* writeback started (twopass pass 1) */
-	FK_INODE_SYNCED = 1u << 2,	/* fsync returned 0 in this run */
-	FK_INODE_FAILED = 1u << 3,	/* an error was reported: never retry */
-	FK_INODE_VANISHED = 1u << 4,	/* counted as vanished once */
-	FK_INODE_DEGRADED = 1u << 5,	/* directory fsync not supported */
-	FK_INODE_QUEUED = 1u << 6,	/* waiting in a batched pass (then
-					 * SYNCED, FAILED or DEGRADED) */
+	FK_INODE_SEEN = 1u << 0,     /* counted once in stats (files, dirs) */
+	FK_INODE_HINTED = 1u << 1,   /* writeback started (twopass pass 1) */
+	FK_INODE_SYNCED = 1u << 2,   /* fsync returned 0 in this run */
+	FK_INODE_FAILED = 1u << 3,   /* an error was reported: never retry */
+	FK_INODE_VANISHED = 1u << 4, /* counted as vanished once */
+	FK_INODE_DEGRADED = 1u << 5, /* directory fsync not supported */
+	FK_INODE_QUEUED = 1u << 6,   /* waiting in a batched pass (then
+				      * SYNCED, FAILED or DEGRADED) */
 };
 
 /*
@@ -90,11 +90,11 @@ enum fk_inode_flags {
  * fills it from its struct fk_tree_opts; fk_tree_copy from its own.
  */
 struct fk_tree_fsync_opts {
-	fk_report_fn report;		/* may be NULL */
+	fk_report_fn report; /* may be NULL */
 	void *report_arg;
-	int drop_cache;		/* POSIX_FADV_DONTNEED each file once fsynced */
-	unsigned flags;		/* enum fk_pass_flags */
-	fk_progress_fn progress;	/* may be NULL; every >= 100 ms */
+	int drop_cache; /* POSIX_FADV_DONTNEED each file once fsynced */
+	unsigned flags; /* enum fk_pass_flags */
+	fk_progress_fn progress; /* may be NULL; every >= 100 ms */
 	void *progress_arg;
 	/* NULL: fk_tree_fsync_pass fsyncs one at a time; else it batches
 	 * through this (owned by the caller). */
@@ -104,12 +104,12 @@ struct fk_tree_fsync_opts {
 /*
  * fk_tree_batch_create - the batch for a run's fsync pass from @to's
  * sync_io and sync_jobs; sets st->sync_io (the backend) and
- * st->sync_jobs (the queue depth; 1 for sequential).  Returns 0, -EINVAL (bad sync_io, sync_jobs > 4096),
- * -ENOMEM, or io_uring's setup error when URING is forced.
+ * st->sync_jobs (the queue depth; 1 for sequential).  Returns 0, -EINVAL (bad
+ * sync_io, sync_jobs > 4096), -ENOMEM, or io_uring's setup error when URING is
+ * forced.
  */
 int fk_tree_batch_create(const struct fk_tree_opts *to,
-			 struct fk_tree_stats *st,
-			 struct fk_fsync_batch **out);
+			 struct fk_tree_stats *st, struct fk_fsync_batch **out);
 
 struct fk_fdmap;
 
@@ -156,8 +156,7 @@ void fk_fdmap_destroy(struct fk_fdmap *m);
  * or the inode already has a kept descriptor (the caller still owns @fd
  * and closes it), -ENOMEM.
  */
-int fk_fdmap_put(struct fk_fdmap *m, dev_t dev, ino_t ino, int fd,
-		 int is_dir);
+int fk_fdmap_put(struct fk_fdmap *m, dev_t dev, ino_t ino, int fd, int is_dir);
 /* Take back the kept descriptor of an inode: the fd (caller owns it
  * now) or -1 if none is kept. */
 int fk_fdmap_take(struct fk_fdmap *m, dev_t dev, ino_t ino);
@@ -191,8 +190,7 @@ int fk_tree_count(struct fk_fdmap *m, struct fk_tree_stats *st,
  * is a vanished entry (warning, st->vanished, returns 0); anything else
  * is reported as an error once per (@op, @path) per run and returned.
  */
-int fk_tree_walk_error(struct fk_fdmap *m,
-		       const struct fk_tree_fsync_opts *o,
+int fk_tree_walk_error(struct fk_fdmap *m, const struct fk_tree_fsync_opts *o,
 		       struct fk_tree_stats *st, const char *op,
 		       const char *path, int err);
 
@@ -211,8 +209,8 @@ int fk_tree_open_counted(struct fk_fdmap *m, const struct fk_walk_entry *e,
  * pass it to @o->report if set.  @level: enum fk_report_level.
  */
 void fk_tree_report(const struct fk_tree_fsync_opts *o,
-		    struct fk_tree_stats *st,
-		    int level, const char *op, const char *path, int err);
+		    struct fk_tree_stats *st, int level, const char *op,
+		    const char *path, int err);
 
 /*
  * fk_tree_result - combine the result so far @cur with a new one @r:

@@ -43,8 +43,8 @@
  * file, the caller's own).  Every pass of tree sync and tree copy sizes
  * its kept, pending or batched descriptors from it.
  */
-#include "tree.h"
 #include "sys.h"
+#include "tree.h"
 #include "walk.h"
 
 #include <errno.h>
@@ -61,8 +61,8 @@
 struct slot {
 	dev_t dev;
 	ino_t ino;
-	int fd;			/* kept descriptor or -1 */
-	unsigned flags;		/* enum fk_inode_flags */
+	int fd;		/* kept descriptor or -1 */
+	unsigned flags; /* enum fk_inode_flags */
 	int used;
 };
 
@@ -73,10 +73,10 @@ struct noted_path {
 
 struct fk_fdmap {
 	struct slot *slots;
-	size_t nr_slots;	/* power of two */
+	size_t nr_slots; /* power of two */
 	size_t nr_used;
 	size_t nr_fds, max_fds;
-	dev_t *degraded_devs;	/* file systems already warned about */
+	dev_t *degraded_devs; /* file systems already warned about */
 	size_t nr_degraded;
 	struct noted_path *noted;
 };
@@ -242,10 +242,9 @@ static struct slot *get_slot(struct fk_fdmap *m, dev_t dev, ino_t ino)
 	return s;
 }
 
-int fk_fdmap_put(struct fk_fdmap *m, dev_t dev, ino_t ino, int fd,
-		 int is_dir)
+int fk_fdmap_put(struct fk_fdmap *m, dev_t dev, ino_t ino, int fd, int is_dir)
 {
-	(void)is_dir;	/* kept alike; the pass fsyncs through either */
+	(void)is_dir; /* kept alike; the pass fsyncs through either */
 	if (m->nr_fds >= m->max_fds)
 		return 1;
 	struct slot *s = get_slot(m, dev, ino);
@@ -280,8 +279,7 @@ unsigned fk_fdmap_flags(const struct fk_fdmap *m, dev_t dev, ino_t ino)
 	return s->used ? s->flags : 0;
 }
 
-int fk_fdmap_set_flags(struct fk_fdmap *m, dev_t dev, ino_t ino,
-		       unsigned flags)
+int fk_fdmap_set_flags(struct fk_fdmap *m, dev_t dev, ino_t ino, unsigned flags)
 {
 	struct slot *s = get_slot(m, dev, ino);
 	if (!s)
@@ -316,8 +314,7 @@ static int first_degraded(struct fk_fdmap *m, dev_t dev)
 	for (size_t i = 0; i < m->nr_degraded; i++)
 		if (m->degraded_devs[i] == dev)
 			return 0;
-	dev_t *p = realloc(m->degraded_devs,
-			   (m->nr_degraded + 1) * sizeof(*p));
+	dev_t *p = realloc(m->degraded_devs, (m->nr_degraded + 1) * sizeof(*p));
 	if (!p)
 		return 1;
 	p[m->nr_degraded++] = dev;
@@ -326,8 +323,8 @@ static int first_degraded(struct fk_fdmap *m, dev_t dev)
 }
 
 void fk_tree_report(const struct fk_tree_fsync_opts *o,
-		    struct fk_tree_stats *st,
-		    int level, const char *op, const char *path, int err)
+		    struct fk_tree_stats *st, int level, const char *op,
+		    const char *path, int err)
 {
 	if (level == FK_REPORT_ERROR)
 		st->errors++;
@@ -365,7 +362,8 @@ void fk_tree_progress(const struct fk_tree_fsync_opts *o,
 }
 
 int fk_tree_fsync_fd(struct fk_fdmap *m, int fd, dev_t dev, ino_t ino,
-		     int is_dir, const char *path, const struct fk_tree_fsync_opts *o,
+		     int is_dir, const char *path,
+		     const struct fk_tree_fsync_opts *o,
 		     struct fk_tree_stats *st)
 {
 	int r = fk_sys.fsync(fd);
@@ -409,18 +407,17 @@ int fk_tree_fsync_done(struct fk_fdmap *m, int r, dev_t dev, ino_t ino,
 
 int fk_tree_open_file(int dirfd, const char *name, const struct stat *want)
 {
-	int fd = fk_sys.openat(dirfd, name,
-			       O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK,
-			       0);
+	int fd = fk_sys.openat(
+	    dirfd, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0);
 	if (fd == -ELOOP)
-		return -ENOENT;	/* replaced by a symlink after the lstat */
+		return -ENOENT; /* replaced by a symlink after the lstat */
 	if (fd < 0)
 		return fd;
 	struct stat now;
 	int r = fk_sys.fstat(fd, &now);
 	if (r == 0 && (!S_ISREG(now.st_mode) || now.st_dev != want->st_dev ||
 		       now.st_ino != want->st_ino))
-		r = -ENOENT;	/* replaced between lstat and open */
+		r = -ENOENT; /* replaced between lstat and open */
 	if (r < 0) {
 		fk_sys.close(fd);
 		return r;
@@ -467,8 +464,8 @@ int fk_tree_count(struct fk_fdmap *m, struct fk_tree_stats *st,
  * per inode when it is known (@st non-NULL), else once per path.
  */
 static void vanished(struct fk_fdmap *m, const struct fk_tree_fsync_opts *o,
-		     struct fk_tree_stats *st, const char *op,
-		     const char *path, const struct stat *est)
+		     struct fk_tree_stats *st, const char *op, const char *path,
+		     const struct stat *est)
 {
 	if (est) {
 		unsigned f = fk_fdmap_flags(m, est->st_dev, est->st_ino);
@@ -520,12 +517,12 @@ int fk_tree_open_counted(struct fk_fdmap *m, const struct fk_walk_entry *e,
 
 /* A file or directory waiting for its fsync in a batched pass. */
 struct pending {
-	int fd;			/* owned until the flush closes it */
+	int fd; /* owned until the flush closes it */
 	dev_t dev;
 	ino_t ino;
-	int depth;		/* walker depth (directories) */
-	size_t seq;		/* arrival order, for a stable sort */
-	char *path;		/* as reported; owned */
+	int depth;  /* walker depth (directories) */
+	size_t seq; /* arrival order, for a stable sort */
+	char *path; /* as reported; owned */
 };
 
 struct pending_list {
@@ -537,14 +534,14 @@ struct pass {
 	struct fk_fdmap *m;
 	const struct fk_tree_fsync_opts *o;
 	struct fk_tree_stats *st;
-	size_t root_len;	/* of the walker's display root */
-	const char *display;	/* replaces it in reports; NULL: none */
+	size_t root_len;     /* of the walker's display root */
+	const char *display; /* replaces it in reports; NULL: none */
 	int result;
 	int nomem;
 	uint64_t progress_ns;
 	/* batched (o->batch != NULL) */
 	struct pending_list files, dirs;
-	size_t budget;		/* fk_fdmap_budget(), at least 1 */
+	size_t budget; /* fk_fdmap_budget(), at least 1 */
 	size_t seq;
 	struct fk_fsync_req *reqs;
 	size_t alloc_reqs;
@@ -607,8 +604,7 @@ static int cmp_depth(const void *a, const void *b)
  * result, close their descriptors.  If the batch cannot run (ENOMEM,
  * before issuing anything), the same fsyncs are made one at a time.
  */
-static void run_batch(struct pass *p, struct pending *v, size_t nr,
-		      int is_dir)
+static void run_batch(struct pass *p, struct pending *v, size_t nr, int is_dir)
 {
 	if (!nr)
 		return;
@@ -705,12 +701,12 @@ static int queue(struct pass *p, struct pending_list *l, int fd, dev_t dev,
 	if (!copy)
 		return -ENOMEM;
 	l->v[l->nr++] = (struct pending){
-		.fd = fd,
-		.dev = dev,
-		.ino = ino,
-		.depth = depth,
-		.seq = p->seq++,
-		.path = copy,
+	    .fd = fd,
+	    .dev = dev,
+	    .ino = ino,
+	    .depth = depth,
+	    .seq = p->seq++,
+	    .path = copy,
 	};
 	fk_fdmap_set_flags(p->m, dev, ino, FK_INODE_QUEUED);
 	return 0;
@@ -718,7 +714,7 @@ static int queue(struct pass *p, struct pending_list *l, int fd, dev_t dev,
 
 #define FILE_DONE (FK_INODE_SYNCED | FK_INODE_FAILED | FK_INODE_QUEUED)
 #define DIR_DONE                                                               \
-	(FK_INODE_SYNCED | FK_INODE_FAILED | FK_INODE_DEGRADED |              \
+	(FK_INODE_SYNCED | FK_INODE_FAILED | FK_INODE_DEGRADED |               \
 	 FK_INODE_QUEUED)
 
 /* FK_PASS_CHECK: @fd's own writeback error since it was opened (the
@@ -842,7 +838,7 @@ static int pass_dir_post(void *arg, const struct fk_walk_entry *e)
 		char *shown = get_path(p, e->path);
 		if (p->o->batch && queue_dir(p, e, kept, shown) == 0) {
 			put_path(shown, e->path);
-			return 0;	/* the kept descriptor went with it */
+			return 0; /* the kept descriptor went with it */
 		}
 		/* Not queued (no memory, no descriptor): its contents
 		 * first, then it, now. */
@@ -861,8 +857,7 @@ static int pass_dir_post(void *arg, const struct fk_walk_entry *e)
 }
 
 int fk_tree_batch_create(const struct fk_tree_opts *to,
-			 struct fk_tree_stats *st,
-			 struct fk_fsync_batch **out)
+			 struct fk_tree_stats *st, struct fk_fsync_batch **out)
 {
 	struct fk_fsync_batch_opts bo;
 	fk_fsync_batch_opts_init(&bo);
@@ -874,8 +869,8 @@ int fk_tree_batch_create(const struct fk_tree_opts *to,
 		return r;
 	st->sync_io = fk_fsync_batch_backend(*out);
 	/* Sequential has one in flight, whatever the queue depth. */
-	st->sync_jobs = st->sync_io == FK_SYNC_IO_SEQUENTIAL ?
-				1 : bo.queue_depth;
+	st->sync_jobs =
+	    st->sync_io == FK_SYNC_IO_SEQUENTIAL ? 1 : bo.queue_depth;
 	return 0;
 }
 
@@ -884,20 +879,20 @@ int fk_tree_fsync_pass(int at_fd, const char *root, const char *display,
 		       struct fk_tree_stats *st)
 {
 	static const struct fk_walk_ops ops = {
-		.dir_pre = pass_dir_pre,
-		.dir_post = pass_dir_post,
-		.entry = pass_entry,
-		.error = pass_error,
+	    .dir_pre = pass_dir_pre,
+	    .dir_post = pass_dir_post,
+	    .entry = pass_entry,
+	    .error = pass_error,
 	};
 	size_t len = strlen(root);
 	while (len > 1 && root[len - 1] == '/')
 		len--;
 	struct pass p = {
-		.m = m,
-		.o = o,
-		.st = st,
-		.root_len = len,
-		.display = display && strcmp(display, root) ? display : NULL,
+	    .m = m,
+	    .o = o,
+	    .st = st,
+	    .root_len = len,
+	    .display = display && strcmp(display, root) ? display : NULL,
 	};
 	if (o->batch) {
 		/* The window now, plus what is kept (already open). */
@@ -1024,8 +1019,8 @@ int64_t fk_dirty_pages_fd(int fd)
 static int64_t system_dirty_pages(void)
 {
 	char buf[8192];
-	int fd = fk_sys.openat(AT_FDCWD, "/proc/meminfo",
-			       O_RDONLY | O_CLOEXEC, 0);
+	int fd =
+	    fk_sys.openat(AT_FDCWD, "/proc/meminfo", O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return fd;
 	ssize_t n = fk_sys.read(fd, buf, sizeof(buf) - 1);

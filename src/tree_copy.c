@@ -306,8 +306,8 @@ struct copy_ctx {
 	int keep_fds;	     /* writeback, delayed, auto: the fd map keeps */
 	int times_by_syncfs; /* times made durable by a syncfs, not fsyncs */
 	uint64_t tree_pages; /* auto: dirty + writeback pages written */
-	int no_cfr; /* copy_file_range unusable: read/write */
-	char *buf;  /* read/write fallback buffer */
+	int no_cfr;	     /* copy_file_range unusable: read/write */
+	char *buf;	     /* read/write fallback buffer */
 
 	int first_err; /* first error (sticky) */
 	int stop;      /* fatal: stop the walk (ENOSPC, ENOMEM) */
@@ -1057,8 +1057,8 @@ static int try_hardlink(struct copy_ctx *c, const struct fk_walk_entry *e,
 	if (e->st.st_nlink < 2 || e->depth == 0 || S_ISDIR(e->st.st_mode))
 		return 0;
 	dev_t ddev = dst_dev_of(ddir);
-	const char *first = link_find(&c->links, e->st.st_dev, e->st.st_ino,
-				      ddev);
+	const char *first =
+	    link_find(&c->links, e->st.st_dev, e->st.st_ino, ddev);
 	if (!first) {
 		if (link_find(&c->links, e->st.st_dev, e->st.st_ino,
 			      LINK_ANY_DST))
@@ -1264,9 +1264,8 @@ static int keep_existing(struct copy_ctx *c, const struct fk_walk_entry *e,
 		/* Another name of an inode copied in this run: linked. */
 		if (!S_ISREG(s->st_mode) || !S_ISREG(ds.st_mode) ||
 		    ds.st_size != s->st_size ||
-		    (s->st_nlink > 1 &&
-		     link_find(&c->links, s->st_dev, s->st_ino,
-			       dst_dev_of(ddir))))
+		    (s->st_nlink > 1 && link_find(&c->links, s->st_dev,
+						  s->st_ino, dst_dev_of(ddir))))
 			return 0;
 		if (c->o->copy_flags & FK_COPY_CHECKSUM) {
 			int sfd = fk_tree_open_file(e->dirfd, e->name, s);

@@ -32,8 +32,8 @@
  * retried; vanished entries are warnings; unsupported directory fsync
  * gives -FK_EDEGRADED).
  */
-#include "tree.h"
 #include "sys.h"
+#include "tree.h"
 #include "walk.h"
 
 #include <errno.h>
@@ -62,7 +62,7 @@ struct hint_pass {
 	 * file systems a sweep would syncfs */
 	struct fk_fsset *fs;
 	uint64_t tree_pages;
-	int unmeasured; /* no cachestat, or a file system not added */
+	int unmeasured;		/* no cachestat, or a file system not added */
 	struct held_hint *held; /* auto: hints of kept descriptors, until
 				 * it has chosen */
 	size_t nr_held, alloc_held;
@@ -75,8 +75,8 @@ static void hint_failed(struct hint_pass *p, const char *path, int err)
 	 * is), but say so once. */
 	if (p->hint_warned++)
 		return;
-	fk_tree_report(p->o, p->st, FK_REPORT_WARNING, "sync_file_range",
-		       path, err);
+	fk_tree_report(p->o, p->st, FK_REPORT_WARNING, "sync_file_range", path,
+		       err);
 }
 
 static int hint_entry(void *arg, const struct fk_walk_entry *e)
@@ -88,10 +88,10 @@ static int hint_entry(void *arg, const struct fk_walk_entry *e)
 			p->st->symlinks++;
 		else
 			p->st->specials++;
-		return 0;	/* never opened */
+		return 0; /* never opened */
 	}
 	if (fk_tree_count(p->m, p->st, &e->st))
-		return 0;	/* another name of an inode already hinted */
+		return 0; /* another name of an inode already hinted */
 	int fd = fk_tree_open_counted(p->m, e, e->path, p->o, p->st);
 	if (fd < 0) {
 		if (fd != -ENOENT)
@@ -126,8 +126,8 @@ static int hint_entry(void *arg, const struct fk_walk_entry *e)
 		p->held[p->nr_held++] =
 		    (struct held_hint){fd, (uint64_t)e->st.st_size};
 	} else if (e->st.st_size > 0) {
-		int r = fk_writeback_note(p->wb, fd, 0,
-					  (uint64_t)e->st.st_size);
+		int r =
+		    fk_writeback_note(p->wb, fd, 0, (uint64_t)e->st.st_size);
 		if (r < 0)
 			hint_failed(p, e->path, r);
 	}
@@ -172,9 +172,9 @@ static int hint_error(void *arg, const char *op, const char *path, int err)
 static int hint_tree(const char *root, struct hint_pass *p)
 {
 	static const struct fk_walk_ops ops = {
-		.dir_pre = hint_dir_pre,
-		.entry = hint_entry,
-		.error = hint_error,
+	    .dir_pre = hint_dir_pre,
+	    .entry = hint_entry,
+	    .error = hint_error,
 	};
 	int r = fk_walk(AT_FDCWD, root, &ops, p);
 	if (r == -ENOMEM)
@@ -393,9 +393,9 @@ static int sync_syncfs(const char *const *paths, size_t nr_paths,
 		       struct fk_tree_stats *st)
 {
 	static const struct fk_walk_ops ops = {
-		.dir_pre = fs_dir_pre,
-		.entry = fs_entry,
-		.error = fs_error,
+	    .dir_pre = fs_dir_pre,
+	    .entry = fs_entry,
+	    .error = fs_error,
 	};
 	struct fs_pass p = {.m = m, .o = o, .st = st};
 	int result = 0;
@@ -413,8 +413,8 @@ static int sync_syncfs(const char *const *paths, size_t nr_paths,
 	for (size_t i = 0; i < nr_paths && !p.nomem; i++) {
 		int r = fk_walk(AT_FDCWD, paths[i], &ops, &p);
 		if (r < 0 && r != -ENOMEM) {
-			fk_tree_report(o, st, FK_REPORT_ERROR, "stat",
-				       paths[i], r);
+			fk_tree_report(o, st, FK_REPORT_ERROR, "stat", paths[i],
+				       r);
 			result = fk_tree_result(result, r);
 		}
 	}
@@ -466,10 +466,10 @@ int fk_tree_sync(const char *const *paths, size_t nr_paths,
 	}
 
 	struct fk_tree_fsync_opts fo = {
-		.report = o->report,
-		.report_arg = o->report_arg,
-		.progress = o->progress,
-		.progress_arg = o->progress_arg,
+	    .report = o->report,
+	    .report_arg = o->report_arg,
+	    .progress = o->progress,
+	    .progress_arg = o->progress_arg,
 	};
 
 	/* A PATH that is a symlink to a directory is followed, as
@@ -482,7 +482,7 @@ int fk_tree_sync(const char *const *paths, size_t nr_paths,
 		struct stat lst, fst;
 		const char *p = paths[i];
 		if (fk_sys.fstatat(AT_FDCWD, p, &lst, AT_SYMLINK_NOFOLLOW) ==
-			    0 &&
+			0 &&
 		    S_ISLNK(lst.st_mode) &&
 		    fk_sys.fstatat(AT_FDCWD, p, &fst, 0) == 0 &&
 		    S_ISDIR(fst.st_mode)) {
@@ -502,8 +502,8 @@ int fk_tree_sync(const char *const *paths, size_t nr_paths,
 	/* Pass 2 of twopass is batched; fsync stays one at a time (the
 	 * baseline). */
 	struct fk_fsync_batch *batch = NULL;
-	int twopass = o->sync_method == FK_SYNC_TWOPASS ||
-		      o->sync_method == FK_SYNC_AUTO;
+	int twopass =
+	    o->sync_method == FK_SYNC_TWOPASS || o->sync_method == FK_SYNC_AUTO;
 	if (!r && twopass) {
 		r = fk_tree_batch_create(o, st, &batch);
 		fo.batch = batch;

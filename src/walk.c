@@ -214,12 +214,12 @@ static int visit(struct walker *w, int dirfd, const char *name,
 	const struct fk_walk_ops *ops = w->ops;
 	void *arg = w->arg;
 	struct fk_walk_entry e = {
-		.dirfd = dirfd,
-		.name = name,
-		.path = path,
-		.st = *st,
-		.depth = depth,
-		.fd = -1,
+	    .dirfd = dirfd,
+	    .name = name,
+	    .path = path,
+	    .st = *st,
+	    .depth = depth,
+	    .fd = -1,
 	};
 
 	if (!S_ISDIR(st->st_mode))

@@ -35,18 +35,18 @@
 #define FK_WALK_MAX_DIR_FDS 8
 
 struct fk_walk_entry {
-	int dirfd;		/* directory holding the entry (the parent
-				 * directory, for the root) */
-	const char *name;	/* name within dirfd */
-	const char *path;	/* display path: root as given, then "/name"
-				 * for each level (messages only) */
-	struct stat st;		/* fstatat(dirfd, name, AT_SYMLINK_NOFOLLOW) */
-	int depth;		/* 0 for the root */
-	int fd;			/* dir_pre/dir_post: O_RDONLY|O_DIRECTORY
-				 * descriptor of the directory itself, owned
-				 * by the walker (its number may differ
-				 * between dir_pre and dir_post); -1 for
-				 * other entries */
+	int dirfd;	  /* directory holding the entry (the parent
+			   * directory, for the root) */
+	const char *name; /* name within dirfd */
+	const char *path; /* display path: root as given, then "/name"
+			   * for each level (messages only) */
+	struct stat st;	  /* fstatat(dirfd, name, AT_SYMLINK_NOFOLLOW) */
+	int depth;	  /* 0 for the root */
+	int fd;		  /* dir_pre/dir_post: O_RDONLY|O_DIRECTORY
+			   * descriptor of the directory itself, owned
+			   * by the walker (its number may differ
+			   * between dir_pre and dir_post); -1 for
+			   * other entries */
 };
 
 struct fk_walk_ops {

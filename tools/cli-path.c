@@ -51,7 +51,7 @@ char *cli_path_quote(const char *path)
 {
 	const unsigned char *s = (const unsigned char *)path;
 	size_t len = strlen(path);
-	char *out = malloc(len * 4 + 1);	/* worst case "\xff" each */
+	char *out = malloc(len * 4 + 1); /* worst case "\xff" each */
 	if (!out)
 		return NULL;
 	char *o = out;
@@ -109,7 +109,7 @@ char *cli_path_utf8(const char *path)
 {
 	const unsigned char *s = (const unsigned char *)path;
 	size_t len = strlen(path);
-	char *out = malloc(len * 3 + 1);	/* U+FFFD is 3 bytes */
+	char *out = malloc(len * 3 + 1); /* U+FFFD is 3 bytes */
 	if (!out)
 		return NULL;
 	char *o = out;

@@ -6,8 +6,8 @@
  * which is private to it.  The few calls a subcommand times or must see
  * traced on its own (fs_mark's create, write, fsync, close, sync,
  * unlink and mkdir in "bench fsmark") go through this table instead,
- * so the tool stays a client of the public header and the shared library while the
- * in-process tests can still trace the order of those calls and inject
+ * so the tool stays a client of the public header and the shared library while
+ * the in-process tests can still trace the order of those calls and inject
  * faults.  Each entry returns 0 (or a count) or -errno, never -1 with
  * errno set; EINTR is retried (never for close).  The signatures are
  * those of the library's table, so a test can point both at the same
@@ -29,8 +29,7 @@ struct cli_sys_ops {
 	ssize_t (*write)(int fd, const void *buf, size_t len);
 	int (*fsync)(int fd);
 	void (*sync)(void);
-	int (*fstatat)(int dirfd, const char *path, struct stat *st,
-		       int flags);
+	int (*fstatat)(int dirfd, const char *path, struct stat *st, int flags);
 	int (*fstatfs)(int fd, struct statfs *st);
 	int (*unlinkat)(int dirfd, const char *path, int flags);
 	int (*mkdirat)(int dirfd, const char *path, mode_t mode);

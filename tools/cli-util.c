@@ -33,8 +33,7 @@ void cli_warn(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-void cli_report(void *arg, int level, const char *op, const char *path,
-		int err)
+void cli_report(void *arg, int level, const char *op, const char *path, int err)
 {
 	(void)arg;
 	fprintf(stderr, "flushkit: %s%s '%s': %s\n",

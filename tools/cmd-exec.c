@@ -264,9 +264,9 @@ static char *find_preload(const char *opt)
 #ifdef FK_PRELOAD_RELDIR
 			/* an installed tree moved or installed under another
 			 * prefix: BINDIR/../LIBDIR/flushkit/ */
-			int len = snprintf(cand, sizeof(cand), "%s../%s/%s",
-					   self, FK_PRELOAD_RELDIR,
-					   PRELOAD_NAME);
+			int len =
+			    snprintf(cand, sizeof(cand), "%s../%s/%s", self,
+				     FK_PRELOAD_RELDIR, PRELOAD_NAME);
 			if (len > 0 && len < (int)sizeof(cand) &&
 			    access(cand, R_OK) == 0)
 				return strdup(cand);
@@ -455,8 +455,8 @@ int cmd_exec(int argc, char **argv)
 		if (stats_file[0] != '/') {
 			char cwd[PATH_MAX];
 			if (!getcwd(cwd, sizeof(cwd)) ||
-			    snprintf(abs_stats, sizeof(abs_stats), "%s/%s",
-				     cwd, stats_file) >= (int)sizeof(abs_stats)) {
+			    snprintf(abs_stats, sizeof(abs_stats), "%s/%s", cwd,
+				     stats_file) >= (int)sizeof(abs_stats)) {
 				cli_error("exec: --stats='%s': cannot make "
 					  "it an absolute path",
 					  stats_file);

@@ -24,37 +24,38 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: flushkit sync [--method=auto|twopass|fsync|syncfs] "
-		"[--sync-io=IO] [--jobs=N]\n"
-		"                     [--json] [--progress] PATH...\n"
-		"\n"
-		"Make every file and directory under each PATH durable.\n"
-		"\n"
-		"  --method=auto     measure (default): when the tree holds most "
-		"dirty data,\n"
-		"                    syncfs, then each file's own writeback "
-		"error; else twopass\n"
-		"  --method=twopass  start writeback of every file, then fsync "
-		"each file\n"
-		"                    and each directory after its contents\n"
-		"  --method=fsync    fsync each file, then each directory, in "
-		"one pass\n"
-		"  --method=syncfs   one syncfs(2) per file system under the "
-		"PATHs\n"
-		"  --sync-io=IO      how twopass issues its fsyncs: auto "
-		"(default), uring,\n"
-		"                    threads or sequential (one at a time)\n"
-		"  --jobs=N          fsyncs in flight at most (default 32, "
-		"1..4096)\n"
-		"  --json            print the summary as one JSON object\n"
-		"  --progress        show progress on stderr even when it is "
-		"not a terminal\n"
-		"  -h, --help        show this help\n"
-		"\n"
-		"Exit status: 0 ok, 1 failure, 2 usage, 3 completed with "
-		"durability\n"
-		"degraded (a directory fsync was not supported).\n");
+	fprintf(
+	    f,
+	    "usage: flushkit sync [--method=auto|twopass|fsync|syncfs] "
+	    "[--sync-io=IO] [--jobs=N]\n"
+	    "                     [--json] [--progress] PATH...\n"
+	    "\n"
+	    "Make every file and directory under each PATH durable.\n"
+	    "\n"
+	    "  --method=auto     measure (default): when the tree holds most "
+	    "dirty data,\n"
+	    "                    syncfs, then each file's own writeback "
+	    "error; else twopass\n"
+	    "  --method=twopass  start writeback of every file, then fsync "
+	    "each file\n"
+	    "                    and each directory after its contents\n"
+	    "  --method=fsync    fsync each file, then each directory, in "
+	    "one pass\n"
+	    "  --method=syncfs   one syncfs(2) per file system under the "
+	    "PATHs\n"
+	    "  --sync-io=IO      how twopass issues its fsyncs: auto "
+	    "(default), uring,\n"
+	    "                    threads or sequential (one at a time)\n"
+	    "  --jobs=N          fsyncs in flight at most (default 32, "
+	    "1..4096)\n"
+	    "  --json            print the summary as one JSON object\n"
+	    "  --progress        show progress on stderr even when it is "
+	    "not a terminal\n"
+	    "  -h, --help        show this help\n"
+	    "\n"
+	    "Exit status: 0 ok, 1 failure, 2 usage, 3 completed with "
+	    "durability\n"
+	    "degraded (a directory fsync was not supported).\n");
 }
 
 struct progress {
@@ -71,8 +72,7 @@ static void show_progress(void *arg, const struct fk_tree_stats *st)
 	cli_human_bytes(st->bytes, bytes, sizeof(bytes));
 	cli_human_bytes(secs > 0 ? (uint64_t)((double)st->bytes / secs) : 0,
 			rate, sizeof(rate));
-	fprintf(stderr,
-		"\r%llu files, %s, %llu fsyncs, %s/s, %.1f s\033[K",
+	fprintf(stderr, "\r%llu files, %s, %llu fsyncs, %s/s, %.1f s\033[K",
 		(unsigned long long)st->files, bytes,
 		(unsigned long long)(st->fsync_calls + st->dir_fsync_calls),
 		rate, secs);
@@ -122,13 +122,13 @@ static void print_json(int method, int r, const struct fk_tree_stats *st,
 	json_object_object_add(o, "total_s", cli_json_secs(st->total_ns));
 	json_object_object_add(o, "degraded",
 			       json_object_new_boolean(st->degraded));
-	json_object_object_add(o, "result",
-			       json_object_new_string(
-				       cli_tree_result(cli_tree_exit(r))));
+	json_object_object_add(
+	    o, "result",
+	    json_object_new_string(cli_tree_result(cli_tree_exit(r))));
 	json_object_object_add(o, "error",
-			       r < 0 && r != -FK_EDEGRADED ?
-				       json_object_new_string(fk_strerror(r)) :
-				       NULL);
+			       r < 0 && r != -FK_EDEGRADED
+				   ? json_object_new_string(fk_strerror(r))
+				   : NULL);
 	cli_tree_json_errors(o, errs);
 	json_object_object_add(o, "exit",
 			       json_object_new_int(cli_tree_exit(r)));
@@ -184,13 +184,13 @@ static void print_text(int method, int r, const struct fk_tree_stats *st)
 int cmd_sync(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"method", required_argument, NULL, 'm'},
-		{"json", no_argument, NULL, 'j'},
-		{"progress", no_argument, NULL, 'p'},
-		{"sync-io", required_argument, NULL, 'I'},
-		{"jobs", required_argument, NULL, 'J'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"method", required_argument, NULL, 'm'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"progress", no_argument, NULL, 'p'},
+	    {"sync-io", required_argument, NULL, 'I'},
+	    {"jobs", required_argument, NULL, 'J'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int method = FK_SYNC_AUTO, json = 0, force_progress = 0, c;
 	int sync_io = FK_SYNC_IO_AUTO;
@@ -204,9 +204,10 @@ int cmd_sync(int argc, char **argv)
 		case 'm':
 			method = fk_sync_method_parse(optarg);
 			if (method < 0) {
-				cli_error("sync: unknown method '%s' (auto, twopass, "
-					  "fsync or syncfs)",
-					  optarg);
+				cli_error(
+				    "sync: unknown method '%s' (auto, twopass, "
+				    "fsync or syncfs)",
+				    optarg);
 				return FK_EXIT_USAGE;
 			}
 			break;

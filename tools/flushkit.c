@@ -16,15 +16,15 @@ struct subcommand {
 
 static const struct subcommand commands[] = {
 
-	{"sync", cmd_sync, "make files and directories durable"},
-	{"cp", cmd_cp, "copy a tree like cp -a and make the copy durable"},
-	{"bench", cmd_bench, "benchmarks: tpcb, fsmark, sync, series"},
-	{"monitor", cmd_monitor, "watch Dirty, Writeback and disk writes"},
-	{"report", cmd_report, "HTML page with plots from result files"},
-	{"compare", cmd_compare, "two sets of runs: AVG, STDDEV, +/-/0 marker"},
-	{"exec", cmd_exec, "run a program with early writeback of what it writes"},
-	{"reproduce", cmd_reproduce,
-	 "run the seed experiments on emulated disks, seed figures beside ours"},
+    {"sync", cmd_sync, "make files and directories durable"},
+    {"cp", cmd_cp, "copy a tree like cp -a and make the copy durable"},
+    {"bench", cmd_bench, "benchmarks: tpcb, fsmark, sync, series"},
+    {"monitor", cmd_monitor, "watch Dirty, Writeback and disk writes"},
+    {"report", cmd_report, "HTML page with plots from result files"},
+    {"compare", cmd_compare, "two sets of runs: AVG, STDDEV, +/-/0 marker"},
+    {"exec", cmd_exec, "run a program with early writeback of what it writes"},
+    {"reproduce", cmd_reproduce,
+     "run the seed experiments on emulated disks, seed figures beside ours"},
 };
 
 static void usage(FILE *f)
@@ -33,7 +33,8 @@ static void usage(FILE *f)
 		   "commands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
-	fprintf(f, "\nRun 'flushkit COMMAND --help' for a command's options.\n");
+	fprintf(f,
+		"\nRun 'flushkit COMMAND --help' for a command's options.\n");
 }
 
 int main(int argc, char **argv)

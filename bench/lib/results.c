@@ -14,8 +14,8 @@
  *  3. the sampler thread runs iff @mon_running; it is joined before
  *     the file is closed.
  */
-#include "cli.h"
 #include "results.h"
+#include "cli.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -121,8 +121,9 @@ static void on_checkpoint(void *arg, const struct fk_checkpoint_info *ci)
 	snprintf(e->reason, sizeof(e->reason), "%s",
 		 ci->reason ? ci->reason : "");
 	e->ci.reason = NULL;
-	e->at_s =
-	    r->start_ns ? (double)(int64_t)(fk_now_ns() - r->start_ns) / 1e9 : 0.0;
+	e->at_s = r->start_ns
+		      ? (double)(int64_t)(fk_now_ns() - r->start_ns) / 1e9
+		      : 0.0;
 out:
 	pthread_mutex_unlock(&r->ckpt_lock);
 }

@@ -116,7 +116,8 @@ void fk_bufpool_destroy(struct fk_store *s)
 static int hash_find(struct fk_store *s, uint32_t bucket, uint32_t table,
 		     uint32_t block)
 {
-	for (uint32_t i = s->hash_heads[bucket]; i; i = s->bufs[i - 1].hash_next)
+	for (uint32_t i = s->hash_heads[bucket]; i;
+	     i = s->bufs[i - 1].hash_next)
 		if (s->bufs[i - 1].table == table &&
 		    s->bufs[i - 1].block == block)
 			return (int)(i - 1);
@@ -190,10 +191,9 @@ static int read_page(struct fk_store *s, int idx)
 	 */
 	if (!r && zero) {
 		struct fk_table *t = &s->tables[b->table];
-		uint64_t rows = s->recovering ?
-					t->rows_durable :
-					__atomic_load_n(&t->rows,
-							__ATOMIC_ACQUIRE);
+		uint64_t rows =
+		    s->recovering ? t->rows_durable
+				  : __atomic_load_n(&t->rows, __ATOMIC_ACQUIRE);
 		if (t->rows_per_page &&
 		    (uint64_t)b->block * t->rows_per_page < rows)
 			r = -FK_ECORRUPT;
@@ -210,8 +210,9 @@ static int clock_victim(struct fk_store *s)
 {
 	uint64_t tries = (uint64_t)s->nbuf * (MAX_USAGE + 2);
 	while (tries--) {
-		uint32_t i = __atomic_fetch_add(&s->clock_hand, 1,
-						__ATOMIC_RELAXED) % s->nbuf;
+		uint32_t i =
+		    __atomic_fetch_add(&s->clock_hand, 1, __ATOMIC_RELAXED) %
+		    s->nbuf;
 		struct fk_buf *b = &s->bufs[i];
 		pthread_mutex_lock(&b->mu);
 		if (b->refcount == 0 && !(b->flags & BUF_IO)) {
@@ -278,8 +279,8 @@ int fk_buf_pin(struct fk_store *s, uint32_t table, uint32_t block, int mode)
 		}
 
 		/* Retag under both partition locks (B1), in address order. */
-		uint32_t obk = vb->table ? bucket_of(s, vb->table, vb->block)
-					 : bk;
+		uint32_t obk =
+		    vb->table ? bucket_of(s, vb->table, vb->block) : bk;
 		pthread_mutex_t *opm = part_of(s, obk);
 		if (opm < pm) {
 			pthread_mutex_lock(opm);
@@ -344,8 +345,7 @@ int fk_buf_pin_if(struct fk_store *s, int idx, uint32_t table, uint32_t block)
 	struct fk_buf *b = &s->bufs[idx];
 	int ok;
 	pthread_mutex_lock(&b->mu);
-	ok = b->table == table && b->block == block &&
-	     (b->flags & BUF_VALID);
+	ok = b->table == table && b->block == block && (b->flags & BUF_VALID);
 	if (ok)
 		b->refcount++;
 	pthread_mutex_unlock(&b->mu);

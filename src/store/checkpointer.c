@@ -77,7 +77,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#define PACE_STEP_NS 100000000ull	/* sleep at most 100 ms at a time */
+#define PACE_STEP_NS 100000000ull /* sleep at most 100 ms at a time */
 
 static int cmp_dirty(const void *a, const void *b)
 {
@@ -98,7 +98,8 @@ static int cmp_dirty(const void *a, const void *b)
 static int wal_prealloc(struct fk_store *s)
 {
 	uint64_t want = __atomic_load_n(&s->insert_lsn, __ATOMIC_ACQUIRE) /
-			s->wal_seg_bytes + WAL_AHEAD;
+			    s->wal_seg_bytes +
+			WAL_AHEAD;
 	if (fk_store_error(s) ||
 	    __atomic_load_n(&s->wal_highest_seg, __ATOMIC_ACQUIRE) >= want)
 		return 0;
@@ -114,8 +115,8 @@ static int pace_sleep(struct fk_store *s, uint64_t ns)
 	int stop;
 	wal_prealloc(s);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	uint64_t t = (uint64_t)ts.tv_sec * 1000000000ull +
-		     (uint64_t)ts.tv_nsec + ns;
+	uint64_t t =
+	    (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + ns;
 	ts.tv_sec = (time_t)(t / 1000000000ull);
 	ts.tv_nsec = (long)(t % 1000000000ull);
 	pthread_mutex_lock(&s->ckpt_mu);
@@ -123,9 +124,9 @@ static int pace_sleep(struct fk_store *s, uint64_t ns)
 	       (s->ckpt_flags & (CKPT_REQ_IMMEDIATE | CKPT_REQ_REQUESTED));
 	if (!stop) {
 		pthread_cond_timedwait(&s->ckpt_cv, &s->ckpt_mu, &ts);
-		stop = s->ckpt_shutdown ||
-		       (s->ckpt_flags &
-			(CKPT_REQ_IMMEDIATE | CKPT_REQ_REQUESTED));
+		stop =
+		    s->ckpt_shutdown ||
+		    (s->ckpt_flags & (CKPT_REQ_IMMEDIATE | CKPT_REQ_REQUESTED));
 	}
 	pthread_mutex_unlock(&s->ckpt_mu);
 	return stop;
@@ -133,14 +134,14 @@ static int pace_sleep(struct fk_store *s, uint64_t ns)
 
 /* Sleep until the pacer says the fraction @done of the sync phase is
  * on time; *@paced drops to 0 when pacing must stop (C5). */
-static void sync_pace(struct fk_store *s, struct fk_pacer *pacer,
-		      double done, int *paced)
+static void sync_pace(struct fk_store *s, struct fk_pacer *pacer, double done,
+		      int *paced)
 {
 	while (*paced) {
 		uint64_t ns = fk_pacer_delay_ns(
-			pacer, done,
-			__atomic_load_n(&s->insert_lsn, __ATOMIC_ACQUIRE),
-			PACE_STEP_NS);
+		    pacer, done,
+		    __atomic_load_n(&s->insert_lsn, __ATOMIC_ACQUIRE),
+		    PACE_STEP_NS);
 		if (!ns)
 			break;
 		if (pace_sleep(s, ns))
@@ -165,8 +166,10 @@ static int still_named(struct fk_store *s, uint64_t id, int fd)
 	if (!r && (a.st_dev != b.st_dev || a.st_ino != b.st_ino))
 		r = -ESTALE;
 	if (r)
-		fk_store_log(s, "base/%s was removed or renamed while its "
-			     "fsync was pending: %s", name, fk_strerror(r));
+		fk_store_log(s,
+			     "base/%s was removed or renamed while its "
+			     "fsync was pending: %s",
+			     name, fk_strerror(r));
 	return r;
 }
 
@@ -207,7 +210,8 @@ static int sync_phase(struct fk_store *s, struct fk_pacer *pacer, int paced,
 	}
 	for (;;) {
 		if (done && done < total)
-			sync_pace(s, pacer, (double)done / (double)total, &paced);
+			sync_pace(s, pacer, (double)done / (double)total,
+				  &paced);
 		long n = fk_fsyncq_take(s->fsq, ids, step);
 		if (n <= 0) {
 			r = (int)n;
@@ -234,9 +238,9 @@ static int sync_phase(struct fk_store *s, struct fk_pacer *pacer, int paced,
 			}
 			res[k] = 0;
 			reqs[nreq] = (struct fk_fsync_req){
-				.fd = fd,
-				.op = FK_FSYNC_OP_FSYNC,
-				.cookie = k,
+			    .fd = fd,
+			    .op = FK_FSYNC_OP_FSYNC,
+			    .cookie = k,
 			};
 			nreq++;
 		}
@@ -259,12 +263,12 @@ static int sync_phase(struct fk_store *s, struct fk_pacer *pacer, int paced,
 						longest_ns = q->latency_ns;
 				}
 				if (q->result)
-					fk_store_log(
-						s, "fsync of base/%u.%u "
-						"failed: %s",
-						(uint32_t)(ids[k] >> 32),
-						(uint32_t)ids[k],
-						fk_strerror(q->result));
+					fk_store_log(s,
+						     "fsync of base/%u.%u "
+						     "failed: %s",
+						     (uint32_t)(ids[k] >> 32),
+						     (uint32_t)ids[k],
+						     fk_strerror(q->result));
 				else if (q->issued)
 					res[k] = still_named(s, ids[k], q->fd);
 			}
@@ -330,12 +334,12 @@ int fk_checkpoint_run(struct fk_store *s, const char *reason, int flags,
 		qsort(dirty, n, sizeof(*dirty), cmp_dirty);
 
 	/* (3) write, paced. */
-	int paced = !shutdown && !(flags & CKPT_REQ_IMMEDIATE) &&
-		    !s->recovering;
+	int paced =
+	    !shutdown && !(flags & CKPT_REQ_IMMEDIATE) && !s->recovering;
 	struct fk_pacer pacer;
-	uint64_t budget_ns = (uint64_t)((double)s->o.checkpoint_timeout_ms *
-					1e6 *
-					s->o.checkpoint_completion_target);
+	uint64_t budget_ns =
+	    (uint64_t)((double)s->o.checkpoint_timeout_ms * 1e6 *
+		       s->o.checkpoint_completion_target);
 	uint64_t wal_budget = (uint64_t)((double)s->wal_trigger_bytes *
 					 s->o.checkpoint_completion_target);
 	fk_pacer_start(&pacer, budget_ns, redo, wal_budget);
@@ -356,10 +360,9 @@ int fk_checkpoint_run(struct fk_store *s, const char *reason, int flags,
 			fk_fsyncq_absorb(s->fsq);
 		while (paced) {
 			uint64_t ns = fk_pacer_delay_ns(
-				&pacer, (double)(i + 1) / (double)n,
-				__atomic_load_n(&s->insert_lsn,
-						__ATOMIC_ACQUIRE),
-				PACE_STEP_NS);
+			    &pacer, (double)(i + 1) / (double)n,
+			    __atomic_load_n(&s->insert_lsn, __ATOMIC_ACQUIRE),
+			    PACE_STEP_NS);
 			if (!ns)
 				break;
 			if (pace_sleep(s, ns))
@@ -378,13 +381,14 @@ int fk_checkpoint_run(struct fk_store *s, const char *reason, int flags,
 	 * interval, and by the WAL left before the next checkpoint. */
 	struct fk_pacer sync_pacer;
 	uint64_t spread_ns = s->o.checkpoint_sync_spread_ms * 1000000ull;
-	uint64_t interval_end = ci.start_ns +
-				s->o.checkpoint_timeout_ms * 1000000ull;
+	uint64_t interval_end =
+	    ci.start_ns + s->o.checkpoint_timeout_ms * 1000000ull;
 	if (t_write + spread_ns > interval_end)
 		spread_ns = interval_end > t_write ? interval_end - t_write : 0;
 	uint64_t wal_now = __atomic_load_n(&s->insert_lsn, __ATOMIC_ACQUIRE);
-	uint64_t wal_left = redo + s->wal_trigger_bytes > wal_now ?
-		redo + s->wal_trigger_bytes - wal_now : 1;
+	uint64_t wal_left = redo + s->wal_trigger_bytes > wal_now
+				? redo + s->wal_trigger_bytes - wal_now
+				: 1;
 	fk_pacer_start(&sync_pacer, spread_ns, wal_now, wal_left);
 	r = sync_phase(s, &sync_pacer,
 		       paced && s->o.checkpoint_sync_spread_ms > 0, &ci);
@@ -404,8 +408,8 @@ int fk_checkpoint_run(struct fk_store *s, const char *reason, int flags,
 	uint64_t end, lsn;
 	for (;;) {
 		pthread_mutex_lock(&s->insert_mu);
-		uint64_t need = fk_wal_need_segment(
-			s, FK_WAL_REC_HDR + sizeof(ck));
+		uint64_t need =
+		    fk_wal_need_segment(s, FK_WAL_REC_HDR + sizeof(ck));
 		if (!need)
 			break;
 		pthread_mutex_unlock(&s->insert_mu);
@@ -417,8 +421,8 @@ int fk_checkpoint_run(struct fk_store *s, const char *reason, int flags,
 			goto out;
 	}
 	for (uint32_t t = 1; t <= FK_STORE_MAX_TABLES; t++)
-		ck.rows[t] = __atomic_load_n(&s->tables[t].rows,
-					     __ATOMIC_ACQUIRE);
+		ck.rows[t] =
+		    __atomic_load_n(&s->tables[t].rows, __ATOMIC_ACQUIRE);
 	struct fk_iovec iov = {&ck, sizeof(ck)};
 	lsn = fk_wal_insert(s, FK_WAL_CHECKPOINT, &iov, 1,
 			    fk_wal_payload_crc(&ck, sizeof(ck)), &end);
@@ -477,7 +481,7 @@ out:
 static void *ckpt_main(void *arg)
 {
 	struct fk_store *s = arg;
-	uint64_t retry_ns = 0;	/* WAL preallocation failed: wait */
+	uint64_t retry_ns = 0; /* WAL preallocation failed: wait */
 	pthread_mutex_lock(&s->ckpt_mu);
 	while (!s->ckpt_shutdown) {
 		uint64_t now = fk_now_ns();
@@ -494,12 +498,13 @@ static void *ckpt_main(void *arg)
 		if (flags || now >= due) {
 			s->ckpt_flags = 0;
 			pthread_mutex_unlock(&s->ckpt_mu);
-			const char *reason = (flags & CKPT_REQ_REQUESTED) ?
-				"requested" : (flags & CKPT_REQ_WAL) ? "wal" :
-				"time";
-			if (!flags && __atomic_load_n(&s->insert_lsn,
-						      __ATOMIC_ACQUIRE) ==
-					      s->last_ckpt_end_lsn) {
+			const char *reason = (flags & CKPT_REQ_REQUESTED)
+						 ? "requested"
+					     : (flags & CKPT_REQ_WAL) ? "wal"
+								      : "time";
+			if (!flags &&
+			    __atomic_load_n(&s->insert_lsn, __ATOMIC_ACQUIRE) ==
+				s->last_ckpt_end_lsn) {
 				/* Nothing happened: skip, as PostgreSQL
 				 * skips idle checkpoints. */
 				pthread_mutex_lock(&s->ckpt_mu);
@@ -511,12 +516,13 @@ static void *ckpt_main(void *arg)
 			continue;
 		}
 		/* Keep WAL segments ready ahead of the insert position. */
-		uint64_t next = __atomic_load_n(&s->insert_lsn,
-						__ATOMIC_ACQUIRE) /
-					s->wal_seg_bytes + WAL_AHEAD;
+		uint64_t next =
+		    __atomic_load_n(&s->insert_lsn, __ATOMIC_ACQUIRE) /
+			s->wal_seg_bytes +
+		    WAL_AHEAD;
 		if (!fk_store_error(s) && now >= retry_ns &&
 		    __atomic_load_n(&s->wal_highest_seg, __ATOMIC_ACQUIRE) <
-			    next) {
+			next) {
 			pthread_mutex_unlock(&s->ckpt_mu);
 			/* On failure (ENOSPC) try again in a second; a
 			 * commit that needs the segment fails cleanly. */

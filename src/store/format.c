@@ -114,8 +114,8 @@ long fk_wal_rec_check(const void *buf, size_t avail, uint64_t lsn,
 	memcpy(&h, buf, sizeof(h));
 	if (h.total_len < FK_WAL_REC_HDR || h.total_len > avail ||
 	    h.lsn != lsn || (prev && h.prev_lsn != prev) ||
-	    h.type < FK_WAL_PAD || h.type > FK_WAL_CHECKPOINT ||
-	    h.reserved || h.reserved2)
+	    h.type < FK_WAL_PAD || h.type > FK_WAL_CHECKPOINT || h.reserved ||
+	    h.reserved2)
 		return -FK_ECORRUPT;
 	uint32_t crc = h.crc;
 	h.crc = 0;
@@ -147,9 +147,8 @@ size_t fk_wal_put_fpi(uint8_t *out, uint32_t table, uint32_t block,
 	return FK_WAL_FPI_BYTES;
 }
 
-size_t fk_wal_put_op(uint8_t *out, uint8_t kind, uint32_t table,
-		     uint64_t row, uint32_t off, uint32_t len,
-		     const void *data)
+size_t fk_wal_put_op(uint8_t *out, uint8_t kind, uint32_t table, uint64_t row,
+		     uint32_t off, uint32_t len, const void *data)
 {
 	memset(out, 0, 8);
 	out[0] = kind;
@@ -309,8 +308,7 @@ int fk_wal_commit_next_op(struct fk_wal_cursor *c, struct fk_wal_op *op)
 	memcpy(&op->len, c->p + 20, 4);
 	if (op->kind < FK_OP_SET || op->kind > FK_OP_APPEND ||
 	    (op->kind == FK_OP_ADD_I64 && op->len != 8) ||
-	    FK_WAL_ALIGN(op->len) >
-		    (uint64_t)(c->end - c->p) - FK_WAL_OP_HDR)
+	    FK_WAL_ALIGN(op->len) > (uint64_t)(c->end - c->p) - FK_WAL_OP_HDR)
 		return -FK_ECORRUPT;
 	op->data = c->p + FK_WAL_OP_HDR;
 	c->p += fk_wal_op_size(op->len);

@@ -41,8 +41,8 @@
 #include "flushkit.h"
 
 #include <pthread.h>
-#include <stdint.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the page store's on-disk formats are little-endian"
@@ -71,8 +71,9 @@ int fk_fpi_decompress(int method, const uint8_t *in, size_t len, uint8_t *page);
 
 /* ---- pages ---- */
 
-#define FK_PAGE_HDR 24u		/* lsn u64, crc u32, table u32, block u32,
-				 * nrows u16, flags u16 */
+#define FK_PAGE_HDR                                                            \
+	24u /* lsn u64, crc u32, table u32, block u32,                         \
+	     * nrows u16, flags u16 */
 #define PAGE_LSN(p) (*(uint64_t *)(void *)(p))
 
 void fk_page_init(uint8_t *page, uint32_t table, uint32_t block);
@@ -84,7 +85,7 @@ int fk_page_verify(uint8_t *page, uint32_t table, uint32_t block);
 
 /* ---- WAL formats (format.c) ---- */
 
-#define FK_WAL_MAGIC 0x4c574b46u	/* "FKWL" */
+#define FK_WAL_MAGIC 0x4c574b46u /* "FKWL" */
 #define FK_WAL_VERSION 1u
 #define FK_WAL_SEG_HDR 32u
 #define FK_WAL_REC_HDR 32u
@@ -93,9 +94,9 @@ int fk_page_verify(uint8_t *page, uint32_t table, uint32_t block);
 #define FK_WAL_ALIGN(x) (((uint64_t)(x) + 7u) & ~(uint64_t)7u)
 
 enum fk_wal_type {
-	FK_WAL_PAD = 1,		/* filler to the end of a segment */
-	FK_WAL_COMMIT = 2,	/* one write batch */
-	FK_WAL_CHECKPOINT = 3,	/* payload: struct fk_wal_ckpt */
+	FK_WAL_PAD = 1,	       /* filler to the end of a segment */
+	FK_WAL_COMMIT = 2,     /* one write batch */
+	FK_WAL_CHECKPOINT = 3, /* payload: struct fk_wal_ckpt */
 };
 
 enum fk_wal_op_kind {
@@ -106,13 +107,13 @@ enum fk_wal_op_kind {
 
 /* Record header, 32 bytes, at an 8-byte aligned LSN. */
 struct fk_wal_rec {
-	uint32_t total_len;	/* header + payload, unpadded */
+	uint32_t total_len; /* header + payload, unpadded */
 	uint8_t type;
 	uint8_t flags;
 	uint16_t reserved;
-	uint64_t lsn;		/* where this record starts */
-	uint64_t prev_lsn;	/* where the previous record starts */
-	uint32_t crc;		/* CRC-32C of payload, then header (crc=0) */
+	uint64_t lsn;	   /* where this record starts */
+	uint64_t prev_lsn; /* where the previous record starts */
+	uint32_t crc;	   /* CRC-32C of payload, then header (crc=0) */
 	uint32_t reserved2;
 };
 
@@ -121,16 +122,16 @@ struct fk_wal_seg {
 	uint32_t magic;
 	uint32_t version;
 	uint64_t segno;
-	uint64_t start_lsn;	/* segno * seg_bytes */
+	uint64_t start_lsn; /* segno * seg_bytes */
 	uint32_t seg_bytes;
-	uint32_t crc;		/* CRC-32C of the first 28 bytes */
+	uint32_t crc; /* CRC-32C of the first 28 bytes */
 };
 
 #define FK_STORE_MAX_TABLES 64u
 
 struct fk_wal_ckpt {
 	uint64_t redo_lsn;
-	uint64_t rows[FK_STORE_MAX_TABLES + 1];	/* index = table id */
+	uint64_t rows[FK_STORE_MAX_TABLES + 1]; /* index = table id */
 };
 
 /* One op of a commit payload as decoded. */
@@ -139,7 +140,7 @@ struct fk_wal_op {
 	uint32_t table;
 	uint64_t row;
 	uint32_t off, len;
-	const uint8_t *data;	/* len bytes (ADD_I64: 8-byte delta) */
+	const uint8_t *data; /* len bytes (ADD_I64: 8-byte delta) */
 };
 
 /* Commit payload: u32 nr_fpi, u32 nr_ops, then nr_fpi x {u32 table,
@@ -159,8 +160,7 @@ struct fk_wal_op {
 #define FK_WAL_FPI_PACKED_MAX (FK_WAL_FPI_PACKED_HDR + FK_PAGE_SIZE)
 #define FK_WAL_OP_HDR 24u
 
-void fk_wal_seg_fill(struct fk_wal_seg *h, uint64_t segno,
-		     uint64_t seg_bytes);
+void fk_wal_seg_fill(struct fk_wal_seg *h, uint64_t segno, uint64_t seg_bytes);
 int fk_wal_seg_check(const void *buf, uint64_t segno, uint64_t seg_bytes);
 
 /* CRC of a payload, to be finished by fk_wal_rec_fill. */
@@ -204,9 +204,8 @@ size_t fk_wal_put_fpi(uint8_t *out, uint32_t table, uint32_t block,
  * for FK_WAL_FPI_PACKED_MAX bytes. */
 size_t fk_wal_put_fpi_packed(uint8_t *out, uint32_t table, uint32_t block,
 			     int method, const uint8_t *page);
-size_t fk_wal_put_op(uint8_t *out, uint8_t kind, uint32_t table,
-		     uint64_t row, uint32_t off, uint32_t len,
-		     const void *data);
+size_t fk_wal_put_op(uint8_t *out, uint8_t kind, uint32_t table, uint64_t row,
+		     uint32_t off, uint32_t len, const void *data);
 static inline size_t fk_wal_op_size(uint32_t len)
 {
 	return FK_WAL_OP_HDR + (size_t)FK_WAL_ALIGN(len);
@@ -215,35 +214,35 @@ static inline size_t fk_wal_op_size(uint32_t len)
 /* ---- the store ---- */
 
 struct fk_table {
-	uint32_t id;		/* 0: slot unused */
+	uint32_t id; /* 0: slot unused */
 	uint32_t row_bytes;
 	uint32_t rows_per_page;
 	char name[64];
-	uint64_t rows;		/* next row number; __atomic access */
-	uint64_t rows_durable;	/* rows whose pages were durable at the
-				 * last checkpoint (set at open, S7) */
+	uint64_t rows;	       /* next row number; __atomic access */
+	uint64_t rows_durable; /* rows whose pages were durable at the
+				* last checkpoint (set at open, S7) */
 	pthread_mutex_t append_mu;
-	int *seg_fds;		/* files_mu; -1 = not open */
+	int *seg_fds; /* files_mu; -1 = not open */
 	size_t nr_seg_fds;
 };
 
 enum {
 	BUF_VALID = 1u,
 	BUF_DIRTY = 2u,
-	BUF_JUST_DIRTIED = 4u,	/* dirtied while a write was in flight */
-	BUF_IO = 8u,		/* read or write in progress */
+	BUF_JUST_DIRTIED = 4u, /* dirtied while a write was in flight */
+	BUF_IO = 8u,	       /* read or write in progress */
 };
 
 struct fk_buf {
-	pthread_mutex_t mu;	/* header: tag, flags, refcount, usage */
-	pthread_cond_t cv;	/* BUF_IO cleared */
+	pthread_mutex_t mu; /* header: tag, flags, refcount, usage */
+	pthread_cond_t cv;  /* BUF_IO cleared */
 	pthread_rwlock_t content;
-	uint32_t table;		/* tag; 0 = unused */
+	uint32_t table; /* tag; 0 = unused */
 	uint32_t block;
 	uint32_t flags;
 	uint32_t refcount;
 	uint32_t usage;
-	uint32_t hash_next;	/* buffer index + 1, 0 = end; partition */
+	uint32_t hash_next; /* buffer index + 1, 0 = end; partition */
 	uint8_t *page;
 };
 
@@ -257,7 +256,7 @@ enum fk_writer {
 };
 
 enum {
-	CKPT_REQ_REQUESTED = 1,	/* somebody waits for it */
+	CKPT_REQ_REQUESTED = 1, /* somebody waits for it */
 	CKPT_REQ_WAL = 2,
 	CKPT_REQ_IMMEDIATE = 4,
 };
@@ -268,11 +267,11 @@ struct fk_store {
 	 * file, and a flock of the directory itself; closed last. */
 	int lockfd, dirlockfd;
 	struct fk_store_opts o;
-	uint64_t seg_bytes;		/* table segment */
+	uint64_t seg_bytes; /* table segment */
 	uint32_t blocks_per_seg;
 	uint64_t wal_seg_bytes;
-	uint64_t wal_trigger_bytes;	/* max_wal/(1+target) */
-	int error;			/* sticky; __atomic */
+	uint64_t wal_trigger_bytes; /* max_wal/(1+target) */
+	int error;		    /* sticky; __atomic */
 
 	/* catalog */
 	pthread_mutex_t cat_mu;
@@ -286,44 +285,44 @@ struct fk_store {
 	uint32_t *hash_heads;
 	uint32_t nr_buckets;
 	pthread_mutex_t part_mu[FK_BUF_PARTITIONS];
-	uint32_t clock_hand;		/* __atomic */
+	uint32_t clock_hand; /* __atomic */
 
 	/* WAL */
 	pthread_mutex_t insert_mu;
-	uint64_t insert_lsn;		/* __atomic: all bytes before copied */
-	uint64_t prev_lsn;		/* insert_mu */
-	uint64_t redo_lsn;		/* set under insert_mu; __atomic */
-	uint64_t wal_nudged_redo;	/* WAL-volume request sent for it */
+	uint64_t insert_lsn;	  /* __atomic: all bytes before copied */
+	uint64_t prev_lsn;	  /* insert_mu */
+	uint64_t redo_lsn;	  /* set under insert_mu; __atomic */
+	uint64_t wal_nudged_redo; /* WAL-volume request sent for it */
 	uint8_t *walbuf;
 	uint64_t walbuf_size;
 	pthread_mutex_t flush_mu;
 	pthread_cond_t flush_cv;
 	int flusher_active;
-	uint64_t write_lsn, flush_lsn;	/* flush_mu; __atomic reads */
-	int wal_wfd;			/* active flusher only */
+	uint64_t write_lsn, flush_lsn; /* flush_mu; __atomic reads */
+	int wal_wfd;		       /* active flusher only */
 	uint64_t wal_wseg;
 	pthread_mutex_t seg_mu;
-	uint64_t wal_oldest_seg, wal_highest_seg;	/* seg_mu; __atomic */
+	uint64_t wal_oldest_seg, wal_highest_seg; /* seg_mu; __atomic */
 
 	/* checkpointer */
 	pthread_t ckpt_thread;
 	int ckpt_thread_running;
 	pthread_mutex_t ckpt_mu;
-	pthread_cond_t ckpt_cv;		/* CLOCK_MONOTONIC */
-	int ckpt_flags;			/* CKPT_REQ_*, ckpt_mu */
+	pthread_cond_t ckpt_cv; /* CLOCK_MONOTONIC */
+	int ckpt_flags;		/* CKPT_REQ_*, ckpt_mu */
 	int ckpt_shutdown;
-	uint64_t ckpt_started, ckpt_done;	/* numbered by start */
-	int ckpt_result;		/* of ckpt_done */
+	uint64_t ckpt_started, ckpt_done; /* numbered by start */
+	int ckpt_result;		  /* of ckpt_done */
 	uint64_t last_ckpt_ns;
-	uint64_t last_ckpt_end_lsn;	/* end of the last checkpoint record */
-	uint64_t ckpt_lsn;		/* last checkpoint record */
+	uint64_t last_ckpt_end_lsn; /* end of the last checkpoint record */
+	uint64_t ckpt_lsn;	    /* last checkpoint record */
 	struct fk_fsyncq *fsq;
 	/* The checkpointer's writeback hints: set up by fk_ckpt_init
 	 * (checkpoint_flush_after_bytes, fixed for the handle's life),
 	 * used only by checkpoints, which hand it to fk_buf_flush. */
 	struct fk_writeback ckpt_wb;
-	struct fk_fsync_batch *fsb;	/* sync phase; checkpoints only (C1) */
-	uint32_t sync_jobs;		/* resolved queue depth */
+	struct fk_fsync_batch *fsb; /* sync phase; checkpoints only (C1) */
+	uint32_t sync_jobs;	    /* resolved queue depth */
 
 	/* stats, __atomic */
 	struct fk_store_stats st;
@@ -355,7 +354,7 @@ struct fk_batch_op {
 
 /* core.c */
 void fk_store_log(struct fk_store *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 /* Record a sticky error (first one wins) and wake every waiter. */
 void fk_store_stop(struct fk_store *s, int err, const char *what);
 /* The space facts an ENOSPC log line gives, into @buf: the file
@@ -446,8 +445,7 @@ struct fk_dirty {
 };
 size_t fk_bufpool_collect_dirty(struct fk_store *s, struct fk_dirty *out);
 /* Pin buffer @idx if it still holds (table, block); 0 or -ENOENT. */
-int fk_buf_pin_if(struct fk_store *s, int idx, uint32_t table,
-		  uint32_t block);
+int fk_buf_pin_if(struct fk_store *s, int idx, uint32_t table, uint32_t block);
 /* Drop all cached pages of @table (bulk load); none may be pinned. */
 void fk_bufpool_forget_table(struct fk_store *s, uint32_t table);
 
@@ -475,8 +473,8 @@ uint64_t fk_wal_insert(struct fk_store *s, uint8_t type,
 		       uint32_t payload_crc, uint64_t *end);
 /* Recycle or remove segments wholly before @redo_lsn.  Returns 0, or
  * the failed fsync of wal/ (the store is then stopped: sticky). */
-int fk_wal_recycle(struct fk_store *s, uint64_t redo_lsn,
-		   uint64_t *recycled, uint64_t *removed);
+int fk_wal_recycle(struct fk_store *s, uint64_t redo_lsn, uint64_t *recycled,
+		   uint64_t *removed);
 /* Scan wal/ for existing segments (open). */
 int fk_wal_scan_dir(struct fk_store *s);
 /* Open-time: zero the tail of the WAL after @end and invalidate later
@@ -485,7 +483,7 @@ int fk_wal_cut(struct fk_store *s, uint64_t end, uint64_t prev_lsn);
 
 struct fk_wal_reader {
 	struct fk_store *s;
-	uint64_t segno;		/* loaded segment, UINT64_MAX: none */
+	uint64_t segno; /* loaded segment, UINT64_MAX: none */
 	uint8_t *seg;
 	int seg_ok;
 };

@@ -150,7 +150,7 @@ int fk_store_opts_preset(struct fk_store_opts *o, const char *flush)
 	if (!flush || !strcmp(flush, "smooth")) {
 		o->checkpoint_sorted = 1;
 		o->checkpoint_flush_after_bytes =
-			FK_WRITEBACK_DEFAULT_FLUSH_AFTER;
+		    FK_WRITEBACK_DEFAULT_FLUSH_AFTER;
 		o->checkpoint_sync_spread_ms = FK_SYNC_SPREAD_AUTO;
 		o->fsyncq_compaction = 1;
 		o->sync_io = FK_SYNC_IO_AUTO;
@@ -227,7 +227,7 @@ struct commit {
 	size_t oplen;
 	size_t nfpi;	  /* full-page images in the record */
 	size_t fpi_bytes; /* the bytes they take in it */
-	uint64_t end; /* the record's end: page LSN, flush target */
+	uint64_t end;	  /* the record's end: page LSN, flush target */
 };
 
 static int cmp_cpage(const void *a, const void *b)
@@ -645,7 +645,7 @@ int fk_store_bulk_load(struct fk_store *s, uint32_t table, uint64_t nrows,
 		       void (*fill)(void *arg, uint64_t rowno, void *row),
 		       void *arg)
 {
-	enum { CHUNK = 32 };	/* pages per write */
+	enum { CHUNK = 32 }; /* pages per write */
 	struct fk_table *t = fk_store_get_table(s, table);
 	struct fk_writeback wb;
 	uint8_t *buf = NULL;
@@ -1003,7 +1003,8 @@ int fk_store_open(const char *dir, const struct fk_store_opts *o,
 		goto fail;
 	}
 	if (s->o.checkpoint_sync_spread_ms == FK_SYNC_SPREAD_AUTO)
-		s->o.checkpoint_sync_spread_ms = s->o.checkpoint_timeout_ms / 10;
+		s->o.checkpoint_sync_spread_ms =
+		    s->o.checkpoint_timeout_ms / 10;
 	/* The sync phase's batch, set up once: a forced io_uring that the
 	 * kernel refuses fails the open here, not a checkpoint later. */
 	struct fk_fsync_batch_opts bo;
@@ -1038,9 +1039,9 @@ int fk_store_open(const char *dir, const struct fk_store_opts *o,
 		s->seg_bytes = ctl.seg_bytes;
 	}
 	s->blocks_per_seg = (uint32_t)(s->seg_bytes / FK_PAGE_SIZE);
-	s->wal_trigger_bytes = (uint64_t)((double)s->o.max_wal_size_bytes /
-					  (1.0 +
-					   s->o.checkpoint_completion_target));
+	s->wal_trigger_bytes =
+	    (uint64_t)((double)s->o.max_wal_size_bytes /
+		       (1.0 + s->o.checkpoint_completion_target));
 	if (s->wal_trigger_bytes < s->wal_seg_bytes)
 		s->wal_trigger_bytes = s->wal_seg_bytes;
 	/* A store's base/ and wal/ are made at its creation, before its
@@ -1061,8 +1062,8 @@ int fk_store_open(const char *dir, const struct fk_store_opts *o,
 		r = fk_sys.fsync(s->dirfd);
 		if (r)
 			goto fail;
-		int pfd = fk_sys.openat(s->dirfd, "..",
-					O_RDONLY | O_DIRECTORY, 0);
+		int pfd =
+		    fk_sys.openat(s->dirfd, "..", O_RDONLY | O_DIRECTORY, 0);
 		if (pfd >= 0) {
 			r = fk_sys.fsync(pfd);
 			fk_sys.close(pfd);
@@ -1077,7 +1078,7 @@ int fk_store_open(const char *dir, const struct fk_store_opts *o,
 	if (r)
 		goto fail;
 	r = fk_fsyncq_create(s->o.fsyncq_capacity ? s->o.fsyncq_capacity
-						   : s->nbuf,
+						  : s->nbuf,
 			     s->o.fsyncq_compaction, &s->fsq);
 	if (r)
 		goto fail;
@@ -1090,8 +1091,7 @@ int fk_store_open(const char *dir, const struct fk_store_opts *o,
 		if (r)
 			goto fail;
 		/* The WAL starts at segment 1 (LSN 0 means "none"). */
-		s->insert_lsn = s->write_lsn = s->flush_lsn =
-			s->wal_seg_bytes;
+		s->insert_lsn = s->write_lsn = s->flush_lsn = s->wal_seg_bytes;
 		if (s->wal_highest_seg < 1)
 			s->wal_oldest_seg = 1;
 		/* The WAL's whole footprint now: a new store whose file
@@ -1250,23 +1250,20 @@ void fk_store_get_stats(struct fk_store *s, struct fk_store_stats *st)
 {
 	st->commits = __atomic_load_n(&s->st.commits, __ATOMIC_RELAXED);
 	st->wal_bytes = __atomic_load_n(&s->st.wal_bytes, __ATOMIC_RELAXED);
-	st->wal_flushes = __atomic_load_n(&s->st.wal_flushes,
-					  __ATOMIC_RELAXED);
+	st->wal_flushes = __atomic_load_n(&s->st.wal_flushes, __ATOMIC_RELAXED);
 	st->wal_fpi = __atomic_load_n(&s->st.wal_fpi, __ATOMIC_RELAXED);
 	st->wal_fpi_bytes =
 	    __atomic_load_n(&s->st.wal_fpi_bytes, __ATOMIC_RELAXED);
-	st->wal_write_ns = __atomic_load_n(&s->st.wal_write_ns,
-					   __ATOMIC_RELAXED);
-	st->wal_sync_ns = __atomic_load_n(&s->st.wal_sync_ns,
-					  __ATOMIC_RELAXED);
-	st->checkpoints = __atomic_load_n(&s->st.checkpoints,
-					  __ATOMIC_RELAXED);
-	st->buffers_checkpoint = __atomic_load_n(&s->st.buffers_checkpoint,
-						 __ATOMIC_RELAXED);
-	st->buffers_backend = __atomic_load_n(&s->st.buffers_backend,
-					      __ATOMIC_RELAXED);
-	st->backend_fsyncs = __atomic_load_n(&s->st.backend_fsyncs,
-					     __ATOMIC_RELAXED);
+	st->wal_write_ns =
+	    __atomic_load_n(&s->st.wal_write_ns, __ATOMIC_RELAXED);
+	st->wal_sync_ns = __atomic_load_n(&s->st.wal_sync_ns, __ATOMIC_RELAXED);
+	st->checkpoints = __atomic_load_n(&s->st.checkpoints, __ATOMIC_RELAXED);
+	st->buffers_checkpoint =
+	    __atomic_load_n(&s->st.buffers_checkpoint, __ATOMIC_RELAXED);
+	st->buffers_backend =
+	    __atomic_load_n(&s->st.buffers_backend, __ATOMIC_RELAXED);
+	st->backend_fsyncs =
+	    __atomic_load_n(&s->st.backend_fsyncs, __ATOMIC_RELAXED);
 	struct fk_fsyncq_stats fst;
 	fk_fsyncq_get_stats(s->fsq, &fst);
 	st->fsyncq_compactions = fst.compactions;

@@ -228,14 +228,14 @@ int fk_wal_scan_dir(struct fk_store *s)
 	}
 	fk_sys.close(fd);
 	if (lo == UINT64_MAX)
-		lo = 1, hi = 0;		/* none: [1, 0] is empty */
+		lo = 1, hi = 0; /* none: [1, 0] is empty */
 	s->wal_oldest_seg = lo;
 	s->wal_highest_seg = hi;
 	return 0;
 }
 
-int fk_wal_recycle(struct fk_store *s, uint64_t redo_lsn,
-		   uint64_t *recycled, uint64_t *removed)
+int fk_wal_recycle(struct fk_store *s, uint64_t redo_lsn, uint64_t *recycled,
+		   uint64_t *removed)
 {
 	char from[32], to[32];
 	uint64_t redo_seg = redo_lsn / s->wal_seg_bytes;
@@ -384,8 +384,7 @@ uint64_t fk_wal_insert(struct fk_store *s, uint8_t type,
 		pos += FK_WAL_SEG_HDR;
 	}
 	struct fk_wal_rec h;
-	fk_wal_rec_fill(&h, (uint32_t)len, type, lsn, s->prev_lsn,
-			payload_crc);
+	fk_wal_rec_fill(&h, (uint32_t)len, type, lsn, s->prev_lsn, payload_crc);
 	buf_put(s, lsn, &h, sizeof(h));
 	uint64_t at = lsn + FK_WAL_REC_HDR;
 	for (int i = 0; i < nparts; i++) {
@@ -413,7 +412,7 @@ static int wal_sync_fd(struct fk_store *s, int fd)
 		r = fk_sys.fsync(fd);
 		break;
 	case FK_WAL_OPEN_DATASYNC:
-		r = 0;	/* every write was O_DSYNC */
+		r = 0; /* every write was O_DSYNC */
 		break;
 	default:
 		r = fk_sys.fdatasync(fd);
@@ -503,8 +502,8 @@ int fk_wal_flush(struct fk_store *s, uint64_t upto)
 		}
 		s->flusher_active = 1;
 		uint64_t start = s->write_lsn;
-		uint64_t target = __atomic_load_n(&s->insert_lsn,
-						  __ATOMIC_ACQUIRE);
+		uint64_t target =
+		    __atomic_load_n(&s->insert_lsn, __ATOMIC_ACQUIRE);
 		pthread_mutex_unlock(&s->flush_mu);
 		r = wal_write_sync(s, start, target);
 		pthread_mutex_lock(&s->flush_mu);
@@ -612,14 +611,14 @@ void fk_wal_reader_release(struct fk_wal_reader *r)
  * takes it; else drop the file's clean cached pages and read.
  * Returns bytes read or -errno.
  */
-static ssize_t read_seg_uncached(struct fk_store *s, const char *name,
-				 int fd, uint8_t *buf)
+static ssize_t read_seg_uncached(struct fk_store *s, const char *name, int fd,
+				 uint8_t *buf)
 {
 	int dfd = fk_sys.openat(s->waldirfd, name, O_RDONLY | O_DIRECT, 0);
 	if (dfd >= 0) {
 		ssize_t n = fk_pread_all(dfd, buf, s->wal_seg_bytes, 0);
 		fk_sys.close(dfd);
-		if (n != -EINVAL)	/* EINVAL: an unaligned file size */
+		if (n != -EINVAL) /* EINVAL: an unaligned file size */
 			return n;
 	} else if (dfd != -EINVAL) {
 		return dfd;
