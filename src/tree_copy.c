@@ -1288,7 +1288,12 @@ static int keep_existing(struct copy_ctx *c, const struct fk_walk_entry *e,
 	c->st->skipped++;
 	if (S_ISREG(ds.st_mode))
 		c->st->skipped_bytes += (uint64_t)ds.st_size;
-	remember_link(c, e, ddir, name, dpath);
+	/* A destination left as it was by --update=none holds other
+	 * content: the source's other names must not be linked to it (cp -n
+	 * copies them on their own).  One found equal (resume) or newer
+	 * (--update=older, cp -u) stands for the source, as in cp -u. */
+	if (update != FK_COPY_UPDATE_NONE)
+		remember_link(c, e, ddir, name, dpath);
 	if (!S_ISREG(ds.st_mode))
 		return 1;
 	/* Part of the copy: durable with it.  The fsync pass of writeback

@@ -173,5 +173,28 @@ if [ "$(id -u)" -eq 0 ]; then
 	fi
 fi
 
+# -n and -u with a hard link whose first name is left as it was: the
+# other name is the source's content on its own (cp -n copies it; it
+# must not become a link to the old destination file).
+for u in -n -u; do
+	w=$t/hl$u
+	mkdir -p "$w/src" "$w/gnu" "$w/fk"
+	printf 'NEW\n' >"$w/src/x"
+	ln "$w/src/x" "$w/src/y"
+	touch -d '2001-01-01' "$w/src/x"
+	for d in gnu fk; do
+		printf 'OLD\n' >"$w/$d/x"
+		touch -d '2030-01-01' "$w/$d/x"	# newer: -u leaves it too
+	done
+	cp -a $u -T "$w/src" "$w/gnu" 2>/dev/null
+	"$FLUSHKIT" cp -a $u -T "$w/src" "$w/fk" >/dev/null 2>&1 ||
+		bad "cp -a $u with a hard link: exit $?"
+	for d in gnu fk; do
+		echo "$(cat "$w/$d/x") $(cat "$w/$d/y") $(stat -c %h "$w/$d/y")" >"$w/$d.txt"
+	done
+	cmp -s "$w/gnu.txt" "$w/fk.txt" ||
+		bad "cp -a $u with a hard link left: GNU '$(cat "$w/gnu.txt")', flushkit '$(cat "$w/fk.txt")' (x, y, y's links)"
+done
+
 [ $fail -eq 0 ] && echo "t-cp-cpa: ok"
 exit $fail
