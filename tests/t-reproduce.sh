@@ -123,19 +123,25 @@ else
 	kill -TERM $pid 2>/dev/null; wait $pid
 fi
 
-# 3. SIGKILL: the leftovers stay (they must: nothing ran to remove
-# them), and the next start removes them.
+# 3. SIGKILL: its children stop too, the leftovers of its own disks
+# stay (they must: nothing ran to remove them), and --cleanup removes
+# them.
 if start_and_wait_mounted 000 --quick --device=$dev --results "$t/kill"; then
 	sleep 1
 	kill -KILL -- $pid
 	wait $pid 2>/dev/null
-	# the benchmark children are in their own process group
-	pkill_group() {
-		for p in $(pgrep -f "$root/run-$pid/"); do kill -KILL "$p"; done
-	}
-	sleep 1
-	pkill_group 2>/dev/null
-	sleep 1
+	# Its benchmark children (their own process group) get SIGTERM
+	# when it dies (PR_SET_PDEATHSIG): none of them goes on running.
+	for _ in $(seq 20); do
+		[ -z "$(pgrep -f "$root/run-$pid/")" ] && break
+		sleep 0.5
+	done
+	orphans=$(pgrep -f "$root/run-$pid/")
+	if [ -n "$orphans" ]; then
+		err "after SIGKILL: its children still run: $(ps -o pid,args -p "$(echo $orphans | tr ' ' ,)" 2>/dev/null | tail -n +2)"
+		for p in $orphans; do kill -KILL "$p"; done
+		sleep 1
+	fi
 	l=$(leftovers $pid)
 	[ -n "$l" ] || err "after SIGKILL: nothing left (test is vacuous)"
 	out=$("$FLUSHKIT" reproduce --cleanup 2>&1)

@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -101,12 +102,16 @@ static int start(const char *prog, char *const argv[],
 		 const struct child_opts *o, struct child_fds *f, pid_t *pid)
 {
 	fflush(NULL);
+	pid_t parent = getpid();
 	pid_t p = fork();
 	if (p < 0)
 		return -errno;
 	if (p == 0) {
 		if (o->flags & CHILD_SETPGID)
 			setpgid(0, 0);
+		if ((o->flags & CHILD_PDEATHSIG) &&
+		    (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent))
+			_exit(126); /* the caller died before the prctl */
 		if (o->sigmask)
 			sigprocmask(SIG_SETMASK, o->sigmask, NULL);
 		if (o->flags & CHILD_SIGDFL) {

@@ -36,6 +36,9 @@ enum {
 	CHILD_SETPGID = 1 << 5,	    /* the child leads a new process group
 				       (set in the child and the parent, so
 				       kill(-pid) reaches its children too) */
+	CHILD_PDEATHSIG = 1 << 6,   /* SIGTERM to the child when the caller
+				       dies (PR_SET_PDEATHSIG), so a killed
+				       caller leaves no run behind */
 };
 
 /* What the child gets besides @argv.  A zeroed struct: inherit all. */

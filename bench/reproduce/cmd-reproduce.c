@@ -113,7 +113,7 @@ static int run_flushkit(const char *log, char *const *argv)
 	}
 	struct child_opts o = {.flags = CHILD_STDIN_NULL | CHILD_STDERR_OUT |
 					CHILD_SIGDFL | CHILD_SETPGID |
-					CHILD_EXEC_MSG,
+					CHILD_PDEATHSIG | CHILD_EXEC_MSG,
 			       .out_path = log};
 	pid_t pid;
 	int rc = child_start("/proc/self/exe", argv, &o, &pid);
@@ -1401,6 +1401,13 @@ int cmd_reproduce(int argc, char **argv)
 		mkdir("results", 0755);
 		strftime(defdir, sizeof(defdir),
 			 "results/reproduce-%Y%m%d-%H%M%S", &tm);
+		/* Two runs started in the same second get a directory each
+		 * (the second one's name carries its PID). */
+		if (mkdir(defdir, 0755) && errno == EEXIST) {
+			size_t n = strlen(defdir);
+			snprintf(defdir + n, sizeof(defdir) - n, "-%d",
+				 (int)getpid());
+		}
 		c.results = defdir;
 	}
 	if (mkdir_p1(c.results))
