@@ -153,5 +153,17 @@ else
 	err "SIGKILL: the run never mounted its disk: $(cat "$t/bg.out")"
 	kill -KILL $pid 2>/dev/null; wait $pid
 fi
+# 4. A throttle someone else set on a loop device that is not attached
+# is not flushkit's: --cleanup leaves it.
+bpsf=/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device
+free=$(losetup -f 2>/dev/null)
+if [ -w "$bpsf" ] && [ -n "$free" ]; then
+	fmin=${free#/dev/loop}
+	echo "7:$fmin 12345678" >"$bpsf"
+	"$FLUSHKIT" reproduce --cleanup >/dev/null 2>&1
+	grep -q "^7:$fmin 12345678\$" "$bpsf" ||
+		err "--cleanup reset a throttle it did not set (7:$fmin)"
+	echo "7:$fmin 0" >"$bpsf"
+fi
 [ $fail -eq 0 ] && echo "PASS"
 exit $fail

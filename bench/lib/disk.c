@@ -397,8 +397,22 @@ int disk_create(struct disk *d, const char *dir, const char *name,
 		}
 	}
 	if (!r && prof && (prof->write_bps || prof->write_iops)) {
-		r = disk_throttle_set(d->maj, d->min, prof->write_bps,
-				      prof->write_iops);
+		/* Recorded first (IMG.throttle: "MAJ:MIN"), so a run killed
+		 * at any point leaves the device it throttled named for
+		 * disk_cleanup_stale, which resets only such devices. */
+		char rec[1100];
+		snprintf(rec, sizeof(rec), "%s.throttle", d->img);
+		int rf =
+		    open(rec, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (rf < 0 || dprintf(rf, "%u:%u\n", d->maj, d->min) < 0) {
+			r = -errno;
+			cli_error("create '%s': %s", rec, strerror(-r));
+		}
+		if (rf >= 0)
+			close(rf);
+		if (!r)
+			r = disk_throttle_set(d->maj, d->min, prof->write_bps,
+					      prof->write_iops);
 		if (!r)
 			d->throttled = 1;
 	}
@@ -517,29 +531,36 @@ static int umount_below(const char *prefix)
 	return count;
 }
 
-/* Reset the write throttles of loop devices that are not attached (a
- * run killed after its detach, before its reset; no one else sets
- * throttles on loop devices).  Count. */
-static int reset_orphan_throttles(void)
+/* Reset the write throttles a killed run recorded in its directory
+ * @path (each IMG.throttle names one "MAJ:MIN") whose loop device is no
+ * longer attached (one still attached to an image under @path was reset
+ * when it was detached; one attached to another file is someone else's
+ * now).  Throttles this code did not set are never touched.  Count. */
+static int reset_recorded_throttles(const char *path)
 {
-	static const char *const files[] = {BPS_FILE, IOPS_FILE};
+	DIR *d = opendir(path);
+	if (!d)
+		return 0;
 	int count = 0;
-	for (int i = 0; i < 2; i++) {
-		FILE *f = fopen(files[i], "re");
-		if (!f)
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		if (n < 9 || strcmp(e->d_name + n - 9, ".throttle"))
 			continue;
+		char rec[1400], buf[1024];
+		snprintf(rec, sizeof(rec), "%s/%s", path, e->d_name);
+		FILE *f = fopen(rec, "re");
 		unsigned maj, min;
-		unsigned long long v;
-		char buf[1024];
-		while (fscanf(f, "%u:%u %llu", &maj, &min, &v) == 3) {
-			if (maj != LOOP_MAJOR_NR ||
-			    loop_backing((int)min, buf, sizeof(buf)))
-				continue;
-			if (!write_rule(files[i], maj, min, 0))
-				count++;
-		}
-		fclose(f);
+		int ok = f && fscanf(f, "%u:%u", &maj, &min) == 2;
+		if (f)
+			fclose(f);
+		if (!ok || maj != LOOP_MAJOR_NR ||
+		    loop_backing((int)min, buf, sizeof(buf)))
+			continue;
+		if (!disk_throttle_set(maj, min, 0, 0))
+			count++;
 	}
+	closedir(d);
 	return count;
 }
 
@@ -567,6 +588,8 @@ int disk_cleanup_stale(void)
 			int n = each_loop(prefix, 1, reset_and_clear);
 			if (n > 0)
 				count += n;
+			if (disk_throttle_supported())
+				count += reset_recorded_throttles(path);
 			int dfd = open(path, O_RDONLY | O_DIRECTORY |
 						 O_NOFOLLOW | O_CLOEXEC);
 			if (dfd >= 0)
@@ -578,8 +601,6 @@ int disk_cleanup_stale(void)
 		}
 		closedir(dir);
 	}
-	if (disk_throttle_supported())
-		count += reset_orphan_throttles();
 	return count;
 }
 
