@@ -285,6 +285,7 @@ int main(int argc, char **argv)
 	    "write",	       "pwrite",   "writev", "pwritev", "stdio",
 	    "copy_file_range", "sendfile", "splice", "threads", "fork",
 	    "forkexec",	       "spawn",	   "vfork"};
+	size_t told = 0;
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
 		printf("--- %s under the shim\n", modes[i]);
 		fflush(stdout);
@@ -297,15 +298,24 @@ int main(int argc, char **argv)
 				"FAIL: %s: more than %d bytes dirty "
 				"under the shim (exit %d)\n",
 				modes[i], LIMIT, a);
-		if (b != 1)
-			fprintf(stderr,
-				"FAIL: %s: plain run exit %d, not 1: "
-				"the check cannot tell\n",
-				modes[i], b);
 		CHECK_EQ(a, 0);
-		CHECK_EQ(b, 1);
+		/* The plain run must go past the limit, else this mode's
+		 * check cannot tell (someone's sync(2) or the flusher wrote
+		 * it back first on a busy machine): said, not failed. */
+		if (b == 1)
+			told++;
+		else if (b == 0)
+			printf("not checked: %s: the plain run stayed within "
+			       "%d bytes dirty (written back by others): the "
+			       "check cannot tell here\n",
+			       modes[i], LIMIT);
+		else
+			CHECK_EQ(b, 1);
 		/* Leave nothing dirty for the next mode. */
 		sync();
 	}
+	if (!told && !fkt_failures)
+		SKIP("no plain run went past the limit: the check could "
+		     "not tell anywhere");
 	return fkt_done();
 }
