@@ -74,9 +74,9 @@ int main(int argc, char **argv)
 	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    S_ISREG(st.st_mode))
 		mode = st.st_mode & 07777;
-	int fd = openat(dfd, tmp,
-			O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			mode);
+	int fd =
+	    openat(dfd, tmp,
+		   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (fd < 0) {
 		int e = errno;
 		fprintf(stderr, "durable-replace: create '%s/%s': %s%s\n", dir,

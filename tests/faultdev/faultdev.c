@@ -105,11 +105,11 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -121,10 +121,10 @@
 
 struct rule {
 	unsigned ops;
-	int err;		/* positive errno */
-	int is_after;		/* 1: "after" rule, else a range rule */
-	uint64_t off, len;	/* range rule; len 0 = to the end */
-	uint64_t left;		/* after rule: successes left */
+	int err;	   /* positive errno */
+	int is_after;	   /* 1: "after" rule, else a range rule */
+	uint64_t off, len; /* range rule; len 0 = to the end */
+	uint64_t left;	   /* after rule: successes left */
 };
 
 struct counters {
@@ -134,13 +134,13 @@ struct counters {
 };
 
 static struct {
-	int fd;			/* BACKING */
+	int fd; /* BACKING */
 	int cache;
 	pthread_mutex_t lock;
 	struct rule rules[MAX_RULES];
 	int nrules;
 	struct counters c;
-} dev = { .fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
+} dev = {.fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER};
 
 static const char IMAGE[] = "/image";
 static const char CTL[] = "/ctl";
@@ -209,8 +209,10 @@ static int parse_err(const char *s, int *err)
 	static const struct {
 		const char *name;
 		int err;
-	} names[] = { { "EIO", EIO }, { "ENOSPC", ENOSPC },
-		      { "EROFS", EROFS }, { "EDQUOT", EDQUOT } };
+	} names[] = {{"EIO", EIO},
+		     {"ENOSPC", ENOSPC},
+		     {"EROFS", EROFS},
+		     {"EDQUOT", EDQUOT}};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strcmp(s, names[i].name)) {
 			*err = names[i].err;
@@ -255,7 +257,7 @@ static int control_line(char *line)
 		memset(&dev.c, 0, sizeof(dev.c));
 		return 0;
 	}
-	struct rule r = { 0 };
+	struct rule r = {0};
 	if (!strcmp(tok[0], "fail") && n == 5) {
 		if (parse_ops(tok[1], &r.ops) || parse_err(tok[2], &r.err) ||
 		    parse_u64(tok[3], &r.off) || parse_u64(tok[4], &r.len))
@@ -404,7 +406,7 @@ static int fd_readdir(const char *path, void *buf, fuse_fill_dir_t fill,
 static int fd_open(const char *path, struct fuse_file_info *fi)
 {
 	if (!strcmp(path, CTL)) {
-		fi->direct_io = 1;	/* size 0, content made on read */
+		fi->direct_io = 1; /* size 0, content made on read */
 		return 0;
 	}
 	if (!strcmp(path, IMAGE)) {
@@ -440,8 +442,8 @@ static int fd_read(const char *path, char *buf, size_t size, off_t off,
 	return n < 0 ? -errno : (int)n;
 }
 
-static int fd_write(const char *path, const char *buf, size_t size,
-		    off_t off, struct fuse_file_info *fi)
+static int fd_write(const char *path, const char *buf, size_t size, off_t off,
+		    struct fuse_file_info *fi)
 {
 	(void)fi;
 	if (!strcmp(path, CTL)) {
@@ -455,8 +457,8 @@ static int fd_write(const char *path, const char *buf, size_t size,
 		return -err;
 	size_t done = 0;
 	while (done < size) {
-		ssize_t n = pwrite(dev.fd, buf + done, size - done,
-				   off + (off_t)done);
+		ssize_t n =
+		    pwrite(dev.fd, buf + done, size - done, off + (off_t)done);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -498,7 +500,7 @@ static int fd_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 {
 	(void)fi;
 	if (strcmp(path, IMAGE))
-		return strcmp(path, CTL) ? -ENOENT : 0;	/* O_TRUNC of ctl */
+		return strcmp(path, CTL) ? -ENOENT : 0; /* O_TRUNC of ctl */
 	return ftruncate(dev.fd, size) ? -errno : 0;
 }
 
@@ -529,18 +531,18 @@ static int fd_utimens(const char *path, const struct timespec tv[2],
 }
 
 static const struct fuse_operations ops = {
-	.init = fd_init,
-	.getattr = fd_getattr,
-	.readdir = fd_readdir,
-	.open = fd_open,
-	.read = fd_read,
-	.write = fd_write,
-	.fsync = fd_fsync,
-	.flush = fd_flush,
-	.truncate = fd_truncate,
-	.fallocate = fd_fallocate,
-	.chmod = fd_chmod,
-	.utimens = fd_utimens,
+    .init = fd_init,
+    .getattr = fd_getattr,
+    .readdir = fd_readdir,
+    .open = fd_open,
+    .read = fd_read,
+    .write = fd_write,
+    .fsync = fd_fsync,
+    .flush = fd_flush,
+    .truncate = fd_truncate,
+    .fallocate = fd_fallocate,
+    .chmod = fd_chmod,
+    .utimens = fd_utimens,
 };
 
 /* ---- --orphan-cleanup ---- */
@@ -558,9 +560,10 @@ static void umount_dev(const char *majmin)
 		char line[4096], mp[4096] = "";
 		while (fgets(line, sizeof(line), f)) {
 			char devno[64], m[4096];
-			if (sscanf(line, "%*s %*s %63s %*s %4095s", devno, m) == 2 &&
+			if (sscanf(line, "%*s %*s %63s %*s %4095s", devno, m) ==
+				2 &&
 			    !strcmp(devno, majmin)) {
-				strcpy(mp, m);	/* the last (topmost) one */
+				strcpy(mp, m); /* the last (topmost) one */
 			}
 		}
 		fclose(f);
@@ -591,8 +594,8 @@ static void orphan_cleanup(void)
 			if (strncmp(de->d_name, "loop", 4))
 				continue;
 			char p[512], bf[PATH_MAX] = "", majmin[64] = "";
-			snprintf(p, sizeof(p), "/sys/block/%s/loop/backing_file",
-				 de->d_name);
+			snprintf(p, sizeof(p),
+				 "/sys/block/%s/loop/backing_file", de->d_name);
 			FILE *f = fopen(p, "r");
 			if (!f)
 				continue;
@@ -673,11 +676,11 @@ int main(int argc, char **argv)
 
 	/* allow_other: the loop driver's worker and other users reach the
 	 * image; as root no fuse.conf entry is needed for it. */
-	char *fargv[] = { argv[0], "-o",
-			  getuid() == 0 ? "allow_other,fsname=faultdev,"
-					  "subtype=faultdev"
-					: "fsname=faultdev,subtype=faultdev",
-			  NULL };
+	char *fargv[] = {argv[0], "-o",
+			 getuid() == 0 ? "allow_other,fsname=faultdev,"
+					 "subtype=faultdev"
+				       : "fsname=faultdev,subtype=faultdev",
+			 NULL};
 	struct fuse_args args = FUSE_ARGS_INIT(3, fargv);
 	struct fuse *f = fuse_new(&args, &ops, sizeof(ops), NULL);
 	if (!f)

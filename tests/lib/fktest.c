@@ -312,8 +312,8 @@ static ssize_t t_write(int fd, const void *buf, size_t len)
 static ssize_t t_cfr(int fd_in, off_t *off_in, int fd_out, off_t *off_out,
 		     size_t len, unsigned int flags)
 {
-	TRACED("copy_file_range", fd_out, NULL, off_out ? (uint64_t)*off_out : 0,
-	       len,
+	TRACED("copy_file_range", fd_out, NULL,
+	       off_out ? (uint64_t)*off_out : 0, len,
 	       fk_sys_default.copy_file_range(fd_in, off_in, fd_out, off_out,
 					      len, flags));
 }

@@ -30,9 +30,10 @@ extern int fkt_failures;
 	do {                                                                   \
 		long long a_ = (long long)(a), b_ = (long long)(b);            \
 		if (a_ != b_) {                                                \
-			fprintf(stderr,                                        \
-				"%s:%d: CHECK failed: %s == %s (%lld != %lld)\n", \
-				__FILE__, __LINE__, #a, #b, a_, b_);           \
+			fprintf(                                               \
+			    stderr,                                            \
+			    "%s:%d: CHECK failed: %s == %s (%lld != %lld)\n",  \
+			    __FILE__, __LINE__, #a, #b, a_, b_);               \
 			fkt_failures++;                                        \
 		}                                                              \
 	} while (0)
@@ -108,7 +109,7 @@ struct fkt_call {
 };
 
 void fkt_trace_start(void);
-void fkt_trace_stop(void);	/* restore the default table */
+void fkt_trace_stop(void); /* restore the default table */
 size_t fkt_trace_count(void);
 const struct fkt_call *fkt_trace_get(size_t i);
 /* Index of the first call with @op whose path ends with @suffix (NULL:

@@ -18,10 +18,10 @@
  *                   acknowledgement and the TPC-B sums, exits 0 or 1.
  */
 #include "fktorture.h"
-#include "workload.h"
 #include "fkloop.h"
 #include "fktest.h"
 #include "sys.h"
+#include "workload.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -52,14 +52,14 @@ struct ack {
 enum { IRQ_CALL = 1, IRQ_OPENED = 2, IRQ_OPEN_FAILED = 3 };
 enum { PHASE_REPLAY = 0, PHASE_END = 1 };
 struct irq_msg {
-	uint32_t kind;		/* IRQ_* */
-	uint32_t phase;		/* PHASE_*, for IRQ_CALL */
-	uint64_t calls;		/* calls counted so far */
-	uint64_t calls_replay;	/* calls before the cut (IRQ_OPENED) */
+	uint32_t kind;		 /* IRQ_* */
+	uint32_t phase;		 /* PHASE_*, for IRQ_CALL */
+	uint64_t calls;		 /* calls counted so far */
+	uint64_t calls_replay;	 /* calls before the cut (IRQ_OPENED) */
 	uint64_t calls_end_sync; /* non-write calls from the cut on */
-	uint64_t elapsed_us;	/* since the open began */
-	int32_t err;		/* IRQ_OPEN_FAILED */
-	char what[68];		/* "pwrite wal/0000000000000003" */
+	uint64_t elapsed_us;	 /* since the open began */
+	int32_t err;		 /* IRQ_OPEN_FAILED */
+	char what[68];		 /* "pwrite wal/0000000000000003" */
 };
 
 /* ---- state of a run ---- */
@@ -69,17 +69,17 @@ static struct fkt_torture_result *R;
 static struct fkt_fs fs;
 static int have_fs;
 static char store_dir[PATH_MAX];
-static struct tpcb_rng rng;		/* the parent's choices */
-static unsigned trial_no;		/* 1-based, for messages */
-static uint64_t txid_epoch;		/* distinct txids per child */
-static struct ack *acks;		/* since the database was made */
+static struct tpcb_rng rng; /* the parent's choices */
+static unsigned trial_no;   /* 1-based, for messages */
+static uint64_t txid_epoch; /* distinct txids per child */
+static struct ack *acks;    /* since the database was made */
 static size_t nr_acks, alloc_acks;
 static volatile sig_atomic_t interrupted;
 /* Size of a whole recovery, learnt from reopens that finished: calls
  * before the cut (the replay), calls from the cut on (the cut and the
  * end-of-recovery checkpoint), milliseconds. */
 static uint64_t est_replay_calls = 1000, est_end_calls = 200;
-static uint64_t est_end_sync_calls = 30;	/* without the writes */
+static uint64_t est_end_sync_calls = 30; /* without the writes */
 static uint64_t est_open_ms = 150;
 
 static uint64_t now_ms(void)
@@ -96,9 +96,9 @@ static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void fail(const char *fmt, ...)
 {
 	va_list ap;
-	fprintf(stderr, "FAIL seed %llu trial %u (%s): ",
-		(unsigned long long)O->seed, trial_no,
-		fkt_torture_fault_name(O->fault));
+	fprintf(stderr,
+		"FAIL seed %llu trial %u (%s): ", (unsigned long long)O->seed,
+		trial_no, fkt_torture_fault_name(O->fault));
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -113,7 +113,7 @@ static void store_opts(struct fk_store_opts *so, int long_wal)
 		    (O->preset == FKT_PRESET_BOTH && trial_no % 2);
 	fk_store_opts_preset(so, naive ? "naive" : "smooth");
 	so->wal_compression = O->wal_compression;
-	so->shared_buffers_bytes = 1u << 20;	/* backends evict */
+	so->shared_buffers_bytes = 1u << 20; /* backends evict */
 	so->segment_bytes = 1u << 20;
 	so->wal_segment_bytes = 1u << 20;
 	if (long_wal) {
@@ -157,7 +157,7 @@ static void *client_main(void *arg)
 	struct tpcb_txn x;
 
 	tpcb_rng_seed(&r, O->seed ^ (c->epoch * 0x9E3779B97F4A7C15ull) ^
-				  (uint64_t)c->id);
+			      (uint64_t)c->id);
 	fk_batch_init(&b);
 	for (uint64_t seq = 0;; seq++) {
 		tpcb_txn_draw(c->t, &r, &x);
@@ -199,8 +199,8 @@ static void workload_main(int fd, int long_wal)
 		_exit(2);
 	}
 	for (int i = 0; i < NCLIENTS; i++) {
-		cl[i] = (struct client){.id = i, .fd = fd, .epoch = txid_epoch,
-					.s = s, .t = &t};
+		cl[i] = (struct client){
+		    .id = i, .fd = fd, .epoch = txid_epoch, .s = s, .t = &t};
 		if (pthread_create(&th[i], NULL, client_main, &cl[i]))
 			_exit(2);
 	}
@@ -239,7 +239,7 @@ static size_t read_acks(int fd, uint64_t deadline_ms, size_t stop_after)
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
-			return got;	/* EOF: the child is gone */
+			return got; /* EOF: the child is gone */
 		ackbuf_have += (size_t)r;
 		size_t whole = ackbuf_have / sizeof(struct ack);
 		for (size_t i = 0; i < whole; i++) {
@@ -415,8 +415,8 @@ static void verify_main(int fd, int close_it)
 	}
 	fk_store_get_stats(s, &st);
 	if ((r = tpcb_open(s, &t)) || t.scale != 1) {
-		fail("tables after recovery: %s, scale %llu",
-		     fk_strerror(r), (unsigned long long)t.scale);
+		fail("tables after recovery: %s, scale %llu", fk_strerror(r),
+		     (unsigned long long)t.scale);
 		_exit(1);
 	}
 
@@ -534,8 +534,8 @@ static int verify(void)
 	close(fd);
 	int status = reap(pid);
 	if (status < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
-		if (status >= 0 && !(WIFEXITED(status) &&
-				     WEXITSTATUS(status) == 1))
+		if (status >= 0 &&
+		    !(WIFEXITED(status) && WEXITSTATUS(status) == 1))
 			fail("verifier %s", status_str(status));
 		return 1;
 	}
@@ -588,8 +588,7 @@ static int run_workload(int long_wal, int cut)
 	    (WEXITSTATUS(status) == 2 || WEXITSTATUS(status) == 3))
 		expected = 1;
 	if (!expected) {
-		fail("workload child %s before the fault",
-		     status_str(status));
+		fail("workload child %s before the fault", status_str(status));
 		bad = 1;
 	}
 	if (cut && restore_power())
@@ -606,7 +605,7 @@ static int run_workload(int long_wal, int cut)
 /* ---- the interrupt child: recovery cut at the N-th call ---- */
 
 static struct fk_sys_ops real_sys;
-static uint64_t irq_at;			/* 0: never */
+static uint64_t irq_at; /* 0: never */
 /* What irq_at counts: every call; every call from the cut on; from the
  * cut on, every call but pwrite/write (fsyncs, renames, creations: the
  * few steps of the checkpoint's sync phase, control file and WAL
@@ -808,13 +807,14 @@ static int run_interrupt(void)
 	int fd;
 	uint64_t pick = rnd(8);
 	int timed = pick < 2;
-	irq_rel = pick < 4 ? COUNT_ALL : pick < 6 ? COUNT_FROM_CUT
-						  : COUNT_SYNC_FROM_CUT;
-	irq_at = timed ? 0
+	irq_rel = pick < 4   ? COUNT_ALL
+		  : pick < 6 ? COUNT_FROM_CUT
+			     : COUNT_SYNC_FROM_CUT;
+	irq_at = timed			     ? 0
 		 : irq_rel == COUNT_FROM_CUT ? 1 + rnd(est_end_calls)
 		 : irq_rel == COUNT_SYNC_FROM_CUT
-			 ? 1 + rnd(est_end_sync_calls)
-			 : 1 + rnd(est_replay_calls + est_end_calls);
+		     ? 1 + rnd(est_end_sync_calls)
+		     : 1 + rnd(est_replay_calls + est_end_calls);
 	irq_calls = irq_calls_replay = irq_calls_end_sync = 0;
 	irq_phase = PHASE_REPLAY;
 	pid_t pid = spawn(&fd, interrupt_main, 0);
@@ -847,10 +847,12 @@ static int run_interrupt(void)
 	}
 	if (!have && !timed && !interrupted) {
 		fail("reopen with a crash at call %llu%s: no report in 120 s "
-		     "(hung?)", (unsigned long long)irq_at,
-		     irq_rel == COUNT_FROM_CUT	    ? " from the cut"
-		     : irq_rel == COUNT_SYNC_FROM_CUT ? " (not a write) from the cut"
-						      : "");
+		     "(hung?)",
+		     (unsigned long long)irq_at,
+		     irq_rel == COUNT_FROM_CUT ? " from the cut"
+		     : irq_rel == COUNT_SYNC_FROM_CUT
+			 ? " (not a write) from the cut"
+			 : "");
 		bad = 1;
 	}
 	/* The child may still run (timed, or hung): cut and kill.  With a
@@ -867,9 +869,10 @@ static int run_interrupt(void)
 	int got = have == sizeof(m);
 	/* A power cut by the timer may come first: the open then fails
 	 * with EIO (the file system is shut down), before the kill. */
-	int cut_first = timed && is_powercut() &&
-			(!got || (m.kind == IRQ_OPEN_FAILED && m.err == -EIO)) &&
-			WIFEXITED(status) && WEXITSTATUS(status) == 2;
+	int cut_first =
+	    timed && is_powercut() &&
+	    (!got || (m.kind == IRQ_OPEN_FAILED && m.err == -EIO)) &&
+	    WIFEXITED(status) && WEXITSTATUS(status) == 2;
 	if (cut_first) {
 		/* expected */
 	} else if (got && m.kind == IRQ_OPEN_FAILED) {
@@ -912,11 +915,11 @@ static int run_interrupt(void)
 			       trial_no, (unsigned long long)irq_at,
 			       irq_rel == COUNT_FROM_CUT ? " from the cut"
 			       : irq_rel == COUNT_SYNC_FROM_CUT
-				       ? " (not a write) from the cut"
-				       : "",
+				   ? " (not a write) from the cut"
+				   : "",
 			       got ? m.what : "?",
-			       !got			 ? "no report"
-			       : m.kind == IRQ_OPENED	 ? "recovery finished"
+			       !got		      ? "no report"
+			       : m.kind == IRQ_OPENED ? "recovery finished"
 			       : m.phase == PHASE_END ? "end of recovery"
 						      : "replay",
 			       (unsigned long long)(m.elapsed_us / 1000));
@@ -951,8 +954,8 @@ static int trial(void)
 		return r;
 	bad |= r;
 	if (recovery && !bad) {
-		unsigned n = 1 + (unsigned)rnd(O->max_interrupts ?
-						       O->max_interrupts : 1);
+		unsigned n = 1 + (unsigned)rnd(
+				     O->max_interrupts ? O->max_interrupts : 1);
 		for (unsigned i = 0; i < n && !bad && !interrupted; i++) {
 			r = run_interrupt();
 			if (r < 0)
@@ -990,8 +993,8 @@ void fkt_torture_opts_init(struct fkt_torture_opts *o)
 	o->fs_bytes = 400ull << 20;
 }
 
-static const char *const fault_names[] = {
-	"kill", "powercut", "recovery-kill", "recovery-powercut"};
+static const char *const fault_names[] = {"kill", "powercut", "recovery-kill",
+					  "recovery-powercut"};
 
 int fkt_torture_fault_parse(const char *name)
 {
@@ -1098,7 +1101,8 @@ int fkt_torture_run(const struct fkt_torture_opts *o,
 		res->trials++;
 		if (r) {
 			res->failed++;
-			fprintf(stderr, "trial %u failed: replay with --seed "
+			fprintf(stderr,
+				"trial %u failed: replay with --seed "
 				"%llu (the database is made afresh)\n",
 				i, (unsigned long long)o->seed);
 		}
