@@ -40,9 +40,12 @@
  *  B7. A failed page write (ENOSPC for a block of a growing or sparse
  *      segment, EIO) leaves the buffer dirty and fails only its caller
  *      (the commit that needed the buffer: nothing applied; or the
- *      checkpoint, C8); the store goes on.  A page left half written
- *      on disk is rewritten later, or restored from its full-page
- *      image by recovery (it was changed after the redo point).
+ *      checkpoint, C8); the store goes on.  A pin whose dirty victim
+ *      finds no space (ENOSPC, EDQUOT) tries other victims, so reads
+ *      and commits go on from clean buffers while the file system is
+ *      full; it fails with that error after nbuf such victims.  A page left
+ * half written on disk is rewritten later, or restored from its full-page image
+ * by recovery (it was changed after the redo point).
  */
 #include "store-int.h"
 #include "sys.h"
@@ -233,6 +236,7 @@ int fk_buf_pin(struct fk_store *s, uint32_t table, uint32_t block, int mode)
 {
 	uint32_t bk = bucket_of(s, table, block);
 	pthread_mutex_t *pm = part_of(s, bk);
+	uint32_t nospc = 0; /* dirty victims that found no space (B7) */
 
 	for (;;) {
 		int r = fk_store_error(s);
@@ -271,6 +275,14 @@ int fk_buf_pin(struct fk_store *s, uint32_t table, uint32_t block, int mode)
 			r = fk_buf_flush(s, v, FK_WRITER_BACKEND, NULL);
 			if (r < 0) {
 				fk_buf_unpin(s, v);
+				/* B7: no block for it (a full file system,
+				 * e.g. after recovery put off its checkpoint):
+				 * it stays dirty, another victim may be
+				 * clean.  Out of space only when a whole
+				 * sweep's worth found none. */
+				if ((r == -ENOSPC || r == -EDQUOT) &&
+				    ++nospc < s->nbuf)
+					continue;
 				return r;
 			}
 			if (r > 0)

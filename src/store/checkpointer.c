@@ -28,7 +28,7 @@
  *
  * Interface routines: fk_ckpt_init, fk_ckpt_release,
  * fk_ckpt_start_thread, fk_ckpt_stop_thread, fk_checkpoint_run,
- * fk_ckpt_request_wait, fk_ckpt_wal_nudge.
+ * fk_ckpt_request_wait, fk_ckpt_wal_nudge, fk_ckpt_space_nudge.
  *
  * Invariants:
  *  C1. Checkpoints run one at a time: in the checkpointer thread while
@@ -481,13 +481,16 @@ out:
 static void *ckpt_main(void *arg)
 {
 	struct fk_store *s = arg;
-	uint64_t retry_ns = 0; /* WAL preallocation failed: wait */
+	uint64_t retry_ns = 0;	     /* WAL preallocation failed: wait */
+	uint64_t space_retry_ns = 0; /* a checkpoint found no space (C8) */
 	pthread_mutex_lock(&s->ckpt_mu);
 	while (!s->ckpt_shutdown) {
 		uint64_t now = fk_now_ns();
 		uint64_t timeout_ns = s->o.checkpoint_timeout_ms * 1000000ull;
 		uint64_t due = s->last_ckpt_ns + timeout_ns;
 		int flags = s->ckpt_flags;
+		if (space_retry_ns && now >= space_retry_ns)
+			flags |= CKPT_REQ_WAL | CKPT_REQ_IMMEDIATE;
 		if (fk_store_error(s) && !(flags & CKPT_REQ_REQUESTED)) {
 			/* Stopped: nothing to write; only answer requests
 			 * (with the error), wait for shutdown. */
@@ -511,7 +514,16 @@ static void *ckpt_main(void *arg)
 				s->last_ckpt_ns = now;
 				continue;
 			}
-			fk_checkpoint_run(s, reason, flags, 0);
+			int r = fk_checkpoint_run(s, reason, flags, 0);
+			/* C8: one that found no space is tried again every
+			 * second, so space freed lets the WAL be recycled
+			 * (a WAL that filled its file system blocks every
+			 * commit until then) without waiting for the
+			 * timeout or a request. */
+			space_retry_ns = 0;
+			if ((r == -ENOSPC || r == -EDQUOT) &&
+			    !fk_store_error(s))
+				space_retry_ns = fk_now_ns() + 1000000000ull;
 			pthread_mutex_lock(&s->ckpt_mu);
 			continue;
 		}
@@ -600,5 +612,15 @@ void fk_ckpt_wal_nudge(struct fk_store *s)
 		s->ckpt_flags |= CKPT_REQ_WAL;
 		pthread_cond_broadcast(&s->ckpt_cv);
 	}
+	pthread_mutex_unlock(&s->ckpt_mu);
+}
+
+/* A commit found no space (C8): an immediate checkpoint lets the WAL
+ * before its redo point be reused. */
+void fk_ckpt_space_nudge(struct fk_store *s)
+{
+	pthread_mutex_lock(&s->ckpt_mu);
+	s->ckpt_flags |= CKPT_REQ_WAL | CKPT_REQ_IMMEDIATE;
+	pthread_cond_broadcast(&s->ckpt_cv);
 	pthread_mutex_unlock(&s->ckpt_mu);
 }

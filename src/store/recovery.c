@@ -231,6 +231,37 @@ static int replay_commit(struct fk_store *s, const struct fk_wal_rec *rec,
 	return r < 0 ? r : 0;
 }
 
+/*
+ * The end-of-recovery checkpoint met a full file system (@err: -ENOSPC
+ * or -EDQUOT), typically because the WAL itself filled it: the pages it
+ * replayed need blocks the file system no longer has, and the WAL
+ * cannot be recycled before a checkpoint completes.  Failing the open
+ * would leave a store no open can ever recover without space the user
+ * may not be able to free (nothing but the store on the file system).
+ * Nothing requires that checkpoint before the store runs: C8 makes a
+ * failed checkpoint harmless (redo pointer, control file and WAL
+ * unchanged, the replayed pages dirty in the buffer pool), the control
+ * file still says "in production", so a crash before a later checkpoint
+ * replays the same WAL again (S5: idempotent).  So the open succeeds:
+ * reads see every replayed commit; a commit that needs a WAL segment
+ * fails with -ENOSPC (W8) until space is freed; the checkpointer
+ * retries the checkpoint (C8), and once one completes the WAL before
+ * its redo point is recycled.  Returns 0.
+ */
+static int defer_checkpoint(struct fk_store *s, int err)
+{
+	char facts[320];
+	fk_store_space_facts(s, facts, sizeof(facts));
+	fk_store_log(s,
+		     "end-of-recovery checkpoint deferred: %s; the store "
+		     "opens with every replayed commit (the WAL keeps them "
+		     "until a checkpoint completes); commits that need a "
+		     "new WAL segment fail until space is freed: %s",
+		     fk_strerror(err), facts);
+	s->ckpt_flags |= CKPT_REQ_WAL | CKPT_REQ_IMMEDIATE;
+	return 0;
+}
+
 int fk_store_recover(struct fk_store *s, const struct fk_control *ctl)
 {
 	struct fk_wal_reader rd;
@@ -324,6 +355,8 @@ int fk_store_recover(struct fk_store *s, const struct fk_control *ctl)
 			     (unsigned long long)records);
 		r = fk_checkpoint_run(s, "end-of-recovery", CKPT_REQ_IMMEDIATE,
 				      0);
+		if ((r == -ENOSPC || r == -EDQUOT) && !fk_store_error(s))
+			r = defer_checkpoint(s, r);
 	} else {
 		struct fk_wal_ckpt ck;
 		memset(&ck, 0, sizeof(ck));

@@ -289,10 +289,11 @@ struct fk_store {
 
 	/* WAL */
 	pthread_mutex_t insert_mu;
-	uint64_t insert_lsn;	  /* __atomic: all bytes before copied */
-	uint64_t prev_lsn;	  /* insert_mu */
-	uint64_t redo_lsn;	  /* set under insert_mu; __atomic */
-	uint64_t wal_nudged_redo; /* WAL-volume request sent for it */
+	uint64_t insert_lsn;	    /* __atomic: all bytes before copied */
+	uint64_t prev_lsn;	    /* insert_mu */
+	uint64_t redo_lsn;	    /* set under insert_mu; __atomic */
+	uint64_t wal_nudged_redo;   /* WAL-volume request sent for it */
+	uint64_t space_nudged_redo; /* out-of-space request sent for it */
 	uint8_t *walbuf;
 	uint64_t walbuf_size;
 	pthread_mutex_t flush_mu;
@@ -513,6 +514,7 @@ int fk_checkpoint_run(struct fk_store *s, const char *reason, int flags,
 int fk_ckpt_request_wait(struct fk_store *s, int flags);
 /* Nudge the checkpointer (WAL volume); never blocks. */
 void fk_ckpt_wal_nudge(struct fk_store *s);
+void fk_ckpt_space_nudge(struct fk_store *s);
 
 /* recovery.c */
 /* Open-time recovery from the control file @ctl (read, with the

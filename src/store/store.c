@@ -70,6 +70,10 @@
  *      WAL takes (fk_store_space_facts).  A new store creates its
  *      FK_STORE_WAL_MIN_SEGMENTS WAL segments before its control file,
  *      so one whose file system cannot hold its WAL is never created.
+ *      An end-of-recovery checkpoint that meets ENOSPC does not fail
+ *      the open (recovery.c, defer_checkpoint): the WAL keeps what was
+ *      replayed until a later checkpoint, retried by the checkpointer,
+ *      completes; a commit that meets ENOSPC asks for one at once.
  *  S7. A table segment is created (and base/ fsynced) for a page about
  *      to be read or written, before the control file counts a row in
  *      it: a commit pins (reads) its pages before its rows are counted,
@@ -621,6 +625,16 @@ int fk_store_commit(struct fk_store *s, struct fk_batch *b, uint64_t *lsnp)
 	if (!r)
 		commit_apply(&c);
 	commit_release(&c);
+	if (r == -ENOSPC || r == -EDQUOT) {
+		/* No space for a WAL segment (W8) or a page's block (B7):
+		 * a checkpoint lets the WAL before its redo point be
+		 * reused, once per redo point (the checkpointer retries
+		 * one that finds no space itself, C8). */
+		uint64_t redo = __atomic_load_n(&s->redo_lsn, __ATOMIC_ACQUIRE);
+		if (__atomic_exchange_n(&s->space_nudged_redo, redo,
+					__ATOMIC_ACQ_REL) != redo)
+			fk_ckpt_space_nudge(s);
+	}
 	if (r)
 		return r;
 	commit_nudge_checkpoint(&c);

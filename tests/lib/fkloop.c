@@ -159,3 +159,34 @@ void fkt_fs_destroy(struct fkt_fs *fs)
 	if (fs->mnt[0])
 		rmdir(fs->mnt);
 }
+
+uint64_t fkt_fs_fill(const char *path)
+{
+	static const char junk[512];
+	struct stat sb;
+	int fd = open(path, O_WRONLY | O_CREAT, 0600);
+	if (fd < 0)
+		return 0;
+	uint64_t off = fstat(fd, &sb) ? 0 : (uint64_t)sb.st_size, before;
+	do {
+		before = off;
+		for (uint64_t chunk = 1ull << 30; chunk >= 4096;) {
+			if (fallocate(fd, 0, (off_t)off, (off_t)chunk) == 0)
+				off += chunk;
+			else if (errno == ENOSPC)
+				chunk /= 2;
+			else
+				break;
+		}
+		for (;;) {
+			ssize_t n = pwrite(fd, junk, sizeof(junk), (off_t)off);
+			if (n <= 0)
+				break;
+			off += (uint64_t)n;
+		}
+		fsync(fd);
+		syncfs(fd);
+	} while (off != before);
+	close(fd);
+	return off;
+}

@@ -62,6 +62,14 @@ int fkt_fs_goingdown(struct fkt_fs *fs, uint32_t how);
  * remount waits), mount again (journal replay).  0 or -1.
  */
 int fkt_fs_power_cut(struct fkt_fs *fs);
+/*
+ * Fill the file system holding @path with the file @path (created 0600,
+ * or grown) until the kernel says ENOSPC: fallocate in halving chunks,
+ * then 512-byte writes, fsync and syncfs, again until nothing more fits
+ * (delayed allocation gives back its reservations once written).
+ * Returns the file's size in bytes, or 0 if it cannot be opened.
+ */
+uint64_t fkt_fs_fill(const char *path);
 /* Unmount if mounted, remove the image.  Idempotent. */
 void fkt_fs_destroy(struct fkt_fs *fs);
 

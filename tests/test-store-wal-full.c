@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test-store-wal-full.c - a WAL that fills its file system must leave a
+ * store that opens again with every acknowledged commit.
+ *
+ * A small loop-mounted ext4 (mkfs -m 0: no root reserve) holds the
+ * store and one 4 MiB file of the user's; the WAL takes the rest (no
+ * ballast filled it), then a ballast file the last blocks the WAL
+ * left.  max_wal_size is far above the file system's size and the
+ * checkpoint timeout an hour, so no checkpoint recycles the WAL: TPC-B
+ * commits go on until a new WAL segment cannot be created (-ENOSPC).
+ * Then the store handle is dropped without a shutdown checkpoint (a
+ * child process that exits: a crash), or closed (its shutdown
+ * checkpoint meets the full file system); in both cases fk_store_open
+ * of the same directory, on the same full file system, must succeed
+ * (recovery needs no space it cannot get: the end-of-recovery
+ * checkpoint is deferred, C8), every acknowledged commit at its
+ * history row, the TPC-B sums holding, the store not stopped; commits
+ * fail with -ENOSPC while the file system is full; once the user
+ * deletes another file of theirs, commits succeed again (the deferred
+ * checkpoint completes and the WAL is recycled).  The store is closed
+ * and opened once more and checked again.
+ *
+ * FK_TEST_SEED fixes the transactions drawn.  Needs root and loop
+ * devices (else skip).
+ */
+#include "fkloop.h"
+#include "fktest.h"
+#include "workload.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define WAL_SEG (256u << 10)
+#define MAX_ACKS 200000
+
+static struct fkt_fs fs;
+static char store_dir[700], ackfile[700], other[700], ballast[700];
+static unsigned seed;
+
+struct ack {
+	uint64_t txid, hrow;
+	int64_t aid, delta;
+};
+
+static struct ack *acks;
+static size_t nr_acks;
+
+static void cleanup(void)
+{
+	fkt_fs_destroy(&fs);
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	if (fs.mounted)
+		umount2(fs.mnt, MNT_DETACH);
+	_exit(1);
+}
+
+static void store_opts(struct fk_store_opts *o)
+{
+	fk_store_opts_init(o);
+	o->create_mode = FK_STORE_CREATE_IF_MISSING;
+	o->shared_buffers_bytes = 8u << 20;
+	o->segment_bytes = 1u << 20;
+	o->wal_segment_bytes = WAL_SEG;
+	o->max_wal_size_bytes = 1ull << 30; /* far above the fs */
+	o->checkpoint_timeout_ms = 3600000;
+	o->log = fkt_store_log;
+	o->log_arg = stderr;
+}
+
+static double free_mib(void)
+{
+	struct statfs sf;
+	if (statfs(fs.mnt, &sf))
+		return -1;
+	return (double)sf.f_bavail * (double)sf.f_bsize / 1048576.0;
+}
+
+/*
+ * Create the store and commit until the WAL fills the file system.
+ * Every acknowledged commit goes to @ackfile (outside the small file
+ * system) as it is acknowledged.  @crash: _exit without closing (the
+ * child of a fork); else close the store and report its result.
+ * Returns the last commit's error (expected -ENOSPC).
+ */
+static int fill_with_wal(int crash)
+{
+	struct fk_store_opts o;
+	struct fk_store *s;
+	struct tpcb_tables t;
+	struct tpcb_rng rng;
+	struct fk_batch b;
+	uint64_t txid = 1;
+	int r, afd;
+
+	store_opts(&o);
+	tpcb_rng_seed(&rng, seed);
+	fk_batch_init(&b);
+	afd = open(ackfile, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CHECK(afd >= 0);
+	/* Another file on the file system, which the user deletes later
+	 * to free space. */
+	CHECK_EQ(fkt_write_file(other, 4u << 20, seed), 0);
+	sync();
+	CHECK_EQ(fk_store_open(store_dir, &o, &s), 0);
+	if (fkt_failures || afd < 0)
+		return -EIO;
+	CHECK_EQ(tpcb_create(s, 1, &t, NULL, NULL), 0);
+	CHECK_EQ(fk_store_checkpoint(s), 0);
+	r = 0;
+	for (int i = 0; i < MAX_ACKS && !r; i++) {
+		struct tpcb_txn x;
+		tpcb_txn_draw(&t, &rng, &x);
+		x.txid = txid++;
+		r = tpcb_txn_commit(s, &t, &b, &x);
+		if (!r) {
+			struct ack a = {x.txid, x.hrow, x.aid, x.delta};
+			CHECK_EQ(write(afd, &a, sizeof(a)), (ssize_t)sizeof(a));
+		}
+	}
+	printf("%s: %llu commits tried, the last: %s; %.2f MiB free\n",
+	       crash ? "crash" : "close", (unsigned long long)txid - 1,
+	       fk_strerror(r), free_mib());
+	close(afd);
+	fk_batch_release(&b);
+	/* Another writer takes the last blocks the WAL left: recovery
+	 * cannot get even the control file's temporary copy. */
+	uint64_t bal = fkt_fs_fill(ballast);
+	printf("ballast: %llu KiB; %.2f MiB free\n",
+	       (unsigned long long)bal >> 10, free_mib());
+	if (crash) {
+		fflush(NULL);
+		_exit(r == -ENOSPC && !fkt_failures ? 0 : 1);
+	}
+	int rc = fk_store_close(s);
+	printf("close: its shutdown checkpoint: %s\n",
+	       rc ? fk_strerror(rc) : "ok");
+	return r;
+}
+
+static void load_acks(void)
+{
+	size_t len = 0;
+	char *p = fkt_read_file(ackfile, &len);
+	CHECK(p != NULL);
+	free(acks);
+	acks = (struct ack *)p;
+	nr_acks = p ? len / sizeof(struct ack) : 0;
+}
+
+/* Every acknowledged transaction at its history row; the sums. */
+static void verify(struct fk_store *s, const char *when)
+{
+	struct tpcb_tables t;
+	struct tpcb_sums sums;
+	size_t bad = 0;
+	CHECK_EQ(tpcb_open(s, &t), 0);
+	for (size_t i = 0; i < nr_acks; i++) {
+		struct tpcb_txn x;
+		int r = tpcb_history_read(s, &t, acks[i].hrow, &x);
+		if (r || x.txid != acks[i].txid || x.aid != acks[i].aid ||
+		    x.delta != acks[i].delta) {
+			if (bad++ < 5)
+				fprintf(stderr,
+					"%s: txid %llu not at history row "
+					"%llu (%s)\n",
+					when, (unsigned long long)acks[i].txid,
+					(unsigned long long)acks[i].hrow,
+					r ? fk_strerror(r) : "other row");
+		}
+	}
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(tpcb_sums(s, &t, &sums), 0);
+	CHECK(sums.history_rows >= nr_acks);
+	CHECK(tpcb_sums_ok(&sums));
+	printf("%s: %zu acknowledged, %llu history rows, sums %s\n", when,
+	       nr_acks, (unsigned long long)sums.history_rows,
+	       tpcb_sums_ok(&sums) ? "hold" : "DO NOT HOLD");
+}
+
+/* Reopen on the still-full file system, check, commit, close, reopen,
+ * check. */
+static void reopen_full(const char *how)
+{
+	struct fk_store_opts o;
+	struct fk_store *s = NULL;
+	struct tpcb_tables t;
+	struct tpcb_rng rng;
+	struct fk_batch b;
+	char when[64];
+
+	store_opts(&o);
+	o.create_mode = FK_STORE_OPEN_EXISTING;
+	load_acks();
+	CHECK(nr_acks > 1000); /* the WAL really filled the fs */
+	printf("%s: %zu acknowledged; reopening with %.2f MiB free\n", how,
+	       nr_acks, free_mib());
+	fkt_store_log_clear();
+	int r = fk_store_open(store_dir, &o, &s);
+	printf("%s: fk_store_open on the full fs: %s\n", how,
+	       r ? fk_strerror(r) : "ok");
+	CHECK_EQ(r, 0);
+	if (r)
+		return;
+	snprintf(when, sizeof(when), "%s: after recovery", how);
+	verify(s, when);
+	/* While the file system stays full a commit either fits the WAL
+	 * left or fails with -ENOSPC; the store is not stopped. */
+	fk_batch_init(&b);
+	tpcb_rng_seed(&rng, seed + 1);
+	CHECK_EQ(tpcb_open(s, &t), 0);
+	uint64_t txid = 1000000;
+	r = 0;
+	for (int i = 0; i < 2000 && !r; i++) {
+		struct tpcb_txn x;
+		tpcb_txn_draw(&t, &rng, &x);
+		x.txid = txid++;
+		r = tpcb_txn_commit(s, &t, &b, &x);
+	}
+	printf("%s: commits on the full fs, the last: %s\n", how,
+	       fk_strerror(r));
+	CHECK_EQ(r, -ENOSPC);
+	struct fk_store_stats st;
+	fk_store_get_stats(s, &st);
+	CHECK_EQ(st.error, 0);
+	/* The user frees space: the checkpointer's retry completes the
+	 * checkpoint, the WAL is recycled, commits go on (tried for up
+	 * to 20 s: the retry comes every second). */
+	CHECK_EQ(unlink(other), 0);
+	CHECK_EQ(unlink(ballast), 0);
+	sync();
+	int ok = 0;
+	for (int i = 0; i < 2000 && ok < 200; i++) {
+		struct tpcb_txn x;
+		tpcb_txn_draw(&t, &rng, &x);
+		x.txid = txid++;
+		r = tpcb_txn_commit(s, &t, &b, &x);
+		if (r == -ENOSPC) {
+			usleep(10000);
+			continue;
+		}
+		CHECK_EQ(r, 0);
+		if (r)
+			break;
+		ok++;
+	}
+	/* The deferred checkpoint completes on its own (retried every
+	 * second; 10 s at most here). */
+	for (int i = 0; i < 1000; i++) {
+		fk_store_get_stats(s, &st);
+		if (st.checkpoints)
+			break;
+		usleep(10000);
+	}
+	printf("%s: space freed: %d commits ok, %llu checkpoints\n", how, ok,
+	       (unsigned long long)st.checkpoints);
+	CHECK_EQ(ok, 200);
+	CHECK(st.checkpoints > 0);
+	CHECK_EQ(st.error, 0);
+	fk_batch_release(&b);
+	CHECK_EQ(fk_store_close(s), 0);
+	s = NULL;
+	CHECK_EQ(fk_store_open(store_dir, &o, &s), 0);
+	if (!s)
+		return;
+	snprintf(when, sizeof(when), "%s: after a clean reopen", how);
+	verify(s, when);
+	CHECK_EQ(fk_store_close(s), 0);
+}
+
+static void run(int crash)
+{
+	char img[512], mnt[512];
+	snprintf(img, sizeof(img), "%s/ext4.img", fkt_tmpdir());
+	snprintf(mnt, sizeof(mnt), "%s/mnt", fkt_tmpdir());
+	int r = fkt_fs_create(&fs, "ext4", img, 24ull << 20, mnt);
+	if (r == 77)
+		SKIP("needs root and loop devices");
+	CHECK_EQ(r, 0);
+	if (r)
+		return;
+	snprintf(store_dir, sizeof(store_dir), "%s/store", mnt);
+	snprintf(ackfile, sizeof(ackfile), "%s/acks", fkt_tmpdir());
+	snprintf(other, sizeof(other), "%s/other", mnt);
+	snprintf(ballast, sizeof(ballast), "%s/ballast", mnt);
+	if (crash) {
+		fflush(NULL);
+		pid_t pid = fork();
+		if (pid == 0)
+			fill_with_wal(1);
+		int st = 0;
+		CHECK_EQ(waitpid(pid, &st, 0), pid);
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	} else {
+		CHECK_EQ(fill_with_wal(0), -ENOSPC);
+	}
+	if (!fkt_failures)
+		reopen_full(crash ? "crash" : "close");
+	fkt_fs_destroy(&fs);
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	const char *e = getenv("FK_TEST_SEED");
+	seed = e ? (unsigned)strtoul(e, NULL, 10)
+		 : (unsigned)time(NULL) ^ (unsigned)getpid();
+	printf("seed %u (FK_TEST_SEED)\n", seed);
+	if (!fkt_is_root())
+		SKIP("needs root and loop devices");
+	fkt_tmpdir();
+	atexit(cleanup);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	run(1);
+	if (!fkt_failures)
+		run(0);
+	return fkt_done();
+}
