@@ -4,7 +4,8 @@
 # (a mistyped --data-dir is an error naming it, and nothing is created),
 # and two invocations on one data directory cannot both have it: while a
 # run is going, a second run, a --check alone and a -i each exit 1 with a
-# message naming the directory and change nothing; the first run's
+# message naming the directory, print nothing misleading before it (no
+# "dropping old tables...") and change nothing; the first run's
 # consistency check stays OK.
 set -u
 fail=0
@@ -64,6 +65,10 @@ for args in "-c 1 -t 50" "--check" "-i -s 1"; do
 	has second$i.out "data directory '$d' is in use"
 	grep -q "transaction type" second$i.out &&
 		err "'$args' ran transactions on a live store"
+	# Nothing misleading before the refusal (pgbench says "dropping
+	# old tables..." only when it drops them).
+	grep -q "dropping old tables" second$i.out &&
+		err "'$args' said it was dropping the tables of a live store: $(cat second$i.out)"
 done
 wait "$bg"
 rc=$?

@@ -241,8 +241,12 @@ static int do_init(struct run *r)
 	uint64_t t0 = fk_now_ns(), t1, t2, t3, t4;
 	int ret;
 
-	fprintf(stderr, "dropping old tables...\n");
+	/* Checked and removed under the store's lock in one call; its
+	 * progress line only once it succeeded, so a refused -i (a busy
+	 * store, a directory not ours) says nothing it did not do. */
 	ret = tpcb_datadir_reset(r->data_dir);
+	if (!ret)
+		fprintf(stderr, "dropping old tables...\n");
 	if (ret == -EEXIST) {
 		cli_error("'%s' exists and is not a tpcb data directory; "
 			  "refusing to remove it",
