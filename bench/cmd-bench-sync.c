@@ -584,7 +584,6 @@ int cmd_bench_sync(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
 		int bad = 0;
-		char *end;
 		switch (c) {
 		case 'f':
 			bad = parse_types(optarg, &op);
@@ -608,8 +607,7 @@ int cmd_bench_sync(int argc, char **argv)
 			      op.image_bytes < (64u << 20);
 			break;
 		case 's':
-			op.sleep_scale = strtod(optarg, &end);
-			bad = *end || !(op.sleep_scale >= 0) ||
+			bad = cli_parse_decimal(optarg, &op.sleep_scale) ||
 			      op.sleep_scale > 100;
 			break;
 		case 'd':

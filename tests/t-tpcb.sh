@@ -118,6 +118,31 @@ for args in "-c 0" "-c x" "-T 1 -t 1" "--no-such-option" "-i -c 2" \
 	rc=$?
 	[ $rc -eq 2 ] || err "'$args' exit $rc, expected 2"
 done
+# A number out of range or not plain decimal is a usage error naming the
+# option, from the parser, never an open failing with EINVAL (pgbench's
+# "invalid ... value"): one parser for every such number.
+for a in "--checkpoint-completion-target=0" \
+	"--checkpoint-completion-target=0x1p-1" \
+	"--checkpoint-completion-target=inf" \
+	"--checkpoint-completion-target=1.5" \
+	"--checkpoint-timeout=0x1p3" "--checkpoint-timeout=inf" \
+	"-R 0x10" "-R nan" "-L 1e999" "--sampling-rate=0x1p-2"; do
+	# shellcheck disable=SC2086
+	"$FLUSHKIT" bench tpcb -t 1 $a --data-dir "$d" >num.out 2>&1
+	rc=$?
+	echo "bench tpcb $a: exit $rc: $(cat num.out)"
+	[ $rc -eq 2 ] || err "'$a' exit $rc, expected 2"
+	opt=${a%%[= ]*}
+	grep -q -- "$opt\|${opt#--}" num.out || err "'$a': the option is not named: $(cat num.out)"
+	grep -q "open store" num.out && err "'$a' reached the open: $(cat num.out)"
+done
+for a in "--checkpoint-completion-target=0.5" \
+	"--checkpoint-completion-target=1" "--checkpoint-completion-target=.25" \
+	"--checkpoint-timeout=1.5s" "-R 1e3"; do
+	# shellcheck disable=SC2086
+	"$FLUSHKIT" bench tpcb -t 1 $a --data-dir "$d" >num.out 2>&1 ||
+		err "'$a' exit $?: $(cat num.out)"
+done
 "$FLUSHKIT" bench tpcb --help >help.out 2>&1 || err "--help exit $?"
 has help.out "usage: flushkit bench tpcb"
 "$FLUSHKIT" bench --help | grep -q tpcb || err "tpcb not in bench --help"

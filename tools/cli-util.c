@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,14 +98,66 @@ int cli_parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* Length of the decimal number at @s (cli_parse_decimal's syntax), 0 if
+ * none starts there. */
+static size_t decimal_len(const char *s)
+{
+	size_t n = 0, digits = 0;
+	while (isdigit((unsigned char)s[n]))
+		n++, digits++;
+	if (s[n] == '.') {
+		n++;
+		while (isdigit((unsigned char)s[n]))
+			n++, digits++;
+	}
+	if (!digits)
+		return 0;
+	if (s[n] == 'e' || s[n] == 'E') {
+		size_t e = n + 1;
+		if (s[e] == '+' || s[e] == '-')
+			e++;
+		if (isdigit((unsigned char)s[e])) {
+			while (isdigit((unsigned char)s[e]))
+				e++;
+			n = e;
+		}
+	}
+	return n;
+}
+
+/* The decimal number at @s, *@end past it.  0 or -EINVAL. */
+static int parse_decimal_prefix(const char *s, double *out, const char **end)
+{
+	char num[64], *e;
+	size_t n = s ? decimal_len(s) : 0;
+	if (!n || n >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, s, n);
+	num[n] = 0;
+	errno = 0;
+	double v = strtod(num, &e);
+	if (errno || *e || !isfinite(v))
+		return -EINVAL;
+	*out = v;
+	*end = s + n;
+	return 0;
+}
+
+int cli_parse_decimal(const char *s, double *out)
+{
+	const char *end;
+	double v;
+	if (parse_decimal_prefix(s, &v, &end) || *end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
 int cli_parse_duration_ms(const char *s, uint64_t *out_ms)
 {
-	char *end;
-	if (!s || !*s || !isdigit((unsigned char)*s))
-		return -EINVAL;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || v < 0)
+	const char *end;
+	double v;
+	if (parse_decimal_prefix(s, &v, &end))
 		return -EINVAL;
 	double mult;
 	if (!*end || !strcmp(end, "s"))
@@ -116,6 +169,8 @@ int cli_parse_duration_ms(const char *s, uint64_t *out_ms)
 	else if (!strcmp(end, "h"))
 		mult = 3600000;
 	else
+		return -EINVAL;
+	if (v * mult >= 18446744073709549568.0) /* below 2^64 */
 		return -EINVAL;
 	*out_ms = (uint64_t)(v * mult + 0.5);
 	return 0;

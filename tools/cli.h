@@ -69,7 +69,17 @@ void cli_report_path(void *arg, int level, const char *op, const char *path,
 int cli_parse_size(const char *s, uint64_t *out);
 /* Parse a non-negative integer. Returns 0 or -EINVAL. */
 int cli_parse_u64(const char *s, uint64_t *out);
-/* Parse a duration: "30", "30s", "500ms", "2min". Returns 0 or -EINVAL. */
+/*
+ * The one parser of a non-negative decimal number for every option that
+ * takes one (a fraction, a rate, a latency, a duration's number): digits
+ * with an optional fraction and exponent ("0.9", ".5", "1e-3", "2.");
+ * nothing before or after it.  No sign, no hex float ("0x1p-1"), no
+ * "inf" or "nan", no white space, none out of a double's range (strtod
+ * takes them all).  Returns 0 (*@out set) or -EINVAL.
+ */
+int cli_parse_decimal(const char *s, double *out);
+/* Parse a duration: "30", "30s", "500ms", "2min", "1.5s" (the number as
+ * cli_parse_decimal).  Returns 0 or -EINVAL. */
 int cli_parse_duration_ms(const char *s, uint64_t *out_ms);
 
 /* Parse on|off|true|false|yes|no|1|0 into *@out (1 or 0).  Returns 0 or

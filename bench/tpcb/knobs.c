@@ -114,10 +114,10 @@ int tpcb_knob_apply(const struct tpcb_knob *k, struct fk_store_opts *o,
 		*(uint64_t *)p = u;
 		return 0;
 	case KNOB_FRACTION: {
-		char *end;
-		errno = 0;
-		double d = *val ? strtod(val, &end) : NAN;
-		if (!*val || errno || *end || !isfinite(d) || d < 0 || d > 1.0)
+		/* The store's range (fk_store_opts): more than 0, at most
+		 * 1; so a value the parser takes never fails the open. */
+		double d;
+		if (cli_parse_decimal(val, &d) || d <= 0 || d > 1.0)
 			return -EINVAL;
 		*(double *)p = d;
 		return 0;

@@ -172,15 +172,7 @@ struct knob {
 
 static int parse_double(const char *s, double *out)
 {
-	char *end;
-	if (!s || !*s)
-		return -EINVAL;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || *end || !isfinite(v) || v < 0)
-		return -EINVAL;
-	*out = v;
-	return 0;
+	return cli_parse_decimal(s, out);
 }
 
 static int parse_pos_int(const char *s, uint64_t *out, uint64_t max)
@@ -372,7 +364,8 @@ int tpcb_parse_args(struct run *r, int argc, char **argv)
 			if (parse_pos_int(optarg, &r->agg_interval_s,
 					  INT32_MAX)) {
 				cli_error("bench tpcb: invalid number of "
-					  "seconds for aggregation: \"%s\"",
+					  "seconds for aggregation "
+					  "(--aggregate-interval): \"%s\"",
 					  optarg);
 				return FK_EXIT_USAGE;
 			}
@@ -381,8 +374,9 @@ int tpcb_parse_args(struct run *r, int argc, char **argv)
 		case OPT_SAMPLING_RATE:
 			if (parse_double(optarg, &r->sample_rate) ||
 			    r->sample_rate <= 0.0 || r->sample_rate > 1.0) {
-				cli_error("bench tpcb: invalid sampling rate: "
-					  "\"%s\"",
+				cli_error("bench tpcb: invalid sampling rate "
+					  "(--sampling-rate, more than 0 and "
+					  "at most 1): \"%s\"",
 					  optarg);
 				return FK_EXIT_USAGE;
 			}
@@ -565,6 +559,11 @@ int tpcb_parse_args(struct run *r, int argc, char **argv)
 			cli_bad_sync_io("bench tpcb", knobs[i].val);
 		else if (k->kind == KNOB_JOBS)
 			cli_bad_jobs("bench tpcb", knobs[i].val);
+		else if (k->kind == KNOB_FRACTION)
+			cli_error("bench tpcb: invalid value '%s' for option "
+				  "'--%s' (a decimal number more than 0 and "
+				  "at most 1)",
+				  knobs[i].val, k->option);
 		else
 			cli_error("bench tpcb: invalid value '%s' for option "
 				  "'--%s'",
