@@ -69,23 +69,11 @@ static void on_signal(int sig)
 	interrupted = 1;
 }
 
-static int parse_list(const char *s, uint64_t *out, int *nr)
+/* A list of positive integers (--scales, --clients): cli.h's one list
+ * parser, at most MAX_LIST. */
+static int parse_list(const char *s, uint64_t *out, int *nr, uint64_t *dup)
 {
-	char *copy = strdup(s), *save = NULL;
-	int n = 0, err = 0;
-	if (!copy)
-		return -ENOMEM;
-	for (char *t = strtok_r(copy, ",", &save); t;
-	     t = strtok_r(NULL, ",", &save)) {
-		if (n == MAX_LIST || cli_parse_u64(t, &out[n]) || !out[n]) {
-			err = -EINVAL;
-			break;
-		}
-		n++;
-	}
-	free(copy);
-	*nr = n;
-	return err ? err : n ? 0 : -EINVAL;
+	return cli_parse_u64_list(s, out, MAX_LIST, nr, dup);
 }
 
 static int split_config(struct config *c)
@@ -377,29 +365,78 @@ static void print_table(const struct config *cfg, const struct cell *cells,
 	       "sB^2/nB), see 'flushkit compare')\n");
 }
 
+/*
+ * The bench tpcb options the series sets itself for every run, with the
+ * series option that says what they say.  One of them in --config-a or
+ * --config-b would silently make that side run another shape (its
+ * clients, its duration) than the cell says, or re-initialize or
+ * redirect its data or results: refused.
+ */
+static const struct {
+	const char *tpcb, *series;
+} owned[] = {
+    {"initialize", "each data directory is initialized by the series"},
+    {"scale", "--scales"},
+    {"client", "--clients"},
+    {"time", "--time"},
+    {"transactions", "--time (every run lasts --time seconds)"},
+    {"progress", "the series runs with -P 1"},
+    {"data-dir", "--data-dir"},
+    {"results", "--results"},
+    {"no-results", "--results (the series reads each run's result file)"},
+    {"help", "flushkit bench tpcb --help"},
+};
+
+/* Each word of @cfg that sets an option the series owns: a message
+ * naming it.  Returns how many. */
+static int series_owned_options(const struct config *cfg)
+{
+	int bad = 0;
+	for (int k = 0; k < 2; k++)
+		for (int j = 0; j < cfg[k].argc; j++) {
+			const char *names[8];
+			int n = tpcb_option_names(cfg[k].argv[j], names, 8);
+			for (int i = 0; i < n; i++)
+				for (size_t o = 0;
+				     o < sizeof(owned) / sizeof(owned[0]); o++)
+					if (!strcmp(names[i], owned[o].tpcb)) {
+						cli_error(
+						    "--config-%s: '%s' "
+						    "(--%s) is set by "
+						    "the series: %s",
+						    cfg[k].name, cfg[k].argv[j],
+						    names[i], owned[o].series);
+						bad++;
+					}
+		}
+	return bad;
+}
+
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: flushkit bench series [OPTIONS]\n\n"
-		"Run bench tpcb over scales x client counts for two "
-		"configurations, each\ncell --runs times, alternating the "
-		"configurations; write DIR/series.csv,\nDIR/series-stats.csv "
-		"and DIR/index.html.\n\n"
-		"  --scales=LIST       scales (default 1,5)\n"
-		"  --clients=LIST      client counts (default 1,4,8)\n"
-		"  -T, --time=S        seconds per run (default 60)\n"
-		"  --runs=N            runs per cell and configuration "
-		"(default 3)\n"
-		"  --config-a=ARGS     bench tpcb options of A (default "
-		"\"--flush=naive\")\n"
-		"  --config-b=ARGS     bench tpcb options of B (default "
-		"\"--flush=smooth\")\n"
-		"                      split on blanks, no quoting, no shell\n"
-		"  --results=DIR       output directory (default "
-		"results/series-YYYYMMDD-HHMMSS)\n"
-		"  --data-dir=DIR      data directories go under DIR "
-		"(default RESULTS/data)\n"
-		"  --keep-data         do not remove the data directories\n");
+	fprintf(
+	    f, "usage: flushkit bench series [OPTIONS]\n\n"
+	       "Run bench tpcb over scales x client counts for two "
+	       "configurations, each\ncell --runs times, alternating the "
+	       "configurations; write DIR/series.csv,\nDIR/series-stats.csv "
+	       "and DIR/index.html.\n\n"
+	       "  --scales=LIST       scales (default 1,5)\n"
+	       "  --clients=LIST      client counts (default 1,4,8)\n"
+	       "  -T, --time=S        seconds per run (default 60)\n"
+	       "  --runs=N            runs per cell and configuration "
+	       "(default 3)\n"
+	       "  --config-a=ARGS     bench tpcb options of A (default "
+	       "\"--flush=naive\")\n"
+	       "  --config-b=ARGS     bench tpcb options of B (default "
+	       "\"--flush=smooth\")\n"
+	       "                      split on blanks, no quoting, no shell;\n"
+	       "                      not -i, -s, -c, -T, -t, -P, --data-dir,\n"
+	       "                      --results: the series sets those\n"
+	       "  --results=DIR       output directory (default "
+	       "results/series-YYYYMMDD-HHMMSS)\n"
+	       "  --data-dir=DIR      data directories go under DIR "
+	       "(default RESULTS/data)\n"
+	       "  --keep-data         do not remove the data directories\n");
 }
 
 int cmd_bench_series(int argc, char **argv)
@@ -424,17 +461,18 @@ int cmd_bench_series(int argc, char **argv)
 				{"b", "--flush=smooth", NULL, {NULL}, 0}};
 	char dirbuf[128], databuf[1200];
 
-	parse_list("1,5", scales, &nr_scales);
-	parse_list("1,4,8", clients, &nr_clients);
+	uint64_t dup = 0;
+	parse_list("1,5", scales, &nr_scales, &dup);
+	parse_list("1,4,8", clients, &nr_clients, &dup);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "T:h", opts, NULL)) != -1) {
 		int bad = 0;
 		switch (c) {
 		case 'S':
-			bad = parse_list(optarg, scales, &nr_scales);
+			bad = parse_list(optarg, scales, &nr_scales, &dup);
 			break;
 		case 'c':
-			bad = parse_list(optarg, clients, &nr_clients);
+			bad = parse_list(optarg, clients, &nr_clients, &dup);
 			break;
 		case 'T':
 			bad = cli_parse_u64(optarg, &dur_s) || !dur_s;
@@ -466,12 +504,26 @@ int cmd_bench_series(int argc, char **argv)
 			return FK_EXIT_USAGE;
 		}
 		if (bad) {
-			cli_error("bad value for --%s: '%s'",
-				  c == 'T'   ? "time"
-				  : c == 'r' ? "runs"
-				  : c == 'S' ? "scales"
-					     : "clients",
-				  optarg);
+			const char *opt = c == 'T'   ? "time"
+					  : c == 'r' ? "runs"
+					  : c == 'S' ? "scales"
+						     : "clients";
+			if (bad == -EEXIST)
+				cli_error("bad value for --%s: '%s': %llu is "
+					  "given twice (each cell once)",
+					  opt, optarg, (unsigned long long)dup);
+			else if (bad == -E2BIG)
+				cli_error("bad value for --%s: '%s': more "
+					  "than %d values",
+					  opt, optarg, MAX_LIST);
+			else if (c == 'S' || c == 'c')
+				cli_error("bad value for --%s: '%s' (a "
+					  "comma-separated list of positive "
+					  "integers, no empty element)",
+					  opt, optarg);
+			else
+				cli_error("bad value for --%s: '%s'", opt,
+					  optarg);
 			return FK_EXIT_USAGE;
 		}
 	}
@@ -498,6 +550,11 @@ int cmd_bench_series(int argc, char **argv)
 				free(cfg[1].buf);
 				return FK_EXIT_USAGE;
 			}
+	if (series_owned_options(cfg)) {
+		free(cfg[0].buf);
+		free(cfg[1].buf);
+		return FK_EXIT_USAGE;
+	}
 	if ((dir && strlen(dir) > 1024) || (data && strlen(data) > 1024)) {
 		cli_error("--results and --data-dir: at most 1024 bytes");
 		return FK_EXIT_USAGE;

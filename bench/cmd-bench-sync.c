@@ -538,17 +538,17 @@ static int parse_types(char *s, struct opts *op)
 
 static int parse_counts(char *s, struct opts *op)
 {
-	char *save = NULL;
+	uint64_t v[3], dup;
+	int n;
 	op->nr_counts = 0;
-	for (char *t = strtok_r(s, ",", &save); t;
-	     t = strtok_r(NULL, ",", &save)) {
-		uint64_t n;
-		if (cli_parse_u64(t, &n) || (n != 1 && n != 2 && n != 4) ||
-		    op->nr_counts == 3)
+	if (cli_parse_u64_list(s, v, 3, &n, &dup))
+		return -EINVAL;
+	for (int i = 0; i < n; i++) {
+		if (v[i] != 1 && v[i] != 2 && v[i] != 4)
 			return -EINVAL;
-		op->counts[op->nr_counts++] = n;
+		op->counts[op->nr_counts++] = v[i];
 	}
-	return op->nr_counts ? 0 : -EINVAL;
+	return 0;
 }
 
 int cmd_bench_sync(int argc, char **argv)

@@ -55,6 +55,38 @@ int cli_parse_u64(const char *s, uint64_t *out)
 	return 0;
 }
 
+int cli_parse_u64_list(const char *s, uint64_t *out, int max, int *nr,
+		       uint64_t *dup)
+{
+	int n = 0;
+	if (!s)
+		return -EINVAL;
+	for (const char *p = s;; p++) {
+		size_t len = strcspn(p, ",");
+		char word[32];
+		uint64_t v;
+		if (!len || len >= sizeof(word))
+			return -EINVAL;
+		memcpy(word, p, len);
+		word[len] = 0;
+		if (cli_parse_u64(word, &v) || !v)
+			return -EINVAL;
+		if (n == max)
+			return -E2BIG;
+		for (int i = 0; i < n; i++)
+			if (out[i] == v) {
+				*dup = v;
+				return -EEXIST;
+			}
+		out[n++] = v;
+		p += len;
+		if (!*p)
+			break;
+	}
+	*nr = n;
+	return 0;
+}
+
 int cli_parse_size(const char *s, uint64_t *out)
 {
 	char *end;

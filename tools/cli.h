@@ -70,6 +70,16 @@ int cli_parse_size(const char *s, uint64_t *out);
 /* Parse a non-negative integer. Returns 0 or -EINVAL. */
 int cli_parse_u64(const char *s, uint64_t *out);
 /*
+ * The one parser of a comma-separated list of positive integers
+ * (bench series --scales and --clients, bench sync --fs-count): "1,4,8"
+ * into @out[0..*@nr).  An empty element ("1,,2", ",1", "1,", "") or a
+ * word that is no positive integer is -EINVAL; a value given twice
+ * ("1,1") is -EEXIST with *@dup set to it; more than @max values is
+ * -E2BIG.  *@nr is set only when it returns 0.
+ */
+int cli_parse_u64_list(const char *s, uint64_t *out, int max, int *nr,
+		       uint64_t *dup);
+/*
  * The one parser of a non-negative decimal number for every option that
  * takes one (a fraction, a rate, a latency, a duration's number): digits
  * with an optional fraction and exponent ("0.9", ".5", "1e-3", "2.");

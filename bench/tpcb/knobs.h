@@ -92,6 +92,14 @@ void tpcb_knobs_help(FILE *f);
  * -EINVAL.
  */
 int tpcb_option_known(const char *word);
+/*
+ * The long names of the bench tpcb options @word (a word as for
+ * tpcb_option_known) gives, into @names (at most @max): "client" for
+ * "-c", "-c4" and "--client=4"; "log" and "client" for the bundle
+ * "-lc4"; a short option without a long name ("-j") gives nothing.
+ * Returns how many (0 for a value or a word that is no option).
+ */
+int tpcb_option_names(const char *word, const char **names, int max);
 
 /* The sync_jobs a store with @o uses (its default when 0). */
 uint32_t tpcb_sync_jobs(const struct fk_store_opts *o);

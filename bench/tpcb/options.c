@@ -149,6 +149,39 @@ int tpcb_option_known(const char *word)
 	return -EINVAL;
 }
 
+int tpcb_option_names(const char *word, const char **names, int max)
+{
+	int n = 0;
+	if (word[0] != '-' || !word[1] || tpcb_option_known(word))
+		return 0;
+	if (word[1] == '-') {
+		const char *name = word + 2;
+		size_t len = strcspn(name, "=");
+		const struct tpcb_knob *k = tpcb_knob_by_option(name);
+		if (k && max > 0)
+			names[n++] = k->option;
+		for (size_t i = 0; !k && i < NR_BASE_OPTS && n < max; i++)
+			if (strlen(base_opts[i].name) == len &&
+			    !strncmp(base_opts[i].name, name, len))
+				names[n++] = base_opts[i].name;
+		return n;
+	}
+	/* A bundle: options up to the first that takes a value. */
+	for (const char *p = word + 1; *p && n < max; p++) {
+		const char *o = strchr(SHORT_OPTS, *p);
+		if (*p == ':' || !o)
+			break;
+		for (size_t i = 0; i < NR_BASE_OPTS; i++)
+			if (base_opts[i].val == *p) {
+				names[n++] = base_opts[i].name;
+				break;
+			}
+		if (o[1] == ':')
+			break;
+	}
+	return n;
+}
+
 /* base_opts, then one option per row of the knob table, then the end. */
 static const struct option *long_opts(void)
 {
