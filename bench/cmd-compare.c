@@ -40,8 +40,18 @@ struct metric {
 	size_t nr[2], alloc[2];
 };
 
+/* A file taken into a side: its bytes' FNV-1a hash and size, to know
+ * a second copy of it (a result file copied, linked or named twice). */
+struct taken {
+	uint64_t hash, size;
+	char *name;
+};
+
 struct side {
 	const char *path;
+	struct taken *taken;
+	size_t nr_taken;
+	size_t copies; /* files left out as copies of one taken */
 	/* the settings every run of the side has alike (key: value text;
 	 * a key whose runs differ maps to NULL), and the label made of
 	 * those that differ from the other side's */
@@ -204,6 +214,64 @@ static void make_labels(struct compare *c)
 	}
 }
 
+/* FNV-1a over the bytes of @path, and its size.  0 or -errno. */
+static int file_digest(const char *path, uint64_t *hash, uint64_t *size)
+{
+	FILE *f = fopen(path, "rbe");
+	unsigned char buf[65536];
+	uint64_t h = 14695981039346656037ull, n = 0;
+	size_t got;
+	if (!f)
+		return -errno;
+	while ((got = fread(buf, 1, sizeof(buf), f)) > 0) {
+		for (size_t i = 0; i < got; i++)
+			h = (h ^ buf[i]) * 1099511628211ull;
+		n += got;
+	}
+	int err = ferror(f) ? -EIO : 0;
+	fclose(f);
+	*hash = h;
+	*size = n;
+	return err;
+}
+
+/*
+ * Whether @path has the same bytes as a file side @s took already (a
+ * copy: two copies of one run are one run, not two): warn naming both
+ * and return 1.  Else remember it and return 0; -errno if it cannot be
+ * read (printed).
+ */
+static int is_copy(struct compare *c, int s, const char *path, const char *name)
+{
+	struct side *sd = &c->side[s];
+	uint64_t h, size;
+	int err = file_digest(path, &h, &size);
+	if (err) {
+		cli_error("read '%s': %s", name, strerror(-err));
+		return err;
+	}
+	for (size_t i = 0; i < sd->nr_taken; i++)
+		if (sd->taken[i].hash == h && sd->taken[i].size == size) {
+			char *q = cli_path_quote(sd->taken[i].name);
+			cli_warn("compare: '%s' has the same content as '%s': "
+				 "one run, counted once",
+				 name, q ? q : sd->taken[i].name);
+			free(q);
+			sd->copies++;
+			return 1;
+		}
+	struct taken *p =
+	    realloc(sd->taken, (sd->nr_taken + 1) * sizeof(*sd->taken));
+	if (!p)
+		return -ENOMEM;
+	sd->taken = p;
+	p[sd->nr_taken] = (struct taken){h, size, strdup(path)};
+	if (!p[sd->nr_taken].name)
+		return -ENOMEM;
+	sd->nr_taken++;
+	return 0;
+}
+
 /*
  * Take the runs of the result file @path into side @s.  A failed run
  * (results_failed) is no result: named on the command line (@named) it
@@ -218,9 +286,12 @@ static int load_file(struct compare *c, int s, const char *path, int named)
 	char *q = cli_path_quote(path);
 	const char *name = q ? q : path;
 	char why[512];
+	int copy = 0;
 	if (err) {
 		cli_error("compare: %s",
 			  fl.info.why[0] ? fl.info.why : strerror(-err));
+	} else if ((copy = is_copy(c, s, path, name)) != 0) {
+		err = copy < 0 ? copy : 0;
 	} else if (fl.summary && results_failed(fl.summary, why, sizeof(why))) {
 		if (named) {
 			cli_error("compare: '%s': a failed run (%s); its "
@@ -252,7 +323,8 @@ static int load_file(struct compare *c, int s, const char *path, int named)
 	}
 	result_run_release(&fl);
 	free(q);
-	c->side[s].files++;
+	if (copy <= 0)
+		c->side[s].files++;
 	return err;
 }
 
@@ -321,14 +393,21 @@ struct row {
 	struct fk_stats_summary a, b;
 	double change_pct; /* NAN when A's mean is 0 */
 	double threshold;  /* NAN when no verdict */
-	int marker;
+	int marker;	   /* 0 when a side lacks the metric */
 };
 
+/* A metric's row; one that a side's runs lack has no figures there (not
+ * 0), no change and no verdict (marker 0). */
 static void row_compute(const struct metric *m, struct row *r)
 {
 	r->name = m->name;
 	fk_stats_summarize(m->v[0], m->nr[0], &r->a);
 	fk_stats_summarize(m->v[1], m->nr[1], &r->b);
+	if (!r->a.n || !r->b.n) {
+		r->change_pct = r->threshold = NAN;
+		r->marker = 0;
+		return;
+	}
 	r->change_pct = r->a.mean != 0
 			    ? (r->b.mean - r->a.mean) / fabs(r->a.mean) * 100
 			    : NAN;
@@ -362,8 +441,8 @@ static const char *fmt_num(double v, char *buf, size_t len)
 static void print_table(const struct compare *c, const struct row *rows,
 			size_t nr)
 {
-	char b1[32], b2[32], b3[32], b4[32], ch[32];
-	int unknown = 0;
+	char b1[32], b2[32], b3[32], b4[32], ch[32], mk[8];
+	int unknown = 0, missing = 0;
 	size_t w = 6;
 
 	for (size_t i = 0; i < nr; i++)
@@ -382,6 +461,10 @@ static void print_table(const struct compare *c, const struct row *rows,
 		if (c->side[s].failed)
 			printf("; %zu failed run%s left out", c->side[s].failed,
 			       c->side[s].failed == 1 ? "" : "s");
+		if (c->side[s].copies)
+			printf("; %zu cop%s of a result file counted once",
+			       c->side[s].copies,
+			       c->side[s].copies == 1 ? "y" : "ies");
 		printf(")\n");
 		free(q);
 	}
@@ -394,14 +477,24 @@ static void print_table(const struct compare *c, const struct row *rows,
 			snprintf(ch, sizeof(ch), "%+.1f%%", r->change_pct);
 		else
 			snprintf(ch, sizeof(ch), "-");
-		printf("%-*s  %11s %11s  %11s %11s  %8s  (%c)\n", (int)w,
-		       r->name, fmt_num(r->a.mean, b1, sizeof(b1)),
-		       r->a.n > 1 ? fmt_num(r->a.stddev, b2, sizeof(b2)) : "-",
-		       fmt_num(r->b.mean, b3, sizeof(b3)),
-		       r->b.n > 1 ? fmt_num(r->b.stddev, b4, sizeof(b4)) : "-",
-		       ch, r->marker);
+		if (r->marker)
+			snprintf(mk, sizeof(mk), "(%c)", r->marker);
+		else
+			snprintf(mk, sizeof(mk), "n/a");
+		printf("%-*s  %11s %11s  %11s %11s  %8s  %s\n", (int)w, r->name,
+		       r->a.n ? fmt_num(r->a.mean, b1, sizeof(b1)) : "n/a",
+		       r->a.n > 1    ? fmt_num(r->a.stddev, b2, sizeof(b2))
+		       : r->a.n == 1 ? "-"
+				     : "n/a",
+		       r->b.n ? fmt_num(r->b.mean, b3, sizeof(b3)) : "n/a",
+		       r->b.n > 1    ? fmt_num(r->b.stddev, b4, sizeof(b4))
+		       : r->b.n == 1 ? "-"
+				     : "n/a",
+		       ch, mk);
 		if (r->marker == FK_STATS_UNKNOWN)
 			unknown = 1;
+		if (!r->marker)
+			missing = 1;
 	}
 	printf("\n(+) / (-): B above / below A by more than "
 	       "2*sqrt(sA^2/nA + sB^2/nB);\n(0): within that, noise.\n");
@@ -409,6 +502,9 @@ static void print_table(const struct compare *c, const struct row *rows,
 		printf("(?): a side has only one run: it has no standard "
 		       "deviation, so no verdict\n     is possible; repeat the "
 		       "runs (2 or more per side).\n");
+	if (missing)
+		printf("n/a: the metric is not in that side's runs: nothing "
+		       "to compare, no verdict.\n");
 }
 
 static void print_csv(const struct row *rows, size_t nr)
@@ -417,15 +513,27 @@ static void print_csv(const struct row *rows, size_t nr)
 	       "threshold,marker\n");
 	for (size_t i = 0; i < nr; i++) {
 		const struct row *r = &rows[i];
-		printf("%s,%llu,%.9g,%.9g,%llu,%.9g,%.9g,", r->name,
-		       (unsigned long long)r->a.n, r->a.mean, r->a.stddev,
-		       (unsigned long long)r->b.n, r->b.mean, r->b.stddev);
+		/* A side without the metric: n 0 and empty fields. */
+		printf("%s,%llu,", r->name, (unsigned long long)r->a.n);
+		if (r->a.n)
+			printf("%.9g,%.9g", r->a.mean, r->a.stddev);
+		else
+			printf(",");
+		printf(",%llu,", (unsigned long long)r->b.n);
+		if (r->b.n)
+			printf("%.9g,%.9g", r->b.mean, r->b.stddev);
+		else
+			printf(",");
+		printf(",");
 		if (isfinite(r->change_pct))
 			printf("%.3f", r->change_pct);
 		printf(",");
 		if (isfinite(r->threshold))
 			printf("%.9g", r->threshold);
-		printf(",%c\n", r->marker);
+		printf(",");
+		if (r->marker)
+			printf("%c", r->marker);
+		printf("\n");
 	}
 }
 
@@ -433,8 +541,11 @@ static struct json_object *side_json(const struct fk_stats_summary *s)
 {
 	struct json_object *o = json_object_new_object();
 	json_object_object_add(o, "n", json_object_new_int64((int64_t)s->n));
-	json_object_object_add(o, "avg", results_json_double(s->mean, 9));
-	json_object_object_add(o, "stddev", results_json_double(s->stddev, 9));
+	/* null, not 0, for a side without the metric */
+	json_object_object_add(o, "avg",
+			       s->n ? results_json_double(s->mean, 9) : NULL);
+	json_object_object_add(o, "stddev",
+			       s->n ? results_json_double(s->stddev, 9) : NULL);
 	return o;
 }
 
@@ -459,6 +570,9 @@ static int print_json(const struct compare *c, const struct row *rows,
 		json_object_object_add(
 		    so, "failed_runs_left_out",
 		    json_object_new_int64((int64_t)c->side[s].failed));
+		json_object_object_add(
+		    so, "copies_counted_once",
+		    json_object_new_int64((int64_t)c->side[s].copies));
 		json_object_object_add(o, s ? "b" : "a", so);
 	}
 	json_object_object_add(o, "rule", json_object_new_string(RULE_TEXT));
@@ -475,7 +589,8 @@ static int print_json(const struct compare *c, const struct row *rows,
 				       results_json_double(r->change_pct, 3));
 		json_object_object_add(m, "threshold",
 				       results_json_double(r->threshold, 9));
-		json_object_object_add(m, "marker", json_object_new_string(mk));
+		json_object_object_add(
+		    m, "marker", r->marker ? json_object_new_string(mk) : NULL);
 		json_object_array_add(arr, m);
 	}
 	json_object_object_add(o, "metrics", arr);
@@ -546,11 +661,12 @@ int cmd_compare(int argc, char **argv)
 		cli_error("%s", strerror(ENOMEM));
 		goto out;
 	}
-	size_t nr = 0;
-	for (size_t i = 0; i < cmp.nr_m; i++)
-		if (cmp.m[i].nr[0] && cmp.m[i].nr[1])
-			row_compute(&cmp.m[i], &rows[nr++]);
-	if (!nr) {
+	size_t nr = 0, common = 0;
+	for (size_t i = 0; i < cmp.nr_m; i++) {
+		row_compute(&cmp.m[i], &rows[nr++]);
+		common += cmp.m[i].nr[0] && cmp.m[i].nr[1];
+	}
+	if (!common) {
 		cli_error("A and B have no numeric metric in common");
 		goto out;
 	}
@@ -570,7 +686,11 @@ out:
 		free(cmp.m[i].v[1]);
 	}
 	free(cmp.m);
-	json_object_put(cmp.side[0].settings);
-	json_object_put(cmp.side[1].settings);
+	for (int s = 0; s < 2; s++) {
+		json_object_put(cmp.side[s].settings);
+		for (size_t i = 0; i < cmp.side[s].nr_taken; i++)
+			free(cmp.side[s].taken[i].name);
+		free(cmp.side[s].taken);
+	}
 	return rc;
 }
