@@ -149,6 +149,7 @@ struct fsm {
 	unsigned subdirs, per_subdir; /* -D, -N (0: none) */
 	unsigned name_len, rand_len;  /* -p, -r */
 	int fill;	      /* -F: loop until the file system is full */
+	int full;	      /* __atomic: a thread met ENOSPC or EDQUOT */
 	const char *log_name; /* -l: also append the table there */
 	FILE *log;
 	struct fk_fsync_batch_opts bopts;
@@ -215,6 +216,11 @@ static void report(struct fsm_thread *t, const char *op, size_t i, int err)
 		snprintf(sub, sizeof(sub), "%02x/", t->sub[i]);
 	cli_error("%s '%s/%s%s': %s", op, t->dir, sub, t->names[i],
 		  fk_strerror(err));
+	/* As fs_mark, which exits at its first ENOSPC: no thread starts
+	 * another file (each checks before it does), so one full file
+	 * system is one error per thread at most, not one per file. */
+	if (err == -ENOSPC || err == -EDQUOT)
+		__atomic_store_n(&t->f->full, 1, __ATOMIC_RELEASE);
 	if (!t->errors++)
 		snprintf(t->first_error, sizeof(t->first_error),
 			 "%s '%s/%s%s': %s", op, t->dir, sub, t->names[i],
@@ -393,6 +399,12 @@ static void batch_pass(struct fsm_thread *t, size_t lo, size_t hi, int op)
 	}
 }
 
+/* Whether a thread met a full file system: start no other file. */
+static int stopped(const struct fsm_thread *t)
+{
+	return __atomic_load_n(&t->f->full, __ATOMIC_ACQUIRE);
+}
+
 static void thread_loop(struct fsm_thread *t)
 {
 	struct fsm *f = t->f;
@@ -402,11 +414,15 @@ static void thread_loop(struct fsm_thread *t)
 	t->sub_since_s = (uint64_t)time(NULL);
 	t->cur_sub = f->subdirs ? (uint32_t)(t->sub_since_s % f->subdirs) : 0;
 	t->in_sub = 0;
+	/* A file this loop does not create (stopped) has no name: never
+	 * the name a file of the last loop had. */
+	for (size_t i = 0; i < n; i++)
+		t->names[i][0] = 0;
 	t->start_ns = fk_now_ns();
 	switch (f->method) {
 	case M_NONE:
 	case M_FSYNC:
-		for (size_t i = 0; i < n; i++) {
+		for (size_t i = 0; i < n && !stopped(t); i++) {
 			int fd = create_write(t, i);
 			if (fd < 0)
 				continue;
@@ -418,10 +434,11 @@ static void thread_loop(struct fsm_thread *t)
 		break;
 	case M_BATCH:
 	case M_TWOPASS:
-		for (size_t lo = 0; lo < n; lo += f->fd_chunk) {
+		for (size_t lo = 0; lo < n && !stopped(t); lo += f->fd_chunk) {
 			size_t hi = lo + f->fd_chunk < n ? lo + f->fd_chunk : n;
 			for (size_t i = lo; i < hi; i++)
-				t->fds[i] = create_write(t, i);
+				t->fds[i] =
+				    stopped(t) ? -1 : create_write(t, i);
 			/* Every write above has returned: only now may the
 			 * fsyncs be issued (see fsync_batch.c). */
 			if (f->method == M_TWOPASS)
@@ -435,7 +452,7 @@ static void thread_loop(struct fsm_thread *t)
 		}
 		break;
 	default:
-		for (size_t i = 0; i < n; i++) {
+		for (size_t i = 0; i < n && !stopped(t); i++) {
 			int fd = create_write(t, i);
 			if (fd >= 0)
 				close_file(t, i, fd);
@@ -1629,6 +1646,9 @@ int cmd_bench_fsmark(int argc, char **argv)
 	fflush(stdout);
 	if (errors) {
 		status = FK_EXIT_FAILURE;
+		if (f.full)
+			cli_error("the file system is full: stopped at the "
+				  "first ENOSPC, as fs_mark");
 		cli_error("Run was aborted after %u error%s (the first: %s); "
 			  "the above results are incomplete.",
 			  errors, errors == 1 ? "" : "s", failure);

@@ -3,8 +3,10 @@
  * test-fsmark-enospc.c - a "flushkit bench fsmark" run that fills its
  * file system is not a result.  On a real 16 MiB ext4 (fkloop), 2
  * threads x 40 files of 1 MiB, fsync each (-S 1), hit ENOSPC:
- *   1. the run exits 1, names the file and the error, and says that the
- *      figures above are incomplete (also in --json: "status");
+ *   1. the run exits 1, names the file and the error, stops at the
+ *      first ENOSPC as fs_mark does (one error line per thread at most,
+ *      no further loop with -L, also with a post-fsync method) and says
+ *      that the figures above are incomplete (also in --json: "status");
  *   2. its result file (written outside the full file system) ends in a
  *      summary with "status": "failed" and the error;
  *   3. flushkit report refuses it (exit 1, no page), flushkit compare
@@ -81,6 +83,18 @@ int main(void)
 	CHECK(strstr(se, mnt) && strstr(se, "No space left on device"));
 	CHECK(strstr(se, "Run was aborted after ") &&
 	      strstr(se, "the above results are incomplete."));
+	/* It stops at the first ENOSPC, as fs_mark exits there: one error
+	 * per thread at most (each may be in a write when the other meets
+	 * it), not one per file left; and it says why it stopped. */
+	int nospc = 0;
+	for (const char *p = se; (p = strstr(p, "No space left on device"));
+	     p++)
+		nospc++;
+	fprintf(stderr, "ENOSPC lines: %d\n", nospc);
+	/* the error lines (a write, and maybe the fsync or unlink of a
+	 * file another thread was in), "the first:" of the summary line */
+	CHECK(nospc >= 2 && nospc <= 5);
+	CHECK(strstr(se, "stopped at the first ENOSPC") != NULL);
 
 	/* 2: the result file says so */
 	CHECK_EQ(fkt_only_result(bad, badf, sizeof(badf)), 1);
@@ -106,6 +120,18 @@ int main(void)
 	CHECK(j && !strcmp(jstr(j, "status"), "failed"));
 	json_object_put(j);
 
+	/* -L 3: no loop after the one that met it; a post-fsync method
+	 * (-S 5) stops too */
+	ret = run(cmd_bench_fsmark, "fsmark", "-d", mnt, "-t", "2", "-n", "40",
+		  "-s", "1048576", "-S", "5", "-L", "3", "--no-results", NULL);
+	fprintf(stderr, "--- -S 5 -L 3:\n%s%s---\n", so, se);
+	CHECK_EQ(ret, 1);
+	nospc = 0;
+	for (const char *p = se; (p = strstr(p, "No space left on device"));
+	     p++)
+		nospc++;
+	CHECK(nospc >= 2 && nospc <= 5);
+	CHECK(strstr(se, "stopped at the first ENOSPC") != NULL);
 	free(so);
 	free(se);
 	fkt_fs_destroy(&fs);
