@@ -106,11 +106,13 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/fs.h>
+#include <linux/magic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -786,12 +788,49 @@ static int copy_range(struct copy_ctx *c, int sfd, int dfd, uint64_t off,
 	return 0;
 }
 
+#ifndef CONFIGFS_MAGIC
+#define CONFIGFS_MAGIC 0x62656570
+#endif
+
+/*
+ * Whether the st_size of @sfd (stat @s) may say nothing of its content:
+ * 0 (procfs, FUSE), or any size for a file without blocks on a pseudo
+ * file system (sysfs says 4096 whatever an attribute holds; procfs,
+ * debugfs, tracefs, configfs, securityfs, cgroup, bpf and FUSE files
+ * may say more or less than a read gives).  fstatfs is asked only of a
+ * nonempty file without blocks, which real files seldom are.
+ */
+static int size_may_lie(int sfd, const struct stat *s)
+{
+	struct statfs sf;
+	if (s->st_size == 0)
+		return 1;
+	if (s->st_blocks || fk_sys.fstatfs(sfd, &sf))
+		return 0;
+	switch ((unsigned long)sf.f_type) {
+	case PROC_SUPER_MAGIC:
+	case SYSFS_MAGIC:
+	case DEBUGFS_MAGIC:
+	case TRACEFS_MAGIC:
+	case CONFIGFS_MAGIC:
+	case SECURITYFS_MAGIC:
+	case CGROUP_SUPER_MAGIC:
+	case CGROUP2_SUPER_MAGIC:
+	case BPF_FS_MAGIC:
+	case FUSE_SUPER_MAGIC:
+		return 1;
+	}
+	return 0;
+}
+
 /*
  * Copy the content of @sfd (described by @s) to @dfd, keeping holes.
  * What is copied is what reads return, never more: a source whose
- * st_size is 0 (procfs, some sysfs and FUSE files) is read to EOF; one
- * whose reads end before st_size (sysfs says 4096) is copied up to
- * there, not padded to st_size.  Returns 0 or -errno with *@fail set.
+ * st_size may lie (size_may_lie: 0, or a pseudo file system's) is read
+ * to EOF, as coreutils does, so a sysfs or procfs file holding more than
+ * its st_size is not cut there, and one whose reads end before st_size
+ * is copied up to there, not padded to st_size.  Returns 0 or -errno
+ * with *@fail set.
  */
 static int copy_data(struct copy_ctx *c, int sfd, int dfd, const struct stat *s,
 		     enum copy_fail *fail)
@@ -801,7 +840,7 @@ static int copy_data(struct copy_ctx *c, int sfd, int dfd, const struct stat *s,
 	int sparse = size > 0 && (uint64_t)s->st_blocks * 512 < size &&
 		     c->o->sparse != FK_COPY_SPARSE_NEVER;
 
-	if (size == 0)
+	if (size_may_lie(sfd, s))
 		return copy_range(c, sfd, dfd, 0, UINT64_MAX, &end, fail,
 				  &no_cfr);
 
@@ -855,13 +894,13 @@ static int copy_data(struct copy_ctx *c, int sfd, int dfd, const struct stat *s,
  * file systems share the extents: xfs with reflink, btrfs).  Returns 0,
  * or -errno (-EOPNOTSUPP, -EXDEV, -EINVAL, ...) with @dfd still empty;
  * -ENOTSUP without trying for --reflink=never and for sources whose
- * size may lie (st_size 0: procfs).
+ * size may lie (size_may_lie: procfs, sysfs).
  */
 static int clone_data(struct copy_ctx *c, int sfd, int dfd,
 		      const struct stat *s)
 {
-	if (c->o->reflink == FK_COPY_REFLINK_NEVER || s->st_size == 0 ||
-	    c->o->sparse != FK_COPY_SPARSE_AUTO)
+	if (c->o->reflink == FK_COPY_REFLINK_NEVER ||
+	    c->o->sparse != FK_COPY_SPARSE_AUTO || size_may_lie(sfd, s))
 		return -ENOTSUP;
 	return fk_sys.ioctl(dfd, FICLONE, (void *)(intptr_t)sfd);
 }
