@@ -361,6 +361,20 @@ enum {
 	OPT_NOOP,
 };
 
+/* Whether source @i names the inode (lstat: never followed, as cp -a)
+ * of an earlier source. */
+static int source_seen(char **ops, int i)
+{
+	struct stat a, b;
+	if (lstat(ops[i], &a))
+		return 0;
+	for (int j = 0; j < i; j++)
+		if (!lstat(ops[j], &b) && a.st_dev == b.st_dev &&
+		    a.st_ino == b.st_ino)
+			return 1;
+	return 0;
+}
+
 int cmd_cp(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -610,8 +624,19 @@ int cmd_cp(int argc, char **argv)
 	struct fk_tree_stats sum = {0}, st;
 	int r = 0;
 	/* Each source as its own copy into the target: each one's
-	 * durability phase ends with the fsync of the target directory. */
+	 * durability phase ends with the fsync of the target directory.
+	 * A source named twice (the same inode: "x x", "x ./x") is copied
+	 * once, with GNU cp's warning (and its exit status, 0). */
 	for (int i = 0; i < nr_src; i++) {
+		if (nr_src > 1 && source_seen(ops, i)) {
+			struct stat ss;
+			char *q = cli_path_quote(ops[i]);
+			int dir = !lstat(ops[i], &ss) && S_ISDIR(ss.st_mode);
+			cli_warn("cp: source %s '%s' specified more than once",
+				 dir ? "directory" : "file", q ? q : "?");
+			free(q);
+			continue;
+		}
 		int sr = fk_tree_copy(ops[i], dst, &o, &st);
 		add_stats(&sum, &st);
 		if (sr < 0 && (r == 0 || r == -FK_EDEGRADED))
