@@ -1535,11 +1535,15 @@ FK_API int fk_tree_sync(const char *const *paths, size_t nr_paths,
  * pread/pwrite on EXDEV, ENOSYS, EINVAL, EOPNOTSUPP, and when it returns
  * 0 (only a read says EOF); sparse files keep their holes
  * (SEEK_DATA/SEEK_HOLE).  What is copied is what reads return: a source
- * with st_size 0 (procfs) is read to EOF, one whose reads end before
- * st_size (sysfs) is copied to there, never padded.  Hard links stay
- * hard links (by source (st_dev, st_ino)) except across file systems
- * mounted inside the destination (EXDEV: copied as a separate file, a
- * warning); symlinks are copied, never followed; FIFOs,
+ * with st_size 0 (procfs), or without blocks on a pseudo file system
+ * (fstatfs: procfs, sysfs, debugfs, tracefs, configfs, securityfs,
+ * cgroup, bpf, FUSE), is read to EOF whatever its st_size says; one
+ * whose reads end before st_size (sysfs) is copied to there, never
+ * padded.  Hard links stay hard links (by source (st_dev, st_ino))
+ * except across mounts inside the destination, other file systems or
+ * bind mounts (EXDEV: the first name on each destination mount is
+ * copied as a separate file, a warning; statx STATX_MNT_ID tells the
+ * mounts apart); symlinks are copied, never followed; FIFOs,
  * sockets and devices are recreated with mknodat(2), never opened.
  * Files are created 0600, directories 0700; mode, owner (when euid is
  * 0), xattrs (best effort) and times (atime and mtime, to the ns) are

@@ -112,6 +112,11 @@ static int sys_fstatfs(int fd, struct statfs *st)
 	RETRY(int, fstatfs(fd, st));
 }
 
+static int sys_fstatx(int fd, unsigned int mask, struct statx *stx)
+{
+	RETRY(int, statx(fd, "", AT_EMPTY_PATH, mask, stx));
+}
+
 static ssize_t sys_getdents64(int fd, void *buf, size_t len)
 {
 	RETRY(ssize_t, syscall(SYS_getdents64, fd, buf, len));
@@ -262,9 +267,10 @@ static int sys_cachestat(int fd, struct fk_cachestat *cs)
 		.sync_file_range = sys_sync_file_range,                        \
 		.fadvise = sys_fadvise, .syncfs = sys_syncfs,                  \
 		.sync = sys_sync, .fstat = sys_fstat, .fstatat = sys_fstatat,  \
-		.fstatfs = sys_fstatfs, .getdents64 = sys_getdents64,          \
-		.lseek = sys_lseek, .fcntl_lock = sys_fcntl_lock,              \
-		.flock = sys_flock, .copy_file_range = sys_copy_file_range,    \
+		.fstatfs = sys_fstatfs, .fstatx = sys_fstatx,                  \
+		.getdents64 = sys_getdents64, .lseek = sys_lseek,              \
+		.fcntl_lock = sys_fcntl_lock, .flock = sys_flock,              \
+		.copy_file_range = sys_copy_file_range,                        \
 		.ftruncate = sys_ftruncate, .fallocate = sys_fallocate,        \
 		.mkdirat = sys_mkdirat, .mknodat = sys_mknodat,                \
 		.symlinkat = sys_symlinkat, .readlinkat = sys_readlinkat,      \

@@ -54,6 +54,8 @@ struct fk_sys_ops {
 	int (*fstat)(int fd, struct stat *st);
 	int (*fstatat)(int dirfd, const char *path, struct stat *st, int flags);
 	int (*fstatfs)(int fd, struct statfs *st);
+	/* statx(@fd, "", AT_EMPTY_PATH, @mask): the file @fd is open on */
+	int (*fstatx)(int fd, unsigned int mask, struct statx *stx);
 	ssize_t (*getdents64)(int fd, void *buf, size_t len);
 	off_t (*lseek)(int fd, off_t off, int whence);
 	/* fcntl(fd, cmd, fl) for the record-lock commands (F_OFD_SETLK,

@@ -161,12 +161,13 @@ static void sbuf_truncate(struct sbuf *s, size_t len)
 /* ---- hard-link map: source (dev, ino) -> destination path ---- */
 
 /*
- * Hard links: the first copy of a source inode on each destination file
- * system.  Keyed by (source dev, source ino, destination dev): a file
- * system mounted inside the destination cannot hold a link to a copy on
- * the outer one (EXDEV), so its names of the inode link to the first
- * copy made on it, and each destination file system keeps the source's
- * link structure among the names it holds.
+ * Hard links: the first copy of a source inode on each destination
+ * mount.  Keyed by (source dev, source ino, destination mount: its
+ * mount id, or its device without statx, dst_dev_of): a file system
+ * mounted inside the destination, or a bind mount of the same one, cannot
+ * hold a link to a copy on the outer mount (EXDEV), so its names of the
+ * inode link to the first copy made on it, and each destination mount
+ * keeps the source's link structure among the names it holds.
  */
 struct link_slot {
 	dev_t dev;
@@ -176,8 +177,8 @@ struct link_slot {
 			* empty slot */
 };
 
-/* The dst_dev of the entry that says "copied onto some destination file
- * system" (no device has this number). */
+/* The dst_dev of the entry that says "copied onto some destination
+ * mount" (no device or tagged mount id has this number). */
 #define LINK_ANY_DST ((dev_t)-1)
 
 struct link_map {
@@ -1078,12 +1079,18 @@ static int link_relpath(struct copy_ctx *c, const char *relpath, int ddir,
 	return r;
 }
 
-/* The device of the destination directory @ddir (a file system mounted
- * inside the destination has its own); 0 if fstat fails (then a link is
- * tried and its error reported). */
+/* The mount the destination directory @ddir is on, as a hard-link key:
+ * its mount id (statx STATX_MNT_ID, bit 63 set), since linkat(2) fails
+ * with EXDEV across any mount, a bind mount of the same file system
+ * (same st_dev) too; its device where statx cannot tell (before Linux
+ * 5.8); 0 if both fail (then a link is tried and its error reported). */
 static dev_t dst_dev_of(int ddir)
 {
+	struct statx stx;
 	struct stat st;
+	if (fk_sys.fstatx(ddir, STATX_MNT_ID, &stx) == 0 &&
+	    (stx.stx_mask & STATX_MNT_ID))
+		return (dev_t)(stx.stx_mnt_id | 1ull << 63);
 	return fk_sys.fstat(ddir, &st) == 0 ? st.st_dev : 0;
 }
 
