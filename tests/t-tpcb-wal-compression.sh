@@ -3,7 +3,8 @@
 # flushkit bench tpcb --wal-compression=off|lz4|zstd: the store knob
 # (fk_store_opts.wal_compression) reaches the store - a run's full-page
 # images take a fraction of their 8200 bytes with lz4 and zstd, all of
-# them with off (the default, also under --flush=naive) - the result
+# them with off (--flush=naive's; --flush=smooth, the default, takes
+# lz4, else zstd, else off: the first of them this build has) - the result
 # file records it (settings.wal_compression, settings.store.
 # wal_compression, summary.wal_fpi_bytes), the text summary names it,
 # the consistency check passes after each, and a bad value is a usage
@@ -21,9 +22,16 @@ command -v python3 >/dev/null || { echo "SKIP: no python3 to read the result fil
 "$FLUSHKIT" bench tpcb -i -s 1 --data-dir "$d" "${small[@]}" >init.out 2>&1 ||
 	err "init exit $?: $(cat init.out)"
 
+# The smooth preset's method: the first of lz4, zstd this build has.
+def=off
+for m in zstd lz4; do
+	"$FLUSHKIT" bench tpcb -t 1 --data-dir "$d" "${small[@]}" \
+		--wal-compression=$m >probe.out 2>&1 && def=$m
+done
 # One run per setting: "METHOD|EXTRA-ARGS".
-for run in "off|" "lz4|--wal-compression=lz4" "zstd|--wal-compression=zstd" \
-	"off|--flush=naive" "off|--wal-compression=off"; do
+for run in "$def|" "$def|--flush=smooth" "lz4|--wal-compression=lz4" \
+	"zstd|--wal-compression=zstd" "off|--flush=naive" \
+	"off|--wal-compression=off"; do
 	m=${run%%|*}
 	extra=${run#*|}
 	rm -rf res

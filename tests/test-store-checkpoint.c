@@ -77,6 +77,9 @@ static struct fk_store_opts opts(const char *preset)
 	o.wal_segment_bytes = 256 << 10;
 	o.checkpoint_timeout_ms = 3600 * 1000;
 	o.max_wal_size_bytes = 1ull << 40;
+	/* Whole full-page images: the WAL-volume checkpoints below need
+	 * the WAL to grow fast (smooth compresses them by default). */
+	o.wal_compression = FK_WAL_COMPRESSION_OFF;
 	o.on_checkpoint = on_ckpt;
 	return o;
 }
