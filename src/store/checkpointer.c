@@ -594,8 +594,6 @@ static void *ckpt_main(void *arg)
 			pthread_mutex_lock(&s->ckpt_mu);
 			continue;
 		}
-		if (s->ckpt_prealloc)
-			continue;
 		uint64_t wait = due - now;
 		if (wait > 1000000000ull)
 			wait = 1000000000ull;
