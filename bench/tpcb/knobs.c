@@ -50,7 +50,7 @@ const struct tpcb_knob tpcb_knobs[] = {
      "wal_sync_method", KNOB_SHOW_ALWAYS, 0, 0, "fdatasync|fsync|open_datasync",
      "how a commit makes the WAL durable"},
     {"wal-compression", F(wal_compression), KNOB_WAL_COMPRESSION,
-     "wal_compression", "wal_compression", KNOB_SHOW_ALWAYS, 0, 0,
+     "wal_compression", "wal_compression", KNOB_SHOW_GIVEN, 0, 0,
      "off|lz4|zstd",
      "compress full-page images in the WAL (default: the preset's)"},
     {"segment-size", F(segment_bytes), KNOB_SIZE, "segment_size",
