@@ -1663,7 +1663,7 @@ FK_API int fk_wal_sync_method_parse(const char *name);
  * compressed and uncompressed images, and replay reads either.
  */
 enum fk_wal_compression {
-	FK_WAL_COMPRESSION_OFF = 0,  /* images as they are (default) */
+	FK_WAL_COMPRESSION_OFF = 0,  /* images as they are (naive) */
 	FK_WAL_COMPRESSION_LZ4 = 1,  /* liblz4 */
 	FK_WAL_COMPRESSION_ZSTD = 2, /* libzstd, level 1 */
 };
@@ -1799,8 +1799,9 @@ struct fk_store_opts {
 	int full_page_writes;		       /* 1 (torn-page protection) */
 	int wal_sync_method;		       /* enum fk_wal_sync_method */
 	int wal_compression;		       /* enum fk_wal_compression of
-						* full-page images;
-						* FK_WAL_COMPRESSION_OFF */
+						* full-page images; preset
+						* smooth: lz4 (else zstd,
+						* else off), naive: off */
 	int sync_io;			       /* enum fk_sync_io: how the
 						* sync phase issues fsyncs;
 						* FK_SYNC_IO_AUTO */
@@ -1824,14 +1825,18 @@ struct fk_store_opts {
 FK_API void fk_store_opts_init(struct fk_store_opts *o);
 
 /*
- * fk_store_opts_preset - set the five flushing knobs.
+ * fk_store_opts_preset - set the flushing knobs.
  * @flush: "smooth" (also NULL): checkpoint_sorted 1,
  *      checkpoint_flush_after 256 KiB, checkpoint_sync_spread_ms
  *      FK_SYNC_SPREAD_AUTO, fsyncq_compaction 1 - how PostgreSQL 9.6+
- *      flushes - and sync_io FK_SYNC_IO_AUTO (batched fsyncs); or
+ *      flushes - sync_io FK_SYNC_IO_AUTO (batched fsyncs) and
+ *      wal_compression lz4 where this build has liblz4 (else zstd,
+ *      else off: the full-page images after a redo point are the
+ *      WAL's largest burst); or
  *      "naive": unsorted writes, no writeback hints, back-to-back
  *      fsyncs one at a time (FK_SYNC_IO_SEQUENTIAL), no queue
- *      compaction - how servers flushed before those fixes.  Other
+ *      compaction, uncompressed images - how servers flushed before
+ *      those fixes.  Other
  *      fields (sync_jobs included) are untouched.
  * Returns 0 or -EINVAL (unknown name).  No I/O.
  */

@@ -7,90 +7,119 @@
 #   fs_mark   -S 1                      (Debian package fsmark)
 #   flushkit  -S 1                      (same method, our implementation)
 #   flushkit  -S batch --sync-io=uring|threads|sequential
-# alternated (one run of each variant, then the next round), RUNS rounds,
-# every run in a fresh empty directory; then a summary table of median
-# files/s and the ratio to fs_mark -S 1 at the same thread count.
+# alternated (one run of each variant on each DIR, then the next round),
+# RUNS rounds, every run in a fresh empty directory; then per DIR a
+# summary table of median files/s, the ratio to fs_mark -S 1 and the
+# ratio to flushkit -S 1 at the same thread count (median and min-max of
+# the per-round ratios).
 # fio gives the device reference on the same directory: 4 KiB sequential
 # and random writes with fsync=1 (one job), and random with 16 jobs.
 #
-# usage: bench/peers/fsmark.sh [DIR]
-#   DIR          where files go (default /var/tmp/fsmark-bench); emptied
+# usage: bench/peers/fsmark.sh [DIR...]
+#   DIR          where files go (default /var/tmp/fsmark-bench); emptied;
+#                several (e.g. the root file system and loop-mounted
+#                ext4 and xfs) are alternated within each round
 # environment:
 #   FLUSHKIT     flushkit command (default build/flushkit)
 #   FILES        files per run, divided among the threads (default 2000)
 #   RUNS         rounds (default 3)
 #   THREADS      thread counts (default "1 4 16")
-#   QD           --queue-depth of the batched runs (default 32)
+#   QD           --jobs of the batched runs (default 32)
+#   VARIANTS     default "fs_mark fk-S1 fk-uring fk-threads fk-sequential"
+#                (fs_mark is skipped, with its ratio, if not installed)
 #   FIO_SECONDS  runtime of each fio job (default 5; 0 skips fio)
 set -eu
 cd "$(dirname "$0")/../.."
-dir=${1:-/var/tmp/fsmark-bench}
+[ $# -gt 0 ] || set -- /var/tmp/fsmark-bench
 fk=${FLUSHKIT:-build/flushkit}
 files=${FILES:-2000}
 runs=${RUNS:-3}
 threads=${THREADS:-"1 4 16"}
 qd=${QD:-32}
 fio_s=${FIO_SECONDS:-5}
+variants=${VARIANTS:-"fs_mark fk-S1 fk-uring fk-threads fk-sequential"}
 
-command -v fs_mark >/dev/null || { echo "fs_mark not found (apt-get install fsmark)" >&2; exit 1; }
+if ! command -v fs_mark >/dev/null; then
+	echo "fs_mark not found (apt-get install fsmark): not run" >&2
+	variants=$(echo "$variants" | tr ' ' '\n' | grep -vx fs_mark | tr '\n' ' ')
+fi
 [ -x "$fk" ] || { echo "$fk not built" >&2; exit 1; }
-mkdir -p "$dir"
-work=$(mktemp -d "$dir/run.XXXXXX")
+works=()
+for dir in "$@"; do
+	mkdir -p "$dir"
+	works+=("$(mktemp -d "$dir/run.XXXXXX")")
+done
 res=$(mktemp)
-trap 'rm -rf "$work" "$res"' EXIT
-
-variants="fs_mark fk-S1 fk-uring fk-threads fk-sequential"
+trap 'rm -rf "${works[@]}" "$res"' EXIT
 
 # Files/sec of the first table row of fs_mark-style output on stdin.
 fps() { awk '/^FSUse%/ { getline; print $4; exit }'; }
 
-run_one() {	# variant threads -> files/sec
-	local v=$1 t=$2 n=$(( files / $2 )) d=$work/d
+run_one() {	# work variant threads -> files/sec
+	local work=$1 v=$2 t=$3 n=$(( files / $3 )) d=$1/d
 	rm -rf "$d"; mkdir "$d"
-	sync
+	sync -f "$work"
 	case $v in
 	# fs_mark writes fs_log.txt into its working directory.
 	fs_mark) (cd "$work" && fs_mark -d "$d" -t "$t" -n "$n" -s 4096 -w 4096 -S 1 -k 2>&1) | fps;;
-	fk-S1) "$fk" bench fsmark -d "$d" -t "$t" -n "$n" -s 4096 -w 4096 -S 1 -k | fps;;
+	fk-S1) "$fk" bench fsmark -d "$d" -t "$t" -n "$n" -s 4096 -w 4096 -S 1 -k --no-results | fps;;
 	fk-*) "$fk" bench fsmark -d "$d" -t "$t" -n "$n" -s 4096 -w 4096 -k \
-		-S batch --sync-io="${v#fk-}" --queue-depth "$qd" | fps;;
+		-S batch --sync-io="${v#fk-}" --jobs "$qd" --no-results | fps;;
 	esac
 	rm -rf "$d"
 }
 
-echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs, files per run $files, 4 KiB, runs $runs, queue depth $qd"
-echo "# directory $dir on $(df --output=source,fstype "$dir" | tail -1 | tr -s ' ')"
+echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs, files per run $files, 4 KiB, runs $runs, --jobs $qd"
+for i in "${!works[@]}"; do
+	echo "# directory $i: ${works[$i]%/*} on $(df --output=source,fstype "${works[$i]}" | tail -1 | tr -s ' ')"
+done
 for r in $(seq "$runs"); do
-	for t in $threads; do
-		for v in $variants; do
-			f=$(run_one "$v" "$t")
-			echo "$t $v $r $f" >>"$res"
-			echo "run $r threads $t $v: $f files/s" >&2
+	for i in "${!works[@]}"; do
+		for t in $threads; do
+			for v in $variants; do
+				f=$(run_one "${works[$i]}" "$v" "$t")
+				echo "$i $t $v $r $f" >>"$res"
+				echo "run $r dir $i threads $t $v: $f files/s" >&2
+			done
 		done
 	done
 done
 
 median() { sort -n | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.1f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+# median [min-max] of the per-round ratios of variant $3 to $4
+ratios() {	# dir threads variant base
+	awk -v i="$1" -v t="$2" -v v="$3" -v b="$4" '
+		$1 == i && $2 == t && $3 == v { x[$4] = $5 }
+		$1 == i && $2 == t && $3 == b { y[$4] = $5 }
+		END { for (r in x) if (y[r] > 0) print x[r] / y[r] }' "$res" |
+		sort -n | awk '{ a[NR] = $1 } END {
+			if (!NR) { print "n/a"; exit }
+			m = NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2
+			printf "%.2f [%.2f-%.2f]\n", m, a[1], a[NR] }'
+}
 
-echo
-printf '%-8s %-15s' threads variant
-for r in $(seq "$runs"); do printf ' %10s' "run$r"; done
-printf ' %10s %8s\n' median "x fs_mark"
-for t in $threads; do
-	base=$(awk -v t="$t" '$1 == t && $2 == "fs_mark" { print $4 }' "$res" | median)
-	for v in $variants; do
-		vals=$(awk -v t="$t" -v v="$v" '$1 == t && $2 == v { print $4 }' "$res")
-		med=$(echo "$vals" | median)
-		printf '%-8s %-15s' "$t" "$v"
-		for x in $vals; do printf ' %10s' "$x"; done
-		printf ' %10s %8.2f\n' "$med" "$(echo "$med $base" | awk '{ print ($2 > 0) ? $1 / $2 : 0 }')"
+for i in "${!works[@]}"; do
+	echo
+	echo "# directory $i: ${works[$i]%/*}"
+	printf '%-8s %-15s' threads variant
+	for r in $(seq "$runs"); do printf ' %10s' "run$r"; done
+	printf ' %10s %18s %18s\n' median "x fs_mark" "x flushkit -S 1"
+	for t in $threads; do
+		for v in $variants; do
+			vals=$(awk -v i="$i" -v t="$t" -v v="$v" '$1 == i && $2 == t && $3 == v { print $5 }' "$res")
+			med=$(echo "$vals" | median)
+			printf '%-8s %-15s' "$t" "$v"
+			for x in $vals; do printf ' %10s' "$x"; done
+			printf ' %10s %18s %18s\n' "$med" "$(ratios "$i" "$t" "$v" fs_mark)" "$(ratios "$i" "$t" "$v" fk-S1)"
+		done
 	done
 done
 
 [ "$fio_s" -gt 0 ] || exit 0
 command -v fio >/dev/null || { echo "fio not found: no device reference"; exit 0; }
 echo
-echo "# device reference: fio on $dir, fsync=1 (an fsync after every write)"
+work=${works[0]}
+echo "# device reference: fio on ${work%/*}, fsync=1 (an fsync after every write)"
 printf '%-34s %10s %10s\n' job write_iops MB/s
 fio_job() {	# name rw numjobs
 	fio --name="$1" --directory="$work" --rw="$2" --bs=4k --size=64m \

@@ -1,23 +1,51 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# bench/peers/tpcb.sh - the checkpoint-flushing benchmark: TPC-B (sort of) with checkpoints,
-# flushkit's page store with --flush=naive and --flush=smooth alternated,
-# and PostgreSQL 15 + pgbench as the peer with checkpoint_flush_after 0
-# and 256kB, all at the same scale, clients, duration, shared_buffers and
-# checkpoint settings.  Prints a table (tps, latency avg/stddev/p99/max,
-# stall ratio = worst one-second tps / median one-second tps) and keeps
-# every output file under results/tpcb-DATE/.
+# bench/peers/tpcb.sh - the checkpoint-flushing benchmark: TPC-B (sort of)
+# with checkpoints, flushkit's page store and PostgreSQL 15 + pgbench as
+# the peer, at the same scale, clients, duration, shared_buffers and
+# checkpoint settings, alternated round by round (A B C D A B C D ...).
+#
+# Configurations (CONFIGS, in this order each round):
+#   naive          flushkit --flush=naive (no hints, unsorted, one fsync
+#                  at a time, uncompressed full-page images)
+#   smooth         flushkit --flush=smooth (the default: hints, sorted,
+#                  spread batched fsyncs, full-page images lz4)
+#   smooth-off     flushkit --flush=smooth --wal-compression=off
+#   pg-FA          PostgreSQL 15, checkpoint_flush_after=FA, one per
+#                  PG_FLUSH_AFTER value (default 256kB)
+#
+# Each run is a result file (docs/report.md) in results/tpcb-DATE/CONFIG/
+# (bench tpcb writes its own; the peer's is written here from pgbench's
+# output, PostgreSQL's statistics views and its server log), so
+#   flushkit compare results/tpcb-DATE/naive results/tpcb-DATE/smooth
+#   flushkit compare results/tpcb-DATE/pg-256kB results/tpcb-DATE/smooth
+#   flushkit report results/tpcb-DATE/*/*.jsonl -o results/tpcb-DATE/html
+# read them.  The script ends with a table: per configuration the mean
+# and min-max over the rounds of tps, p99, p99.9, max latency and stall
+# ratio, and each configuration's ratios to naive (per round, then their
+# median and min-max).
+#
+# The peer is measured as we are: pgbench's per-transaction log goes to
+# a tmpfs (LOGDIR, default /dev/shm), not onto the disk under test, and
+# is deleted after its percentiles are taken; PostgreSQL's backend
+# fsyncs (pg_stat_bgwriter.buffers_backend_fsync) and full-page images
+# (pg_stat_wal.wal_fpi) over the run are recorded, as the store's.
+# Before each PostgreSQL run a CHECKPOINT, as the store starts each run
+# at the redo point of the previous run's shutdown checkpoint: both
+# start with the full-page-image burst after a redo point.
 #
 # Every parameter can be overridden from the environment, e.g. a short
 # run:   SCALE=5 DURATION=20 RUNS=1 bench/peers/tpcb.sh
 #
-#   SCALE=50 CLIENTS=8 DURATION=120 RUNS=3 PROGRESS=1
+#   SCALE=50 CLIENTS=8 DURATION=60 RUNS=2 PROGRESS=1
 #   SHARED_BUFFERS=1GB CHECKPOINT_TIMEOUT=30s MAX_WAL_SIZE=8GB
 #   CHECKPOINT_COMPLETION_TARGET=0.9
+#   CONFIGS="naive smooth smooth-off pg"  PG_FLUSH_AFTER="256kB"
 #   FLUSHKIT=build/flushkit  WORK=/var/tmp/flushkit-bench-tpcb
-#   PG_BIN=/usr/lib/postgresql/15/bin  PG_PORT=54329  PG=1 (0: skip peer)
-#   FK=1 (0: skip flushkit)  KEEP=1 (keep data directories)
+#   LOGDIR=/dev/shm  RESULTS=results
+#   PG_BIN=/usr/lib/postgresql/15/bin  PG_PORT=54329
+#   KEEP=1 (keep data directories)
 #
 # The script installs nothing.  The peer needs Debian's postgresql-15
 # (PG_BIN) and the user "postgres"; it runs as root and starts its own
@@ -28,32 +56,46 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 SCALE=${SCALE:-50}
 CLIENTS=${CLIENTS:-8}
-DURATION=${DURATION:-120}
-RUNS=${RUNS:-3}
+DURATION=${DURATION:-60}
+RUNS=${RUNS:-2}
 PROGRESS=${PROGRESS:-1}
 SHARED_BUFFERS=${SHARED_BUFFERS:-1GB}
 CHECKPOINT_TIMEOUT=${CHECKPOINT_TIMEOUT:-30s}
 MAX_WAL_SIZE=${MAX_WAL_SIZE:-8GB}
 CHECKPOINT_COMPLETION_TARGET=${CHECKPOINT_COMPLETION_TARGET:-0.9}
+CONFIGS=${CONFIGS:-"naive smooth smooth-off pg"}
+PG_FLUSH_AFTER=${PG_FLUSH_AFTER:-256kB}
 FLUSHKIT=${FLUSHKIT:-$here/build/flushkit}
 WORK=${WORK:-/var/tmp/flushkit-bench-tpcb}
+LOGDIR=${LOGDIR:-/dev/shm}
+RESULTS=${RESULTS:-$here/results}
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 PG_PORT=${PG_PORT:-54329}
-PG=${PG:-1}
-FK=${FK:-1}
 KEEP=${KEEP:-0}
 
 stamp=$(date +%Y%m%d-%H%M%S)
-out=$here/results/tpcb-$stamp
+out=$RESULTS/tpcb-$stamp
 mkdir -p "$out"
 summary=$out/runs.tsv
 
 die() { log "error: $*"; exit 1; }
 log() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" | tee -a "$out/bench.log" >&2; }
 
+# The configurations, PostgreSQL's expanded to one per flush_after.
+configs=()
+want_fk=0 want_pg=0
+for c in $CONFIGS; do
+	case $c in
+	naive | smooth | smooth-off) configs+=("$c"); want_fk=1 ;;
+	pg) for fa in $PG_FLUSH_AFTER; do configs+=("pg-$fa"); done; want_pg=1 ;;
+	*) echo "unknown configuration '$c' (naive, smooth, smooth-off, pg)" >&2; exit 2 ;;
+	esac
+done
+
 pg_running=0
 pgdata=$WORK/pg
 pgsock=$WORK/pgsock
+pglog=$(mktemp -d "$LOGDIR/flushkit-tpcb-pglog.XXXXXX")
 cleanup() {
 	local rc=$?
 	trap - EXIT INT TERM
@@ -65,6 +107,7 @@ cleanup() {
 	fi
 	[ -f "$pgdata/server.log" ] &&
 		cp -- "$pgdata/server.log" "$out/pg-server.log"
+	rm -rf -- "$pglog"
 	if [ "$KEEP" != 1 ]; then
 		rm -rf -- "$pgdata" "$pgsock" "$WORK/fk"
 		rmdir -- "$WORK" 2>/dev/null || true
@@ -74,20 +117,40 @@ cleanup() {
 trap cleanup EXIT
 trap 'log "interrupted"; exit 130' INT TERM
 
-# Unit conversion for flushkit's knobs: PostgreSQL's "1GB" is 1 GiB, as
-# flushkit's "1GB"; both accept the same strings.
 mkdir -p "$WORK"
 {
 	echo "date: $(date -Is)"
 	echo "host: $(uname -srm), $(nproc) cpus, $(free -g | awk '/Mem:/ {print $2}') GiB"
 	echo "filesystem: $(df -T "$WORK" | awk 'NR == 2 {print $1, $2}')"
-	echo "scale=$SCALE clients=$CLIENTS duration=$DURATION runs=$RUNS"
+	echo "pgbench logs: $LOGDIR ($(df -T "$LOGDIR" | awk 'NR == 2 {print $2}'))"
+	echo "scale=$SCALE clients=$CLIENTS duration=$DURATION runs=$RUNS configs=${configs[*]}"
 	echo "shared_buffers=$SHARED_BUFFERS checkpoint_timeout=$CHECKPOINT_TIMEOUT max_wal_size=$MAX_WAL_SIZE checkpoint_completion_target=$CHECKPOINT_COMPLETION_TARGET"
 	[ -x "$FLUSHKIT" ] && echo "flushkit: $("$FLUSHKIT" --version)"
 	[ -x "$PG_BIN/postgres" ] && echo "postgres: $("$PG_BIN/postgres" --version)"
 } >"$out/setup.txt"
 cat "$out/setup.txt" >&2
-printf 'system\tconfig\trun\ttps\tlat_avg_ms\tlat_stddev_ms\tp99_ms\tmax_ms\tstall_ratio\n' >"$summary"
+printf 'config\trun\ttps\tlat_avg_ms\tp99_ms\tp999_ms\tmax_ms\tstall_ratio\tbackend_fsyncs\tfpi\tresult_file\n' >"$summary"
+
+# One row of runs.tsv from a result file's summary line.
+tsv_row() {	# CONFIG RUN RESULT_FILE
+	python3 - "$@" >>"$summary" <<'EOF'
+import json, sys
+cfg, run, path = sys.argv[1:4]
+su = None
+for line in open(path):
+    o = json.loads(line)
+    if o.get("type") == "summary":
+        su = o
+def f(k, fmt="%.3f"):
+    v = su.get(k)
+    return fmt % v if isinstance(v, (int, float)) else "n/a"
+print("\t".join([cfg, run, f("tps", "%.1f"), f("lat_avg_ms"),
+                 f("lat_p99_ms"), f("lat_p999_ms"), f("lat_max_ms"),
+                 f("stall_ratio"), f("backend_fsyncs", "%d"),
+                 f("wal_fpi", "%d"), path]))
+EOF
+	tail -n 1 "$summary" | cut -f 1-10 >&2
+}
 
 # ---- flushkit ----
 fk_opts=(--shared-buffers "$SHARED_BUFFERS"
@@ -95,24 +158,24 @@ fk_opts=(--shared-buffers "$SHARED_BUFFERS"
 	--max-wal-size "$MAX_WAL_SIZE"
 	--checkpoint-completion-target "$CHECKPOINT_COMPLETION_TARGET")
 
-fk_run() {	# MODE RUN
-	local mode=$1 run=$2 base=$out/fk-$1-$2
-	log "flushkit --flush=$mode run $run: ${DURATION}s"
+fk_run() {	# CONFIG RUN
+	local cfg=$1 run=$2 dir=$out/$1 extra=()
+	case $cfg in
+	naive) extra=(--flush=naive) ;;
+	smooth) extra=(--flush=smooth) ;;
+	smooth-off) extra=(--flush=smooth --wal-compression=off) ;;
+	esac
+	mkdir -p "$dir"
+	log "flushkit ${extra[*]} run $run: ${DURATION}s"
 	"$FLUSHKIT" bench tpcb -c "$CLIENTS" -j "$CLIENTS" -T "$DURATION" \
-		-P "$PROGRESS" --flush="$mode" --data-dir "$WORK/fk" \
-		"${fk_opts[@]}" --json >"$base.json" 2>"$base.log" ||
-		die "flushkit failed: see $base.log"
-	python3 - "$base.json" "$mode" "$run" >>"$summary" <<'EOF'
-import json, sys
-d = json.load(open(sys.argv[1]))
-l = d["latency_ms"]
-sr = d["stall_ratio"]
-print("flushkit\t%s\t%s\t%.1f\t%.3f\t%.3f\t%.3f\t%.3f\t%s" % (
-    sys.argv[2], sys.argv[3], d["tps"], d["latency_avg_ms"],
-    d["latency_stddev_ms"], l["p99"], l["max"],
-    "%.3f" % sr if sr is not None else "n/a"))
-EOF
-	tail -n 1 "$summary" >&2
+		-P "$PROGRESS" "${extra[@]}" --data-dir "$WORK/fk" \
+		"${fk_opts[@]}" --results "$dir" >"$dir/run$run.out" \
+		2>"$dir/run$run.log" ||
+		die "flushkit failed: see $dir/run$run.log"
+	local rf
+	rf=$(sed -n 's/^result file: //p' "$dir/run$run.log" | tail -n 1)
+	[ -f "$rf" ] || die "no result file in $dir/run$run.log"
+	tsv_row "$cfg" "$run" "$rf"
 }
 
 # ---- PostgreSQL ----
@@ -143,6 +206,8 @@ checkpoint_timeout = '$CHECKPOINT_TIMEOUT'
 max_wal_size = '$MAX_WAL_SIZE'
 checkpoint_completion_target = $CHECKPOINT_COMPLETION_TARGET
 log_checkpoints = on
+log_line_prefix = '%m [%p] '
+log_timezone = 'UTC'
 max_connections = $((CLIENTS + 20))
 EOF
 	pg_running=1	# from here on, cleanup stops it (no-op if down)
@@ -162,55 +227,66 @@ pg_sql() {
 		-c "$1" postgres
 }
 
-pg_run() {	# FLUSH_AFTER RUN
-	local fa=$1 run=$2 base=$out/pg-$1-$2
+# The counters a result file records, as one JSON object.
+pg_stats() {
+	pg_sql "SELECT json_build_object(
+	  'buffers_backend_fsync', b.buffers_backend_fsync,
+	  'buffers_backend', b.buffers_backend,
+	  'buffers_checkpoint', b.buffers_checkpoint,
+	  'checkpoints', b.checkpoints_timed + b.checkpoints_req,
+	  'wal_fpi', w.wal_fpi, 'wal_bytes', w.wal_bytes,
+	  'wal_sync', w.wal_sync)
+	  FROM pg_stat_bgwriter b, pg_stat_wal w"
+}
+
+pg_run() {	# CONFIG RUN
+	local cfg=$1 run=$2 fa=${1#pg-} dir=$out/$1
+	mkdir -p "$dir"
 	log "PostgreSQL checkpoint_flush_after=$fa run $run: ${DURATION}s"
 	if ! pg_sql "ALTER SYSTEM SET checkpoint_flush_after = '$fa'" \
 		>/dev/null || ! pg_sql "SELECT pg_reload_conf()" >/dev/null ||
 		! pg_sql "CHECKPOINT" >/dev/null; then
 		die "psql failed"
 	fi
-	mkdir -p "$base.d"
-	(cd "$base.d" && "$PG_BIN/pgbench" -h "$pgsock" -p "$PG_PORT" \
-		-U postgres -c "$CLIENTS" -j "$CLIENTS" -T "$DURATION" \
-		-P "$PROGRESS" -l postgres >"$base.out" 2>"$base.log") ||
-		die "pgbench failed: see $base.log"
-	python3 - "$base" "$fa" "$run" "$PROGRESS" >>"$summary" <<'EOF'
-import glob, re, sys
-base, fa, run, prog = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
-text = open(base + ".out").read()
-def val(pat):
-    m = re.search(pat, text)
-    return float(m.group(1)) if m else float("nan")
-tps = val(r"tps = ([0-9.]+)")
-avg = val(r"latency average = ([0-9.]+) ms")
-sd = val(r"latency stddev = ([0-9.]+) ms")
-lat = []
-for f in glob.glob(base + ".d/pgbench_log.*"):
-    for line in open(f):
-        p = line.split()
-        if len(p) >= 3 and p[2] != "skipped":
-            lat.append(int(p[2]))
-lat.sort()
-p99 = lat[min(len(lat) - 1, int(0.99 * len(lat)))] / 1000 if lat else float("nan")
-mx = lat[-1] / 1000 if lat else float("nan")
-# one-second tps from the -P lines (all but a final partial one)
-sec = [float(m.group(1)) for m in
-       re.finditer(r"^progress: [0-9.]+ s, ([0-9.]+) tps", open(base + ".log").read(), re.M)]
-sr = "n/a"
-if sec:
-    s = sorted(sec)
-    n = len(s)
-    med = s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
-    sr = "%.3f" % (s[0] / med) if med > 0 else "0.000"
-print("postgresql-15\tflush_after=%s\t%s\t%.1f\t%.3f\t%.3f\t%.3f\t%.3f\t%s" % (
-    fa, run, tps, avg, sd, p99, mx, sr))
-EOF
-	rm -rf -- "$base.d"	# the per-transaction logs are large
-	tail -n 1 "$summary" >&2
+	local logs=$pglog/run
+	rm -rf -- "$logs"
+	mkdir "$logs"
+	chmod 700 "$logs"
+	local before after t0 t1 loglines
+	before=$(pg_stats)
+	loglines=$(wc -l <"$pgdata/server.log")
+	t0=$(date +%s.%N)
+	"$PG_BIN/pgbench" -h "$pgsock" -p "$PG_PORT" -U postgres \
+		-c "$CLIENTS" -j "$CLIENTS" -T "$DURATION" -P "$PROGRESS" \
+		-l --log-prefix="$logs/pgbench_log" postgres \
+		>"$dir/run$run.out" 2>"$dir/run$run.log" ||
+		die "pgbench failed: see $dir/run$run.log"
+	t1=$(date +%s.%N)
+	after=$(pg_stats)
+	tail -n +"$((loglines + 1))" "$pgdata/server.log" >"$dir/run$run.server.log"
+	local rf
+	rf=$dir/tpcb-$(date +%Y%m%d-%H%M%S)-pg-$run.jsonl
+	python3 "$here/bench/peers/tpcb-pg-result.py" \
+		--out "$rf" --pgbench-out "$dir/run$run.out" \
+		--pgbench-err "$dir/run$run.log" --logs "$logs" \
+		--server-log "$dir/run$run.server.log" \
+		--stats-before "$before" --stats-after "$after" \
+		--t0 "$t0" --t1 "$t1" --version "$("$PG_BIN/postgres" --version)" \
+		--setting scale="$SCALE" --setting clients="$CLIENTS" \
+		--setting duration_s="$DURATION" --setting progress_s="$PROGRESS" \
+		--setting shared_buffers="$SHARED_BUFFERS" \
+		--setting checkpoint_timeout="$CHECKPOINT_TIMEOUT" \
+		--setting max_wal_size="$MAX_WAL_SIZE" \
+		--setting checkpoint_completion_target="$CHECKPOINT_COMPLETION_TARGET" \
+		--setting checkpoint_flush_after="$fa" \
+		--setting wal_compression="$(pg_sql 'SHOW wal_compression')" \
+		--command "pgbench -c $CLIENTS -j $CLIENTS -T $DURATION -P $PROGRESS -l --log-prefix=$logs/pgbench_log" ||
+		die "cannot write the result file of $dir/run$run.out"
+	rm -rf -- "$logs"	# the per-transaction logs are large
+	tsv_row "$cfg" "$run" "$rf"
 }
 
-if [ "$FK" = 1 ]; then
+if [ "$want_fk" = 1 ]; then
 	[ -x "$FLUSHKIT" ] || { echo "no flushkit at $FLUSHKIT (build first)" >&2; exit 1; }
 	log "flushkit bench tpcb -i -s $SCALE"
 	"$FLUSHKIT" bench tpcb -i -s "$SCALE" --data-dir "$WORK/fk" \
@@ -218,43 +294,62 @@ if [ "$FK" = 1 ]; then
 		die "flushkit bench tpcb -i failed: see $out/fk-init.log"
 fi
 have_pg=0
-if [ "$PG" = 1 ] && pg_setup; then
+if [ "$want_pg" = 1 ] && pg_setup; then
 	have_pg=1
 fi
 
 for run in $(seq 1 "$RUNS"); do
-	if [ "$FK" = 1 ]; then
-		fk_run naive "$run"
-		fk_run smooth "$run"
-	fi
-	if [ "$have_pg" = 1 ]; then
-		pg_run 0 "$run"
-		pg_run 256kB "$run"
-	fi
+	for cfg in "${configs[@]}"; do
+		case $cfg in
+		pg-*) [ "$have_pg" = 1 ] && pg_run "$cfg" "$run" ;;
+		*) fk_run "$cfg" "$run" ;;
+		esac
+	done
 done
 
-# ---- the table: mean (and spread) per configuration ----
 python3 - "$summary" <<'EOF' | tee "$out/summary.txt"
 import sys, statistics as st
-rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])][1:]
-groups = {}
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
+head, rows = rows[0], rows[1:]
+col = {k: i for i, k in enumerate(head)}
+def num(r, k):
+    try:
+        return float(r[col[k]])
+    except ValueError:
+        return None
+order = []
 for r in rows:
-    groups.setdefault((r[0], r[1]), []).append(r)
-cols = ["tps", "lat avg ms", "lat stddev ms", "p99 ms", "max ms", "stall ratio"]
-print("%-14s %-18s %4s " % ("system", "config", "runs") +
-      " ".join("%15s" % c for c in cols))
-for (system, cfg), rs in groups.items():
+    if r[0] not in order:
+        order.append(r[0])
+keys = ["tps", "p99_ms", "p999_ms", "max_ms", "stall_ratio", "backend_fsyncs"]
+print("mean [min-max] over rounds")
+print("%-14s %4s " % ("config", "runs") + " ".join("%22s" % k for k in keys))
+for c in order:
+    rs = [r for r in rows if r[0] == c]
     cells = []
-    for i in range(3, 9):
-        v = [float(r[i]) for r in rs if r[i] not in ("n/a", "nan")]
-        if not v:
-            cells.append("%15s" % "n/a")
-        elif len(v) == 1:
-            cells.append("%15.3f" % v[0] if i != 3 else "%15.1f" % v[0])
-        else:
-            m, s = st.mean(v), st.stdev(v)
-            cells.append("%8.1f ±%6.1f" % (m, s) if i == 3 else
-                         "%8.3f ±%6.3f" % (m, s))
-    print("%-14s %-18s %4d " % (system, cfg, len(rs)) + " ".join(cells))
+    for k in keys:
+        v = [x for x in (num(r, k) for r in rs) if x is not None]
+        cells.append("%22s" % ("%.3g [%.3g-%.3g]" % (st.mean(v), min(v), max(v)) if v else "n/a"))
+    print("%-14s %4d " % (c, len(rs)) + " ".join(cells))
+if "naive" in order:
+    print()
+    print("ratio to naive in the same round: median [min-max]")
+    rk = ["tps", "p999_ms", "max_ms", "stall_ratio"]
+    print("%-14s " % "config" + " ".join("%22s" % k for k in rk))
+    for c in order:
+        if c == "naive":
+            continue
+        cells = []
+        for k in rk:
+            v = []
+            for r in rows:
+                if r[0] != c:
+                    continue
+                base = [b for b in rows if b[0] == "naive" and b[1] == r[1]]
+                x, y = num(r, k), num(base[0], k) if base else None
+                if x is not None and y:
+                    v.append(x / y)
+            cells.append("%22s" % ("%.2f [%.2f-%.2f]" % (st.median(v), min(v), max(v)) if v else "n/a"))
+        print("%-14s " % c + " ".join(cells))
 EOF
-log "results in $out"
+log "results in $out (flushkit compare $out/naive $out/smooth)"

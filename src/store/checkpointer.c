@@ -28,7 +28,8 @@
  *
  * Interface routines: fk_ckpt_init, fk_ckpt_release,
  * fk_ckpt_start_thread, fk_ckpt_stop_thread, fk_checkpoint_run,
- * fk_ckpt_request_wait, fk_ckpt_wal_nudge, fk_ckpt_space_nudge.
+ * fk_ckpt_request_wait, fk_ckpt_wal_nudge, fk_ckpt_space_nudge,
+ * fk_ckpt_wal_advanced.
  *
  * Invariants:
  *  C1. Checkpoints run one at a time: in the checkpointer thread while
@@ -75,6 +76,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <time.h>
 
 #define PACE_STEP_NS 100000000ull /* sleep at most 100 ms at a time */
@@ -90,20 +92,78 @@ static int cmp_dirty(const void *a, const void *b)
 }
 
 /*
- * Keep WAL_AHEAD segments preallocated past the insert position, so
- * committers never create one themselves (a 16 MiB zero-fill and fsync
- * while holding page locks).  Returns 0 or the creation error.
+ * WAL segment preallocation: keep segments made ahead of the insert
+ * position, so committers never create one themselves (a zero-fill and
+ * fsync of a whole segment while holding page locks and the append
+ * mutexes every other committer waits for).  At least WAL_AHEAD; when
+ * the WAL grows faster (the burst of full-page images after a redo
+ * point), as many as it filled in the last PREALLOC_WINDOW_NS, bounded
+ * by half the WAL a checkpoint may take and by the free space (never
+ * more than a quarter of it: a full file system keeps the old bound).
+ * Committers ask for it as they enter a segment (fk_ckpt_wal_advanced),
+ * so the checkpointer does not wait for its next poll.
  */
 #define WAL_AHEAD (FK_STORE_WAL_MIN_SEGMENTS - 1)
+#define PREALLOC_WINDOW_NS 1000000000ull
+
+/* The segments to keep ahead of the insert segment @cur, now @now. */
+static uint64_t prealloc_ahead(struct fk_store *s, uint64_t cur, uint64_t now)
+{
+	if (!s->prealloc_t0_ns || cur < s->prealloc_seg0) {
+		s->prealloc_t0_ns = now;
+		s->prealloc_seg0 = cur;
+	}
+	if (now - s->prealloc_t0_ns >= PREALLOC_WINDOW_NS) {
+		/* Segments entered in the window just ended. */
+		s->prealloc_rate = cur - s->prealloc_seg0;
+		s->prealloc_t0_ns = now;
+		s->prealloc_seg0 = cur;
+	}
+	uint64_t extra = s->prealloc_rate;
+	if (cur - s->prealloc_seg0 > extra)
+		extra = cur - s->prealloc_seg0; /* this window so far */
+	uint64_t cap = s->wal_trigger_bytes / s->wal_seg_bytes / 2;
+	if (extra > cap)
+		extra = cap;
+	if (extra) {
+		struct statfs sf;
+		uint64_t avail = 0;
+		if (!fk_sys.fstatfs(s->waldirfd, &sf))
+			avail = (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize;
+		uint64_t room = avail / 4 / s->wal_seg_bytes;
+		if (extra > room)
+			extra = room;
+	}
+	return WAL_AHEAD + extra;
+}
+
+/* Make the segments prealloc_ahead asks for.  0 or the creation error. */
 static int wal_prealloc(struct fk_store *s)
 {
-	uint64_t want = __atomic_load_n(&s->insert_lsn, __ATOMIC_ACQUIRE) /
-			    s->wal_seg_bytes +
-			WAL_AHEAD;
-	if (fk_store_error(s) ||
-	    __atomic_load_n(&s->wal_highest_seg, __ATOMIC_ACQUIRE) >= want)
+	if (fk_store_error(s))
+		return 0;
+	uint64_t cur = __atomic_load_n(&s->insert_lsn, __ATOMIC_ACQUIRE) /
+		       s->wal_seg_bytes;
+	uint64_t want = cur + prealloc_ahead(s, cur, fk_now_ns());
+	__atomic_store_n(&s->prealloc_want, want, __ATOMIC_RELEASE);
+	if (__atomic_load_n(&s->wal_highest_seg, __ATOMIC_ACQUIRE) >= want)
 		return 0;
 	return fk_wal_ensure_segment(s, want);
+}
+
+void fk_ckpt_wal_advanced(struct fk_store *s, uint64_t end)
+{
+	uint64_t seg = end / s->wal_seg_bytes;
+	uint64_t asked = __atomic_load_n(&s->prealloc_asked, __ATOMIC_ACQUIRE);
+	if (seg <= asked || !s->ckpt_thread_running)
+		return;
+	if (!__atomic_compare_exchange_n(&s->prealloc_asked, &asked, seg, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return; /* another committer asks for it */
+	pthread_mutex_lock(&s->ckpt_mu);
+	s->ckpt_prealloc = 1;
+	pthread_cond_broadcast(&s->ckpt_cv);
+	pthread_mutex_unlock(&s->ckpt_mu);
 }
 
 /* Sleep up to @ns on the checkpointer's condition variable (a request
@@ -120,6 +180,7 @@ static int pace_sleep(struct fk_store *s, uint64_t ns)
 	ts.tv_sec = (time_t)(t / 1000000000ull);
 	ts.tv_nsec = (long)(t % 1000000000ull);
 	pthread_mutex_lock(&s->ckpt_mu);
+	s->ckpt_prealloc = 0;
 	stop = s->ckpt_shutdown ||
 	       (s->ckpt_flags & (CKPT_REQ_IMMEDIATE | CKPT_REQ_REQUESTED));
 	if (!stop) {
@@ -527,14 +588,17 @@ static void *ckpt_main(void *arg)
 			pthread_mutex_lock(&s->ckpt_mu);
 			continue;
 		}
-		/* Keep WAL segments ready ahead of the insert position. */
-		uint64_t next =
-		    __atomic_load_n(&s->insert_lsn, __ATOMIC_ACQUIRE) /
-			s->wal_seg_bytes +
-		    WAL_AHEAD;
+		/* Keep WAL segments ready ahead of the insert position:
+		 * at every poll, and at once when a committer entering a
+		 * segment asks (fk_ckpt_wal_advanced). */
+		int asked = s->ckpt_prealloc;
+		s->ckpt_prealloc = 0;
 		if (!fk_store_error(s) && now >= retry_ns &&
-		    __atomic_load_n(&s->wal_highest_seg, __ATOMIC_ACQUIRE) <
-			next) {
+		    (asked ||
+		     __atomic_load_n(&s->wal_highest_seg, __ATOMIC_ACQUIRE) <
+			 __atomic_load_n(&s->insert_lsn, __ATOMIC_ACQUIRE) /
+				 s->wal_seg_bytes +
+			     WAL_AHEAD)) {
 			pthread_mutex_unlock(&s->ckpt_mu);
 			/* On failure (ENOSPC) try again in a second; a
 			 * commit that needs the segment fails cleanly. */

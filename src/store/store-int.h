@@ -315,6 +315,16 @@ struct fk_store {
 	uint64_t ckpt_started, ckpt_done; /* numbered by start */
 	int ckpt_result;		  /* of ckpt_done */
 	uint64_t last_ckpt_ns;
+	/* WAL preallocation (checkpointer.c): a committer entering a
+	 * segment past prealloc_asked (__atomic) sets ckpt_prealloc
+	 * (ckpt_mu) and wakes the checkpointer; the rest is the
+	 * checkpointer's own (C1): segments entered in the last window
+	 * (prealloc_rate) since prealloc_t0_ns at prealloc_seg0, and the
+	 * highest segment it last wanted (__atomic, for tests). */
+	uint64_t prealloc_asked;
+	int ckpt_prealloc;
+	uint64_t prealloc_t0_ns, prealloc_seg0, prealloc_rate;
+	uint64_t prealloc_want;
 	uint64_t last_ckpt_end_lsn; /* end of the last checkpoint record */
 	uint64_t ckpt_lsn;	    /* last checkpoint record */
 	struct fk_fsyncq *fsq;
@@ -515,6 +525,11 @@ int fk_ckpt_request_wait(struct fk_store *s, int flags);
 /* Nudge the checkpointer (WAL volume); never blocks. */
 void fk_ckpt_wal_nudge(struct fk_store *s);
 void fk_ckpt_space_nudge(struct fk_store *s);
+/* A commit's record ends at @end: when that is in a segment no commit
+ * has entered yet, wake the checkpointer to preallocate WAL segments
+ * ahead (once per segment; cheap otherwise).  Any thread, no lock
+ * held. */
+void fk_ckpt_wal_advanced(struct fk_store *s, uint64_t end);
 
 /* recovery.c */
 /* Open-time recovery from the control file @ctl (read, with the

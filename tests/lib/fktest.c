@@ -362,6 +362,13 @@ void fkt_trace_start(void)
 	fk_sys.openat = t_openat;
 }
 
+void fkt_trace_clear(void)
+{
+	pthread_mutex_lock(&trace_lock);
+	nr_calls = 0;
+	pthread_mutex_unlock(&trace_lock);
+}
+
 void fkt_trace_stop(void)
 {
 	fk_sys_reset();

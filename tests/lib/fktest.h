@@ -110,6 +110,11 @@ struct fkt_call {
 
 void fkt_trace_start(void);
 void fkt_trace_stop(void); /* restore the default table */
+/* Forget the calls recorded so far, keep recording.  The table itself
+ * is a plain global: swap it (start, stop) only while no thread of a
+ * store or batch may call through it (before open, after close), and
+ * clear in between. */
+void fkt_trace_clear(void);
 size_t fkt_trace_count(void);
 const struct fkt_call *fkt_trace_get(size_t i);
 /* Index of the first call with @op whose path ends with @suffix (NULL:
