@@ -1361,8 +1361,10 @@ struct fk_tree_opts {
 };
 
 /*
- * fk_tree_opts_init - defaults: sync_method FK_SYNC_TWOPASS, copy_method
- * FK_COPY_WRITEBACK, flush_after_bytes 256 KiB, no drop_cache,
+ * fk_tree_opts_init - defaults: sync_method FK_SYNC_AUTO, copy_method
+ * FK_COPY_AUTO (as flushkit sync and cp; a zeroed struct means
+ * FK_SYNC_TWOPASS and FK_COPY_WRITEBACK), flush_after_bytes 256 KiB
+ * (used by twopass, writeback and auto's twopass), no drop_cache,
  * no callbacks, sync_io FK_SYNC_IO_AUTO, sync_jobs 0 (32); for copy, update
  * FK_COPY_UPDATE_ALL, reflink and sparse AUTO, no copy_flags.  No I/O;
  * thread-safe.
