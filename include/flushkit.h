@@ -1538,7 +1538,14 @@ FK_API int fk_tree_sync(const char *const *paths, size_t nr_paths,
  * 0 (only a read says EOF); sparse files keep their holes
  * (SEEK_DATA/SEEK_HOLE).  What is copied is what reads return: a source
  * with st_size 0 (procfs) is read to EOF, one whose reads end before
- * st_size (sysfs) is copied to there, never padded.  Hard links stay
+ * st_size (sysfs) is copied to there, never padded.  The source is
+ * read ahead of the copy: the next regular files of the directory being
+ * copied (up to its next subdirectory) are opened and their reads
+ * started (POSIX_FADV_WILLNEED), at most 32 MiB and an eighth of the
+ * descriptor window (at most 256 descriptors) ahead; each file is still
+ * opened once (an open that fails ahead is reported as the file's own
+ * "open" error), FIFOs, devices and symlinks are never opened.  Hard
+ * links stay
  * hard links (by source (st_dev, st_ino)) except across file systems
  * mounted inside the destination (EXDEV: copied as a separate file, a
  * warning); symlinks are copied, never followed; FIFOs,

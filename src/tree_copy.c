@@ -18,6 +18,12 @@
  *    directory, is remembered under the source's (st_dev, st_ino); later
  *    names become linkat() of it.  A remembered path longer than PATH_MAX
  *    is resolved one component at a time with openat(O_PATH).
+ *  - read-ahead: the walk opens the next regular files of the directory
+ *    being copied and starts their reads (walk.h readahead_bytes,
+ *    COPY_READAHEAD_BYTES and an eighth of the descriptor window ahead),
+ *    and copy_regular takes the descriptor (or that open's error) from
+ *    the entry: each source file is opened once, and a cold source's
+ *    reads overlap the copy instead of waiting one file at a time;
  *  - metadata after content: owner (when root), xattrs (best effort),
  *    mode, then timestamps; a directory's after everything below it.  A
  *    regular file's timestamps wait until its data is durable (see
