@@ -26,7 +26,9 @@
 # min and max of the ratios, and for flushkit how many runs made syncfs
 # calls (for auto: how many swept).  Each run's CPU (user + sys seconds
 # of the command and its children, getrusage) is recorded too; the cpu
-# columns are its mean and its ratio to the reference's.
+# columns are its mean and its ratio to the reference's.  For flushkit
+# the CSV also has the two phases from --json (cp: copy_s, fsync_s;
+# sync: writeback_s, fsync_s).
 #
 #   RUNS=3 SRC=/usr/share OPS="cp sync sync-other" bench/peers/defaults.sh
 #
@@ -48,7 +50,7 @@ RESULTS=${RESULTS:-results}
 [ -x "$FK" ] || { echo "$0: build first ($FK missing)" >&2; exit 1; }
 mkdir -p "$RESULTS" "$WORK"
 csv=$RESULTS/defaults-$(date +%Y%m%d-%H%M%S).csv
-echo "op,config,round,seconds,syncfs_calls,cpu_s" >"$csv"
+echo "op,config,round,seconds,syncfs_calls,cpu_s,phase1_s,fsync_s" >"$csv"
 
 cleanup() { rm -rf "$WORK/dst" "$WORK/other"; }
 trap cleanup EXIT
@@ -82,20 +84,24 @@ open(sys.argv[1], "w").write("%.3f\n" % (u.ru_utime + u.ru_stime))
 sys.exit(r)' "$cpu" "$@"; }
 now() { date +%s.%N; }
 json=$WORK/last.json
-# syncfs calls of the last flushkit run (auto: > 0 when it swept), or -
+# syncfs calls of the last flushkit run (auto: > 0 when it swept), or -;
+# then its copy and fsync phases, seconds (cp: copy_s, fsync_s; sync:
+# writeback_s, fsync_s), or - -
 syncfs_calls() {
-	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["syncfs_calls"])' \
-		"$json" 2>/dev/null || echo -
+	python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+print(d["syncfs_calls"], d.get("copy_s", d.get("writeback_s", "-")),
+      d.get("fsync_s", "-"))' "$json" 2>/dev/null || echo - - -
 }
 record() { # OP CONFIG ROUND T0 T1
-	local s n=- u
+	local s n=- u p1=- p2=-
 	s=$(echo "$5 - $4" | bc)
-	case $2 in flushkit-*) n=$(syncfs_calls) ;; esac
+	case $2 in flushkit-*) read -r n p1 p2 < <(syncfs_calls) ;; esac
 	u=$(cat "$cpu" 2>/dev/null || echo nan)
 	rm -f "$json" "$cpu"
-	echo "$1,$2,$3,$s,$n,$u" >>"$csv"
-	printf '%-10s %-22s round %d: %7.2f s, cpu %s s (syncfs calls %s)\n' \
-		"$1" "$2" "$3" "$s" "$u" "$n" >&2
+	echo "$1,$2,$3,$s,$n,$u,$p1,$p2" >>"$csv"
+	printf '%-10s %-22s round %d: %7.2f s, cpu %s s (syncfs calls %s; phases %s + %s s)\n' \
+		"$1" "$2" "$3" "$s" "$u" "$n" "$p1" "$p2" >&2
 }
 
 cp_configs=("cp-a+sync-f" "cp-a" "flushkit-default")
