@@ -11,6 +11,8 @@
 #   sync:       sync-f, flushkit-default, then flushkit-M for each M in
 #               SYNC_METHODS; each run first makes a dirty copy of the
 #               tree (cp -a, caches dropped before it)
+#               (and other-default: the same command with the build
+#               FLUSHKIT_B names, to measure a change in the same run)
 #   sync-other: the same, but OTHER_MB MiB of another program's dirty
 #               data (dd of a file next to the tree, not synced) are on
 #               the same file system too
@@ -96,7 +98,7 @@ print(d["syncfs_calls"], d.get("copy_s", d.get("writeback_s", "-")),
 record() { # OP CONFIG ROUND T0 T1
 	local s n=- u p1=- p2=-
 	s=$(echo "$5 - $4" | bc)
-	case $2 in flushkit-*) read -r n p1 p2 < <(syncfs_calls) ;; esac
+	case $2 in flushkit-* | other-*) read -r n p1 p2 < <(syncfs_calls) ;; esac
 	u=$(cat "$cpu" 2>/dev/null || echo nan)
 	rm -f "$json" "$cpu"
 	echo "$1,$2,$3,$s,$n,$u,$p1,$p2" >>"$csv"
@@ -105,6 +107,8 @@ record() { # OP CONFIG ROUND T0 T1
 }
 
 cp_configs=("cp-a+sync-f" "cp-a" "flushkit-default")
+# FLUSHKIT_B: a second build (e.g. without a change) as config "other-default"
+[ -n "${FLUSHKIT_B:-}" ] && cp_configs+=("other-default")
 for m in $CP_METHODS; do cp_configs+=("flushkit-$m"); done
 sync_configs=("sync-f" "flushkit-default")
 for m in $SYNC_METHODS; do sync_configs+=("flushkit-$m"); done
@@ -118,6 +122,7 @@ run_cp() { # CONFIG ROUND
 	cp-a+sync-f) timed sh -c 'cp -a "$1" "$2" && sync -f "$2"' sh "$SRC" "$dst" ;;
 	cp-a) timed cp -a "$SRC" "$dst" ;;
 	flushkit-default) timed "$FK" cp --json "$SRC" "$dst" >"$json" ;;
+	other-default) timed "$FLUSHKIT_B" cp --json "$SRC" "$dst" >"$json" ;;
 	flushkit-*) timed "$FK" cp --json --method="${1#flushkit-}" "$SRC" "$dst" >"$json" ;;
 	esac
 	t1=$(now)
@@ -196,7 +201,7 @@ for op in ("cp", "sync", "sync-other"):
         crm = statistics.mean(cr) if cr else float("nan")
         print(f"{op:10} {k[1]:22} {len(s):2d} {statistics.mean(s):7.2f} "
               f"{min(s):7.2f} {max(s):7.2f} {rm:6.2f} {rl:5.2f} {rh:5.2f} "
-              f"{swept[k] if k[1].startswith('flushkit') else '-':>6} "
+              f"{swept[k] if k[1].startswith(('flushkit', 'other')) else '-':>6} "
               f"{cm:6.2f} {crm:5.2f}")
 print("ratio: seconds / the reference's in the same round (cp -a && "
       "sync -f for cp, sync -f for sync); mean, min, max over rounds; "
