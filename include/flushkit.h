@@ -1361,8 +1361,10 @@ struct fk_tree_opts {
 };
 
 /*
- * fk_tree_opts_init - defaults: sync_method FK_SYNC_TWOPASS, copy_method
- * FK_COPY_WRITEBACK, flush_after_bytes 256 KiB, no drop_cache,
+ * fk_tree_opts_init - defaults: sync_method FK_SYNC_AUTO, copy_method
+ * FK_COPY_AUTO (as flushkit sync and cp; a zeroed struct means
+ * FK_SYNC_TWOPASS and FK_COPY_WRITEBACK), flush_after_bytes 256 KiB
+ * (used by twopass, writeback and auto's twopass), no drop_cache,
  * no callbacks, sync_io FK_SYNC_IO_AUTO, sync_jobs 0 (32); for copy, update
  * FK_COPY_UPDATE_ALL, reflink and sparse AUTO, no copy_flags.  No I/O;
  * thread-safe.
@@ -1539,11 +1541,17 @@ FK_API int fk_tree_sync(const char *const *paths, size_t nr_paths,
  * (fstatfs: procfs, sysfs, debugfs, tracefs, configfs, securityfs,
  * cgroup, bpf, FUSE), is read to EOF whatever its st_size says; one
  * whose reads end before st_size (sysfs) is copied to there, never
- * padded.  Hard links stay hard links (by source (st_dev, st_ino))
- * except across mounts inside the destination, other file systems or
- * bind mounts (EXDEV: the first name on each destination mount is
- * copied as a separate file, a warning; statx STATX_MNT_ID tells the
- * mounts apart); symlinks are copied, never followed; FIFOs,
+ * padded.  The source is read ahead of the copy: the next regular files
+ * of the directory being copied (up to its next subdirectory) are
+ * opened and their reads started (POSIX_FADV_WILLNEED), at most 32 MiB
+ * and an eighth of the descriptor window (at most 256 descriptors)
+ * ahead; each file is still opened once (an open that fails ahead is
+ * reported as the file's own "open" error), FIFOs, devices and symlinks
+ * are never opened.  Hard links stay hard links (by source (st_dev,
+ * st_ino)) except across mounts inside the destination, other file
+ * systems or bind mounts (EXDEV: the first name on each destination
+ * mount is copied as a separate file, a warning; statx STATX_MNT_ID
+ * tells the mounts apart); symlinks are copied, never followed; FIFOs,
  * sockets and devices are recreated with mknodat(2), never opened.
  * Files are created 0600, directories 0700; mode, owner (when euid is
  * 0), xattrs (best effort) and times (atime and mtime, to the ns) are

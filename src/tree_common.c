@@ -84,8 +84,8 @@ struct fk_fdmap {
 void fk_tree_opts_init(struct fk_tree_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->sync_method = FK_SYNC_TWOPASS;
-	o->copy_method = FK_COPY_WRITEBACK;
+	o->sync_method = FK_SYNC_AUTO;
+	o->copy_method = FK_COPY_AUTO;
 	o->flush_after_bytes = FK_WRITEBACK_DEFAULT_FLUSH_AFTER;
 }
 

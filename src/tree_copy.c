@@ -18,6 +18,12 @@
  *    directory, is remembered under the source's (st_dev, st_ino); later
  *    names become linkat() of it.  A remembered path longer than PATH_MAX
  *    is resolved one component at a time with openat(O_PATH).
+ *  - read-ahead: the walk opens the next regular files of the directory
+ *    being copied and starts their reads (walk.h readahead_bytes,
+ *    COPY_READAHEAD_BYTES and an eighth of the descriptor window ahead),
+ *    and copy_regular takes the descriptor (or that open's error) from
+ *    the entry: each source file is opened once, and a cold source's
+ *    reads overlap the copy instead of waiting one file at a time;
  *  - metadata after content: owner (when root), xattrs (best effort),
  *    mode, then timestamps; a directory's after everything below it.  A
  *    regular file's timestamps wait until its data is durable (see
@@ -117,6 +123,8 @@
 #include <unistd.h>
 
 #define COPY_CHUNK_BYTES (1u << 20) /* largest single copy call */
+/* Source bytes read ahead of the file being copied (walk.h). */
+#define COPY_READAHEAD_BYTES (32u << 20)
 
 /* ---- a growable string ---- */
 
@@ -922,7 +930,13 @@ static int create_file(int ddir, const char *name, const struct stat *src)
 static int copy_regular(struct copy_ctx *c, const struct fk_walk_entry *e,
 			int ddir, const char *name, const char *dpath)
 {
-	int sfd = fk_tree_open_file(e->dirfd, e->name, &e->st);
+	/* Opened (and read) ahead by the walk, or its open's error: each
+	 * source file is opened once. */
+	int sfd = e->fd;
+	if (sfd < 0)
+		sfd = e->open_err
+			  ? e->open_err
+			  : fk_tree_open_file(e->dirfd, e->name, &e->st);
 	if (sfd < 0) {
 		if (sfd == -ENOENT) {
 			c->st->vanished++;
@@ -1019,7 +1033,8 @@ static int copy_regular(struct copy_ctx *c, const struct fk_walk_entry *e,
 		release_fd(c, dfd, &ds, 0, dpath);
 	}
 out_src:
-	fk_sys.close(sfd);
+	if (sfd != e->fd) /* the walk's own is closed by the walk */
+		fk_sys.close(sfd);
 	return c->stop;
 }
 
@@ -2164,10 +2179,16 @@ int fk_tree_copy(const char *src, const char *dst, const struct fk_tree_opts *o,
 	r = fk_tree_fd_check(&c.fo, st, src);
 	if (r < 0)
 		goto out;
-	/* Descriptors kept until their fsync: writeback and delayed. */
-	size_t keep = 0;
-	if (c.keep_fds)
-		keep = fk_fd_window();
+	/* Descriptors kept until their fsync: writeback and delayed; an
+	 * eighth of the window (at most FK_WALK_READAHEAD_FDS) for the
+	 * source files opened ahead. */
+	size_t keep = fk_fd_window();
+	size_t ahead_fds = keep / 8;
+	if (ahead_fds > FK_WALK_READAHEAD_FDS)
+		ahead_fds = FK_WALK_READAHEAD_FDS;
+	keep -= ahead_fds;
+	if (!c.keep_fds)
+		keep = 0;
 	r = fk_fdmap_create(keep, &c.fdmap);
 	if (r < 0)
 		goto out;
@@ -2176,11 +2197,13 @@ int fk_tree_copy(const char *src, const char *dst, const struct fk_tree_opts *o,
 	if (r < 0)
 		goto out;
 
-	static const struct fk_walk_ops ops = {
+	struct fk_walk_ops ops = {
 	    .dir_pre = on_dir_pre,
 	    .dir_post = on_dir_post,
 	    .entry = on_entry,
 	    .error = on_error,
+	    .readahead_bytes = ahead_fds ? COPY_READAHEAD_BYTES : 0,
+	    .readahead_fds = ahead_fds,
 	};
 	r = fk_walk(AT_FDCWD, src, &ops, &c);
 	if (r < 0 && !c.stop) {

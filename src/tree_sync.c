@@ -9,7 +9,7 @@
  *    S_ISREG, O_NOFOLLOW) and fsynced, each directory fsynced after its
  *    contents.  What rsync --fsync and PostgreSQL before 9.5 did.
  *
- *  - FK_SYNC_TWOPASS (default): PostgreSQL's SyncDataDirectory (fd.c,
+ *  - FK_SYNC_TWOPASS: PostgreSQL's SyncDataDirectory (fd.c,
  *    9.5+ with pre_sync_fname): pass 1 walks the tree and starts
  *    writeback of every regular file with sync_file_range(
  *    SYNC_FILE_RANGE_WRITE) over the whole file, through struct
@@ -20,6 +20,13 @@
  *    fsync of pass 2.  The descriptor opened in pass 1 is kept open in
  *    the run's fdmap (up to fk_fd_window()) and reused by pass 2, so
  *    a writeback error cannot be lost by inode eviction in between.
+ *
+ *  - FK_SYNC_AUTO (the default, fk_tree_opts_init): pass 1 of twopass
+ *    measuring each file's dirty + writeback pages (cachestat) and
+ *    holding the hints; then a sweep (one syncfs per file system and
+ *    each file's own writeback error through its kept descriptor) when
+ *    the tree holds at least half of the system's dirty data
+ *    (fk_sweep_wins), else the hints and pass 2 of twopass.
  *
  *  - FK_SYNC_SYNCFS: one walk (opening no file) to find every distinct
  *    st_dev under the paths (struct fk_fsset of tree.h, which cp

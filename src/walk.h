@@ -23,6 +23,7 @@
 #ifndef FK_WALK_H
 #define FK_WALK_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
@@ -45,8 +46,16 @@ struct fk_walk_entry {
 	int fd;		  /* dir_pre/dir_post: O_RDONLY|O_DIRECTORY
 			   * descriptor of the directory itself, owned
 			   * by the walker (its number may differ
-			   * between dir_pre and dir_post); -1 for
-			   * other entries */
+			   * between dir_pre and dir_post); entry, a
+			   * regular file read ahead (readahead_bytes):
+			   * its descriptor, O_RDONLY|O_NOFOLLOW|
+			   * O_NOCTTY|O_NONBLOCK, checked to be @st's
+			   * inode, owned by the walker (closed after
+			   * the callback); -1 otherwise */
+	int open_err;	  /* entry: that read-ahead open failed with
+			   * this -errno (-ENOENT for ELOOP), to be
+			   * taken as the callback's own open's result
+			   * (so each file is opened once); else 0 */
 };
 
 struct fk_walk_ops {
@@ -64,7 +73,21 @@ struct fk_walk_ops {
 	 * go on with the rest of the tree, <0 to abort the walk.
 	 */
 	int (*error)(void *arg, const char *op, const char *path, int err);
+	/*
+	 * Read-ahead (0: none), for a caller that reads every regular file
+	 * (a copy): before each entry of a directory, the regular files
+	 * after it in the same directory, up to the next directory, are
+	 * opened and read ahead (POSIX_FADV_WILLNEED), at most
+	 * @readahead_fds descriptors held and @readahead_bytes bytes ahead
+	 * of the entry being visited; each is handed to its entry callback
+	 * in e->fd (or its open's error in e->open_err).
+	 */
+	uint64_t readahead_bytes;
+	size_t readahead_fds;
 };
+
+/* Descriptors a read-ahead holds at most, whatever readahead_fds says. */
+#define FK_WALK_READAHEAD_FDS 256
 
 /*
  * fk_walk - walk the tree at @root (a directory, or any other file,

@@ -11,19 +11,30 @@
 #   sync:       sync-f, flushkit-default, then flushkit-M for each M in
 #               SYNC_METHODS; each run first makes a dirty copy of the
 #               tree (cp -a, caches dropped before it)
+#               (and other-default: the same command with the build
+#               FLUSHKIT_B names, to measure a change in the same run)
 #   sync-other: the same, but OTHER_MB MiB of another program's dirty
 #               data (dd of a file next to the tree, not synced) are on
 #               the same file system too
-# Every run starts after `sync; echo 3 > /proc/sys/vm/drop_caches`.
+# Every run starts cold without touching the rest of the machine's cache
+# (drop_caches is never written): the source's regular files are evicted
+# one by one (posix_fadvise DONTNEED; directories and inodes stay
+# cached), the previous copy is removed and WORK's file system synced
+# (sync -f).  For less noise from other programs' writeback put WORK on
+# a loop ext4 of its own (WORK=/mnt/loop/fk).
 # Within each round the configurations run in a rotated order (A B C,
 # B C A, ...).  The ratio of a run is its seconds over the reference's
 # in the same round; the table shows the mean of seconds and the mean,
 # min and max of the ratios, and for flushkit how many runs made syncfs
-# calls (for auto: how many swept).
+# calls (for auto: how many swept).  Each run's CPU (user + sys seconds
+# of the command and its children, getrusage) is recorded too; the cpu
+# columns are its mean and its ratio to the reference's.  For flushkit
+# the CSV also has the two phases from --json (cp: copy_s, fsync_s;
+# sync: writeback_s, fsync_s).
 #
 #   RUNS=3 SRC=/usr/share OPS="cp sync sync-other" bench/peers/defaults.sh
 #
-# Needs root (drop_caches).  Output: the table on stdout, the runs in
+# Needs root (evicting any file's pages).  Output: the table on stdout, the runs in
 # RESULTS/defaults-DATE.csv (RESULTS defaults to results/, git-ignored).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -37,35 +48,67 @@ SYNC_METHODS=${SYNC_METHODS-"twopass syncfs"}
 OTHER_MB=${OTHER_MB:-2048}
 RESULTS=${RESULTS:-results}
 
-[ "$(id -u)" -eq 0 ] || { echo "$0: needs root (drop_caches)" >&2; exit 1; }
+[ "$(id -u)" -eq 0 ] || { echo "$0: needs root (evicting)" >&2; exit 1; }
 [ -x "$FK" ] || { echo "$0: build first ($FK missing)" >&2; exit 1; }
 mkdir -p "$RESULTS" "$WORK"
 csv=$RESULTS/defaults-$(date +%Y%m%d-%H%M%S).csv
-echo "op,config,round,seconds,syncfs_calls" >"$csv"
+echo "op,config,round,seconds,syncfs_calls,cpu_s,phase1_s,fsync_s" >"$csv"
 
 cleanup() { rm -rf "$WORK/dst" "$WORK/other"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+# The source's pages out of the cache (per file, DONTNEED), WORK clean.
+evict() {
+	python3 - "$SRC" <<'PY'
+import os, sys
+for d, dirs, files in os.walk(sys.argv[1]):
+    for f in files:
+        try:
+            fd = os.open(os.path.join(d, f),
+                         os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+PY
+	sync -f "$WORK"
+}
+cpu=$WORK/last.cpu
+# Run a command, its user + sys CPU seconds (children included) to $cpu.
+timed() { python3 -c '
+import os, resource, subprocess, sys
+r = subprocess.call(sys.argv[2:])
+u = resource.getrusage(resource.RUSAGE_CHILDREN)
+open(sys.argv[1], "w").write("%.3f\n" % (u.ru_utime + u.ru_stime))
+sys.exit(r)' "$cpu" "$@"; }
 now() { date +%s.%N; }
 json=$WORK/last.json
-# syncfs calls of the last flushkit run (auto: > 0 when it swept), or -
+# syncfs calls of the last flushkit run (auto: > 0 when it swept), or -;
+# then its copy and fsync phases, seconds (cp: copy_s, fsync_s; sync:
+# writeback_s, fsync_s), or - -
 syncfs_calls() {
-	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["syncfs_calls"])' \
-		"$json" 2>/dev/null || echo -
+	python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+print(d["syncfs_calls"], d.get("copy_s", d.get("writeback_s", "-")),
+      d.get("fsync_s", "-"))' "$json" 2>/dev/null || echo - - -
 }
 record() { # OP CONFIG ROUND T0 T1
-	local s n=-
+	local s n=- u p1=- p2=-
 	s=$(echo "$5 - $4" | bc)
-	case $2 in flushkit-*) n=$(syncfs_calls) ;; esac
-	rm -f "$json"
-	echo "$1,$2,$3,$s,$n" >>"$csv"
-	printf '%-10s %-22s round %d: %7.2f s (syncfs calls %s)\n' "$1" "$2" \
-		"$3" "$s" "$n" >&2
+	case $2 in flushkit-* | other-*) read -r n p1 p2 < <(syncfs_calls) ;; esac
+	u=$(cat "$cpu" 2>/dev/null || echo nan)
+	rm -f "$json" "$cpu"
+	echo "$1,$2,$3,$s,$n,$u,$p1,$p2" >>"$csv"
+	printf '%-10s %-22s round %d: %7.2f s, cpu %s s (syncfs calls %s; phases %s + %s s)\n' \
+		"$1" "$2" "$3" "$s" "$u" "$n" "$p1" "$p2" >&2
 }
 
 cp_configs=("cp-a+sync-f" "cp-a" "flushkit-default")
+# FLUSHKIT_B: a second build (e.g. without a change) as config "other-default"
+[ -n "${FLUSHKIT_B:-}" ] && cp_configs+=("other-default")
 for m in $CP_METHODS; do cp_configs+=("flushkit-$m"); done
 sync_configs=("sync-f" "flushkit-default")
 for m in $SYNC_METHODS; do sync_configs+=("flushkit-$m"); done
@@ -73,13 +116,14 @@ for m in $SYNC_METHODS; do sync_configs+=("flushkit-$m"); done
 run_cp() { # CONFIG ROUND
 	local dst=$WORK/dst t0 t1
 	rm -rf "$dst"
-	drop_caches
+	evict
 	t0=$(now)
 	case $1 in
-	cp-a+sync-f) cp -a "$SRC" "$dst" && sync -f "$dst" ;;
-	cp-a) cp -a "$SRC" "$dst" ;;
-	flushkit-default) "$FK" cp --json "$SRC" "$dst" >"$json" ;;
-	flushkit-*) "$FK" cp --json --method="${1#flushkit-}" "$SRC" "$dst" >"$json" ;;
+	cp-a+sync-f) timed sh -c 'cp -a "$1" "$2" && sync -f "$2"' sh "$SRC" "$dst" ;;
+	cp-a) timed cp -a "$SRC" "$dst" ;;
+	flushkit-default) timed "$FK" cp --json "$SRC" "$dst" >"$json" ;;
+	other-default) timed "$FLUSHKIT_B" cp --json "$SRC" "$dst" >"$json" ;;
+	flushkit-*) timed "$FK" cp --json --method="${1#flushkit-}" "$SRC" "$dst" >"$json" ;;
 	esac
 	t1=$(now)
 	record cp "$1" "$2" "$t0" "$t1"
@@ -88,7 +132,7 @@ run_cp() { # CONFIG ROUND
 run_sync() { # OP CONFIG ROUND
 	local dst=$WORK/dst t0 t1
 	rm -rf "$dst" "$WORK/other"
-	drop_caches
+	evict
 	cp -a "$SRC" "$dst" # dirty, not yet written back
 	if [ "$1" = sync-other ]; then
 		dd if=/dev/zero of="$WORK/other" bs=1M count="$OTHER_MB" \
@@ -96,9 +140,9 @@ run_sync() { # OP CONFIG ROUND
 	fi
 	t0=$(now)
 	case $2 in
-	sync-f) sync -f "$dst" ;;
-	flushkit-default) "$FK" sync --json "$dst" >"$json" ;;
-	flushkit-*) "$FK" sync --json --method="${2#flushkit-}" "$dst" >"$json" ;;
+	sync-f) timed sync -f "$dst" ;;
+	flushkit-default) timed "$FK" sync --json "$dst" >"$json" ;;
+	flushkit-*) timed "$FK" sync --json --method="${2#flushkit-}" "$dst" >"$json" ;;
 	esac
 	t1=$(now)
 	record "$1" "$2" "$3" "$t0" "$t1"
@@ -120,7 +164,7 @@ for round in $(seq 1 "$RUNS"); do
 		done
 	done
 done
-drop_caches
+sync -f "$WORK"
 
 echo
 echo "src: $SRC ($(find "$SRC" -xdev -type f | wc -l) files," \
@@ -129,16 +173,18 @@ python3 - "$csv" <<'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 ref = {"cp": "cp-a+sync-f", "sync": "sync-f", "sync-other": "sync-f"}
-secs, order, swept = {}, [], {}
+secs, order, swept, cpu = {}, [], {}, {}
 for r in rows:
     k = (r["op"], r["config"])
     if k not in secs:
         order.append(k)
     secs.setdefault(k, {})[r["round"]] = float(r["seconds"])
+    cpu.setdefault(k, {})[r["round"]] = float(r.get("cpu_s") or "nan")
     n = r.get("syncfs_calls", "-")
     swept[k] = swept.get(k, 0) + (1 if n not in ("-", "0", "") else 0)
 print(f"{'op':10} {'config':22} {'n':>2} {'mean s':>7} {'min s':>7} "
-      f"{'max s':>7} {'ratio':>6} {'min':>5} {'max':>5} {'syncfs':>6}")
+      f"{'max s':>7} {'ratio':>6} {'min':>5} {'max':>5} {'syncfs':>6} "
+      f"{'cpu s':>6} {'cpu x':>5}")
 for op in ("cp", "sync", "sync-other"):
     base = secs.get((op, ref[op]), {})
     for k in [k for k in order if k[0] == op]:
@@ -148,10 +194,17 @@ for op in ("cp", "sync", "sync-other"):
         rm = statistics.mean(ratios) if ratios else float("nan")
         rl = min(ratios) if ratios else float("nan")
         rh = max(ratios) if ratios else float("nan")
+        cb = cpu.get((op, ref[op]), {})
+        cv = cpu[k]
+        cr = [cv[rd] / cb[rd] for rd in cv if rd in cb and cb[rd] > 0]
+        cm = statistics.mean(cv.values())
+        crm = statistics.mean(cr) if cr else float("nan")
         print(f"{op:10} {k[1]:22} {len(s):2d} {statistics.mean(s):7.2f} "
               f"{min(s):7.2f} {max(s):7.2f} {rm:6.2f} {rl:5.2f} {rh:5.2f} "
-              f"{swept[k] if k[1].startswith('flushkit') else '-':>6}")
+              f"{swept[k] if k[1].startswith(('flushkit', 'other')) else '-':>6} "
+              f"{cm:6.2f} {crm:5.2f}")
 print("ratio: seconds / the reference's in the same round (cp -a && "
       "sync -f for cp, sync -f for sync); mean, min, max over rounds; "
-      "syncfs: runs that made syncfs calls (auto: that swept)")
+      "syncfs: runs that made syncfs calls (auto: that swept); cpu: "
+      "user + sys seconds, mean, and its mean ratio to the reference's")
 PY
