@@ -142,6 +142,13 @@ if start_and_wait_mounted 000 --quick --device=$dev --results "$t/kill"; then
 		for p in $orphans; do kill -KILL "$p"; done
 		sleep 1
 	fi
+	# A child that is exiting (its command line already gone) may
+	# still hold the run's lock for a moment: wait until it is free.
+	for _ in $(seq 50); do
+		[ -e "$root/run-$pid/lock" ] || break
+		flock -n "$root/run-$pid/lock" true && break
+		sleep 0.2
+	done
 	l=$(leftovers $pid)
 	[ -n "$l" ] || err "after SIGKILL: nothing left (test is vacuous)"
 	out=$("$FLUSHKIT" reproduce --cleanup 2>&1)

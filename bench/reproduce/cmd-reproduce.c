@@ -73,13 +73,18 @@ struct ctx {
 	char seed_dir[2048]; /* RESULTS/NNN */
 };
 
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, stop_sig;
 static volatile pid_t child_pgid;
 
+/* SIGINT, SIGTERM and SIGPIPE (stdout is a pipe whose reader left, as
+ * in "| head -1"): stop at the next step and clean up.  A handler, not
+ * SIG_IGN, so the children start with SIGPIPE at its default (exec
+ * resets handled signals, not ignored ones). */
 static void on_signal(int sig)
 {
-	(void)sig;
 	stop = 1;
+	if (!stop_sig)
+		stop_sig = sig;
 	if (child_pgid > 0)
 		kill(-child_pgid, SIGTERM);
 }
@@ -1272,6 +1277,53 @@ static int write_index(struct ctx *c, const int *done, const double *dur)
 	return fclose(f) ? -errno : 0;
 }
 
+/*
+ * A --results DIR given by the user: a directory that is empty, or one
+ * to create.  A reused directory would mix two invocations' result
+ * files in the plots and their commands in commands.txt, so a
+ * non-empty one is refused (reproduce never removes what is there).
+ * Checked before anything runs.  0, or the exit status.
+ */
+static int results_dir_check(const char *dir)
+{
+	struct stat st;
+	if (stat(dir, &st)) {
+		if (errno != ENOENT) {
+			cli_error("--results '%s': %s", dir, strerror(errno));
+			return FK_EXIT_USAGE;
+		}
+		if (mkdir(dir, 0755)) {
+			cli_error("--results: mkdir '%s': %s", dir,
+				  strerror(errno));
+			return FK_EXIT_FAILURE;
+		}
+		return 0;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		cli_error("--results '%s': not a directory", dir);
+		return FK_EXIT_USAGE;
+	}
+	DIR *d = opendir(dir);
+	if (!d) {
+		cli_error("--results: open '%s': %s", dir, strerror(errno));
+		return FK_EXIT_FAILURE;
+	}
+	struct dirent *e;
+	int empty = 1;
+	while (empty && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			empty = 0;
+	closedir(d);
+	if (!empty) {
+		cli_error("--results '%s': not empty (a reused directory "
+			  "would mix two runs' results and commands): give a "
+			  "new or empty directory",
+			  dir);
+		return FK_EXIT_USAGE;
+	}
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -1285,11 +1337,14 @@ static void usage(FILE *f)
 		"50000 write IOPS),\n"
 		"                    hdd (150 MB/s, 150 write IOPS; the "
 		"default) or BPS:IOPS\n"
+		"                    (BPS in bytes/s, k M G = 10^3 10^6 "
+		"10^9; at least 1M:10)\n"
 		"  --quick           tiny sizes: every experiment in a few "
 		"minutes\n"
 		"  --runs=N          runs per side (default: each seed's)\n"
-		"  --results=DIR     output (default "
-		"results/reproduce-YYYYMMDD-HHMMSS)\n"
+		"  --results=DIR     output, a new or empty directory "
+		"(default\n"
+		"                    results/reproduce-YYYYMMDD-HHMMSS)\n"
 		"  --cleanup         (alone) only remove what killed runs "
 		"left: mounts,\n"
 		"                    loop devices, throttles under " DISK_ROOT
@@ -1312,21 +1367,38 @@ int cmd_reproduce(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	struct ctx c;
-	int opt, cleanup = 0;
+	int opt, cleanup = 0, others = 0;
 	memset(&c, 0, sizeof(c));
 	disk_profile_parse("hdd", &c.prof);
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
 		uint64_t u;
+		if (opt == 'D' || opt == 'q' || opt == 'r' || opt == 'o')
+			others++;
 		switch (opt) {
-		case 'D':
-			if (disk_profile_parse(optarg, &c.prof)) {
+		case 'D': {
+			int pr = disk_profile_parse(optarg, &c.prof);
+			if (pr == -ERANGE) {
+				cli_error(
+				    "--device '%s': below the floor of "
+				    "%llu B/s and %llu write IOPS (a "
+				    "slower throttled disk stalls every "
+				    "sync(2) on the machine; see "
+				    "docs/reproduce.md)",
+				    optarg,
+				    (unsigned long long)DISK_MIN_WRITE_BPS,
+				    (unsigned long long)DISK_MIN_WRITE_IOPS);
+				return FK_EXIT_USAGE;
+			}
+			if (pr) {
 				cli_error("bad --device '%s' (native, ssd, "
-					  "hdd or BPS:IOPS)",
+					  "hdd or BPS:IOPS, BPS in bytes/s "
+					  "with k, M or G = 10^3, 10^6, 10^9)",
 					  optarg);
 				return FK_EXIT_USAGE;
 			}
 			break;
+		}
 		case 'q':
 			c.quick = 1;
 			break;
@@ -1351,7 +1423,12 @@ int cmd_reproduce(int argc, char **argv)
 			return FK_EXIT_USAGE;
 		}
 	}
-	if (cleanup && optind == argc) {
+	if (cleanup && (optind != argc || others)) {
+		cli_error("--cleanup only removes what killed runs left: give "
+			  "it alone (no seed, no other option)");
+		return FK_EXIT_USAGE;
+	}
+	if (cleanup) {
 		if (geteuid() != 0) {
 			cli_error("reproduce --cleanup needs root");
 			return FK_EXIT_FAILURE;
@@ -1394,7 +1471,11 @@ int cmd_reproduce(int argc, char **argv)
 		disk_profile_parse("native", &c.prof);
 	}
 	char defdir[128];
-	if (!c.results) {
+	if (c.results) {
+		int rr = results_dir_check(c.results);
+		if (rr)
+			return rr;
+	} else {
 		time_t now = time(NULL);
 		struct tm tm;
 		localtime_r(&now, &tm);
@@ -1413,12 +1494,14 @@ int cmd_reproduce(int argc, char **argv)
 	if (mkdir_p1(c.results))
 		return FK_EXIT_FAILURE;
 
-	struct sigaction sa, old_int, old_term;
+	struct sigaction sa, old_int, old_term, old_pipe;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
+	sigaction(SIGPIPE, &sa, &old_pipe);
 	stop = 0;
+	stop_sig = 0;
 	if (disk_run_dir_create(c.run_dir, sizeof(c.run_dir)))
 		return FK_EXIT_FAILURE;
 
@@ -1444,13 +1527,21 @@ int cmd_reproduce(int argc, char **argv)
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	if (stop) {
-		cli_error("interrupted; mounts, loop devices and throttles "
-			  "removed");
+		if (stop_sig == SIGPIPE)
+			cli_error("stdout closed (broken pipe): stopped; "
+				  "mounts, loop devices and throttles "
+				  "removed");
+		else
+			cli_error("interrupted; mounts, loop devices and "
+				  "throttles removed");
+		sigaction(SIGPIPE, &old_pipe, NULL);
 		return FK_EXIT_FAILURE;
 	}
 	if (write_index(&c, done, dur))
 		err = 1;
 	printf("report: %s/index.html (%.0f s in all)\n", c.results,
 	       now_s() - t0);
+	fflush(stdout);
+	sigaction(SIGPIPE, &old_pipe, NULL);
 	return err ? FK_EXIT_FAILURE : FK_EXIT_OK;
 }
