@@ -19,10 +19,10 @@
  *
  * The experiments (sizes full / --quick):
  *   000  TPC-B, many clients, -P 1, alternating A/B runs on one
- *        database: A = checkpoint writes without writeback hints
- *        (checkpoint_flush_after 0), B = SYNC_FILE_RANGE_WRITE hints
- *        every 256 KiB.  (The seed's "before" was hints that wait; the
- *        store has no waiting-hint mode, see docs/reproduce.md.)
+ *        database, writeback hints every 256 KiB on both sides: A =
+ *        hints that wait (checkpoint_flush_wait: WAIT_BEFORE | WRITE |
+ *        WAIT_AFTER, what the old WB_SYNC_ALL hint amounted to), B =
+ *        SYNC_FILE_RANGE_WRITE alone; every other knob equal.
  *   001  fs_mark's shape on xfs: many threads, 4 KiB files, -S 1 vs
  *        batched fsync, from empty memory (its file system remounted)
  *        and with the page cache holding clean pages.
@@ -561,8 +561,8 @@ static int seed_000(struct ctx *c, struct disk *d)
 		args_add(&a, "--flush=smooth");
 		args_add(&a, "--shared-buffers=%s", sb);
 		args_add(&a, "--checkpoint-timeout=%s", cpt);
-		args_add(&a, "--checkpoint-flush-after=%s",
-			 side ? "256kB" : "0");
+		args_add(&a, "--checkpoint-flush-after=256kB");
+		args_add(&a, "--checkpoint-flush-wait=%s", side ? "off" : "on");
 		args_add(&a, "--log-checkpoints=off");
 		args_add(&a, "--results=%s", side ? db : da);
 		char logname[64];
@@ -574,14 +574,15 @@ static int seed_000(struct ctx *c, struct disk *d)
 		return rc;
 
 	struct table t;
-	char cmd[256];
+	char cmd[400];
 	snprintf(cmd, sizeof(cmd),
 		 "bench tpcb -s %d -c %d -T %d -P 1 --flush=smooth "
-		 "--shared-buffers=%s --checkpoint-timeout=%s",
+		 "--shared-buffers=%s --checkpoint-timeout=%s "
+		 "--checkpoint-flush-after=256kB",
 		 scale, clients, secs, sb, cpt);
 	char ta[512], tb[512];
-	snprintf(ta, sizeof(ta), "%s --checkpoint-flush-after=0", cmd);
-	snprintf(tb, sizeof(tb), "%s --checkpoint-flush-after=256kB", cmd);
+	snprintf(ta, sizeof(ta), "%s --checkpoint-flush-wait=on", cmd);
+	snprintf(tb, sizeof(tb), "%s --checkpoint-flush-wait=off", cmd);
 	if (table_open(c, &t, "000: sync_file_range with WB_SYNC_NONE (TPC-B)",
 		       ta, tb))
 		return -EIO;
