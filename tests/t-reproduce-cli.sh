@@ -19,7 +19,9 @@
 #      directory) and exits 1, instead of dying of SIGPIPE;
 #   7. a run directory is never seen without its held lock: a
 #      "reproduce --cleanup" while a starting run waits on its flock
-#      (strace delays it) does not remove the starting run's directory.
+#      (strace delays it) does not remove the starting run's directory;
+#   8. a run killed while it traced block events (seed 003) leaves a
+#      tracefs instance; the next --cleanup removes it with the rest.
 # Not root or no loop devices: skip (77).
 set -u
 if [ "$(id -u)" != 0 ]; then echo "SKIP: not root"; exit 77; fi
@@ -162,6 +164,37 @@ if command -v strace >/dev/null; then
 		kill -TERM $spid 2>/dev/null
 		wait $spid
 	fi
+fi
+# 8. A killed run's tracefs instance (003's block events) goes with
+# the next --cleanup, not only its mount.
+"$FLUSHKIT" reproduce 003 --quick --runs=200 --device=$dev \
+	--results "$t/tr" >"$t/tr.out" 2>&1 &
+pid=$!
+inst=$root/run-$pid/tracefs/instances/flushkit-$pid
+for _ in $(seq 1 300); do
+	[ -d "$inst" ] && break
+	sleep 0.1
+done
+if [ -d "$inst" ]; then
+	kill -KILL $pid
+	wait $pid 2>/dev/null
+	for _ in $(seq 50); do
+		[ -z "$(pgrep -f "$root/run-$pid/")" ] && break
+		sleep 0.2
+	done
+	"$FLUSHKIT" reproduce --cleanup >/dev/null 2>&1
+	mkdir "$t/tracefs"
+	if mount -t tracefs nodev "$t/tracefs"; then
+		[ -e "$t/tracefs/instances/flushkit-$pid" ] &&
+			err "after --cleanup: the killed run's tracefs instance flushkit-$pid is left"
+		umount "$t/tracefs"
+	fi
+	l=$(leftovers $pid)
+	[ -z "$l" ] || err "after SIGKILL and --cleanup: left: $l"
+else
+	echo "not checked: no tracefs instance (block events unavailable): $(cat "$t/tr.out")"
+	kill -TERM $pid 2>/dev/null
+	wait $pid
 fi
 # Whatever a failed check above left behind.
 "$FLUSHKIT" reproduce --cleanup >/dev/null 2>&1

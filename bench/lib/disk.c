@@ -605,6 +605,26 @@ static int reset_recorded_throttles(const char *path)
 	return count;
 }
 
+/* A killed run's tracefs instances (RUN/tracefs/instances/flushkit-*,
+ * the mount still there): their buffers and enabled events go with
+ * rmdir, before the mount does.  Count removed. */
+static int remove_trace_instances(const char *run)
+{
+	char dir[1200];
+	snprintf(dir, sizeof(dir), "%s/tracefs/instances", run);
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	int count = 0;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if (!strncmp(e->d_name, "flushkit-", 9) &&
+		    !unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR))
+			count++;
+	closedir(d);
+	return count;
+}
+
 /* Remove DISK_ROOT/@name, a ".new-PID" directory whose process is gone
  * (it holds at most the lock file).  1 if removed, else 0. */
 static int remove_new_dir(const char *name)
@@ -644,6 +664,7 @@ int disk_cleanup_stale(void)
 			}
 			char prefix[1100];
 			snprintf(prefix, sizeof(prefix), "%s/", path);
+			count += remove_trace_instances(path);
 			count += umount_below(prefix);
 			int n = each_loop(prefix, 1, reset_and_clear);
 			if (n > 0)
