@@ -30,12 +30,13 @@
  *        shared_buffers: fsync request queue compaction off vs on.
  *   003  copy a database-like tree: fsync per file vs early writeback,
  *        delayed fsync and POSIX_FADV_DONTNEED; block-layer write counts
- *        of the loop device (/sys/block/loopN/stat) and Dirty/Writeback
- *        sampled by "flushkit monitor".
+ *        of the loop device from tracefs block events (else
+ *        /sys/block/loopN/stat) and Dirty/Writeback sampled by
+ *        "flushkit monitor".
  *   004  bench sync: sync(2) vs syncfs vs flushkit sync on ext4, xfs,
  *        btrfs, ext3 x 1, 2, 4 file systems.
  *
- * SIGINT/SIGTERM: the running child's process group is sent SIGTERM,
+ * SIGINT/SIGTERM/SIGPIPE: the running child's process group is sent SIGTERM,
  * the experiment stops, the disks are destroyed (throttle reset,
  * umount, loop detach, images removed) and the exit status is 1.
  */
