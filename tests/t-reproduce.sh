@@ -89,6 +89,8 @@ for n in 000 001 002 003 004; do
 done
 grep -q '"scale","clients","tps","max_latency"' "$t/r/002/seed-layout.csv" ||
 	err "002: no seed-layout.csv in the seed's CSV layout"
+grep -q '| test 1: 4 syncs, nothing to write' "$t/r/004/table.md" ||
+	err "004: test 1's row does not give the count of syncs run (4 with --quick)"
 grep -q 'progress: .* tps, lat .* ms stddev' "$t/r/000/table.md" ||
 	err "000: no worst progress seconds"
 grep -q 'dirty.png\|dirty.svg' "$t/r/index.html" ||

@@ -1279,6 +1279,7 @@ static int seed_003(struct ctx *c, struct disk *d)
 static int seed_004(struct ctx *c)
 {
 	unsigned runs = c->runs ? c->runs : c->quick ? 2 : 5;
+	int empty_syncs = c->quick ? 4 : 200; /* test 1 (the seed's 200) */
 	char types[64] = "";
 	const char *want[] = {"ext4", "xfs", "btrfs", "ext3"};
 	for (int i = 0; i < (c->quick ? 1 : 4); i++) {
@@ -1310,7 +1311,7 @@ static int seed_004(struct ctx *c)
 	args_add(&a, "--fs=%s", types);
 	args_add(&a, "--fs-count=%s", counts);
 	args_add(&a, "--runs=%u", runs);
-	args_add(&a, "--empty-syncs=%d", c->quick ? 4 : 200);
+	args_add(&a, "--empty-syncs=%d", empty_syncs);
 	args_add(&a, "--big-size=%s", c->quick ? "16M" : "512M");
 	args_add(&a, "--image-size=%s", c->quick ? "320M" : "1536M");
 	args_add(&a, "--sleep-scale=%s", c->quick ? "0.05" : "1");
@@ -1338,9 +1339,11 @@ static int seed_004(struct ctx *c)
 		       "one syncfs per file system (first table), "
 		       "flushkit sync (second)"))
 		return -EIO;
-	static const char *const tests[] = {
-	    "test 1: 200 syncs, nothing to write (s)",
-	    "test 2: sync while 40 KB files are written (s)",
+	char test1[64];
+	snprintf(test1, sizeof(test1), "test 1: %d syncs, nothing to write (s)",
+		 empty_syncs);
+	const char *const tests[] = {
+	    test1, "test 2: sync while 40 KB files are written (s)",
 	    "test 3: sync while a big file is written (s)"};
 	static const char *const keys[] = {"empty_sync_total_s", "small_sync_s",
 					   "big_sync_s"};
