@@ -216,7 +216,7 @@ struct fk_writeback_range {
  *   FK_SFR_NOOP         nothing at all (ZFS: neither call helps there);
  *                       the ranges are counted in ranges_skipped.
  *
- * A hint, never a durability promise: the WAIT flags of
+ * A hint, never a durability promise: by default the WAIT flags of
  * sync_file_range are never used, because they consume a pending
  * writeback error and a later fsync on the descriptor would return 0.
  * Durability is only ever established by fsync/fdatasync.  An error
@@ -224,6 +224,20 @@ struct fk_writeback_range {
  * (sticky, the first one) and returned by the call that issued the
  * range; treat it as a warning of what the file's fsync will report,
  * never as a replacement for that fsync.
+ *
+ * Waiting hints (@wait set to 1 after fk_writeback_init; 0 there): each
+ * merged range is issued with sync_file_range(SYNC_FILE_RANGE_WAIT_BEFORE
+ * | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER), which returns
+ * only when the range's writeback has completed: what a data-integrity
+ * (WB_SYNC_ALL) writeback hint amounted to before Linux 4.x made the
+ * call's writes WB_SYNC_NONE.  It blocks for the device's time, and the
+ * wait CONSUMES the descriptor's pending writeback error: the fsync
+ * after it may return 0 for data that never reached the disk.  So with
+ * @wait, first_error (or a call's error return) IS that file's fsync
+ * error, and the caller must fail as if its fsync had failed (the
+ * store's checkpointer does).  The DONTNEED fallback and the no-op file
+ * systems are as without @wait (the fallback does not wait).  For
+ * reproducing the old behaviour (flushkit reproduce 000); not for use.
  *
  * Memory: at most 4096 ranges are held; when the array fills they are
  * merged, and issued early if merging did not free half of it.
@@ -248,6 +262,7 @@ struct fk_writeback {
 	uint64_t bytes_noted;	 /* bytes in those */
 	uint64_t ranges_skipped; /* merged ranges not issued: no-op
 				  * file system, or the call failed */
+	int wait; /* 1: waiting hints (see above); set after init */
 };
 
 /* Default threshold: 256 KiB, as PostgreSQL's checkpoint_flush_after. */
@@ -1799,6 +1814,12 @@ struct fk_store_opts {
 	uint64_t checkpoint_timeout_ms;	       /* 300000 */
 	double checkpoint_completion_target;   /* 0.9, in (0, 1] */
 	uint64_t checkpoint_flush_after_bytes; /* 256 KiB; 0 = no hints */
+	int checkpoint_flush_wait;	       /* 0; 1 = the checkpoint's
+						* hints wait for their
+						* writes (struct
+						* fk_writeback's wait; an
+						* error fails the checkpoint
+						* as a failed fsync) */
 	int checkpoint_sorted;		       /* sort writes by file/block */
 	uint64_t checkpoint_sync_spread_ms;    /* 0 = back-to-back fsyncs;
 						* FK_SYNC_SPREAD_AUTO */

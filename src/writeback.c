@@ -12,10 +12,13 @@
  * and pg_flush_data in src/backend/storage/file/fd.c).
  *
  * A hint, never a durability promise: only SYNC_FILE_RANGE_WRITE is
- * used.  The WAIT flags would consume a pending writeback error (the
- * errseq_t of the mapping), so a later fsync on the descriptor would
- * return 0 for data that never reached the disk.  Durability comes only
- * from fsync/fdatasync.
+ * used, unless the caller asks for waiting hints (wb->wait).  The WAIT
+ * flags consume a pending writeback error (the errseq_t of the
+ * mapping), so a later fsync on the descriptor returns 0 for data that
+ * never reached the disk: with wb->wait an error of the call is the
+ * file's fsync error, kept in first_error like any other, and the
+ * caller must treat it so (flushkit.h).  Durability comes only from
+ * fsync/fdatasync.
  *
  * Interface routines:
  *   fk_writeback_init(), fk_writeback_release()
@@ -156,7 +159,10 @@ static int issue_fd_ranges(struct fk_writeback *wb,
 		if (support == FK_SFR_WORKS || support == FK_SFR_UNKNOWN) {
 			int e = fk_sys.sync_file_range(
 			    r[i].fd, (off_t)r[i].offset, (off_t)r[i].length,
-			    SYNC_FILE_RANGE_WRITE);
+			    wb->wait ? SYNC_FILE_RANGE_WAIT_BEFORE |
+					   SYNC_FILE_RANGE_WRITE |
+					   SYNC_FILE_RANGE_WAIT_AFTER
+				     : SYNC_FILE_RANGE_WRITE);
 			wb->calls_sfr++;
 			int s = fk_probe_sfr_classify(e);
 			if (s == FK_SFR_WORKS) {

@@ -38,6 +38,42 @@
 static struct disk *reg[MAX_REG];
 static int lock_fd = -1;
 
+/* A write rate: digits with an optional decimal suffix k, M, G (10^3,
+ * 10^6, 10^9, as the profiles' MB/s), optionally followed by "B" or
+ * "B/s".  0 or -EINVAL. */
+static int parse_rate(const char *s, uint64_t *out)
+{
+	char *end;
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	uint64_t mult = 1;
+	switch (*end) {
+	case 'k':
+	case 'K':
+		mult = 1000;
+		end++;
+		break;
+	case 'M':
+		mult = 1000 * 1000;
+		end++;
+		break;
+	case 'G':
+		mult = 1000 * 1000 * 1000;
+		end++;
+		break;
+	}
+	if (*end && strcmp(end, "B") && strcmp(end, "B/s"))
+		return -EINVAL;
+	if (v && mult > UINT64_MAX / v)
+		return -EINVAL;
+	*out = v * mult;
+	return 0;
+}
+
 int disk_profile_parse(const char *s, struct disk_profile *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -64,9 +100,14 @@ int disk_profile_parse(const char *s, struct disk_profile *p)
 		return -EINVAL;
 	memcpy(bps, s, (size_t)(colon - s));
 	bps[colon - s] = 0;
-	if (cli_parse_size(bps, &p->write_bps) ||
+	if (parse_rate(bps, &p->write_bps) ||
 	    cli_parse_u64(colon + 1, &p->write_iops))
 		return -EINVAL;
+	/* 0 is "no limit on that axis"; anything else below the floor
+	 * would stall every sync(2) on the machine (disk.h). */
+	if ((p->write_bps && p->write_bps < DISK_MIN_WRITE_BPS) ||
+	    (p->write_iops && p->write_iops < DISK_MIN_WRITE_IOPS))
+		return -ERANGE;
 	return 0;
 }
 
@@ -564,6 +605,37 @@ static int reset_recorded_throttles(const char *path)
 	return count;
 }
 
+/* A killed run's tracefs instances (RUN/tracefs/instances/flushkit-*,
+ * the mount still there): their buffers and enabled events go with
+ * rmdir, before the mount does.  Count removed. */
+static int remove_trace_instances(const char *run)
+{
+	char dir[1200];
+	snprintf(dir, sizeof(dir), "%s/tracefs/instances", run);
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	int count = 0;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if (!strncmp(e->d_name, "flushkit-", 9) &&
+		    !unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR))
+			count++;
+	closedir(d);
+	return count;
+}
+
+/* Remove DISK_ROOT/@name, a ".new-PID" directory whose process is gone
+ * (it holds at most the lock file).  1 if removed, else 0. */
+static int remove_new_dir(const char *name)
+{
+	char path[1024], lock[1100];
+	snprintf(path, sizeof(path), DISK_ROOT "/%s", name);
+	snprintf(lock, sizeof(lock), "%s/lock", path);
+	unlink(lock);
+	return rmdir(path) == 0;
+}
+
 int disk_cleanup_stale(void)
 {
 	DIR *dir = opendir(DISK_ROOT);
@@ -571,6 +643,14 @@ int disk_cleanup_stale(void)
 	if (dir) {
 		struct dirent *e;
 		while ((e = readdir(dir))) {
+			long pid;
+			if (sscanf(e->d_name, ".new-%ld", &pid) == 1) {
+				/* A run directory in the making: its maker's
+				 * until that process is gone. */
+				if (kill((pid_t)pid, 0) && errno == ESRCH)
+					count += remove_new_dir(e->d_name);
+				continue;
+			}
 			if (strncmp(e->d_name, "run-", 4))
 				continue;
 			char path[1024], lock[1100];
@@ -584,6 +664,7 @@ int disk_cleanup_stale(void)
 			}
 			char prefix[1100];
 			snprintf(prefix, sizeof(prefix), "%s/", path);
+			count += remove_trace_instances(path);
 			count += umount_below(prefix);
 			int n = each_loop(prefix, 1, reset_and_clear);
 			if (n > 0)
@@ -621,13 +702,18 @@ int disk_run_dir_create(char *dir, size_t len)
 	if ((size_t)snprintf(dir, len, DISK_ROOT "/run-%ld", (long)getpid()) >=
 	    len)
 		return -ENAMETOOLONG;
-	if (mkdir(dir, 0700) && errno != EEXIST) {
+	/* Atomic: the directory gets its locked lock file under a name
+	 * disk_cleanup_stale never takes for a run (".new-PID"), and only
+	 * then its run name.  A run-PID directory without a lock file is
+	 * never one in the making. */
+	char tmp[1024], lock[1100];
+	snprintf(tmp, sizeof(tmp), DISK_ROOT "/.new-%ld", (long)getpid());
+	if (mkdir(tmp, 0700) && errno != EEXIST) {
 		int e = errno;
-		cli_error("mkdir '%s': %s", dir, strerror(e));
+		cli_error("mkdir '%s': %s", tmp, strerror(e));
 		return -e;
 	}
-	char lock[1100];
-	snprintf(lock, sizeof(lock), "%s/lock", dir);
+	snprintf(lock, sizeof(lock), "%s/lock", tmp);
 	if (lock_fd >= 0)
 		close(lock_fd);
 	/* Not O_CLOEXEC: the benchmark children hold the lock too, so a
@@ -636,6 +722,14 @@ int disk_run_dir_create(char *dir, size_t len)
 	if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB)) {
 		int e = errno;
 		cli_error("lock '%s': %s", lock, strerror(e));
+		rmdir(tmp);
+		return -e;
+	}
+	if (rename(tmp, dir)) {
+		int e = errno;
+		cli_error("rename '%s' to '%s': %s", tmp, dir, strerror(e));
+		unlink(lock);
+		rmdir(tmp);
 		return -e;
 	}
 	if (!registered) {

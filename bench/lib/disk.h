@@ -15,9 +15,20 @@
  *
  * Profiles (--device=): "native" (no throttle), "ssd" (500 MB/s, 50000
  * write IOPS: a SATA SSD of the 840 EVO's class), "hdd" (150 MB/s, 150
- * write IOPS: a 7200 rpm disk), or "BPS:IOPS" (sizes as cli_parse_size,
- * 0 for no limit on that axis).  Reads are not throttled: the seeds'
- * experiments are about writeback.
+ * write IOPS: a 7200 rpm disk), or "BPS:IOPS".  BPS is bytes per
+ * second with an optional decimal suffix k, M or G (10^3, 10^6, 10^9:
+ * the unit of the profiles, so "150M:150" is exactly "hdd"), optionally
+ * followed by "B" or "B/s"; IOPS a plain count; 0 for no limit on that
+ * axis.  Reads are not throttled: the seeds' experiments are about
+ * writeback.
+ *
+ * The floor.  A profile below DISK_MIN_WRITE_BPS (1 MB/s) or
+ * DISK_MIN_WRITE_IOPS (10) on an axis it limits is refused (-ERANGE):
+ * sync(2) waits for the dirty data of every file system on the machine,
+ * the throttled loop device's included, so while a device limited to
+ * 1 kB/s had a few MB dirty, every sync(2) on the machine (anyone's)
+ * waited minutes for it.  (Seed 004's four file systems on two disks
+ * get half a profile each: hdd's halves are 75 MB/s, 75 IOPS.)
  *
  * Cleanup.  Every disk lives in a run directory DISK_ROOT/run-PID that
  * holds a lock file flock()ed by the process that made it (and the
@@ -52,7 +63,12 @@ struct disk_profile {
 	uint64_t write_iops; /* write requests per second, 0 = no limit */
 };
 
-/* Parse a --device value.  0 or -EINVAL. */
+/* The floor of a throttled profile (see the banner). */
+#define DISK_MIN_WRITE_BPS 1000000ull
+#define DISK_MIN_WRITE_IOPS 10ull
+
+/* Parse a --device value.  0, -EINVAL (not a profile) or -ERANGE (a
+ * limit below the floor). */
 int disk_profile_parse(const char *s, struct disk_profile *p);
 /* Divide a profile's limits by @n (file systems sharing one disk). */
 void disk_profile_share(struct disk_profile *p, unsigned n);

@@ -19,10 +19,10 @@
  *
  * The experiments (sizes full / --quick):
  *   000  TPC-B, many clients, -P 1, alternating A/B runs on one
- *        database: A = checkpoint writes without writeback hints
- *        (checkpoint_flush_after 0), B = SYNC_FILE_RANGE_WRITE hints
- *        every 256 KiB.  (The seed's "before" was hints that wait; the
- *        store has no waiting-hint mode, see docs/reproduce.md.)
+ *        database, writeback hints every 256 KiB on both sides: A =
+ *        hints that wait (checkpoint_flush_wait: WAIT_BEFORE | WRITE |
+ *        WAIT_AFTER, what the old WB_SYNC_ALL hint amounted to), B =
+ *        SYNC_FILE_RANGE_WRITE alone; every other knob equal.
  *   001  fs_mark's shape on xfs: many threads, 4 KiB files, -S 1 vs
  *        batched fsync, from empty memory (its file system remounted)
  *        and with the page cache holding clean pages.
@@ -30,12 +30,13 @@
  *        shared_buffers: fsync request queue compaction off vs on.
  *   003  copy a database-like tree: fsync per file vs early writeback,
  *        delayed fsync and POSIX_FADV_DONTNEED; block-layer write counts
- *        of the loop device (/sys/block/loopN/stat) and Dirty/Writeback
- *        sampled by "flushkit monitor".
+ *        of the loop device from tracefs block events (else
+ *        /sys/block/loopN/stat) and Dirty/Writeback sampled by
+ *        "flushkit monitor".
  *   004  bench sync: sync(2) vs syncfs vs flushkit sync on ext4, xfs,
  *        btrfs, ext3 x 1, 2, 4 file systems.
  *
- * SIGINT/SIGTERM: the running child's process group is sent SIGTERM,
+ * SIGINT/SIGTERM/SIGPIPE: the running child's process group is sent SIGTERM,
  * the experiment stops, the disks are destroyed (throttle reset,
  * umount, loop detach, images removed) and the exit status is 1.
  */
@@ -56,6 +57,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -73,13 +75,18 @@ struct ctx {
 	char seed_dir[2048]; /* RESULTS/NNN */
 };
 
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, stop_sig;
 static volatile pid_t child_pgid;
 
+/* SIGINT, SIGTERM and SIGPIPE (stdout is a pipe whose reader left, as
+ * in "| head -1"): stop at the next step and clean up.  A handler, not
+ * SIG_IGN, so the children start with SIGPIPE at its default (exec
+ * resets handled signals, not ignored ones). */
 static void on_signal(int sig)
 {
-	(void)sig;
 	stop = 1;
+	if (!stop_sig)
+		stop_sig = sig;
 	if (child_pgid > 0)
 		kill(-child_pgid, SIGTERM);
 }
@@ -256,6 +263,182 @@ static void blk_read(const struct disk *d, struct blk_counts *b)
 	b->writes = (double)f[4];
 	b->merges = (double)f[5];
 	b->kib = (double)f[6] / 2;
+}
+
+/*
+ * Block-layer events from tracefs, blktrace's counts without blktrace:
+ * tracefs mounted in the run directory (RUN/tracefs: removed with the
+ * run, a killed run's by disk_cleanup_stale), an instance of its own
+ * (instances/flushkit-PID: its own buffer, nobody else's tracing
+ * disturbed), the block events of one device only (filter "dev == N"):
+ *   block_bio_queue                   writes queued (blktrace Q)
+ *   block_bio_backmerge, _frontmerge  write merges (M, F)
+ *   block_rq_insert                   requests inserted (I)
+ *   block_rq_issue                    write dispatches (D)
+ *   block_rq_complete                 writes completed (C), their KiB
+ * counting the events whose RWBS has a W.  Where any step fails the
+ * caller falls back to /sys/block/loopN/stat.
+ */
+static const char *const trace_events[] = {
+    "block_bio_queue", "block_bio_backmerge", "block_bio_frontmerge",
+    "block_rq_insert", "block_rq_issue",      "block_rq_complete"};
+#define NR_TRACE_EVENTS (sizeof(trace_events) / sizeof(trace_events[0]))
+
+struct trace {
+	char mnt[1100];	 /* RUN/tracefs, mounted */
+	char inst[1300]; /* MNT/instances/flushkit-PID, made */
+	int mounted, made;
+	char why[2048]; /* why not, when setup failed */
+};
+
+struct trace_counts {
+	double ev[NR_TRACE_EVENTS];
+	double kib;  /* of the completed writes */
+	double lost; /* events the buffer overran */
+};
+
+static int write_str(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	size_t n = strlen(val);
+	int r = write(fd, val, n) == (ssize_t)n ? 0 : -errno;
+	if (close(fd) && !r)
+		r = -errno;
+	return r;
+}
+
+static void trace_stop(struct trace *t)
+{
+	if (t->made) {
+		char p[1500];
+		for (size_t i = 0; i < NR_TRACE_EVENTS; i++) {
+			snprintf(p, sizeof(p), "%s/events/block/%s/enable",
+				 t->inst, trace_events[i]);
+			write_str(p, "0");
+		}
+		if (rmdir(t->inst))
+			cli_warn("rmdir '%s': %s", t->inst, strerror(errno));
+		t->made = 0;
+	}
+	if (t->mounted) {
+		if (umount2(t->mnt, 0))
+			umount2(t->mnt, MNT_DETACH);
+		rmdir(t->mnt);
+		t->mounted = 0;
+	}
+}
+
+static int trace_start(struct trace *t, const char *run_dir,
+		       const struct disk *d)
+{
+	memset(t, 0, sizeof(*t));
+	snprintf(t->mnt, sizeof(t->mnt), "%s/tracefs", run_dir);
+	if (mkdir(t->mnt, 0700) && errno != EEXIST) {
+		snprintf(t->why, sizeof(t->why), "mkdir '%s': %s", t->mnt,
+			 strerror(errno));
+		return -EIO;
+	}
+	if (mount("nodev", t->mnt, "tracefs", 0, NULL)) {
+		snprintf(t->why, sizeof(t->why), "mount tracefs on '%s': %s",
+			 t->mnt, strerror(errno));
+		rmdir(t->mnt);
+		return -EIO;
+	}
+	t->mounted = 1;
+	snprintf(t->inst, sizeof(t->inst), "%s/instances/flushkit-%d", t->mnt,
+		 (int)getpid());
+	if (mkdir(t->inst, 0700)) {
+		snprintf(t->why, sizeof(t->why), "mkdir '%s': %s", t->inst,
+			 strerror(errno));
+		trace_stop(t);
+		return -EIO;
+	}
+	t->made = 1;
+	char p[1500], v[64];
+	int r = 0;
+	snprintf(p, sizeof(p), "%s/buffer_size_kb", t->inst);
+	r = write_str(p, "16384");
+	/* The kernel's dev_t of the loop device: MKDEV = maj << 20 | min. */
+	snprintf(v, sizeof(v), "dev == %u", (d->maj << 20) | d->min);
+	for (size_t i = 0; i < NR_TRACE_EVENTS && !r; i++) {
+		snprintf(p, sizeof(p), "%s/events/block/%s/filter", t->inst,
+			 trace_events[i]);
+		r = write_str(p, v);
+		snprintf(p, sizeof(p), "%s/events/block/%s/enable", t->inst,
+			 trace_events[i]);
+		if (!r)
+			r = write_str(p, "1");
+	}
+	if (r) {
+		snprintf(t->why, sizeof(t->why), "write '%s': %s", p,
+			 strerror(-r));
+		trace_stop(t);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* Empty the instance's buffer (before a measured step). */
+static int trace_clear(struct trace *t)
+{
+	char p[1500];
+	snprintf(p, sizeof(p), "%s/trace", t->inst);
+	return write_str(p, "");
+}
+
+/* Count the write events in the buffer since trace_clear. */
+static int trace_count(struct trace *t, struct trace_counts *c)
+{
+	char p[1500];
+	memset(c, 0, sizeof(*c));
+	snprintf(p, sizeof(p), "%s/trace", t->inst);
+	FILE *f = fopen(p, "re");
+	if (!f)
+		return -errno;
+	char *line = NULL;
+	size_t cap = 0;
+	while (getline(&line, &cap, f) > 0) {
+		if (line[0] == '#')
+			continue;
+		for (size_t i = 0; i < NR_TRACE_EVENTS; i++) {
+			char key[48];
+			snprintf(key, sizeof(key), " %s: ", trace_events[i]);
+			char *at = strstr(line, key);
+			if (!at)
+				continue;
+			unsigned ma, mi;
+			char rwbs[16];
+			if (sscanf(at + strlen(key), "%u,%u %15s", &ma, &mi,
+				   rwbs) != 3 ||
+			    !strchr(rwbs, 'W'))
+				break;
+			c->ev[i]++;
+			char *plus = strstr(at, " + ");
+			unsigned long long sect;
+			if (!strcmp(trace_events[i], "block_rq_complete") &&
+			    plus && sscanf(plus + 3, "%llu", &sect) == 1)
+				c->kib += (double)sect / 2;
+			break;
+		}
+	}
+	free(line);
+	fclose(f);
+	/* Lost events: the per-CPU "overrun" counts. */
+	for (int cpu = 0; cpu < 1024; cpu++) {
+		snprintf(p, sizeof(p), "%s/per_cpu/cpu%d/stats", t->inst, cpu);
+		FILE *st = fopen(p, "re");
+		if (!st)
+			break;
+		char l[256];
+		unsigned long long n;
+		while (fgets(l, sizeof(l), st))
+			if (sscanf(l, "overrun: %llu", &n) == 1)
+				c->lost += (double)n;
+		fclose(st);
+	}
+	return 0;
 }
 
 /* ---- reading result files -------------------------------------------- */
@@ -556,8 +739,8 @@ static int seed_000(struct ctx *c, struct disk *d)
 		args_add(&a, "--flush=smooth");
 		args_add(&a, "--shared-buffers=%s", sb);
 		args_add(&a, "--checkpoint-timeout=%s", cpt);
-		args_add(&a, "--checkpoint-flush-after=%s",
-			 side ? "256kB" : "0");
+		args_add(&a, "--checkpoint-flush-after=256kB");
+		args_add(&a, "--checkpoint-flush-wait=%s", side ? "off" : "on");
 		args_add(&a, "--log-checkpoints=off");
 		args_add(&a, "--results=%s", side ? db : da);
 		char logname[64];
@@ -569,14 +752,15 @@ static int seed_000(struct ctx *c, struct disk *d)
 		return rc;
 
 	struct table t;
-	char cmd[256];
+	char cmd[400];
 	snprintf(cmd, sizeof(cmd),
 		 "bench tpcb -s %d -c %d -T %d -P 1 --flush=smooth "
-		 "--shared-buffers=%s --checkpoint-timeout=%s",
+		 "--shared-buffers=%s --checkpoint-timeout=%s "
+		 "--checkpoint-flush-after=256kB",
 		 scale, clients, secs, sb, cpt);
 	char ta[512], tb[512];
-	snprintf(ta, sizeof(ta), "%s --checkpoint-flush-after=0", cmd);
-	snprintf(tb, sizeof(tb), "%s --checkpoint-flush-after=256kB", cmd);
+	snprintf(ta, sizeof(ta), "%s --checkpoint-flush-wait=on", cmd);
+	snprintf(tb, sizeof(tb), "%s --checkpoint-flush-wait=off", cmd);
 	if (table_open(c, &t, "000: sync_file_range with WB_SYNC_NONE (TPC-B)",
 		       ta, tb))
 		return -EIO;
@@ -962,11 +1146,27 @@ static int seed_003(struct ctx *c, struct disk *d)
 		if (mkdir_p1(sd[s]))
 			return -EIO;
 	}
+	struct vals disp[2], ins[2];
+	memset(disp, 0, sizeof(disp));
+	memset(ins, 0, sizeof(ins));
+	double lost = 0;
+	struct trace tr;
+	int traced = trace_start(&tr, c->run_dir, d) == 0;
 	int rc = 0;
 	for (unsigned r = 0; r < 2 * runs && !rc; r++) {
 		int side = (r % 2) ^ ((r / 2) % 2);
 		rm_tree(dst);
 		syncfs_path(d->mnt);
+		if (traced && trace_clear(&tr)) {
+			snprintf(tr.why, sizeof(tr.why), "clear the buffer");
+			trace_stop(&tr);
+			traced = 0;
+			if (r) { /* the sides must be counted one way */
+				cli_error("tracefs failed after run %u", r);
+				rc = -EIO;
+				break;
+			}
+		}
 		struct args a = {.n = 0};
 		args_add(&a, "flushkit");
 		args_add(&a, "monitor");
@@ -999,12 +1199,30 @@ static int seed_003(struct ctx *c, struct disk *d)
 		split_jsonl(log, cplog);
 		blk_read(d, &b1);
 		vals_add(&wall[side], dt);
+		struct trace_counts tc;
+		if (traced && !trace_count(&tr, &tc)) {
+			vals_add(&q[side], tc.ev[0]);
+			vals_add(&mg[side], tc.ev[1] + tc.ev[2]);
+			vals_add(&ins[side], tc.ev[3]);
+			vals_add(&disp[side], tc.ev[4]);
+			vals_add(&wr[side], tc.ev[5]);
+			vals_add(&kib[side], tc.kib);
+			lost += tc.lost;
+			continue;
+		}
+		if (traced) {
+			cli_error("read the tracefs buffer of '%s'", tr.inst);
+			rc = -EIO;
+			break;
+		}
 		vals_add(&wr[side], b1.writes - b0.writes);
 		vals_add(&mg[side], b1.merges - b0.merges);
 		vals_add(&q[side],
 			 b1.writes - b0.writes + b1.merges - b0.merges);
 		vals_add(&kib[side], b1.kib - b0.kib);
 	}
+	if (traced)
+		trace_stop(&tr);
 	rm_tree(dst);
 	if (rc)
 		return rc;
@@ -1016,18 +1234,40 @@ static int seed_003(struct ctx *c, struct disk *d)
 		return -EIO;
 	table_head(&t, "OLD", "New");
 	table_row(&t, "copy wall time (s)", "—", "—", '-', &wall[0], &wall[1]);
-	table_row(&t, "writes queued (completed + merged)", "7854", "1716", '-',
-		  &q[0], &q[1]);
+	table_row(&t,
+		  traced ? "writes queued (block_bio_queue)"
+			 : "writes queued (completed + merged)",
+		  "7854", "1716", '-', &q[0], &q[1]);
 	table_row(&t, "write merges", "5492", "1166", '-', &mg[0], &mg[1]);
+	if (traced) {
+		table_row(&t, "write requests inserted (block_rq_insert)", "—",
+			  "—", '?', &ins[0], &ins[1]);
+		table_row(&t, "write dispatches (block_rq_issue)", "1926",
+			  "324", '-', &disp[0], &disp[1]);
+	}
 	table_row(&t, "writes completed", "2362", "550", '-', &wr[0], &wr[1]);
 	table_row(&t, "KiB written", "29672", "5960", '-', &kib[0], &kib[1]);
 	table_end(&t);
-	table_note(&t,
-		   "Block-layer counts are those of the loop device "
-		   "(/sys/block/loopN/stat; the seed's blktrace "
-		   "\"dispatches\" have no counter there).  The tree: %s "
-		   "(a generated PostgreSQL-like data directory).",
-		   src);
+	if (traced)
+		table_note(&t,
+			   "Block-layer counts: tracefs block events of the "
+			   "loop device (block_bio_queue, block_bio_backmerge "
+			   "+ block_bio_frontmerge, block_rq_insert, "
+			   "block_rq_issue, block_rq_complete, writes only; "
+			   "KiB from block_rq_complete), in an instance of "
+			   "our own; events lost to buffer overruns: %.0f.  "
+			   "The tree: %s (a generated PostgreSQL-like data "
+			   "directory).",
+			   lost, src);
+	else
+		table_note(&t,
+			   "Block-layer counts are those of the loop device "
+			   "(/sys/block/loopN/stat: tracefs block events "
+			   "could not be used here: %s; the seed's blktrace "
+			   "\"dispatches\" have no counter in stat).  The "
+			   "tree: %s (a generated PostgreSQL-like data "
+			   "directory).",
+			   tr.why, src);
 	const char *dirs[] = {sd[0], sd[1]};
 	make_report(c, dirs, 2);
 	table_close(&t);
@@ -1039,6 +1279,7 @@ static int seed_003(struct ctx *c, struct disk *d)
 static int seed_004(struct ctx *c)
 {
 	unsigned runs = c->runs ? c->runs : c->quick ? 2 : 5;
+	int empty_syncs = c->quick ? 4 : 200; /* test 1 (the seed's 200) */
 	char types[64] = "";
 	const char *want[] = {"ext4", "xfs", "btrfs", "ext3"};
 	for (int i = 0; i < (c->quick ? 1 : 4); i++) {
@@ -1070,7 +1311,7 @@ static int seed_004(struct ctx *c)
 	args_add(&a, "--fs=%s", types);
 	args_add(&a, "--fs-count=%s", counts);
 	args_add(&a, "--runs=%u", runs);
-	args_add(&a, "--empty-syncs=%d", c->quick ? 4 : 200);
+	args_add(&a, "--empty-syncs=%d", empty_syncs);
 	args_add(&a, "--big-size=%s", c->quick ? "16M" : "512M");
 	args_add(&a, "--image-size=%s", c->quick ? "320M" : "1536M");
 	args_add(&a, "--sleep-scale=%s", c->quick ? "0.05" : "1");
@@ -1098,9 +1339,11 @@ static int seed_004(struct ctx *c)
 		       "one syncfs per file system (first table), "
 		       "flushkit sync (second)"))
 		return -EIO;
-	static const char *const tests[] = {
-	    "test 1: 200 syncs, nothing to write (s)",
-	    "test 2: sync while 40 KB files are written (s)",
+	char test1[64];
+	snprintf(test1, sizeof(test1), "test 1: %d syncs, nothing to write (s)",
+		 empty_syncs);
+	const char *const tests[] = {
+	    test1, "test 2: sync while 40 KB files are written (s)",
 	    "test 3: sync while a big file is written (s)"};
 	static const char *const keys[] = {"empty_sync_total_s", "small_sync_s",
 					   "big_sync_s"};
@@ -1272,6 +1515,53 @@ static int write_index(struct ctx *c, const int *done, const double *dur)
 	return fclose(f) ? -errno : 0;
 }
 
+/*
+ * A --results DIR given by the user: a directory that is empty, or one
+ * to create.  A reused directory would mix two invocations' result
+ * files in the plots and their commands in commands.txt, so a
+ * non-empty one is refused (reproduce never removes what is there).
+ * Checked before anything runs.  0, or the exit status.
+ */
+static int results_dir_check(const char *dir)
+{
+	struct stat st;
+	if (stat(dir, &st)) {
+		if (errno != ENOENT) {
+			cli_error("--results '%s': %s", dir, strerror(errno));
+			return FK_EXIT_USAGE;
+		}
+		if (mkdir(dir, 0755)) {
+			cli_error("--results: mkdir '%s': %s", dir,
+				  strerror(errno));
+			return FK_EXIT_FAILURE;
+		}
+		return 0;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		cli_error("--results '%s': not a directory", dir);
+		return FK_EXIT_USAGE;
+	}
+	DIR *d = opendir(dir);
+	if (!d) {
+		cli_error("--results: open '%s': %s", dir, strerror(errno));
+		return FK_EXIT_FAILURE;
+	}
+	struct dirent *e;
+	int empty = 1;
+	while (empty && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			empty = 0;
+	closedir(d);
+	if (!empty) {
+		cli_error("--results '%s': not empty (a reused directory "
+			  "would mix two runs' results and commands): give a "
+			  "new or empty directory",
+			  dir);
+		return FK_EXIT_USAGE;
+	}
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -1285,11 +1575,14 @@ static void usage(FILE *f)
 		"50000 write IOPS),\n"
 		"                    hdd (150 MB/s, 150 write IOPS; the "
 		"default) or BPS:IOPS\n"
+		"                    (BPS in bytes/s, k M G = 10^3 10^6 "
+		"10^9; at least 1M:10)\n"
 		"  --quick           tiny sizes: every experiment in a few "
 		"minutes\n"
 		"  --runs=N          runs per side (default: each seed's)\n"
-		"  --results=DIR     output (default "
-		"results/reproduce-YYYYMMDD-HHMMSS)\n"
+		"  --results=DIR     output, a new or empty directory "
+		"(default\n"
+		"                    results/reproduce-YYYYMMDD-HHMMSS)\n"
 		"  --cleanup         (alone) only remove what killed runs "
 		"left: mounts,\n"
 		"                    loop devices, throttles under " DISK_ROOT
@@ -1312,21 +1605,38 @@ int cmd_reproduce(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	struct ctx c;
-	int opt, cleanup = 0;
+	int opt, cleanup = 0, others = 0;
 	memset(&c, 0, sizeof(c));
 	disk_profile_parse("hdd", &c.prof);
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
 		uint64_t u;
+		if (opt == 'D' || opt == 'q' || opt == 'r' || opt == 'o')
+			others++;
 		switch (opt) {
-		case 'D':
-			if (disk_profile_parse(optarg, &c.prof)) {
+		case 'D': {
+			int pr = disk_profile_parse(optarg, &c.prof);
+			if (pr == -ERANGE) {
+				cli_error(
+				    "--device '%s': below the floor of "
+				    "%llu B/s and %llu write IOPS (a "
+				    "slower throttled disk stalls every "
+				    "sync(2) on the machine; see "
+				    "docs/reproduce.md)",
+				    optarg,
+				    (unsigned long long)DISK_MIN_WRITE_BPS,
+				    (unsigned long long)DISK_MIN_WRITE_IOPS);
+				return FK_EXIT_USAGE;
+			}
+			if (pr) {
 				cli_error("bad --device '%s' (native, ssd, "
-					  "hdd or BPS:IOPS)",
+					  "hdd or BPS:IOPS, BPS in bytes/s "
+					  "with k, M or G = 10^3, 10^6, 10^9)",
 					  optarg);
 				return FK_EXIT_USAGE;
 			}
 			break;
+		}
 		case 'q':
 			c.quick = 1;
 			break;
@@ -1351,7 +1661,12 @@ int cmd_reproduce(int argc, char **argv)
 			return FK_EXIT_USAGE;
 		}
 	}
-	if (cleanup && optind == argc) {
+	if (cleanup && (optind != argc || others)) {
+		cli_error("--cleanup only removes what killed runs left: give "
+			  "it alone (no seed, no other option)");
+		return FK_EXIT_USAGE;
+	}
+	if (cleanup) {
 		if (geteuid() != 0) {
 			cli_error("reproduce --cleanup needs root");
 			return FK_EXIT_FAILURE;
@@ -1394,7 +1709,11 @@ int cmd_reproduce(int argc, char **argv)
 		disk_profile_parse("native", &c.prof);
 	}
 	char defdir[128];
-	if (!c.results) {
+	if (c.results) {
+		int rr = results_dir_check(c.results);
+		if (rr)
+			return rr;
+	} else {
 		time_t now = time(NULL);
 		struct tm tm;
 		localtime_r(&now, &tm);
@@ -1413,12 +1732,14 @@ int cmd_reproduce(int argc, char **argv)
 	if (mkdir_p1(c.results))
 		return FK_EXIT_FAILURE;
 
-	struct sigaction sa, old_int, old_term;
+	struct sigaction sa, old_int, old_term, old_pipe;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
+	sigaction(SIGPIPE, &sa, &old_pipe);
 	stop = 0;
+	stop_sig = 0;
 	if (disk_run_dir_create(c.run_dir, sizeof(c.run_dir)))
 		return FK_EXIT_FAILURE;
 
@@ -1444,13 +1765,21 @@ int cmd_reproduce(int argc, char **argv)
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	if (stop) {
-		cli_error("interrupted; mounts, loop devices and throttles "
-			  "removed");
+		if (stop_sig == SIGPIPE)
+			cli_error("stdout closed (broken pipe): stopped; "
+				  "mounts, loop devices and throttles "
+				  "removed");
+		else
+			cli_error("interrupted; mounts, loop devices and "
+				  "throttles removed");
+		sigaction(SIGPIPE, &old_pipe, NULL);
 		return FK_EXIT_FAILURE;
 	}
 	if (write_index(&c, done, dur))
 		err = 1;
 	printf("report: %s/index.html (%.0f s in all)\n", c.results,
 	       now_s() - t0);
+	fflush(stdout);
+	sigaction(SIGPIPE, &old_pipe, NULL);
 	return err ? FK_EXIT_FAILURE : FK_EXIT_OK;
 }

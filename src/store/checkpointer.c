@@ -432,6 +432,14 @@ int fk_checkpoint_run(struct fk_store *s, const char *reason, int flags,
 	}
 	fk_writeback_issue(&s->ckpt_wb);
 	ci.writeback_bytes = s->ckpt_wb.bytes_issued - wb0;
+	if (s->ckpt_wb.wait && s->ckpt_wb.first_error) {
+		/* A waiting hint consumed the file's writeback error: its
+		 * fsync would return 0, so this is the fsync's failure (C4). */
+		r = s->ckpt_wb.first_error;
+		fk_store_stop(s, r,
+			      "waiting writeback hint of a table segment");
+		goto out;
+	}
 	uint64_t t_write = fk_now_ns();
 	ci.write_ms = (t_write - ci.start_ns) / 1000000u;
 	__atomic_add_fetch(&s->st.buffers_checkpoint, ci.buffers_written,
@@ -625,6 +633,7 @@ static void *ckpt_main(void *arg)
 void fk_ckpt_init(struct fk_store *s)
 {
 	fk_writeback_init(&s->ckpt_wb, s->o.checkpoint_flush_after_bytes);
+	s->ckpt_wb.wait = s->o.checkpoint_flush_wait != 0;
 }
 
 void fk_ckpt_release(struct fk_store *s)
