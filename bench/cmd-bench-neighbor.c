@@ -65,8 +65,8 @@ enum { C_PLAIN, C_EXEC, C_NOCACHE, C_STRICT, C_BLKIO, NR_CONFIGS };
 
 static const char *const victim_names[NR_VICTIMS] = {"rate", "full"};
 static const char *const neighbor_names[NR_NEIGHBORS] = {"stream", "tree"};
-static const char *const config_names[NR_CONFIGS] = {
-    "plain", "exec", "nocache", "strict", "blkio"};
+static const char *const config_names[NR_CONFIGS] = {"plain", "exec", "nocache",
+						     "strict", "blkio"};
 
 #define MAX_EXEC_OPTS 8
 #define MAX_ROUNDS 100
@@ -145,8 +145,9 @@ static int write_small(const char *path, const char *val)
 
 static int bdi_knob(const char *knob, char *path, size_t len)
 {
-	return snprintf(path, len, "%s/%s", bdi, knob) >= (int)len ? -ENAMETOOLONG
-								     : 0;
+	return snprintf(path, len, "%s/%s", bdi, knob) >= (int)len
+		   ? -ENAMETOOLONG
+		   : 0;
 }
 
 /* Restore strict_limit and max_ratio(_fine) (max_bytes follows the
@@ -242,8 +243,7 @@ static int cgroup_make(unsigned maj, unsigned min, uint64_t bps)
 	}
 	char p[320], v[64];
 	snprintf(p, sizeof(p), "%s/blkio.throttle.write_bps_device", cgroup);
-	snprintf(v, sizeof(v), "%u:%u %llu", maj, min,
-		 (unsigned long long)bps);
+	snprintf(v, sizeof(v), "%u:%u %llu", maj, min, (unsigned long long)bps);
 	int e = write_small(p, v);
 	if (e) {
 		cli_error("bench neighbor: write '%s' to '%s': %s", v, p,
@@ -472,9 +472,9 @@ static int find_result(const char *dir, char *path, size_t len)
 
 struct env {
 	const struct opts *op;
-	char dir[1024];		 /* the file system under test */
-	char out[1024];		 /* the results directory */
-	unsigned maj, min;	 /* its disk */
+	char dir[1024];		      /* the file system under test */
+	char out[1024];		      /* the results directory */
+	unsigned maj, min;	      /* its disk */
 	const char *skip[NR_CONFIGS]; /* why a configuration cannot run */
 	char skip_buf[NR_CONFIGS][320];
 	uint64_t stream_bytes;
@@ -489,12 +489,12 @@ static void neighbor_argv(const struct env *env, int kind, char **argv,
 		snprintf(buf[0], sizeof(buf[0]), "of=%s/nb/stream", env->dir);
 		snprintf(buf[1], sizeof(buf[1]), "count=%llu",
 			 (unsigned long long)(env->stream_bytes >> 20));
-		char *a[] = {"dd",   "if=/dev/zero", buf[0],		"bs=1M",
+		char *a[] = {"dd",   "if=/dev/zero", buf[0], "bs=1M",
 			     buf[1], "status=none",  NULL};
 		memcpy(argv, a, sizeof(a));
 	} else {
 		snprintf(buf[0], sizeof(buf[0]), "%s/nb/tree", env->dir);
-		char *a[] = {"cp", "-a", "--", (char *)env->op->tree_src,
+		char *a[] = {"cp",   "-a", "--", (char *)env->op->tree_src,
 			     buf[0], NULL};
 		memcpy(argv, a, sizeof(a));
 	}
@@ -571,8 +571,7 @@ static int one_run(struct env *env, int vmode, int kind, int config,
 	}
 
 	/* the victim's tables, then everything on disk before it starts */
-	char scale[32], clients[32], dur[32], rate[32], logp[1500],
-	    vres[1500];
+	char scale[32], clients[32], dur[32], rate[32], logp[1500], vres[1500];
 	snprintf(scale, sizeof(scale), "%llu", (unsigned long long)op->scale);
 	snprintf(clients, sizeof(clients), "%llu",
 		 (unsigned long long)op->clients);
@@ -581,14 +580,15 @@ static int one_run(struct env *env, int vmode, int kind, int config,
 	snprintf(logp, sizeof(logp), "%s/txlog", run);
 	snprintf(vres, sizeof(vres), "%s/victim", run);
 	mkdir(vres, 0755);
-	char *init[] = {"flushkit", "bench",	  "tpcb",	  "-i",
-			"-s",	    scale,	  "--data-dir", data,
-			"--no-results", NULL};
+	char *init[] = {"flushkit", "bench",	  "tpcb", "-i",		  "-s",
+			scale,	    "--data-dir", data,	  "--no-results", NULL};
 	struct child_opts io = {.flags = CHILD_STDIN_NULL | CHILD_STDERR_OUT |
 					 CHILD_SIGDFL | CHILD_PDEATHSIG,
 				.cwd = run,
 				.out_path = "init.log"};
 	int st = child_run("/proc/self/exe", init, &io);
+	if (stop_sig)
+		return -EINTR;
 	if (st) {
 		cli_error("bench neighbor: victim init failed (status %d): "
 			  "see '%s/init.log'",
@@ -611,10 +611,10 @@ static int one_run(struct env *env, int vmode, int kind, int config,
 	}
 	char *vargv[24];
 	size_t vn = 0;
-	char *vfixed[] = {"flushkit", "bench", "tpcb",	     "-c",
-			  clients,    "-T",    dur,	     "-P",
-			  "1",	      "-l",    "--log-prefix", logp,
-			  "--data-dir", data, "--results",  vres};
+	char *vfixed[] = {
+	    "flushkit",	  "bench", "tpcb",	"-c", clients,	      "-T",
+	    dur,	  "-P",	   "1",		"-l", "--log-prefix", logp,
+	    "--data-dir", data,	   "--results", vres};
 	for (size_t i = 0; i < sizeof(vfixed) / sizeof(vfixed[0]); i++)
 		vargv[vn++] = vfixed[i];
 	if (vmode == V_RATE) {
@@ -686,7 +686,8 @@ static int one_run(struct env *env, int vmode, int kind, int config,
 	json_object_object_add(s, "neighbor_argv", na);
 	if (config == C_STRICT)
 		json_object_object_add(
-		    s, "bdi_max_bytes", json_object_new_int64(op->bdi_max_bytes));
+		    s, "bdi_max_bytes",
+		    json_object_new_int64(op->bdi_max_bytes));
 	if (config == C_BLKIO)
 		json_object_object_add(s, "blkio_write_bps",
 				       json_object_new_int64(op->blkio_bps));
@@ -704,8 +705,7 @@ static int one_run(struct env *env, int vmode, int kind, int config,
 				.out_path = "victim.out",
 				.err_path = "victim.err"};
 	if ((e = child_start("/proc/self/exe", vargv, &vo, &vpid))) {
-		cli_error("bench neighbor: start the victim: %s",
-			  strerror(-e));
+		cli_error("bench neighbor: start the victim: %s", strerror(-e));
 		json_object_put(s);
 		results_summary(rf, NULL, "the victim could not start");
 		results_close(rf);
@@ -914,9 +914,8 @@ static int one_run(struct env *env, int vmode, int kind, int config,
 			"%.2f\t%.0f\t%.0f\t%s\n",
 			victim_names[vmode], neighbor_names[kind],
 			config_names[config], round + 1, row->tps, row->p50,
-			row->p99, row->p999, row->max, row->stall,
-			row->nb_wall, row->dirty_mib, row->wb_mib,
-			err[0] ? "failed" : "ok");
+			row->p99, row->p999, row->max, row->stall, row->nb_wall,
+			row->dirty_mib, row->wb_mib, err[0] ? "failed" : "ok");
 		fflush(env->tsv);
 	}
 	remove_tree(nbdir);
@@ -935,7 +934,7 @@ static double metric(const struct row *r, int m)
 }
 
 static const char *const metric_names[NR_METRICS] = {
-    "tps",   "p50 ms",	    "p99 ms",	      "p99.9 ms",   "max ms",
+    "tps",   "p50 ms",	  "p99 ms",	    "p99.9 ms",	  "max ms",
     "stall", "nb wall s", "peak Dirty MiB", "peak WB MiB"};
 
 /* "mean [min-max]" of @v[0..n) into @buf. */
@@ -978,8 +977,7 @@ static void print_table(FILE *f, const struct env *env)
 				"\n### victim %s, neighbour %s (device %s, "
 				"%llu round%s: mean [min-max])\n\n| config |",
 				victim_names[v], neighbor_names[k],
-				op->device.name,
-				(unsigned long long)op->rounds,
+				op->device.name, (unsigned long long)op->rounds,
 				op->rounds == 1 ? "" : "s");
 			for (int m = 0; m < NR_METRICS; m++)
 				fprintf(f, " %s |", metric_names[m]);
@@ -1041,9 +1039,9 @@ static void print_table(FILE *f, const struct env *env)
 							    metric(p,
 								   ratio_m[m]);
 					}
-					fprintf(f, " %s |",
-						spread(vals, n, 2, b,
-						       sizeof(b)));
+					fprintf(
+					    f, " %s |",
+					    spread(vals, n, 2, b, sizeof(b)));
 				}
 				fputc('\n', f);
 			}
@@ -1213,8 +1211,8 @@ int cmd_bench_neighbor(int argc, char **argv)
 			op.configs |= 1u << C_PLAIN;
 			break;
 		case 'r':
-			bad = cli_parse_u64(optarg, &op.rounds) ||
-			      !op.rounds || op.rounds > MAX_ROUNDS;
+			bad = cli_parse_u64(optarg, &op.rounds) || !op.rounds ||
+			      op.rounds > MAX_ROUNDS;
 			set_rounds = 1;
 			break;
 		case 'T':
@@ -1319,9 +1317,9 @@ int cmd_bench_neighbor(int argc, char **argv)
 	struct env env;
 	memset(&env, 0, sizeof(env));
 	env.op = &op;
-	env.stream_bytes = op.stream_bytes
-			       ? op.stream_bytes & ~((1ull << 20) - 1)
-			       : (3 * dirty_limit_bytes()) & ~((1ull << 20) - 1);
+	env.stream_bytes =
+	    op.stream_bytes ? op.stream_bytes & ~((1ull << 20) - 1)
+			    : (3 * dirty_limit_bytes()) & ~((1ull << 20) - 1);
 
 	int status = FK_EXIT_FAILURE;
 	struct sigaction sa, old_int, old_term;
@@ -1390,6 +1388,19 @@ int cmd_bench_neighbor(int argc, char **argv)
 			  strerror(errno));
 		goto out;
 	}
+	{
+		/* the children run in their run directories */
+		char *abs = realpath(env.out, NULL);
+		if (abs) {
+			snprintf(env.out, sizeof(env.out), "%s", abs);
+			free(abs);
+		}
+		abs = realpath(env.dir, NULL);
+		if (abs) {
+			snprintf(env.dir, sizeof(env.dir), "%s", abs);
+			free(abs);
+		}
+	}
 	char tsvp[1100];
 	snprintf(tsvp, sizeof(tsvp), "%s/runs.tsv", env.out);
 	env.tsv = fopen(tsvp, "we");
@@ -1422,9 +1433,8 @@ int cmd_bench_neighbor(int argc, char **argv)
 		       (unsigned long long)op.clients,
 		       (unsigned long long)op.scale,
 		       (unsigned long long)op.rate,
-		       (unsigned long long)op.rounds,
-		       op.rounds == 1 ? "" : "s", bdi, sl, bdi_ratio_knob,
-		       mr);
+		       (unsigned long long)op.rounds, op.rounds == 1 ? "" : "s",
+		       bdi, sl, bdi_ratio_knob, mr);
 	}
 	for (int cfg = 0; cfg < NR_CONFIGS; cfg++)
 		if ((op.configs & 1u << cfg) && env.skip[cfg])
