@@ -1032,7 +1032,10 @@ static void print_table(FILE *f, const struct env *env)
 						    &rows[v][k][c][r];
 						const struct row *p =
 						    &rows[v][k][C_PLAIN][r];
-						if (x->done && p->done)
+						/* a 0 of plain (a stall
+						 * ratio): no ratio */
+						if (x->done && p->done &&
+						    metric(p, ratio_m[m]) > 0)
 							vals[n++] =
 							    metric(x,
 								   ratio_m[m]) /
