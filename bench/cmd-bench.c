@@ -20,6 +20,8 @@ static const struct bench benches[] = {
      "sync(2), syncfs, flushkit sync on loop file systems"},
     {"series", cmd_bench_series,
      "tpcb over scales x clients, two configurations"},
+    {"neighbor", cmd_bench_neighbor,
+     "tpcb next to a dd/cp -a neighbour, plain or tamed"},
     {NULL, NULL, NULL},
 };
 

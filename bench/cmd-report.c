@@ -13,9 +13,10 @@
  * refers to the network.
  *
  * Plots (x: seconds since the run's start; shaded: checkpoints, in the
- * run's colour): tps; latency average (solid) and max (dashed); Dirty and
- * Writeback; write IOPS; write MiB/s; and a latency scatter from
- * pgbench-format per-transaction logs when a result names them.
+ * run's colour, and hatched grey a neighbour's active window, the
+ * "window" line of bench neighbor): tps; latency average (solid) and max
+ * (dashed); Dirty and Writeback; write IOPS; write MiB/s; and a latency scatter
+ * from pgbench-format per-transaction logs when a result names them.
  */
 #include "child.h"
 #include "cli.h"
@@ -486,6 +487,15 @@ static void gp_checkpoints(FILE *g, const struct run *runs, size_t nr)
 		}
 		lane++;
 	}
+	/* a neighbour's active window (bench neighbor): hatched grey */
+	for (size_t i = 0; i < nr; i++)
+		if (runs[i].d.has_window)
+			fprintf(g,
+				"set object %d rect from %.3f, graph 0 to "
+				"%.3f, graph 1 behind fc rgb '#707070' fs "
+				"transparent pattern 4 border rgb '#707070'\n",
+				obj++, runs[i].d.window_start_s,
+				runs[i].d.window_end_s);
 }
 
 /* Key entries for the shaded spans. */
@@ -498,6 +508,13 @@ static void gp_ck_keys(FILE *g, const struct run *runs, size_t nr)
 				"transparent solid 0.7 noborder title "
 				"'checkpoints (%s)'",
 				runs[i].color, runs[i].label);
+	for (size_t i = 0; i < nr; i++)
+		if (runs[i].d.has_window)
+			fprintf(g,
+				", keyentry with boxes fc rgb '#707070' fs "
+				"transparent pattern 4 title 'neighbour "
+				"(%s)'",
+				runs[i].label);
 }
 
 /*

@@ -9,7 +9,7 @@ pkgs=(build-essential cmake pkg-config bc liburing-dev libjson-c-dev
       gnuplot-nox python3 diffutils findutils
       fuse3 libfuse3-dev clang libclang-rt-14-dev
       pandoc man-db bash-completion dpkg-dev debhelper lintian file
-      strace nocache clang-format)  # strace: t-exec.sh; nocache: bench/neighbor.sh's peer; clang-format: scripts/format.sh --check in .ci/run
+      strace nocache clang-format)  # strace: t-exec.sh; nocache: bench neighbor's peer; clang-format: scripts/format.sh --check in .ci/run
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

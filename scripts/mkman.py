@@ -47,6 +47,8 @@ PAGES = [
      "time sync(2), syncfs and flushkit sync on loop file systems"),
     ("flushkit-bench-series", 1, "series.md",
      "TPC-B runs over scales and client counts for two configurations"),
+    ("flushkit-bench-neighbor", 1, "neighbor.md",
+     "a database next to a dd or cp -a neighbour, plain or tamed"),
     ("flushkit-reproduce", 1, "reproduce.md",
      "run the seed experiments on emulated disks, seed figures beside ours"),
     ("flushkit-exec", 1, "exec.md",

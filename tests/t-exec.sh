@@ -49,7 +49,7 @@ tar cf "$t/src.tar" -C "$t" src
 mkdir "$t/x"
 status 0 "tar xf" "$FLUSHKIT" exec --stats -- tar xf "$t/src.tar" -C "$t/x"
 check "tar tree identical" diff -r "$t/src" "$t/x/src"
-check "--stats summary" grep -q '^flushkit exec: 1 processes wrote ' "$t/err"
+check "--stats summary" grep -q '^flushkit exec: 1 process wrote ' "$t/err"
 check "--stats per process" grep -q '^flushkit-preload: pid=[0-9]* files=5[0-9] ' "$t/err"
 cat "$t/err"
 

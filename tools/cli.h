@@ -36,6 +36,7 @@ int cmd_bench_tpcb(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_bench_sync(int argc, char **argv);
 int cmd_bench_series(int argc, char **argv);
+int cmd_bench_neighbor(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 
 /* Print "flushkit: MESSAGE\n" on stderr. */

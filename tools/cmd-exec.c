@@ -347,11 +347,13 @@ static void print_stats(const char *path)
 	fclose(f);
 	char hb[32];
 	fprintf(stderr,
-		"flushkit exec: %" PRIu64 " processes wrote %s to %" PRIu64
-		" files; %" PRIu64 " writeback hints, %" PRIu64
-		" waits (%.3f s)\n",
-		procs, cli_human_bytes(bytes, hb, sizeof(hb)), files, hints,
-		waits, (double)wait_ms / 1000.0);
+		"flushkit exec: %" PRIu64 " process%s wrote %s to %" PRIu64
+		" file%s; %" PRIu64 " writeback hint%s, %" PRIu64
+		" wait%s (%.3f s)\n",
+		procs, procs == 1 ? "" : "es",
+		cli_human_bytes(bytes, hb, sizeof(hb)), files,
+		files == 1 ? "" : "s", hints, hints == 1 ? "" : "s", waits,
+		waits == 1 ? "" : "s", (double)wait_ms / 1000.0);
 }
 
 int cmd_exec(int argc, char **argv)

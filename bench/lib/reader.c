@@ -68,6 +68,14 @@ static int add_line(void *arg, const char *type, struct json_object *o)
 	} else if (!strcmp(type, "run")) {
 		if (json_object_array_add(r->runs, json_object_get(o)))
 			return -ENOMEM;
+	} else if (!strcmp(type, "window")) {
+		const char *what = result_str(o, "what");
+		r->window_start_s = result_num(o, "start_s", NAN);
+		r->window_end_s = result_num(o, "end_s", NAN);
+		r->has_window =
+		    !isnan(r->window_start_s) && !isnan(r->window_end_s);
+		snprintf(r->window_what, sizeof(r->window_what), "%s",
+			 what ? what : "");
 	} else if (!strcmp(type, "clock")) {
 		r->epoch_s = result_num(o, "epoch_s", 0);
 	} else if (!strcmp(type, "progress")) {

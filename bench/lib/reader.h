@@ -60,9 +60,14 @@ struct result_run {
 	size_t nr_mon;
 	struct result_checkpoint *ck;
 	size_t nr_ck;
-	char dev[FK_DEVNAME_MAX];      /* the first monitor line's "dev", as
-					* written (not sanitized), or "" */
-	int has_lat_max;	       /* a progress line has lat_max_ms */
+	char dev[FK_DEVNAME_MAX]; /* the first monitor line's "dev", as
+				   * written (not sanitized), or "" */
+	int has_lat_max;	  /* a progress line has lat_max_ms */
+	/* the last "window" line (bench neighbor: the neighbour's start_s
+	 * and end_s, and what ran): has_window 0 if none */
+	int has_window;
+	double window_start_s, window_end_s;
+	char window_what[64];
 	struct results_read_info info; /* of results_read */
 	/* private */
 	size_t alloc_prog, alloc_mon, alloc_ck;

@@ -13,6 +13,7 @@
  *   monitor     one per monitor interval: dirty_kb, writeback_kb, and the
  *               first disk's write_ios, write_kb, ... in that interval
  *   checkpoint  one per checkpoint: start_s, end_s, buffers, write_s, ...
+ *   window      bench neighbor: the neighbour's start_s, end_s (once)
  *   summary     the run's totals (once, last)
  * The fields and units are in docs/report.md.  Times "t_s", "start_s",
  * "end_s" are seconds since the result's clock started (results_open, or

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# "flushkit bench neighbor --quick": every configuration (plain, exec,
+# nocache, strict, blkio) gets its line on stdout, its rows in the table
+# and the ratio table, and a result file with a summary ("status": "ok")
+# and the neighbour's window that "flushkit report" reads and shades;
+# afterwards nothing is left behind: the bdi's strict_limit and max
+# ratio as before, no blkio group, the neighbour's and the victim's
+# files removed.  Then the same after a SIGTERM in the middle of a
+# strict run (the bdi knobs restored, exit 143), and in the middle of a
+# blkio run on a throttled loop device (the group removed, the loop
+# device unmounted, detached and unthrottled).  Checks that the
+# benchmark runs and cleans up, not the effects (those are benchmarks).
+# Runs on a loop-mounted ext4 of its own.  Not root: skip (77).
+set -u
+[ "$(id -u)" = 0 ] || { echo "SKIP: not root"; exit 77; }
+[ -d /sys/fs/cgroup/blkio ] || { echo "SKIP: no cgroup v1 blkio"; exit 77; }
+for p in dd cp nocache; do
+	command -v $p >/dev/null || { echo "SKIP: no $p"; exit 77; }
+done
+fail=0
+err() { echo "FAIL: $*"; fail=1; }
+[ -e /dev/loop-control ] || { echo "SKIP: no loop devices"; exit 77; }
+command -v mkfs.ext4 >/dev/null || { echo "SKIP: no mkfs.ext4"; exit 77; }
+t=$(mktemp -d /var/tmp/fk-t-bench-neighbor.XXXXXX)
+loop=""
+cleanup() {
+	mountpoint -q "$t/mnt" && umount "$t/mnt"
+	[ -n "$loop" ] && losetup -d "$loop"
+	rm -rf "$t"
+}
+trap cleanup EXIT
+root=/var/tmp/flushkit-disks
+
+# The file system under test is the test's own (a loop device), so the
+# strict runs change the knobs of its bdi only, not the machine's disk.
+truncate -s 2G "$t/img"
+loop=$(losetup --find --show "$t/img") || { echo "FAIL: losetup"; exit 1; }
+mkfs.ext4 -q -F "$loop" >/dev/null 2>&1 || { echo "FAIL: mkfs.ext4"; exit 1; }
+mkdir -p "$t/mnt"
+mount "$loop" "$t/mnt" || { echo "FAIL: mount $loop"; exit 1; }
+dir=$t/mnt/fs
+mkdir -p "$dir"
+mm=$(stat -c '%Hd:%Ld' "$dir")
+part=/sys/dev/block/$mm/partition
+[ -e "$part" ] && mm=$(cat "/sys/dev/block/$mm/../dev")
+bdi=/sys/class/bdi/$mm
+ratio=$bdi/max_ratio_fine
+[ -e "$ratio" ] || ratio=$bdi/max_ratio
+knobs() { echo "$(cat "$bdi/strict_limit") $(cat "$ratio")"; }
+before=$(knobs)
+
+# What a run with pid $1 left on the machine (beyond the bdi knobs).
+leftovers() {
+	[ -e /sys/fs/cgroup/blkio/flushkit-neighbor-$1 ] &&
+		echo "blkio group flushkit-neighbor-$1"
+	grep -F " $root/run-$1/" /proc/self/mountinfo
+	for f in /sys/block/loop*/loop/backing_file; do
+		[ -r "$f" ] && grep -H -F "$root/run-$1/" "$f"
+	done
+	[ -e "$root/run-$1" ] && echo "directory $root/run-$1"
+	ls -A "$dir"
+}
+
+# 1. A normal run: every configuration's line, table rows, result file.
+"$FLUSHKIT" bench neighbor --quick --dir "$dir" --results "$t/r" \
+	>"$t/out" 2>"$t/err" &
+pid=$!
+wait $pid
+rc=$?
+[ $rc -eq 0 ] || err "bench neighbor --quick: exit $rc: $(tail -5 "$t/err")"
+for c in plain exec nocache strict blkio; do
+	grep -Eq "^rate stream $c +r1 +tps +[0-9.]+ .*neighbour +[0-9.]+ s" \
+		"$t/out" || err "no line for $c: $(grep "$c" "$t/out")"
+	grep -q "FAILED" "$t/out" && err "a failed run: $(grep FAILED "$t/out")"
+	grep -Eq "^\| $c \| [0-9.]+ \|" "$t/r/table.md" ||
+		err "no table row for $c"
+	[ $c = plain ] || grep -Eq "^\| $c/plain \| [0-9.]+ \|" "$t/r/table.md" ||
+		err "no ratio row for $c"
+	f=$(ls "$t/r/rate-stream-$c-r1"/neighbor-*.jsonl 2>/dev/null)
+	if [ -z "$f" ]; then
+		err "no result file for $c"
+		continue
+	fi
+	grep -q '"type":"summary".*"status":"ok"' "$f" ||
+		err "$c: no good summary in $f"
+	grep -q '"type":"window","start_s":[0-9.]*,"end_s":[0-9.]*' "$f" ||
+		err "$c: no window line in $f"
+	grep -q '"type":"progress"' "$f" || err "$c: no progress line in $f"
+done
+[ "$(grep -c $'\tok$' "$t/r/runs.tsv")" = 5 ] || err "runs.tsv: $(cat "$t/r/runs.tsv")"
+grep -q 'flushkit-preload: pid=.*hints=[1-9]' "$t/r/rate-stream-exec-r1/exec-stats" ||
+	err "exec: the shim gave no hints: $(cat "$t/r/rate-stream-exec-r1/exec-stats")"
+if command -v gnuplot >/dev/null; then
+	"$FLUSHKIT" report "$t"/r/*/neighbor-*.jsonl -o "$t/rep" >"$t/rep.out" 2>&1 ||
+		err "report: $(cat "$t/rep.out")"
+	grep -q 'pattern 4' "$t/rep/plots.gp" || err "report: no window shaded"
+else
+	echo "not checked: the report's shading (no gnuplot)"
+fi
+[ "$(knobs)" = "$before" ] || err "bdi knobs $(knobs), were $before"
+l=$(leftovers $pid)
+[ -z "$l" ] || err "left behind after a normal exit: $l"
+
+# 2. SIGTERM while strict_limit is set: the knobs are restored.
+"$FLUSHKIT" bench neighbor --quick --config=strict --neighbor=tree \
+	--tree-src=/usr/share --dir "$dir" --results "$t/s" >"$t/s.out" 2>&1 &
+pid=$!
+seen=0
+for _ in $(seq 1 600); do
+	[ "$(cat "$bdi/strict_limit")" = 1 ] && { seen=1; break; }
+	kill -0 $pid 2>/dev/null || break
+	sleep 0.05
+done
+[ $seen = 1 ] || err "strict_limit was never set: $(cat "$t/s.out")"
+kill -TERM $pid
+wait $pid
+rc=$?
+[ $rc -eq 143 ] || err "SIGTERM during strict: exit $rc"
+[ "$(knobs)" = "$before" ] || err "after SIGTERM: bdi knobs $(knobs), were $before"
+l=$(leftovers $pid)
+[ -z "$l" ] || err "left behind after SIGTERM (strict): $l"
+
+# 3. SIGTERM in a blkio run on a throttled loop device.
+if [ -e /dev/loop-control ] && command -v mkfs.ext4 >/dev/null; then
+	"$FLUSHKIT" bench neighbor --quick --config=blkio --neighbor=tree \
+		--tree-src=/usr/share --device=400M:20000 --results "$t/b" \
+		>"$t/b.out" 2>&1 &
+	pid=$!
+	seen=0
+	for _ in $(seq 1 900); do
+		[ -e /sys/fs/cgroup/blkio/flushkit-neighbor-$pid ] &&
+			{ seen=1; break; }
+		# the loop device's MAJ:MIN, to check its throttle goes
+		lmm=$(awk -v r=" $root/run-$pid/" 'index($0, r) {print $3}' \
+			/proc/self/mountinfo)
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.05
+	done
+	[ $seen = 1 ] || err "the blkio group never appeared: $(cat "$t/b.out")"
+	kill -TERM $pid
+	wait $pid
+	rc=$?
+	[ $rc -eq 143 ] || err "SIGTERM during blkio: exit $rc"
+	l=$(leftovers $pid)
+	[ -z "$l" ] || err "left behind after SIGTERM (blkio, loop): $l"
+	if [ -n "${lmm:-}" ] && grep -q "^$lmm " \
+		/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device; then
+		err "loop device $lmm still throttled"
+	fi
+else
+	echo "not checked: SIGTERM on a loop device (no loop devices or mkfs.ext4)"
+fi
+[ $fail = 0 ] && echo "PASS"
+exit $fail
