@@ -20,7 +20,7 @@
  * Every child is started by child.h (fork + execvp of a fixed argument
  * array, no shell).  What is changed on the machine (bdi knobs, the
  * blkio group, loop devices of --device) is undone after each run and
- * on every exit path: a normal end, an error, SIGINT and SIGTERM (the
+ * on every exit path: a normal end, an error, SIGINT, SIGTERM, SIGHUP (the
  * handler only sets a flag; the main loop, polling every 0.2 s, kills
  * the children's process groups and restores).  A SIGKILL leaves the
  * knobs as they were during the run: the banner of docs/neighbor.md
@@ -857,7 +857,10 @@ static int one_run(struct env *env, int vmode, int kind, int config,
 	row->p99 = wl ? pct(wl, nw, 0.99) : NAN;
 	row->p999 = wl ? pct(wl, nw, 0.999) : NAN;
 	row->max = wl && nw ? wl[nw - 1] : NAN;
-	row->stall = secs ? results_stall_ratio(secs, nsec, NULL, NULL) : NAN;
+	/* One second is no stall ratio (its worst is its median). */
+	row->stall = secs && nsec >= 2
+			 ? results_stall_ratio(secs, nsec, NULL, NULL)
+			 : NAN;
 	row->nb_wall = nb1 - nb0;
 	row->dirty_mib = peak_d / 1024;
 	row->wb_mib = peak_w / 1024;
@@ -1325,11 +1328,8 @@ int cmd_bench_neighbor(int argc, char **argv)
 			    : (3 * dirty_limit_bytes()) & ~((1ull << 20) - 1);
 
 	int status = FK_EXIT_FAILURE;
-	struct sigaction sa, old_int, old_term;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
+	struct stop_signals saved;
+	stop_signals_catch(&saved, on_signal, 0);
 
 	struct disk d;
 	char disk_dir[1024] = "";
@@ -1504,7 +1504,6 @@ out:
 		status = FK_EXIT_FAILURE;
 	if (disk_dir[0])
 		disk_run_dir_remove(disk_dir);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
+	stop_signals_restore(&saved);
 	return status;
 }

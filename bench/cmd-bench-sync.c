@@ -22,7 +22,7 @@
  *      sleep 5 s, then time one sync while the writers go on.
  * Writers are killed after the sync, their files removed and everything
  * synced (untimed) before the next test.  Then umount, loop detach, and
- * the images removed: also after an error, SIGINT or SIGTERM (which
+ * the images removed: also after an error, SIGINT, SIGTERM, SIGHUP (which
  * stop the benchmark at the next step).
  *
  * The file systems are disks of bench/lib/disk.h (loop device by
@@ -166,6 +166,7 @@ static void writer(const char *dir, int big, uint64_t big_bytes,
 	static char buf[CHUNK_BYTES];
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
 	memset(buf, 0x5a, sizeof(buf));
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
@@ -681,11 +682,8 @@ int cmd_bench_sync(int argc, char **argv)
 		return FK_EXIT_FAILURE;
 	}
 
-	struct sigaction sa, old_int, old_term;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
+	struct stop_signals saved;
+	stop_signals_catch(&saved, on_signal, 0);
 	stop = 0;
 
 	int err = 0;
@@ -697,8 +695,7 @@ int cmd_bench_sync(int argc, char **argv)
 	munmap(ws, sizeof(*ws) * MAX_FS);
 	if (rmdir(base))
 		cli_warn("rmdir '%s': %s (left behind)", base, strerror(errno));
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
+	stop_signals_restore(&saved);
 	if (stop) {
 		cli_error("interrupted; loop devices, mounts and images "
 			  "removed");

@@ -117,6 +117,7 @@ static int start(const char *prog, char *const argv[],
 		if (o->flags & CHILD_SIGDFL) {
 			signal(SIGINT, SIG_DFL);
 			signal(SIGTERM, SIG_DFL);
+			signal(SIGHUP, SIG_DFL);
 		}
 		if ((f->dir >= 0 && fchdir(f->dir)) ||
 		    (f->in >= 0 && dup2(f->in, STDIN_FILENO) < 0) ||
@@ -217,4 +218,23 @@ int child_run(const char *prog, char *const argv[], const struct child_opts *o)
 	}
 	close_fds(&f);
 	return child_wait(pid, 0);
+}
+
+static const int stop_signo[4] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+
+void stop_signals_catch(struct stop_signals *saved, void (*handler)(int),
+			int with_pipe)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handler;
+	saved->with_pipe = with_pipe;
+	for (int i = 0; i < (with_pipe ? 4 : 3); i++)
+		sigaction(stop_signo[i], &sa, &saved->old[i]);
+}
+
+void stop_signals_restore(const struct stop_signals *saved)
+{
+	for (int i = 0; i < (saved->with_pipe ? 4 : 3); i++)
+		sigaction(stop_signo[i], &saved->old[i], NULL);
 }

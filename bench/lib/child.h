@@ -30,7 +30,7 @@ enum {
 				       capture given) */
 	CHILD_STDERR_OUT = 1 << 2,  /* stderr where stdout goes (err_path
 				       is then ignored) */
-	CHILD_SIGDFL = 1 << 3,	    /* SIGINT and SIGTERM back to SIG_DFL */
+	CHILD_SIGDFL = 1 << 3,	    /* SIGINT, SIGTERM, SIGHUP to SIG_DFL */
 	CHILD_EXEC_MSG = 1 << 4,    /* exec failure: "flushkit: exec 'PROG':
 				       why" on the child's stderr */
 	CHILD_SETPGID = 1 << 5,	    /* the child leads a new process group
@@ -83,5 +83,23 @@ int child_run(const char *prog, char *const argv[], const struct child_opts *o);
 
 /* A waitpid(2) status as exit status or 128+N. */
 int child_status(int wstatus);
+
+/*
+ * The stop signals of a long benchmark that must undo what it set up
+ * (mounts, loop devices, throttles, bdi knobs, cgroups): SIGINT, SIGTERM
+ * and SIGHUP (the terminal closed), and SIGPIPE too when @with_pipe
+ * (stdout's reader left, as in "| head -1").  stop_signals_catch sets
+ * @handler for each and keeps the old actions in @saved;
+ * stop_signals_restore puts them back.  A handler, not SIG_IGN, so
+ * children start with every one of them at its default (exec resets
+ * handled signals, not ignored ones).
+ */
+struct stop_signals {
+	struct sigaction old[4];
+	int with_pipe;
+};
+void stop_signals_catch(struct stop_signals *saved, void (*handler)(int),
+			int with_pipe);
+void stop_signals_restore(const struct stop_signals *saved);
 
 #endif

@@ -103,7 +103,11 @@ int disk_profile_parse(const char *s, struct disk_profile *p)
 	if (parse_rate(bps, &p->write_bps) ||
 	    cli_parse_u64(colon + 1, &p->write_iops))
 		return -EINVAL;
-	/* 0 is "no limit on that axis"; anything else below the floor
+	/* 0 is "no limit on that axis", but not on both: that is no
+	 * emulated disk at all (say "native"). */
+	if (!p->write_bps && !p->write_iops)
+		return -EINVAL;
+	/* Anything else below the floor
 	 * would stall every sync(2) on the machine (disk.h). */
 	if ((p->write_bps && p->write_bps < DISK_MIN_WRITE_BPS) ||
 	    (p->write_iops && p->write_iops < DISK_MIN_WRITE_IOPS))

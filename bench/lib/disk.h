@@ -67,8 +67,8 @@ struct disk_profile {
 #define DISK_MIN_WRITE_BPS 1000000ull
 #define DISK_MIN_WRITE_IOPS 10ull
 
-/* Parse a --device value.  0, -EINVAL (not a profile) or -ERANGE (a
- * limit below the floor). */
+/* Parse a --device value.  0, -EINVAL (not a profile, or BPS:IOPS
+ * both 0: no emulated disk) or -ERANGE (a limit below the floor). */
 int disk_profile_parse(const char *s, struct disk_profile *p);
 /* Divide a profile's limits by @n (file systems sharing one disk). */
 void disk_profile_share(struct disk_profile *p, unsigned n);

@@ -78,7 +78,7 @@ struct ctx {
 static volatile sig_atomic_t stop, stop_sig;
 static volatile pid_t child_pgid;
 
-/* SIGINT, SIGTERM and SIGPIPE (stdout is a pipe whose reader left, as
+/* SIGINT, SIGTERM, SIGHUP and SIGPIPE (stdout is a pipe whose reader left, as
  * in "| head -1"): stop at the next step and clean up.  A handler, not
  * SIG_IGN, so the children start with SIGPIPE at its default (exec
  * resets handled signals, not ignored ones). */
@@ -1732,12 +1732,8 @@ int cmd_reproduce(int argc, char **argv)
 	if (mkdir_p1(c.results))
 		return FK_EXIT_FAILURE;
 
-	struct sigaction sa, old_int, old_term, old_pipe;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-	sigaction(SIGPIPE, &sa, &old_pipe);
+	struct stop_signals saved;
+	stop_signals_catch(&saved, on_signal, 1);
 	stop = 0;
 	stop_sig = 0;
 	if (disk_run_dir_create(c.run_dir, sizeof(c.run_dir)))
@@ -1762,8 +1758,6 @@ int cmd_reproduce(int argc, char **argv)
 	}
 	disk_destroy_all();
 	disk_run_dir_remove(c.run_dir);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
 	if (stop) {
 		if (stop_sig == SIGPIPE)
 			cli_error("stdout closed (broken pipe): stopped; "
@@ -1772,7 +1766,7 @@ int cmd_reproduce(int argc, char **argv)
 		else
 			cli_error("interrupted; mounts, loop devices and "
 				  "throttles removed");
-		sigaction(SIGPIPE, &old_pipe, NULL);
+		stop_signals_restore(&saved);
 		return FK_EXIT_FAILURE;
 	}
 	if (write_index(&c, done, dur))
@@ -1780,6 +1774,6 @@ int cmd_reproduce(int argc, char **argv)
 	printf("report: %s/index.html (%.0f s in all)\n", c.results,
 	       now_s() - t0);
 	fflush(stdout);
-	sigaction(SIGPIPE, &old_pipe, NULL);
+	stop_signals_restore(&saved);
 	return err ? FK_EXIT_FAILURE : FK_EXIT_OK;
 }
