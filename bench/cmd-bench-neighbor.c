@@ -50,11 +50,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <linux/magic.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
@@ -1359,6 +1361,18 @@ int cmd_bench_neighbor(int argc, char **argv)
 		if (mkdir(env.dir, 0755) && errno != EEXIST) {
 			cli_error("bench neighbor: mkdir '%s': %s", env.dir,
 				  strerror(errno));
+			goto out;
+		}
+		/* tmpfs and ramfs have no writeback: every configuration
+		 * would measure nothing. */
+		struct statfs sf;
+		if (!statfs(env.dir, &sf) &&
+		    (sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC)) {
+			cli_error("bench neighbor: '%s' is on %s, which has no "
+				  "writeback: nothing to measure (use a disk "
+				  "file system or --device)",
+				  env.dir,
+				  sf.f_type == TMPFS_MAGIC ? "tmpfs" : "ramfs");
 			goto out;
 		}
 	}

@@ -33,6 +33,18 @@ cleanup() {
 trap cleanup EXIT
 root=/var/tmp/flushkit-disks
 
+# 0. A --dir on tmpfs (no writeback, nothing to measure) is refused
+# before anything runs.
+if [ -d /dev/shm ] && [ "$(stat -f -c %T /dev/shm)" = tmpfs ]; then
+	out=$("$FLUSHKIT" bench neighbor --quick --dir "/dev/shm/${t##*/}" \
+		--results "$t/shm" 2>&1)
+	rc=$?
+	rmdir "/dev/shm/${t##*/}" 2>/dev/null
+	[ $rc -eq 1 ] && echo "$out" | grep -q 'no writeback' ||
+		err "--dir on tmpfs: exit $rc, '$out' (want 1, 'no writeback')"
+	[ -e "$t/shm" ] && err "--dir on tmpfs: results written to $t/shm"
+fi
+
 # The file system under test is the test's own (a loop device), so the
 # strict runs change the knobs of its bdi only, not the machine's disk.
 truncate -s 2G "$t/img"
