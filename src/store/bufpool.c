@@ -43,9 +43,10 @@
  *      checkpoint, C8); the store goes on.  A pin whose dirty victim
  *      finds no space (ENOSPC, EDQUOT) tries other victims, so reads
  *      and commits go on from clean buffers while the file system is
- *      full; it fails with that error after nbuf such victims.  A page left
- * half written on disk is rewritten later, or restored from its full-page image
- * by recovery (it was changed after the redo point).
+ *      full; it fails with that error after nbuf such victims.  A page
+ *      left half written on disk is rewritten later, or restored from
+ *      its full-page image by recovery (it was changed after the redo
+ *      point).
  */
 #include "store-int.h"
 #include "sys.h"
