@@ -347,8 +347,8 @@ static void print_stats(const char *path)
 	fclose(f);
 	char hb[32];
 	fprintf(stderr,
-		"flushkit exec: %" PRIu64 " process%s wrote %s to %" PRIu64
-		" file%s; %" PRIu64 " writeback hint%s, %" PRIu64
+		"flushkit exec: %" PRIu64 " process%s reported: wrote %s to "
+		"%" PRIu64 " file%s; %" PRIu64 " writeback hint%s, %" PRIu64
 		" wait%s (%.3f s)\n",
 		procs, procs == 1 ? "" : "es",
 		cli_human_bytes(bytes, hb, sizeof(hb)), files,
@@ -449,49 +449,72 @@ int cmd_exec(int argc, char **argv)
 	}
 
 	/* --stats=FILE: every process appends to FILE at its exit, in
-	 * whatever directory it is then: make FILE absolute now, and make
-	 * sure it can be written (created 0600 if missing) before the
-	 * command runs, so no line is dropped without a word. */
+	 * whatever directory it is then: FILE must be a regular file (or
+	 * not exist: created 0600), checked before the command runs, so no
+	 * line is dropped without a word and no process blocks on a FIFO or
+	 * writes into a device.  The shim gets its canonical path (it opens
+	 * it with O_NOFOLLOW | O_NONBLOCK and writes only to a regular
+	 * file). */
 	char abs_stats[PATH_MAX];
 	if (stats_file && strcmp(stats_file, "-")) {
-		if (stats_file[0] != '/') {
-			char cwd[PATH_MAX];
-			if (!getcwd(cwd, sizeof(cwd)) ||
-			    snprintf(abs_stats, sizeof(abs_stats), "%s/%s", cwd,
-				     stats_file) >= (int)sizeof(abs_stats)) {
-				cli_error("exec: --stats='%s': cannot make "
-					  "it an absolute path",
-					  stats_file);
-				free(path);
-				free(preload);
-				return FK_EXIT_FAILURE;
-			}
-			stats_file = abs_stats;
-		}
 		int sfd = open(stats_file,
-			       O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+			       O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK |
+				   O_NOCTTY | O_CLOEXEC,
+			       0600);
+		struct stat sst;
 		if (sfd < 0) {
 			cli_error("exec: --stats: open '%s': %s", stats_file,
-				  strerror(errno));
+				  errno == ENXIO ? "a FIFO; a regular file "
+						   "expected"
+						 : strerror(errno));
+			free(path);
+			free(preload);
+			return FK_EXIT_FAILURE;
+		}
+		if (fstat(sfd, &sst) || !S_ISREG(sst.st_mode)) {
+			cli_error("exec: --stats '%s': not a regular file",
+				  stats_file);
+			close(sfd);
 			free(path);
 			free(preload);
 			return FK_EXIT_FAILURE;
 		}
 		close(sfd);
+		if (!realpath(stats_file, abs_stats)) {
+			cli_error("exec: --stats: realpath '%s': %s",
+				  stats_file, strerror(errno));
+			free(path);
+			free(preload);
+			return FK_EXIT_FAILURE;
+		}
+		stats_file = abs_stats;
+	} else if (stats_file) {
+		stats_file = NULL; /* "-": stderr, as without FILE */
 	}
 
-	/* --stats without FILE: the processes append to a file of ours,
-	 * printed here when COMMAND is done (COMMAND may close stderr). */
-	char tmp_stats[PATH_MAX] = "";
+	/* --stats without FILE (or "-"): the processes append to a file in
+	 * a private directory of ours, printed on our stderr when COMMAND
+	 * is done; never to COMMAND's fd 2 (it may close it, or reopen a
+	 * data file on it). */
+	char tmp_dir[PATH_MAX] = "", tmp_stats[PATH_MAX + 16] = "";
 	if (stats && !stats_file) {
 		const char *td = getenv("TMPDIR");
-		snprintf(tmp_stats, sizeof(tmp_stats),
-			 "%s/flushkit-exec-stats.XXXXXX",
+		snprintf(tmp_dir, sizeof(tmp_dir), "%s/flushkit-exec.XXXXXX",
 			 td && *td ? td : "/tmp");
-		int fd = mkstemp(tmp_stats);
+		int fd = -1;
+		if (mkdtemp(tmp_dir)) {
+			snprintf(tmp_stats, sizeof(tmp_stats), "%s/stats",
+				 tmp_dir);
+			fd =
+			    open(tmp_stats,
+				 O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		}
 		if (fd < 0) {
-			cli_error("exec: mkstemp '%s': %s", tmp_stats,
+			cli_error("exec: --stats: create '%s': %s",
+				  tmp_stats[0] ? tmp_stats : tmp_dir,
 				  strerror(errno));
+			if (tmp_stats[0])
+				rmdir(tmp_dir);
 			free(path);
 			free(preload);
 			return FK_EXIT_FAILURE;
@@ -555,6 +578,7 @@ int cmd_exec(int argc, char **argv)
 	if (tmp_stats[0]) {
 		print_stats(tmp_stats);
 		unlink(tmp_stats);
+		rmdir(tmp_dir);
 	}
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
