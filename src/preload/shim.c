@@ -11,21 +11,29 @@
  *     WB_SYNC_NONE, never waits, consumes no writeback error;
  *   - max_dirty bounds the bytes the process wrote and has not yet seen
  *     written back: past it the writing thread waits for its own oldest
- *     hinted ranges (SYNC_FILE_RANGE_WAIT_BEFORE | WRITE | WAIT_AFTER),
- *     so the program throttles itself instead of the whole machine
+ *     hinted ranges (wait_range: SYNC_FILE_RANGE_WRITE, then cachestat(2)
+ *     polled until the range holds no dirty or writeback page), so the
+ *     program throttles itself instead of the whole machine
  *     stalling in balance_dirty_pages;
  *   - drop_cache: POSIX_FADV_DONTNEED of ranges already on their way to
  *     disk (the kernel skips pages still dirty or under writeback).
  * A hint, never a durability promise: it never calls fsync, and the
  * program's own fsync reports what it always would.
  *
- * The waits go through a descriptor of the shim's own, opened read-only
- * through /proc/self/fd/N and closed after the wait: the WAIT flags
- * check and advance the writeback error cursor of the struct file they
- * are called on (file_check_and_advance_wb_err), so waiting on the
- * program's descriptor would eat an EIO that the program's fsync must
- * report.  A new open samples the cursor at open time, so the program's
- * descriptor still sees the error.
+ * The waits never use sync_file_range's WAIT flags: those check and
+ * advance the writeback error cursor of the struct file they are called
+ * on (file_check_and_advance_wb_err), so they would eat an EIO that the
+ * program's fsync must report.  cachestat(2) (Linux 6.5) reads a range's
+ * dirty and writeback counts and consumes nothing.  And the shim holds
+ * no descriptor of its own while the program runs (a private one was
+ * closed by the program's close_range, took the number its next open
+ * expected, counted against its RLIMIT_NOFILE and leaked into fork
+ * children): every call acts on the program's descriptor.  Without
+ * cachestat the waits are skipped and counted (waits_skipped).
+ *
+ * Statistics go to a file by path at exit (FLUSHKIT_STATS, absolute),
+ * opened O_NOFOLLOW | O_NONBLOCK and written only if a regular file;
+ * never to a descriptor of the program's.
  *
  * Left alone (classified once per descriptor, cached): anything not a
  * regular file (pipes, sockets, terminals, devices), O_DIRECT
@@ -41,9 +49,10 @@
  *   P1. Nothing here changes what an intercepted call returned: the
  *       interposers call libc first and restore errno after us; the
  *       calls made here (lseek SEEK_CUR, fstat, fstatfs, fcntl F_GETFL,
- *       sync_file_range WRITE, fadvise DONTNEED, the private open) change
+ *       sync_file_range WRITE, fadvise DONTNEED, cachestat) change
  *       neither the file offset, nor data, nor the program's writeback
- *       error cursor.
+ *       error cursor, and open no descriptor (the stats file at exit
+ *       is the one exception).
  *   P2. No allocation and no lock held across a system call on the
  *       write path: the slot table is one mmap made at load time; a
  *       slot's spinlock guards only its in-memory fields.  The probe
