@@ -20,7 +20,10 @@
  *   exec  - execs `ls -l /proc/self/fd`'s equivalent (this program with
  *           --list): no inherited descriptor beyond 0-3;
  *   small - writes 8 bytes and exits without a close: the stats line
- *           says bytes_written=8.
+ *           says bytes_written=8;
+ *   nocachestat - cachestat(2) made to fail with ENOSYS (a seccomp
+ *           filter, as on a kernel before 6.5): the same data, no wait,
+ *           every wait counted in waits_skipped.
  * Each child prints its findings; the plain and the shim transcripts
  * must be identical, and "big" byte-identical.  The stats file must show
  * waits in the shim run, so the comparison is not vacuous.
@@ -32,11 +35,15 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/close_range.h>
+#include <linux/filter.h>
 #include <linux/magic.h>
+#include <linux/seccomp.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -176,6 +183,8 @@ static int child(const char *what)
 			}
 			if (!WIFEXITED(st) || WEXITSTATUS(st))
 				leaks++;
+		} else if (!strcmp(what, "nocachestat")) {
+			usleep(1000);
 		} else if (!strcmp(what, "exec")) {
 			fflush(stdout);
 			pid_t p = fork();
@@ -208,6 +217,25 @@ static int child(const char *what)
 	return 0;
 }
 
+/* cachestat(2) fails with ENOSYS in this process and its children (a
+ * kernel before 6.5, as the shim sees it). */
+static int g_no_cachestat;
+
+static int deny_cachestat(void)
+{
+	struct sock_filter f[] = {
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+		     offsetof(struct seccomp_data, nr)),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 451, 0, 1),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {.len = sizeof(f) / sizeof(f[0]), .filter = f};
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -1;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+}
+
 /* Run @argv in @dir, its stdout into @out.  The exit status. */
 static int run_in(const char *dir, char *const *argv, char **out)
 {
@@ -219,6 +247,8 @@ static int run_in(const char *dir, char *const *argv, char **out)
 		int fd = open(of, O_CREAT | O_WRONLY | O_TRUNC, 0600);
 		if (fd < 0 || dup2(fd, 1) < 0 || chdir(dir))
 			_exit(126);
+		if (g_no_cachestat && deny_cachestat())
+			_exit(125);
 		close(fd);
 		execv(argv[0], argv);
 		_exit(127);
@@ -275,8 +305,15 @@ static void one(const char *fk, const char *what)
 	uint64_t bytes = stats_field(stats, "bytes_written");
 	printf("%s: shim waits %llu bytes_written %llu\n", what,
 	       (unsigned long long)waits, (unsigned long long)bytes);
+	uint64_t skipped = stats_field(stats, "waits_skipped");
 	if (!strcmp(what, "small")) {
 		CHECK(bytes == 8);
+	} else if (!strcmp(what, "nocachestat")) {
+		/* No cachestat: every wait skipped, and counted. */
+		printf("nocachestat: waits_skipped %llu\n",
+		       (unsigned long long)skipped);
+		CHECK(waits == 0);
+		CHECK(skipped > 0);
 	} else {
 		CHECK(op &&
 		      strstr(op, " ebadf=0 other_file=0 emfile=0 "
@@ -328,5 +365,10 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 5; i++)
 		if (!only || !strcmp(only, cases[i]))
 			one(fk, cases[i]);
+	if (!only || !strcmp(only, "nocachestat")) {
+		g_no_cachestat = 1;
+		one(fk, "nocachestat");
+		g_no_cachestat = 0;
+	}
 	return fkt_done();
 }
