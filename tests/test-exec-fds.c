@@ -245,8 +245,13 @@ static int run_in(const char *dir, char *const *argv, char **out)
 	pid_t p = fork();
 	if (p == 0) {
 		int fd = open(of, O_CREAT | O_WRONLY | O_TRUNC, 0600);
-		if (fd < 0 || dup2(fd, 1) < 0 || chdir(dir))
+		char ef[PATH_MAX + 8];
+		snprintf(ef, sizeof(ef), "%s.err", dir);
+		int efd = open(ef, O_CREAT | O_WRONLY | O_TRUNC, 0600);
+		if (fd < 0 || efd < 0 || dup2(fd, 1) < 0 || dup2(efd, 2) < 0 ||
+		    chdir(dir))
 			_exit(126);
+		close(efd);
 		if (g_no_cachestat && deny_cachestat())
 			_exit(125);
 		close(fd);
@@ -286,6 +291,11 @@ static void one(const char *fk, const char *what)
 	unlink(stats);
 	char sarg[PATH_MAX + 32];
 	snprintf(sarg, sizeof(sarg), "--stats=%s", stats);
+	if (!strcmp(what, "nocachestat")) {
+		/* --stats to flushkit exec's stderr: its summary too. */
+		snprintf(sarg, sizeof(sarg), "--stats");
+		snprintf(stats, sizeof(stats), "%s.err", ds);
+	}
 
 	char *plain[] = {(char *)self, "--child", (char *)what, NULL};
 	char *shim[] = {(char *)fk, "exec",	   "--flush-after",
@@ -314,6 +324,11 @@ static void one(const char *fk, const char *what)
 		       (unsigned long long)skipped);
 		CHECK(waits == 0);
 		CHECK(skipped > 0);
+		size_t el;
+		char *err = fkt_read_file(stats, &el);
+		printf("%s", err ? err : "(no stderr)\n");
+		CHECK(err && strstr(err, " waits skipped"));
+		free(err);
 	} else {
 		CHECK(op &&
 		      strstr(op, " ebadf=0 other_file=0 emfile=0 "

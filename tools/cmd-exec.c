@@ -330,14 +330,16 @@ static void print_stats(const char *path)
 	}
 	char line[1024];
 	uint64_t procs = 0, files = 0, bytes = 0, hints = 0, waits = 0,
-		 wait_ms = 0;
+		 wait_ms = 0, skipped = 0, timeouts = 0;
 	while (fgets(line, sizeof(line), f)) {
 		fputs(line, stderr);
 		procs++;
 		const char *keys[] = {
-		    "files=", "bytes_written=", "hints=", "waits=", "wait_ms="};
-		uint64_t *dst[] = {&files, &bytes, &hints, &waits, &wait_ms};
-		for (int i = 0; i < 5; i++) {
+		    "files=",	"bytes_written=", "hints=",	   "waits=",
+		    "wait_ms=", "waits_skipped=", "wait_timeouts="};
+		uint64_t *dst[] = {&files,   &bytes,   &hints,	 &waits,
+				   &wait_ms, &skipped, &timeouts};
+		for (int i = 0; i < 7; i++) {
 			char pat[32];
 			snprintf(pat, sizeof(pat), " %s", keys[i]);
 			const char *p = strstr(line, pat);
@@ -350,11 +352,20 @@ static void print_stats(const char *path)
 	fprintf(stderr,
 		"flushkit exec: %" PRIu64 " process%s reported: wrote %s to "
 		"%" PRIu64 " file%s; %" PRIu64 " writeback hint%s, %" PRIu64
-		" wait%s (%.3f s)\n",
+		" wait%s (%.3f s)",
 		procs, procs == 1 ? "" : "es",
 		cli_human_bytes(bytes, hb, sizeof(hb)), files,
 		files == 1 ? "" : "s", hints, hints == 1 ? "" : "s", waits,
 		waits == 1 ? "" : "s", (double)wait_ms / 1000.0);
+	/* Waits not made (no cachestat(2): the dirty bound was not kept)
+	 * and waits cut at their time cap, when there were any. */
+	if (skipped)
+		fprintf(stderr, "; %" PRIu64 " wait%s skipped", skipped,
+			skipped == 1 ? "" : "s");
+	if (timeouts)
+		fprintf(stderr, "; %" PRIu64 " wait%s timed out", timeouts,
+			timeouts == 1 ? "" : "s");
+	fputc('\n', stderr);
 }
 
 int cmd_exec(int argc, char **argv)
