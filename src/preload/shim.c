@@ -428,9 +428,14 @@ static void wait_range(int fd, const struct range *r)
 		stat_add(&g_st.waits_skipped, 1);
 		return;
 	}
+	/* Writeback is started once, and once more when it has drained
+	 * with pages still dirty (skipped because under writeback at the
+	 * first start): pages another thread dirties after that are its
+	 * own, so the wait ends then, not only when the range is clean. */
+	int rehinted = 0;
+	fk_sys.sync_file_range(fd, (off_t)r->off, (off_t)r->len,
+			       SYNC_FILE_RANGE_WRITE);
 	for (;;) {
-		fk_sys.sync_file_range(fd, (off_t)r->off, (off_t)r->len,
-				       SYNC_FILE_RANGE_WRITE);
 		int e = fk_sys.cachestat_range(fd, r->off, r->len, &cs);
 		if (e < 0) {
 			if (e == -ENOSYS)
@@ -440,6 +445,14 @@ static void wait_range(int fd, const struct range *r)
 		}
 		if (!cs.nr_dirty && !cs.nr_writeback)
 			break;
+		if (!cs.nr_writeback) {
+			if (rehinted)
+				break;
+			rehinted = 1;
+			fk_sys.sync_file_range(fd, (off_t)r->off, (off_t)r->len,
+					       SYNC_FILE_RANGE_WRITE);
+			continue;
+		}
 		if (fk_now_ns() - t0 >= WAIT_CAP_NS) {
 			stat_add(&g_st.wait_timeouts, 1);
 			break;
