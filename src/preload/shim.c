@@ -412,8 +412,9 @@ static _Atomic int g_no_cachestat;
  * written back, without consuming its writeback error and without a
  * descriptor of ours (see the banner): start writeback of the range
  * (SYNC_FILE_RANGE_WRITE, WB_SYNC_NONE) and poll cachestat(2) until the
- * range holds no dirty and no writeback page, sleeping 0.2 ms doubling
- * to 10 ms between polls, at most WAIT_CAP_NS.  If the program closed
+ * range holds no writeback page (and no dirty page, or writeback was
+ * started a second time), sleeping 0.2 ms doubling to 10 ms between
+ * polls, at most WAIT_CAP_NS.  If the program closed
  * or reused @fd meanwhile, the worst is a hint to and a query of
  * another file: nothing reaches the program.  Without cachestat (or if
  * it fails) the wait is skipped and counted.
