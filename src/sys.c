@@ -259,6 +259,15 @@ static int sys_cachestat(int fd, struct fk_cachestat *cs)
 	RETRY(int, (int)syscall(__NR_cachestat, fd, &range, cs, 0));
 }
 
+static int sys_cachestat_range(int fd, uint64_t off, uint64_t len,
+			       struct fk_cachestat *cs)
+{
+	struct {
+		uint64_t off, len;
+	} range = {off, len};
+	RETRY(int, (int)syscall(__NR_cachestat, fd, &range, cs, 0));
+}
+
 #define FK_SYS_DEFAULT_OPS                                                     \
 	{                                                                      \
 		.openat = sys_openat, .close = sys_close, .read = sys_read,    \
@@ -281,6 +290,7 @@ static int sys_cachestat(int fd, struct fk_cachestat *cs)
 		.utimensat = sys_utimensat, .flistxattr = sys_flistxattr,      \
 		.fgetxattr = sys_fgetxattr, .fsetxattr = sys_fsetxattr,        \
 		.ioctl = sys_ioctl, .cachestat = sys_cachestat,                \
+		.cachestat_range = sys_cachestat_range,                        \
 	}
 
 const struct fk_sys_ops fk_sys_default = FK_SYS_DEFAULT_OPS;

@@ -95,6 +95,10 @@ struct fk_sys_ops {
 	 * page cache state of @fd without reading it; -ENOSYS where the
 	 * kernel lacks it. */
 	int (*cachestat)(int fd, struct fk_cachestat *cs);
+	/* cachestat(2) of the bytes [off, off + len) of @fd (len 0: to the
+	 * end of the file); -ENOSYS where the kernel lacks it. */
+	int (*cachestat_range)(int fd, uint64_t off, uint64_t len,
+			       struct fk_cachestat *cs);
 };
 
 /* The live table.  Library code calls fk_sys.fsync(fd) and so on. */

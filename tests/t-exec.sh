@@ -49,7 +49,7 @@ tar cf "$t/src.tar" -C "$t" src
 mkdir "$t/x"
 status 0 "tar xf" "$FLUSHKIT" exec --stats -- tar xf "$t/src.tar" -C "$t/x"
 check "tar tree identical" diff -r "$t/src" "$t/x/src"
-check "--stats summary" grep -q '^flushkit exec: 1 process wrote ' "$t/err"
+check "--stats summary" grep -q '^flushkit exec: 1 process reported: wrote ' "$t/err"
 check "--stats per process" grep -q '^flushkit-preload: pid=[0-9]* files=5[0-9] ' "$t/err"
 cat "$t/err"
 
@@ -149,5 +149,39 @@ check "--stats=relative: the child's directory untouched" \
 	test "$(cat "$t/st/sub/notes")" = precious
 status 1 "--stats into /proc" "$FLUSHKIT" exec --stats=/proc/nope -- true
 check "--stats into /proc: says so" grep -q "/proc/nope" "$t/err"
+
+# Statistics go by path, never to a descriptor of the program's (bash:
+# dash leaves by _exit, no line at all): a
+# program that reopened fd 2 on a data file keeps its data byte-exact
+# (with --stats and --stats=-), and its line still reaches our stderr.
+for mode in --stats --stats=-; do
+	rm -f "$t/data"
+	status 0 "$mode, fd 2 a data file" "$FLUSHKIT" exec "$mode" -- bash -c \
+		'exec 2>"$1"; printf "payload\n" >&2' bash "$t/data"
+	check "$mode: the program's data untouched" \
+		test "$(cat "$t/data")" = payload
+	check "$mode: its line on flushkit's stderr" \
+		grep -q '^flushkit-preload: pid=[0-9]* files=1 ' "$t/err"
+done
+# A program that closes stderr at exit (coreutils' close_stdout) keeps
+# its line.
+status 0 "--stats=-, cp" "$FLUSHKIT" exec --stats=- -- cp "$t/src/big" "$t/cpy"
+check "--stats=-, cp: its line" grep -q '^flushkit-preload: pid=.* bytes_written=3000000 ' "$t/err"
+# A FIFO, a device, /dev/full: refused before the command runs, naming
+# the path (a FIFO hung before the command started; /dev/full lost the
+# lines and exited 0).
+mkfifo "$t/fifo"
+status 1 "--stats=FIFO refused" timeout 20 "$FLUSHKIT" exec --stats="$t/fifo" -- touch "$t/ran"
+check "--stats=FIFO: names it" grep -q "$t/fifo" "$t/err"
+check "--stats=FIFO: the command did not run" test ! -e "$t/ran"
+status 1 "--stats=/dev/full refused" "$FLUSHKIT" exec --stats=/dev/full -- touch "$t/ran"
+check "--stats=/dev/full: names it" grep -q "/dev/full" "$t/err"
+check "--stats=/dev/full: the command did not run" test ! -e "$t/ran"
+# A process at its descriptor limit cannot open the stats file at exit:
+# the summary counts the lines it got, and says so.
+status 0 "--stats at the fd limit" "$FLUSHKIT" exec --stats -- bash -c \
+	'ulimit -n 3; true'
+check "--stats: 'N processes reported'" \
+	grep -q '^flushkit exec: [0-9]* process\(es\)\? reported: ' "$t/err"
 
 exit $fail

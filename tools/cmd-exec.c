@@ -72,7 +72,8 @@ static void usage(FILE *f)
 	    "  --drop-cache        drop ranges already written back from the\n"
 	    "                      page cache (POSIX_FADV_DONTNEED)\n"
 	    "  --stats[=FILE]      at exit, each process's bytes written,\n"
-	    "                      hints and waits: to stderr, or FILE\n"
+	    "                      hints and waits: to stderr, or FILE (a\n"
+	    "                      regular file; a FIFO or device refused)\n"
 	    "  --force             run a static or set-user-ID program anyway\n"
 	    "                      (the shim cannot act in it)\n"
 	    "  --preload=PATH      the shim to preload (default: next to the\n"
@@ -329,14 +330,16 @@ static void print_stats(const char *path)
 	}
 	char line[1024];
 	uint64_t procs = 0, files = 0, bytes = 0, hints = 0, waits = 0,
-		 wait_ms = 0;
+		 wait_ms = 0, skipped = 0, timeouts = 0;
 	while (fgets(line, sizeof(line), f)) {
 		fputs(line, stderr);
 		procs++;
 		const char *keys[] = {
-		    "files=", "bytes_written=", "hints=", "waits=", "wait_ms="};
-		uint64_t *dst[] = {&files, &bytes, &hints, &waits, &wait_ms};
-		for (int i = 0; i < 5; i++) {
+		    "files=",	"bytes_written=", "hints=",	   "waits=",
+		    "wait_ms=", "waits_skipped=", "wait_timeouts="};
+		uint64_t *dst[] = {&files,   &bytes,   &hints,	 &waits,
+				   &wait_ms, &skipped, &timeouts};
+		for (int i = 0; i < 7; i++) {
 			char pat[32];
 			snprintf(pat, sizeof(pat), " %s", keys[i]);
 			const char *p = strstr(line, pat);
@@ -347,13 +350,22 @@ static void print_stats(const char *path)
 	fclose(f);
 	char hb[32];
 	fprintf(stderr,
-		"flushkit exec: %" PRIu64 " process%s wrote %s to %" PRIu64
-		" file%s; %" PRIu64 " writeback hint%s, %" PRIu64
-		" wait%s (%.3f s)\n",
+		"flushkit exec: %" PRIu64 " process%s reported: wrote %s to "
+		"%" PRIu64 " file%s; %" PRIu64 " writeback hint%s, %" PRIu64
+		" wait%s (%.3f s)",
 		procs, procs == 1 ? "" : "es",
 		cli_human_bytes(bytes, hb, sizeof(hb)), files,
 		files == 1 ? "" : "s", hints, hints == 1 ? "" : "s", waits,
 		waits == 1 ? "" : "s", (double)wait_ms / 1000.0);
+	/* Waits not made (no cachestat(2): the dirty bound was not kept)
+	 * and waits cut at their time cap, when there were any. */
+	if (skipped)
+		fprintf(stderr, "; %" PRIu64 " wait%s skipped", skipped,
+			skipped == 1 ? "" : "s");
+	if (timeouts)
+		fprintf(stderr, "; %" PRIu64 " wait%s timed out", timeouts,
+			timeouts == 1 ? "" : "s");
+	fputc('\n', stderr);
 }
 
 int cmd_exec(int argc, char **argv)
@@ -449,49 +461,72 @@ int cmd_exec(int argc, char **argv)
 	}
 
 	/* --stats=FILE: every process appends to FILE at its exit, in
-	 * whatever directory it is then: make FILE absolute now, and make
-	 * sure it can be written (created 0600 if missing) before the
-	 * command runs, so no line is dropped without a word. */
+	 * whatever directory it is then: FILE must be a regular file (or
+	 * not exist: created 0600), checked before the command runs, so no
+	 * line is dropped without a word and no process blocks on a FIFO or
+	 * writes into a device.  The shim gets its canonical path (it opens
+	 * it with O_NOFOLLOW | O_NONBLOCK and writes only to a regular
+	 * file). */
 	char abs_stats[PATH_MAX];
 	if (stats_file && strcmp(stats_file, "-")) {
-		if (stats_file[0] != '/') {
-			char cwd[PATH_MAX];
-			if (!getcwd(cwd, sizeof(cwd)) ||
-			    snprintf(abs_stats, sizeof(abs_stats), "%s/%s", cwd,
-				     stats_file) >= (int)sizeof(abs_stats)) {
-				cli_error("exec: --stats='%s': cannot make "
-					  "it an absolute path",
-					  stats_file);
-				free(path);
-				free(preload);
-				return FK_EXIT_FAILURE;
-			}
-			stats_file = abs_stats;
-		}
 		int sfd = open(stats_file,
-			       O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+			       O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK |
+				   O_NOCTTY | O_CLOEXEC,
+			       0600);
+		struct stat sst;
 		if (sfd < 0) {
 			cli_error("exec: --stats: open '%s': %s", stats_file,
-				  strerror(errno));
+				  errno == ENXIO ? "a FIFO; a regular file "
+						   "expected"
+						 : strerror(errno));
+			free(path);
+			free(preload);
+			return FK_EXIT_FAILURE;
+		}
+		if (fstat(sfd, &sst) || !S_ISREG(sst.st_mode)) {
+			cli_error("exec: --stats '%s': not a regular file",
+				  stats_file);
+			close(sfd);
 			free(path);
 			free(preload);
 			return FK_EXIT_FAILURE;
 		}
 		close(sfd);
+		if (!realpath(stats_file, abs_stats)) {
+			cli_error("exec: --stats: realpath '%s': %s",
+				  stats_file, strerror(errno));
+			free(path);
+			free(preload);
+			return FK_EXIT_FAILURE;
+		}
+		stats_file = abs_stats;
+	} else if (stats_file) {
+		stats_file = NULL; /* "-": stderr, as without FILE */
 	}
 
-	/* --stats without FILE: the processes append to a file of ours,
-	 * printed here when COMMAND is done (COMMAND may close stderr). */
-	char tmp_stats[PATH_MAX] = "";
+	/* --stats without FILE (or "-"): the processes append to a file in
+	 * a private directory of ours, printed on our stderr when COMMAND
+	 * is done; never to COMMAND's fd 2 (it may close it, or reopen a
+	 * data file on it). */
+	char tmp_dir[PATH_MAX] = "", tmp_stats[PATH_MAX + 16] = "";
 	if (stats && !stats_file) {
 		const char *td = getenv("TMPDIR");
-		snprintf(tmp_stats, sizeof(tmp_stats),
-			 "%s/flushkit-exec-stats.XXXXXX",
+		snprintf(tmp_dir, sizeof(tmp_dir), "%s/flushkit-exec.XXXXXX",
 			 td && *td ? td : "/tmp");
-		int fd = mkstemp(tmp_stats);
+		int fd = -1;
+		if (mkdtemp(tmp_dir)) {
+			snprintf(tmp_stats, sizeof(tmp_stats), "%s/stats",
+				 tmp_dir);
+			fd =
+			    open(tmp_stats,
+				 O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		}
 		if (fd < 0) {
-			cli_error("exec: mkstemp '%s': %s", tmp_stats,
+			cli_error("exec: --stats: create '%s': %s",
+				  tmp_stats[0] ? tmp_stats : tmp_dir,
 				  strerror(errno));
+			if (tmp_stats[0])
+				rmdir(tmp_dir);
 			free(path);
 			free(preload);
 			return FK_EXIT_FAILURE;
@@ -555,6 +590,7 @@ int cmd_exec(int argc, char **argv)
 	if (tmp_stats[0]) {
 		print_stats(tmp_stats);
 		unlink(tmp_stats);
+		rmdir(tmp_dir);
 	}
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);

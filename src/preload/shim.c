@@ -11,21 +11,29 @@
  *     WB_SYNC_NONE, never waits, consumes no writeback error;
  *   - max_dirty bounds the bytes the process wrote and has not yet seen
  *     written back: past it the writing thread waits for its own oldest
- *     hinted ranges (SYNC_FILE_RANGE_WAIT_BEFORE | WRITE | WAIT_AFTER),
- *     so the program throttles itself instead of the whole machine
+ *     hinted ranges (wait_range: SYNC_FILE_RANGE_WRITE, then cachestat(2)
+ *     polled until the range holds no dirty or writeback page), so the
+ *     program throttles itself instead of the whole machine
  *     stalling in balance_dirty_pages;
  *   - drop_cache: POSIX_FADV_DONTNEED of ranges already on their way to
  *     disk (the kernel skips pages still dirty or under writeback).
  * A hint, never a durability promise: it never calls fsync, and the
  * program's own fsync reports what it always would.
  *
- * The waits go through a descriptor of the shim's own, opened read-only
- * through /proc/self/fd/N and closed after the wait: the WAIT flags
- * check and advance the writeback error cursor of the struct file they
- * are called on (file_check_and_advance_wb_err), so waiting on the
- * program's descriptor would eat an EIO that the program's fsync must
- * report.  A new open samples the cursor at open time, so the program's
- * descriptor still sees the error.
+ * The waits never use sync_file_range's WAIT flags: those check and
+ * advance the writeback error cursor of the struct file they are called
+ * on (file_check_and_advance_wb_err), so they would eat an EIO that the
+ * program's fsync must report.  cachestat(2) (Linux 6.5) reads a range's
+ * dirty and writeback counts and consumes nothing.  And the shim holds
+ * no descriptor of its own while the program runs (a private one was
+ * closed by the program's close_range, took the number its next open
+ * expected, counted against its RLIMIT_NOFILE and leaked into fork
+ * children): every call acts on the program's descriptor.  Without
+ * cachestat the waits are skipped and counted (waits_skipped).
+ *
+ * Statistics go to a file by path at exit (FLUSHKIT_STATS, absolute),
+ * opened O_NOFOLLOW | O_NONBLOCK and written only if a regular file;
+ * never to a descriptor of the program's.
  *
  * Left alone (classified once per descriptor, cached): anything not a
  * regular file (pipes, sockets, terminals, devices), O_DIRECT
@@ -41,9 +49,10 @@
  *   P1. Nothing here changes what an intercepted call returned: the
  *       interposers call libc first and restore errno after us; the
  *       calls made here (lseek SEEK_CUR, fstat, fstatfs, fcntl F_GETFL,
- *       sync_file_range WRITE, fadvise DONTNEED, the private open) change
+ *       sync_file_range WRITE, fadvise DONTNEED, cachestat) change
  *       neither the file offset, nor data, nor the program's writeback
- *       error cursor.
+ *       error cursor, and open no descriptor (the stats file at exit
+ *       is the one exception).
  *   P2. No allocation and no lock held across a system call on the
  *       write path: the slot table is one mmap made at load time; a
  *       slot's spinlock guards only its in-memory fields.  The probe
@@ -82,6 +91,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Slots: descriptors below this are tracked; higher ones pass through. */
@@ -139,7 +149,7 @@ static uint64_t g_max_dirty = 64u << 20;
 static int g_drop_cache;
 static int g_track; /* max_dirty || drop_cache: keep hinted ranges */
 static char g_stats_path[512];
-static int g_stats; /* 0 off, 1 stderr, 2 file */
+static int g_stats; /* 1: append a line to g_stats_path at exit */
 
 static struct slot *g_slots;
 static unsigned g_nslots;
@@ -154,6 +164,7 @@ static __thread int t_in_shim __attribute__((tls_model("initial-exec")));
 static struct {
 	_Atomic uint64_t bytes_written, files, hints, hint_bytes, hint_errors;
 	_Atomic uint64_t waits, wait_ns, wait_bytes, waits_skipped;
+	_Atomic uint64_t wait_timeouts;
 	_Atomic uint64_t drops, untracked;
 	_Atomic uint64_t ignored[IG_N];
 } g_st;
@@ -387,54 +398,71 @@ static void drop(int fd, const struct range *r)
 		stat_add(&g_st.drops, 1);
 }
 
-/* "/proc/self/fd/N" into @buf without stdio (async-signal-safe). */
-static void proc_fd_path(char *buf, int fd)
-{
-	static const char pre[] = "/proc/self/fd/";
-	char digits[12];
-	int n = 0;
-	memcpy(buf, pre, sizeof(pre) - 1);
-	do {
-		digits[n++] = (char)('0' + fd % 10);
-		fd /= 10;
-	} while (fd);
-	char *p = buf + sizeof(pre) - 1;
-	while (n)
-		*p++ = digits[--n];
-	*p = 0;
-}
+/* A wait gives up on a range after this long (another thread may keep
+ * re-dirtying it); counted as wait_timeouts. */
+#define WAIT_CAP_NS (2000ull * 1000 * 1000)
+#define WAIT_SLEEP_MIN_NS (200 * 1000)
+#define WAIT_SLEEP_MAX_NS (10 * 1000 * 1000)
+
+/* Set once cachestat(2) is found missing (kernels before 6.5). */
+static _Atomic int g_no_cachestat;
 
 /*
- * A read-only descriptor of the file @fd names, for waits (see the
- * banner: the program's own struct file keeps its writeback error).
- * -1 if it cannot be had (no /proc, a write-only file) or is not the
- * same file.
+ * Wait until @r of the file behind the program's own descriptor @fd is
+ * written back, without consuming its writeback error and without a
+ * descriptor of ours (see the banner): start writeback of the range
+ * (SYNC_FILE_RANGE_WRITE, WB_SYNC_NONE) and poll cachestat(2) until the
+ * range holds no writeback page (and no dirty page, or writeback was
+ * started a second time), sleeping 0.2 ms doubling to 10 ms between
+ * polls, at most WAIT_CAP_NS.  If the program closed
+ * or reused @fd meanwhile, the worst is a hint to and a query of
+ * another file: nothing reaches the program.  Without cachestat (or if
+ * it fails) the wait is skipped and counted.
  */
-static int private_fd(int fd, dev_t dev, ino_t ino)
+static void wait_range(int fd, const struct range *r)
 {
-	char path[32];
-	struct stat st;
-	proc_fd_path(path, fd);
-	int p =
-	    fk_sys.openat(AT_FDCWD, path, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0);
-	if (p < 0)
-		return -1;
-	if (fk_sys.fstat(p, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    st.st_dev != dev || st.st_ino != ino) {
-		fk_sys.close(p);
-		return -1;
-	}
-	return p;
-}
-
-/* Wait until @r of the file behind @pfd is written back. */
-static void wait_range(int pfd, const struct range *r)
-{
+	struct fk_cachestat cs;
 	uint64_t t0 = fk_now_ns();
-	fk_sys.sync_file_range(pfd, (off_t)r->off, (off_t)r->len,
-			       SYNC_FILE_RANGE_WAIT_BEFORE |
-				   SYNC_FILE_RANGE_WRITE |
-				   SYNC_FILE_RANGE_WAIT_AFTER);
+	long sleep_ns = WAIT_SLEEP_MIN_NS;
+
+	if (atomic_load_explicit(&g_no_cachestat, memory_order_relaxed)) {
+		stat_add(&g_st.waits_skipped, 1);
+		return;
+	}
+	/* Writeback is started once, and once more when it has drained
+	 * with pages still dirty (skipped because under writeback at the
+	 * first start): pages another thread dirties after that are its
+	 * own, so the wait ends then, not only when the range is clean. */
+	int rehinted = 0;
+	fk_sys.sync_file_range(fd, (off_t)r->off, (off_t)r->len,
+			       SYNC_FILE_RANGE_WRITE);
+	for (;;) {
+		int e = fk_sys.cachestat_range(fd, r->off, r->len, &cs);
+		if (e < 0) {
+			if (e == -ENOSYS)
+				atomic_store(&g_no_cachestat, 1);
+			stat_add(&g_st.waits_skipped, 1);
+			return;
+		}
+		if (!cs.nr_dirty && !cs.nr_writeback)
+			break;
+		if (!cs.nr_writeback) {
+			if (rehinted)
+				break;
+			rehinted = 1;
+			fk_sys.sync_file_range(fd, (off_t)r->off, (off_t)r->len,
+					       SYNC_FILE_RANGE_WRITE);
+			continue;
+		}
+		if (fk_now_ns() - t0 >= WAIT_CAP_NS) {
+			stat_add(&g_st.wait_timeouts, 1);
+			break;
+		}
+		struct timespec ts = {0, sleep_ns};
+		nanosleep(&ts, NULL);
+		sleep_ns = sleep_ns * 2 > WAIT_SLEEP_MAX_NS ? WAIT_SLEEP_MAX_NS
+							    : sleep_ns * 2;
+	}
 	stat_add(&g_st.wait_ns, fk_now_ns() - t0);
 	stat_add(&g_st.waits, 1);
 	stat_add(&g_st.wait_bytes, r->bytes);
@@ -530,10 +558,6 @@ static void hint_and_keep(struct slot *s, int fd, const struct range *r)
 /* Past max_dirty: wait for this descriptor's oldest ranges. */
 static void throttle(struct slot *s, int fd)
 {
-	int pfd = -1;
-	dev_t dev = 0;
-	ino_t ino = 0;
-
 	while (atomic_load(&g_inflight) > (int64_t)g_max_dirty) {
 		struct range r;
 		int from_ext = 0, have;
@@ -541,25 +565,16 @@ static void throttle(struct slot *s, int fd)
 		have = fifo_pop(s, &r);
 		if (!have)
 			have = from_ext = take_ext(s, &r);
-		dev = s->dev;
-		ino = s->ino;
 		slot_unlock(s);
 		if (!have)
 			break;
 		if (from_ext)
 			hint(fd, &r);
-		if (pfd < 0)
-			pfd = private_fd(fd, dev, ino);
-		if (pfd >= 0)
-			wait_range(pfd, &r);
-		else
-			stat_add(&g_st.waits_skipped, 1);
+		wait_range(fd, &r);
 		atomic_fetch_sub(&g_inflight, (int64_t)r.bytes);
 		if (g_drop_cache)
 			drop(fd, &r);
 	}
-	if (pfd >= 0)
-		fk_sys.close(pfd);
 }
 
 /* Account @bytes at @off of the tracked slot @s. */
@@ -587,7 +602,6 @@ static void note(struct slot *s, int fd, uint64_t off, uint64_t bytes)
 	}
 	slot_unlock(s);
 
-	stat_add(&g_st.bytes_written, bytes);
 	if (full)
 		hint_and_keep(s, fd, &r);
 	if (g_max_dirty && atomic_load(&g_inflight) > (int64_t)g_max_dirty)
@@ -627,6 +641,9 @@ void shim_written(int fd, uint64_t off, uint64_t bytes)
 	struct slot *s = tracked_slot(fd);
 	if (!s)
 		return;
+	/* Counted when written, not when located or hinted: a process that
+	 * exits before its position-based bytes are located wrote them. */
+	stat_add(&g_st.bytes_written, bytes);
 	/* O_APPEND: Linux appends even a pwrite, whatever its offset. */
 	if (s->append)
 		off = SHIM_APPEND;
@@ -649,8 +666,10 @@ void shim_stdio_written(int fd, uint64_t bytes)
 	if (!bytes)
 		return;
 	struct slot *s = tracked_slot(fd);
-	if (s)
-		pos_written(s, fd, bytes);
+	if (!s)
+		return;
+	stat_add(&g_st.bytes_written, bytes);
+	pos_written(s, fd, bytes);
 }
 
 void shim_release(int fd, int closing)
@@ -670,8 +689,6 @@ void shim_release(int fd, int closing)
 
 	slot_lock(s);
 	state = atomic_load_explicit(&s->state, memory_order_relaxed);
-	dev_t dev = s->dev;
-	ino_t ino = s->ino;
 	have_ext = state == ST_TRACKED && take_ext(s, &r);
 	/* The hull of everything still held, for the wait and the drop. */
 	uint64_t lo = UINT64_MAX, hi = 0, held = 0;
@@ -712,13 +729,9 @@ void shim_release(int fd, int closing)
 	if (closing && g_max_dirty &&
 	    atomic_fetch_add(&g_closed, (int64_t)held) + (int64_t)held >
 		(int64_t)g_max_dirty) {
-		int pfd = private_fd(fd, dev, ino);
-		if (pfd >= 0) {
-			wait_range(pfd, &span);
-			fk_sys.close(pfd);
-		} else {
-			stat_add(&g_st.waits_skipped, 1);
-		}
+		/* Before the real close (interpose.c): still the
+		 * program's descriptor of this file. */
+		wait_range(fd, &span);
 		atomic_store(&g_closed, 0);
 	}
 	if (g_drop_cache)
@@ -864,11 +877,15 @@ static void config(void)
 	g_track = g_max_dirty || g_drop_cache;
 	v = getenv("FLUSHKIT_STATS");
 	if (v && *v) {
-		if (!strcmp(v, "-")) {
-			g_stats = 1;
+		/* Statistics go to a file by path, never to a descriptor of
+		 * the program's (its fd 2 may be a data file by then). */
+		if (v[0] != '/') {
+			say("FLUSHKIT_STATS must be an absolute path; no "
+			    "statistics",
+			    NULL, NULL);
 		} else if (strlen(v) < sizeof(g_stats_path)) {
 			strcpy(g_stats_path, v);
-			g_stats = 2;
+			g_stats = 1;
 		} else {
 			say("FLUSHKIT_STATS path too long; no statistics", NULL,
 			    NULL);
@@ -924,13 +941,8 @@ static void report(void)
 {
 	char buf[1024];
 	size_t n = 0;
-	uint64_t ign = 0;
 
 	if (!g_enabled || !g_stats)
-		return;
-	for (int i = 0; i < IG_N; i++)
-		ign += ld(&g_st.ignored[i]);
-	if (g_stats == 1 && !ld(&g_st.files) && !ign)
 		return;
 	t_in_shim = 1;
 	memcpy(buf, "flushkit-preload: ", 18);
@@ -945,6 +957,7 @@ static void report(void)
 	put_kv(buf, sizeof(buf), &n, "wait_ms", ld(&g_st.wait_ns) / 1000000);
 	put_kv(buf, sizeof(buf), &n, "wait_bytes", ld(&g_st.wait_bytes));
 	put_kv(buf, sizeof(buf), &n, "waits_skipped", ld(&g_st.waits_skipped));
+	put_kv(buf, sizeof(buf), &n, "wait_timeouts", ld(&g_st.wait_timeouts));
 	put_kv(buf, sizeof(buf), &n, "drops", ld(&g_st.drops));
 	put_kv(buf, sizeof(buf), &n, "ignored_notreg",
 	       ld(&g_st.ignored[IG_NOTREG]));
@@ -960,15 +973,19 @@ static void report(void)
 	       ld(&g_st.ignored[IG_ERROR]));
 	put_kv(buf, sizeof(buf), &n, "untracked_fds", ld(&g_st.untracked));
 	buf[n - 1] = '\n';
-	if (g_stats == 1) {
-		fk_sys.write(2, buf, n);
-	} else {
-		int fd = fk_sys.openat(AT_FDCWD, g_stats_path,
-				       O_WRONLY | O_CREAT | O_APPEND, 0600);
-		if (fd >= 0) {
+	/* Never blocks (a FIFO without a reader: ENXIO), never follows a
+	 * symlink, writes only to a regular file; a process at its
+	 * descriptor limit cannot open it and loses its line (flushkit
+	 * exec counts the lines it got: "N processes reported"). */
+	int fd = fk_sys.openat(AT_FDCWD, g_stats_path,
+			       O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK |
+				   O_NOFOLLOW | O_NOCTTY,
+			       0600);
+	if (fd >= 0) {
+		struct stat st;
+		if (fk_sys.fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
 			fk_sys.write(fd, buf, n);
-			fk_sys.close(fd);
-		}
+		fk_sys.close(fd);
 	}
 	t_in_shim = 0;
 }
