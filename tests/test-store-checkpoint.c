@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #define ROW 100
-#define NACC 40000		/* 494 pages, 4 segments of 1 MiB */
+#define NACC 40000 /* 494 pages, 4 segments of 1 MiB */
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct fk_checkpoint_info last;
@@ -61,7 +61,8 @@ static void fill(void *arg, uint64_t rowno, void *row)
 static uint64_t locked(const void *p, int is_int)
 {
 	pthread_mutex_lock(&mu);
-	uint64_t v = is_int ? (uint64_t)*(const int *)p : *(const uint64_t *)p;
+	uint64_t v =
+	    is_int ? (uint64_t) * (const int *)p : *(const uint64_t *)p;
 	pthread_mutex_unlock(&mu);
 	return v;
 }
@@ -72,7 +73,7 @@ static struct fk_store_opts opts(const char *preset)
 	fk_store_opts_init(&o);
 	o.create_mode = FK_STORE_CREATE_IF_MISSING;
 	CHECK_EQ(fk_store_opts_preset(&o, preset), 0);
-	o.shared_buffers_bytes = 8 << 20;	/* everything fits */
+	o.shared_buffers_bytes = 8 << 20; /* everything fits */
 	o.segment_bytes = 1 << 20;
 	o.wal_segment_bytes = 256 << 10;
 	o.checkpoint_timeout_ms = 3600 * 1000;
@@ -104,7 +105,7 @@ static int run_preset(const char *base, const char *preset, int sync_io,
 	char dir[4200];
 	struct fk_store_opts o = opts(preset);
 	CHECK_EQ(o.sync_io, strcmp(preset, "naive") ? FK_SYNC_IO_AUTO
-						   : FK_SYNC_IO_SEQUENTIAL);
+						    : FK_SYNC_IO_SEQUENTIAL);
 	o.sync_io = sync_io;
 	struct fk_store *s = NULL;
 	uint32_t t;
@@ -144,9 +145,9 @@ static int run_preset(const char *base, const char *preset, int sync_io,
 		if (strcmp(c->op, "pwrite") || !strstr(c->path, "/base/"))
 			continue;
 		writes++;
-		if (prev && (strcmp(prev->path, c->path) > 0 ||
-			     (!strcmp(prev->path, c->path) &&
-			      prev->off > c->off)))
+		if (prev &&
+		    (strcmp(prev->path, c->path) > 0 ||
+		     (!strcmp(prev->path, c->path) && prev->off > c->off)))
 			sorted = 0;
 		prev = c;
 	}

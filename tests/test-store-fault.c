@@ -84,8 +84,7 @@ static int64_t get(struct fk_store *s, uint32_t acc, uint64_t row)
 }
 
 /* Reopen and check that rows [0, n) hold @v (and row n holds @vn). */
-static void check_reopen(const char *dir, uint32_t acc, uint64_t n,
-			 int64_t v)
+static void check_reopen(const char *dir, uint32_t acc, uint64_t n, int64_t v)
 {
 	struct fk_store_opts o = opts();
 	struct fk_store *s = NULL;
@@ -124,7 +123,7 @@ static void data_fsync_eio(const char *base, int sync_io)
 	snprintf(dir, sizeof(dir), "%s/data-eio-%s", base,
 		 fk_sync_io_name(sync_io));
 	struct fk_store_opts o = opts();
-	o.segment_bytes = 64 << 10;	/* 25 pages: 4 segments */
+	o.segment_bytes = 64 << 10; /* 25 pages: 4 segments */
 	o.sync_io = sync_io;
 	o.sync_jobs = 4;
 	if (sync_io == FK_SYNC_IO_URING) {
@@ -214,7 +213,7 @@ static void wal_fsync_eio(const char *base)
 	CHECK_EQ(add(s, acc, 51 * 37 % NACC, 3), -FK_ESTOPPED);
 	CHECK_EQ(fk_store_checkpoint(s), -FK_ESTOPPED);
 	CHECK_EQ(fk_store_close(s), -EIO);
-	CHECK_EQ(fkt_trace_nr("fdatasync", seg), 1);	/* never retried */
+	CHECK_EQ(fkt_trace_nr("fdatasync", seg), 1); /* never retried */
 	CHECK_EQ(fkt_trace_nr("pwrite", "/base/1.0"), 0);
 	fkt_fault_clear();
 	fkt_trace_stop();
@@ -242,7 +241,7 @@ static void wal_enospc(const char *base)
 		}
 	}
 	CHECK_EQ(r, -ENOSPC);
-	CHECK_EQ(get(s, acc, row), expect[row]);	/* not applied */
+	CHECK_EQ(get(s, acc, row), expect[row]); /* not applied */
 	struct fk_store_stats ss;
 	fk_store_get_stats(s, &ss);
 	CHECK_EQ(ss.error, 0);

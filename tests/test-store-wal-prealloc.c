@@ -95,10 +95,9 @@ int main(void)
 	     p += PAGES_PER_COMMIT) {
 		fk_batch_reset(&b);
 		for (int k = 0; k < PAGES_PER_COMMIT; k++)
-			CHECK_EQ(fk_batch_add_i64(&b, t,
-						  (p + (uint64_t)k) *
-						      rows_per_page,
-						  0, 1, NULL),
+			CHECK_EQ(fk_batch_add_i64(
+				     &b, t, (p + (uint64_t)k) * rows_per_page,
+				     0, 1, NULL),
 				 0);
 		CHECK_EQ(fk_store_commit(s, &b, NULL), 0);
 		commits++;

@@ -29,16 +29,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define NR_TOP 4	/* d0..d3 */
-#define NR_SUB 3	/* e0..e2 in each */
-#define NR_LEAF 5	/* f0..f4 in each e */
+#define NR_TOP 4  /* d0..d3 */
+#define NR_SUB 3  /* e0..e2 in each */
+#define NR_LEAF 5 /* f0..f4 in each e */
 /* Regular-file inodes: the leaves, plus root/r0 and root/r1; root/hl is
  * a hard link to d1/e1/f1. */
 #define NR_FILES (NR_TOP * NR_SUB * NR_LEAF + 2)
 #define NR_DIRS (1 + NR_TOP + NR_TOP * NR_SUB)
 
-static char tmp[PATH_MAX];	/* realpath's buffer */
-static char base[1024];		/* its copy, short enough */
+static char tmp[PATH_MAX]; /* realpath's buffer */
+static char base[1024];	   /* its copy, short enough */
 
 struct reports {
 	int errors;
@@ -155,11 +155,14 @@ static void check_order(const char *root, size_t nr_expected,
 			if (nr_times && (parent && !strcmp(d->path, parent)))
 				continue;
 			if (nr_times && is_times_fsync(j, top_at))
-				continue;	/* a file's times */
+				continue; /* a file's times */
 			if (!strcmp(d->path, c->path) ||
-			    (strcmp(d->path, c->path) && under(d->path, c->path))) {
-				fprintf(stderr, "fsync %s at %zu, then %s at "
-					"%zu\n", c->path, i, d->path, j);
+			    (strcmp(d->path, c->path) &&
+			     under(d->path, c->path))) {
+				fprintf(stderr,
+					"fsync %s at %zu, then %s at "
+					"%zu\n",
+					c->path, i, d->path, j);
 				fkt_failures++;
 			}
 		}
@@ -256,11 +259,12 @@ static void test_copy_order(int method, int sync_io, rlim_t nofile,
 	CHECK_EQ(r, 0);
 	CHECK_EQ(rep.errors, 0);
 	CHECK_EQ(st.sync_io, sync_io);
-	CHECK_EQ(st.sync_jobs, sync_io == FK_SYNC_IO_SEQUENTIAL ?
-				       1 : FK_FSYNC_BATCH_DEFAULT_QUEUE_DEPTH);
+	CHECK_EQ(st.sync_jobs, sync_io == FK_SYNC_IO_SEQUENTIAL
+				   ? 1
+				   : FK_FSYNC_BATCH_DEFAULT_QUEUE_DEPTH);
 	/* Each file twice: its data, then its times. */
 	CHECK_EQ(st.fsync_calls, 2 * NR_FILES);
-	CHECK_EQ(st.dir_fsync_calls, NR_DIRS + 1);	/* + the parent */
+	CHECK_EQ(st.dir_fsync_calls, NR_DIRS + 1); /* + the parent */
 	check_order(dst, NR_FILES + NR_DIRS, base, NR_FILES);
 }
 
@@ -280,7 +284,7 @@ static void test_eio(int sync_io, const char *tag)
 	fkt_trace_stop();
 	fprintf(stderr, "== eio %s: %d\n", tag, r);
 	CHECK_EQ(r, -EIO);
-	CHECK_EQ(fired, 1);	/* never retried */
+	CHECK_EQ(fired, 1); /* never retried */
 	CHECK_EQ(rep.errors, 1);
 	CHECK_EQ(st.errors, 1);
 	CHECK(!strcmp(rep.op, "fsync"));
@@ -345,7 +349,7 @@ static void test_options(void)
 	o.copy_method = FK_COPY_FSYNC_EACH;
 	CHECK_EQ(fk_tree_copy(root, dst, &o, &st), 0);
 	CHECK_EQ(st.sync_io, 0);
-	CHECK_EQ(st.fsync_calls, 2 * NR_FILES);	/* data, then times */
+	CHECK_EQ(st.fsync_calls, 2 * NR_FILES); /* data, then times */
 }
 
 int main(void)

@@ -20,10 +20,10 @@
 #include <stdint.h>
 
 struct fkt_fs {
-	char type[16];		/* "ext4", "xfs", "btrfs" */
-	char img[512];		/* backing image file */
-	char mnt[512];		/* mount point (created if missing) */
-	char opts[128];		/* extra mount options, "" for none */
+	char type[16];	/* "ext4", "xfs", "btrfs" */
+	char img[512];	/* backing image file */
+	char mnt[512];	/* mount point (created if missing) */
+	char opts[128]; /* extra mount options, "" for none */
 	int mounted;
 	/* If set ("/dev/loopN"), fkt_fs_mount mounts this block device
 	 * instead of `-o loop img` (fkfault's stack keeps its own loop
@@ -52,9 +52,9 @@ int fkt_fs_umount(struct fkt_fs *fs);
  * clean stop of the journal).  Every later call on it fails with EIO.
  * 0 or -errno.  Safe to call from another thread or a signal-free child.
  */
-#define FKT_GOINGDOWN_DEFAULT 0		/* flush the whole device first */
-#define FKT_GOINGDOWN_LOGFLUSH 1	/* flush the log, not the data */
-#define FKT_GOINGDOWN_NOLOGFLUSH 2	/* flush nothing: a power cut */
+#define FKT_GOINGDOWN_DEFAULT 0	   /* flush the whole device first */
+#define FKT_GOINGDOWN_LOGFLUSH 1   /* flush the log, not the data */
+#define FKT_GOINGDOWN_NOLOGFLUSH 2 /* flush nothing: a power cut */
 int fkt_fs_goingdown(struct fkt_fs *fs, uint32_t how);
 /*
  * A power cut: goingdown(NOLOGFLUSH), unmount (processes holding files
