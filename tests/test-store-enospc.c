@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * test-store-enospc.c - the page store on a real file system that fills
- * up (ENOSPC on WAL append and mid-checkpoint): a small loop-mounted ext4 (mkfs -m 0: no root
- * reserve) and a 300 MiB xfs, filled with a ballast file (fallocate,
- * then small writes, until the kernel says ENOSPC).  No mock: every
+ * up (ENOSPC on WAL append and mid-checkpoint): a small loop-mounted ext4 (mkfs
+ * -m 0: no root reserve) and a 300 MiB xfs, filled with a ballast file
+ * (fallocate, then small writes, until the kernel says ENOSPC).  No mock: every
  * ENOSPC comes from the kernel.
  *
  * Under the TPC-B workload of bench/tpcb/workload.c, one store handle:
@@ -34,10 +34,10 @@
  * FK_ENOSPC_FS=ext4|xfs runs one file system only.  FK_TEST_SEED fixes
  * the transactions drawn.  Needs root and loop devices (else skip).
  */
-#include "workload.h"
 #include "cli.h"
 #include "fkloop.h"
 #include "fktest.h"
+#include "workload.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -71,40 +71,13 @@ static void on_signal(int sig)
 
 /* ---- ballast ---- */
 
-/* Fill the file system until the kernel refuses: fallocate in halving
- * chunks, then 512-byte writes; fsync and go again until nothing more
- * fits (delayed allocation gives back its worst-case reservations once
- * written).  Returns the ballast size in bytes. */
+/* Fill the file system until the kernel refuses (fkt_fs_fill: fallocate
+ * in halving chunks, then small writes, until nothing more fits).
+ * Returns the ballast size in bytes. */
 static uint64_t fill(void)
 {
-	int fd = open(ballast, O_WRONLY | O_CREAT, 0600);
-	CHECK(fd >= 0);
-	if (fd < 0)
-		return 0;
-	struct stat sb;
-	fstat(fd, &sb);
-	uint64_t off = (uint64_t)sb.st_size, before;
-	static const char junk[512];
-	do {
-		before = off;
-		for (uint64_t chunk = 1ull << 30; chunk >= 4096;) {
-			if (fallocate(fd, 0, (off_t)off, (off_t)chunk) == 0)
-				off += chunk;
-			else if (errno == ENOSPC)
-				chunk /= 2;
-			else
-				break;
-		}
-		for (;;) {
-			ssize_t n = pwrite(fd, junk, sizeof(junk), (off_t)off);
-			if (n <= 0)
-				break;
-			off += (uint64_t)n;
-		}
-		fsync(fd);
-		syncfs(fd);
-	} while (off != before);
-	close(fd);
+	uint64_t off = fkt_fs_fill(ballast);
+	CHECK(access(ballast, F_OK) == 0); /* the ballast could be created */
 	return off;
 }
 
@@ -113,7 +86,7 @@ static void unfill(void)
 	CHECK_EQ(unlink(ballast), 0);
 	int fd = open(fs.mnt, O_RDONLY | O_DIRECTORY);
 	if (fd >= 0) {
-		syncfs(fd);	/* the freed blocks count again */
+		syncfs(fd); /* the freed blocks count again */
 		close(fd);
 	}
 }
@@ -238,7 +211,7 @@ static void store_opts(struct fk_store_opts *o)
 	o->max_wal_size_bytes = 1ull << 30;
 	o->checkpoint_timeout_ms = 3600000;
 	o->log = fkt_store_log;
-	o->log_arg = stderr;	/* and print them */
+	o->log_arg = stderr; /* and print them */
 }
 
 static void run_store(void)
@@ -275,9 +248,10 @@ static void run_store(void)
 	       fs.type, (unsigned long long)bal >> 10, nr_acks - before,
 	       fk_strerror(r));
 	CHECK_EQ(r, -ENOSPC);
-	CHECK(nr_acks - before > 0);	/* the preallocated segments */
+	CHECK(nr_acks - before > 0); /* the preallocated segments */
 	CHECK_EQ(store_error(s), 0);
-	CHECK(fkt_store_log_has("cannot create WAL segment: No space left on device"));
+	CHECK(fkt_store_log_has(
+	    "cannot create WAL segment: No space left on device"));
 	CHECK(!fkt_store_log_has("store stopped"));
 	/* Not sticky, and nothing half-applied: again the same answer
 	 * (a smaller record, without a full-page image, may still fit into
@@ -312,8 +286,8 @@ static void run_store(void)
 		ok += r == 0;
 		nospc += r == -ENOSPC;
 	}
-	printf("%s B: 50 commits while full: %d ok, %d ENOSPC\n", fs.type,
-	       ok, nospc);
+	printf("%s B: 50 commits while full: %d ok, %d ENOSPC\n", fs.type, ok,
+	       nospc);
 	CHECK_EQ(store_error(s), 0);
 	unfill();
 	CHECK_EQ(fk_store_checkpoint(s), 0);
@@ -348,7 +322,7 @@ static void run_store(void)
 		r = txn(s, &t, &rng, &b);
 	CHECK_EQ(r, -ENOSPC);
 	CHECK_EQ(fkt_fs_goingdown(&fs, FKT_GOINGDOWN_NOLOGFLUSH), 0);
-	r = fk_store_close(s);	/* its shutdown checkpoint fails: EIO */
+	r = fk_store_close(s); /* its shutdown checkpoint fails: EIO */
 	CHECK(r != 0);
 	CHECK_EQ(fkt_fs_umount(&fs), 0);
 	CHECK_EQ(fkt_fs_mount(&fs), 0);
@@ -479,7 +453,7 @@ int main(void)
 	if (!fkt_is_root())
 		SKIP("needs root and loop devices");
 	fkt_tmpdir();
-	atexit(cleanup);	/* runs before the temporary directory goes */
+	atexit(cleanup); /* runs before the temporary directory goes */
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	const char *only = getenv("FK_ENOSPC_FS");
