@@ -314,6 +314,9 @@ settings_json(const struct opts *op, const char *type, int count, int method)
 			       json_object_new_int64((int64_t)op->empty_syncs));
 	json_object_object_add(s, "small_file_bytes",
 			       json_object_new_int(SMALL_FILE_BYTES));
+	json_object_object_add(
+	    s, "small_limit_bytes",
+	    json_object_new_int64((int64_t)op->small_limit_bytes));
 	json_object_object_add(s, "big_bytes",
 			       json_object_new_int64((int64_t)op->big_bytes));
 	json_object_object_add(s, "image_bytes",
@@ -508,6 +511,9 @@ static void usage(FILE *f)
 		"  --big-size=SIZE     the big file (default 2G)\n"
 		"  --image-size=SIZE   each image file, sparse (default "
 		"big-size + 1G)\n"
+		"  --small-limit=SIZE  bytes each small-file writer writes "
+		"at most\n"
+		"                      (default a quarter of the image)\n"
 		"  --sleep-scale=F     multiply the 3 s and 5 s sleeps "
 		"(default 1)\n"
 		"  --dir=DIR           images and mount points go in a new "
@@ -561,6 +567,7 @@ int cmd_bench_sync(int argc, char **argv)
 	    {"empty-syncs", required_argument, NULL, 'e'},
 	    {"big-size", required_argument, NULL, 'b'},
 	    {"image-size", required_argument, NULL, 'i'},
+	    {"small-limit", required_argument, NULL, 'l'},
 	    {"sleep-scale", required_argument, NULL, 's'},
 	    {"dir", required_argument, NULL, 'd'},
 	    {"results", required_argument, NULL, 'o'},
@@ -607,6 +614,10 @@ int cmd_bench_sync(int argc, char **argv)
 			bad = cli_parse_size(optarg, &op.image_bytes) ||
 			      op.image_bytes < (64u << 20);
 			break;
+		case 'l':
+			bad = cli_parse_size(optarg, &op.small_limit_bytes) ||
+			      op.small_limit_bytes < SMALL_FILE_BYTES;
+			break;
 		case 's':
 			bad = cli_parse_decimal(optarg, &op.sleep_scale) ||
 			      op.sleep_scale > 100;
@@ -641,8 +652,10 @@ int cmd_bench_sync(int argc, char **argv)
 	}
 	if (!op.image_bytes)
 		op.image_bytes = op.big_bytes + (1ull << 30);
-	/* The small-file writers stop at a quarter of the image. */
-	op.small_limit_bytes = op.image_bytes / 4;
+	/* The small-file writers stop at a quarter of the image (or at
+	 * --small-limit, which cannot be more). */
+	if (!op.small_limit_bytes || op.small_limit_bytes > op.image_bytes / 4)
+		op.small_limit_bytes = op.image_bytes / 4;
 	if (geteuid() != 0) {
 		cli_error("bench sync needs root: it creates loop devices, "
 			  "file systems and mounts");

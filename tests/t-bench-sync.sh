@@ -64,6 +64,22 @@ done
 	"$t/res"/sync-ext4-1-syncfs-*.jsonl >"$t/cmp" || err "compare exit $?"
 grep -q '^small_sync_s ' "$t/cmp" || err "compare: $(cat "$t/cmp")"
 
+# --small-limit bounds what each small-file writer writes (40 KB files).
+"$FLUSHKIT" bench sync --fs ext4 --fs-count 1 --runs 1 --empty-syncs 1 \
+	--big-size 16M --image-size 320M --sleep-scale 0.05 \
+	--small-limit 400K --dir "$t" --results "$t/lim" >/dev/null \
+	2>"$t/err" || err "--small-limit: exit $?: $(tail -3 "$t/err")"
+for f in "$t/lim"/sync-ext4-1-*.jsonl; do
+	python3 - "$f" <<'PY' || err "--small-limit result $f"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+s = [l for l in lines if l["type"] == "settings"][0]
+assert s["small_limit_bytes"] == 409600, s
+for r in [l for l in lines if l["type"] == "run"]:
+    assert 0 < r["small_files_at_sync"] <= 10, r
+PY
+done
+
 # Nothing left behind.
 [ -z "$(ours)" ] || err "loop device left: $(ours)"
 grep -q "$t" /proc/mounts && err "mount left: $(grep "$t" /proc/mounts)"
