@@ -67,7 +67,8 @@ grep -q '^small_sync_s ' "$t/cmp" || err "compare: $(cat "$t/cmp")"
 # --small-limit bounds what each small-file writer writes (40 KB files).
 "$FLUSHKIT" bench sync --fs ext4 --fs-count 1 --runs 1 --empty-syncs 1 \
 	--big-size 16M --image-size 320M --sleep-scale 0.05 \
-	--small-limit 400K --dir "$t" --results "$t/lim" >/dev/null \
+	--small-limit 400K --device 400M:20000 --dir "$t" \
+	--results "$t/lim" >/dev/null \
 	2>"$t/err" || err "--small-limit: exit $?: $(tail -3 "$t/err")"
 for f in "$t/lim"/sync-ext4-1-*.jsonl; do
 	python3 - "$f" <<'PY' || err "--small-limit result $f"

@@ -487,10 +487,19 @@ int disk_destroy(struct disk *d)
 {
 	int err = 0;
 	if (d->throttled) {
-		if (disk_throttle_set(d->maj, d->min, 0, 0))
+		if (disk_throttle_set(d->maj, d->min, 0, 0)) {
 			err = -EIO;
-		else
+		} else {
+			/* The record (IMG.throttle) is needed no more: the
+			 * device is not throttled.  Kept if the reset failed,
+			 * for disk_cleanup_stale. */
+			char rec[1100];
+			snprintf(rec, sizeof(rec), "%s.throttle", d->img);
+			if (unlink(rec) && errno != ENOENT)
+				cli_warn("unlink '%s': %s", rec,
+					 strerror(errno));
 			d->throttled = 0;
+		}
 	}
 	if (d->mounted) {
 		if (do_umount(d->mnt))
