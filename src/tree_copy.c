@@ -306,9 +306,9 @@ struct copy_ctx {
 	int depth_now;		/* deepest level being copied into, or -1 */
 	struct fk_fsset *fsset; /* syncfs: the file systems written to */
 
-	struct sbuf relpath; /* current directory relative to top */
-	struct sbuf dpath;   /* display path of the current dst entry */
-	struct link_map links;
+	struct sbuf relpath;	     /* current directory relative to top */
+	struct sbuf dpath;	     /* display path of the current dst entry */
+	struct link_map *links;	     /* shared by all sources of one call */
 	struct pending_times *times; /* files whose times wait (inv. 7) */
 	size_t nr_times, alloc_times;
 	struct fk_fdmap *fdmap; /* kept descriptors until fsync */
@@ -1041,20 +1041,19 @@ out_src:
 /* ---- hard links ---- */
 
 /*
- * The directory that holds the destination path @relpath (relative to
- * the top) and the rest of the path in it (*@rest): the top itself while
+ * The directory that holds the path @relpath (relative to the directory
+ * @base) and the rest of the path in it (*@rest): @base itself while
  * @relpath is shorter than PATH_MAX, else resolved one component at a
  * time with openat(O_PATH).  Returns the directory (close it if it is not
- * c->top_fd) or -errno.
+ * @base) or -errno.
  */
-static int resolve_relpath(struct copy_ctx *c, const char *relpath,
-			   const char **rest)
+static int resolve_relpath(int base, const char *relpath, const char **rest)
 {
 	*rest = relpath;
 	if (strlen(relpath) < PATH_MAX)
-		return c->top_fd;
+		return base;
 
-	int dir = c->top_fd;
+	int dir = base;
 	const char *p = relpath;
 	for (;;) {
 		const char *slash = strchr(p, '/');
@@ -1068,7 +1067,7 @@ static int resolve_relpath(struct copy_ctx *c, const char *relpath,
 		int next = fk_sys.openat(dir, comp,
 					 O_PATH | O_DIRECTORY | O_NOFOLLOW, 0);
 		free(comp);
-		if (dir != c->top_fd)
+		if (dir != base)
 			fk_sys.close(dir);
 		dir = next;
 		if (dir < 0)
@@ -1079,17 +1078,17 @@ static int resolve_relpath(struct copy_ctx *c, const char *relpath,
 	return dir;
 }
 
-/* linkat() the destination path @relpath (relative to the top) as @name
- * in @ddir. */
+/* linkat() the remembered first copy @relpath (relative to the directory
+ * the sources are copied into, struct link_map) as @name in @ddir. */
 static int link_relpath(struct copy_ctx *c, const char *relpath, int ddir,
 			const char *name)
 {
 	const char *rest;
-	int dir = resolve_relpath(c, relpath, &rest);
+	int dir = resolve_relpath(c->dst_parent_fd, relpath, &rest);
 	if (dir < 0)
 		return dir;
 	int r = fk_sys.linkat(dir, rest, ddir, name, 0);
-	if (dir != c->top_fd)
+	if (dir != c->dst_parent_fd)
 		fk_sys.close(dir);
 	return r;
 }
@@ -1115,13 +1114,13 @@ static dev_t dst_dev_of(int ddir)
 static int try_hardlink(struct copy_ctx *c, const struct fk_walk_entry *e,
 			int ddir, const char *name, const char *dpath)
 {
-	if (e->st.st_nlink < 2 || e->depth == 0 || S_ISDIR(e->st.st_mode))
+	if (e->st.st_nlink < 2 || S_ISDIR(e->st.st_mode))
 		return 0;
 	dev_t ddev = dst_dev_of(ddir);
 	const char *first =
-	    link_find(&c->links, e->st.st_dev, e->st.st_ino, ddev);
+	    link_find(c->links, e->st.st_dev, e->st.st_ino, ddev);
 	if (!first) {
-		if (link_find(&c->links, e->st.st_dev, e->st.st_ino,
+		if (link_find(c->links, e->st.st_dev, e->st.st_ino,
 			      LINK_ANY_DST))
 			/* Copied onto another destination file system
 			 * already: this name starts the inode's copy on this
@@ -1163,23 +1162,27 @@ static int try_hardlink(struct copy_ctx *c, const struct fk_walk_entry *e,
 static void remember_link(struct copy_ctx *c, const struct fk_walk_entry *e,
 			  int ddir, const char *name, const char *dpath)
 {
-	if (e->st.st_nlink < 2 || e->depth == 0)
+	if (e->st.st_nlink < 2 || S_ISDIR(e->st.st_mode))
 		return;
 	dev_t ddev = dst_dev_of(ddir);
-	if (link_find(&c->links, e->st.st_dev, e->st.st_ino, ddev))
+	if (link_find(c->links, e->st.st_dev, e->st.st_ino, ddev))
 		return;
-	size_t keep = c->relpath.len;
-	if (keep)
-		sbuf_add(&c->relpath, "/", 1);
-	sbuf_add(&c->relpath, name, strlen(name));
-	if (link_put(&c->links, e->st.st_dev, e->st.st_ino, ddev,
-		     c->relpath.buf) ||
-	    (!link_find(&c->links, e->st.st_dev, e->st.st_ino, LINK_ANY_DST) &&
-	     link_put(&c->links, e->st.st_dev, e->st.st_ino, LINK_ANY_DST,
-		      c->relpath.buf)))
+	/* Relative to the directory the sources are copied into (the
+	 * top's parent): the top's name, then the path below it. */
+	struct sbuf p = {0};
+	int r = sbuf_add(&p, c->dst_name, strlen(c->dst_name));
+	if (!r && e->depth > 0 && c->relpath.len)
+		r = sbuf_add(&p, "/", 1) ||
+		    sbuf_add(&p, c->relpath.buf, c->relpath.len);
+	if (!r && e->depth > 0)
+		r = sbuf_add(&p, "/", 1) || sbuf_add(&p, name, strlen(name));
+	if (r || link_put(c->links, e->st.st_dev, e->st.st_ino, ddev, p.buf) ||
+	    (!link_find(c->links, e->st.st_dev, e->st.st_ino, LINK_ANY_DST) &&
+	     link_put(c->links, e->st.st_dev, e->st.st_ino, LINK_ANY_DST,
+		      p.buf)))
 		report(c, FK_REPORT_WARNING, "remember hard link", dpath,
 		       -ENOMEM);
-	sbuf_truncate(&c->relpath, keep);
+	free(p.buf);
 }
 
 /* ---- symlinks and special files ---- */
@@ -1325,7 +1328,7 @@ static int keep_existing(struct copy_ctx *c, const struct fk_walk_entry *e,
 		/* Another name of an inode copied in this run: linked. */
 		if (!S_ISREG(s->st_mode) || !S_ISREG(ds.st_mode) ||
 		    ds.st_size != s->st_size ||
-		    (s->st_nlink > 1 && link_find(&c->links, s->st_dev,
+		    (s->st_nlink > 1 && link_find(c->links, s->st_dev,
 						  s->st_ino, dst_dev_of(ddir))))
 			return 0;
 		if (c->o->copy_flags & FK_COPY_CHECKSUM) {
@@ -1844,7 +1847,7 @@ static int open_copied(struct copy_ctx *c, const struct pending_times *p)
 	const char *rest = c->dst_name;
 	int dir = c->dst_parent_fd;
 	if (p->relpath)
-		dir = resolve_relpath(c, p->relpath, &rest);
+		dir = resolve_relpath(c->top_fd, p->relpath, &rest);
 	if (dir < 0)
 		return dir;
 	struct stat want = {.st_dev = p->dev, .st_ino = p->ino}, now;
@@ -2111,33 +2114,67 @@ static int durability_phase(struct copy_ctx *c)
 	return fk_tree_result(r, pr);
 }
 
-int fk_tree_copy(const char *src, const char *dst, const struct fk_tree_opts *o,
-		 struct fk_tree_stats *st)
+/* Whether @o is a valid set of fk_tree_copy options. */
+static int copy_opts_valid(const struct fk_tree_opts *o)
 {
-	struct fk_tree_opts defaults;
-	struct fk_tree_stats local;
-	char *name = NULL, *display = NULL;
-	if (!o) {
-		fk_tree_opts_init(&defaults);
-		o = &defaults;
-	}
-	if (!st)
-		st = &local;
-	memset(st, 0, sizeof(*st));
-	if (!src || !dst || (unsigned int)o->copy_method > FK_COPY_AUTO ||
-	    o->update < FK_COPY_UPDATE_ALL ||
-	    o->update > FK_COPY_UPDATE_DIFFERENT ||
-	    o->reflink < FK_COPY_REFLINK_AUTO ||
-	    o->reflink > FK_COPY_REFLINK_NEVER ||
-	    o->sparse < FK_COPY_SPARSE_AUTO ||
-	    o->sparse > FK_COPY_SPARSE_NEVER ||
-	    (o->reflink == FK_COPY_REFLINK_ALWAYS &&
-	     o->sparse != FK_COPY_SPARSE_AUTO) ||
-	    (o->copy_flags &
-	     ~(unsigned int)(FK_COPY_NO_TARGET_DIR | FK_COPY_ONE_FS |
-			     FK_COPY_CHECKSUM)))
-		return -EINVAL;
+	return (unsigned int)o->copy_method <= FK_COPY_AUTO &&
+	       o->update >= FK_COPY_UPDATE_ALL &&
+	       o->update <= FK_COPY_UPDATE_DIFFERENT &&
+	       o->reflink >= FK_COPY_REFLINK_AUTO &&
+	       o->reflink <= FK_COPY_REFLINK_NEVER &&
+	       o->sparse >= FK_COPY_SPARSE_AUTO &&
+	       o->sparse <= FK_COPY_SPARSE_NEVER &&
+	       (o->reflink != FK_COPY_REFLINK_ALWAYS ||
+		o->sparse == FK_COPY_SPARSE_AUTO) &&
+	       !(o->copy_flags &
+		 ~(unsigned int)(FK_COPY_NO_TARGET_DIR | FK_COPY_ONE_FS |
+				 FK_COPY_CHECKSUM));
+}
 
+/* Add the counts and times of one source's copy @st to @sum. */
+static void add_stats(struct fk_tree_stats *sum, const struct fk_tree_stats *st)
+{
+	sum->files += st->files;
+	sum->dirs += st->dirs;
+	sum->symlinks += st->symlinks;
+	sum->specials += st->specials;
+	sum->hardlinks += st->hardlinks;
+	sum->bytes += st->bytes;
+	sum->vanished += st->vanished;
+	sum->errors += st->errors;
+	sum->warnings += st->warnings;
+	sum->fsync_calls += st->fsync_calls;
+	sum->dir_fsync_calls += st->dir_fsync_calls;
+	sum->syncfs_calls += st->syncfs_calls;
+	sum->writeback_ranges += st->writeback_ranges;
+	sum->writeback_bytes += st->writeback_bytes;
+	sum->walk_ns += st->walk_ns;
+	sum->writeback_ns += st->writeback_ns;
+	sum->fsync_ns += st->fsync_ns;
+	sum->total_ns += st->total_ns;
+	sum->degraded |= st->degraded;
+	if (st->sync_io) {
+		sum->sync_io = st->sync_io;
+		sum->sync_jobs = st->sync_jobs;
+	}
+	sum->skipped += st->skipped;
+	sum->skipped_bytes += st->skipped_bytes;
+	sum->reflinks += st->reflinks;
+}
+
+/*
+ * Copy one source @src to @dst and make it durable (the whole of
+ * fk_tree_copy for one source).  @links is the hard-link map of the
+ * call: the first copies of the inodes copied so far by this and the
+ * earlier sources, relative to the directory they were copied into.
+ * @st is zeroed and filled.
+ */
+static int copy_source(const char *src, const char *dst,
+		       const struct fk_tree_opts *o, struct fk_tree_stats *st,
+		       struct link_map *links)
+{
+	char *name = NULL, *display = NULL;
+	memset(st, 0, sizeof(*st));
 	uint64_t t0 = fk_now_ns();
 	struct copy_ctx c = {
 	    .o = o,
@@ -2147,6 +2184,7 @@ int fk_tree_copy(const char *src, const char *dst, const struct fk_tree_opts *o,
 	    .dst_parent_fd = -1,
 	    .top_fd = -1,
 	    .start_ns = t0,
+	    .links = links,
 	};
 	c.fo.report = o->report;
 	c.fo.report_arg = o->report_arg;
@@ -2250,10 +2288,65 @@ out:
 	free(c.relpath.buf);
 	free(c.dpath.buf);
 	free(c.buf);
-	link_map_release(&c.links);
 	for (size_t i = 0; i < c.nr_times; i++)
 		free(c.times[i].relpath);
 	free(c.times);
 	st->total_ns = fk_now_ns() - t0;
 	return r;
+}
+
+int fk_tree_copy_sources(const char *const *srcs, size_t nr_srcs,
+			 const char *dst, const struct fk_tree_opts *o,
+			 struct fk_tree_stats *st)
+{
+	struct fk_tree_opts defaults;
+	struct fk_tree_stats local, one;
+	if (!o) {
+		fk_tree_opts_init(&defaults);
+		o = &defaults;
+	}
+	if (!st)
+		st = &local;
+	memset(st, 0, sizeof(*st));
+	if (!srcs || !nr_srcs || !dst || !copy_opts_valid(o) ||
+	    (nr_srcs > 1 && (o->copy_flags & FK_COPY_NO_TARGET_DIR)))
+		return -EINVAL;
+	for (size_t i = 0; i < nr_srcs; i++)
+		if (!srcs[i])
+			return -EINVAL;
+	if (nr_srcs > 1) {
+		/* SRC... DIR: each source goes into DIR, which must be a
+		 * directory (so that every copy's parent is DIR, where the
+		 * link map's paths start). */
+		struct stat ds;
+		int r = fk_sys.fstatat(AT_FDCWD, dst, &ds, 0);
+		if (r == 0 && !S_ISDIR(ds.st_mode))
+			r = -ENOTDIR;
+		if (r < 0) {
+			struct fk_tree_fsync_opts fo = {
+			    .report = o->report,
+			    .report_arg = o->report_arg,
+			};
+			fk_tree_report(&fo, st, FK_REPORT_ERROR, "target", dst,
+				       r);
+			return r;
+		}
+	}
+	/* One hard-link map for every source: two names of one inode
+	 * under different sources stay one inode, as with cp -a. */
+	struct link_map links = {0};
+	int result = 0;
+	for (size_t i = 0; i < nr_srcs; i++) {
+		int r = copy_source(srcs[i], dst, o, &one, &links);
+		add_stats(st, &one);
+		result = fk_tree_result(result, r);
+	}
+	link_map_release(&links);
+	return result;
+}
+
+int fk_tree_copy(const char *src, const char *dst, const struct fk_tree_opts *o,
+		 struct fk_tree_stats *st)
+{
+	return fk_tree_copy_sources(&src, 1, dst, o, st);
 }

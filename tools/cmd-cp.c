@@ -283,37 +283,6 @@ static void print_text(const char *src, int nr_src, const char *dst,
 		       "supported\n");
 }
 
-/* Adds the counts and times of one source's copy to the run's. */
-static void add_stats(struct fk_tree_stats *sum, const struct fk_tree_stats *st)
-{
-	sum->files += st->files;
-	sum->dirs += st->dirs;
-	sum->symlinks += st->symlinks;
-	sum->specials += st->specials;
-	sum->hardlinks += st->hardlinks;
-	sum->bytes += st->bytes;
-	sum->vanished += st->vanished;
-	sum->errors += st->errors;
-	sum->warnings += st->warnings;
-	sum->fsync_calls += st->fsync_calls;
-	sum->dir_fsync_calls += st->dir_fsync_calls;
-	sum->syncfs_calls += st->syncfs_calls;
-	sum->writeback_ranges += st->writeback_ranges;
-	sum->writeback_bytes += st->writeback_bytes;
-	sum->walk_ns += st->walk_ns;
-	sum->writeback_ns += st->writeback_ns;
-	sum->fsync_ns += st->fsync_ns;
-	sum->total_ns += st->total_ns;
-	sum->degraded |= st->degraded;
-	if (st->sync_io) {
-		sum->sync_io = st->sync_io;
-		sum->sync_jobs = st->sync_jobs;
-	}
-	sum->skipped += st->skipped;
-	sum->skipped_bytes += st->skipped_bytes;
-	sum->reflinks += st->reflinks;
-}
-
 /* cp -v: one line per entry created, "'SRC' -> 'DST'". */
 static void show_copied(void *arg, const char *src, const char *dst)
 {
@@ -621,12 +590,18 @@ int cmd_cp(int argc, char **argv)
 	}
 
 	cli_raise_nofile();
-	struct fk_tree_stats sum = {0}, st;
-	int r = 0;
-	/* Each source as its own copy into the target: each one's
-	 * durability phase ends with the fsync of the target directory.
-	 * A source named twice (the same inode: "x x", "x ./x") is copied
+	struct fk_tree_stats sum = {0};
+	/* All sources in one fk_tree_copy_sources call, so that hard links
+	 * between them are kept (one link map, as cp -a); each source's
+	 * durability phase ends with the fsync of the target directory.  A
+	 * source named twice (the same inode: "x x", "x ./x") is copied
 	 * once, with GNU cp's warning (and its exit status, 0). */
+	const char **srcs = calloc((size_t)nr_src, sizeof(*srcs));
+	if (!srcs) {
+		cli_error("cp: %s", strerror(ENOMEM));
+		return FK_EXIT_FAILURE;
+	}
+	size_t nr_copy = 0;
 	for (int i = 0; i < nr_src; i++) {
 		if (nr_src > 1 && source_seen(ops, i)) {
 			struct stat ss;
@@ -637,11 +612,10 @@ int cmd_cp(int argc, char **argv)
 			free(q);
 			continue;
 		}
-		int sr = fk_tree_copy(ops[i], dst, &o, &st);
-		add_stats(&sum, &st);
-		if (sr < 0 && (r == 0 || r == -FK_EDEGRADED))
-			r = sr;
+		srcs[nr_copy++] = ops[i];
 	}
+	int r = fk_tree_copy_sources(srcs, nr_copy, dst, &o, &sum);
+	free(srcs);
 	if (ps.shown && ps.tty)
 		fputc('\n', stderr);
 
