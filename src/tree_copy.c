@@ -176,13 +176,32 @@ static void sbuf_truncate(struct sbuf *s, size_t len)
  * hold a link to a copy on the outer mount (EXDEV), so its names of the
  * inode link to the first copy made on it, and each destination mount
  * keeps the source's link structure among the names it holds.
+ *
+ * One map serves every source of a call (fk_tree_copy_sources): its
+ * paths are relative to the directory the sources are copied into (the
+ * parent of each source's top), so a name under one source links to the
+ * first copy made under another, as with cp -a.  A later name is linked
+ * only while both ends are still what the map says (try_hardlink): the
+ * source name the same inode (its birth time, where statx has one, also
+ * tells a new inode given a freed number from the one copied), and the
+ * first copy the destination inode the copy made (copy_dev, copy_ino),
+ * not one someone put at its name since.
  */
 struct link_slot {
 	dev_t dev;
 	ino_t ino;
 	dev_t dst_dev;
-	char *relpath; /* relative to the destination top; NULL:
-			* empty slot */
+	dev_t copy_dev; /* the first copy: its destination inode */
+	ino_t copy_ino;
+	struct statx_timestamp btime; /* the source inode's birth */
+	int has_btime;		      /* btime is known */
+	int stale;		      /* the first copy (or the source inode
+				       * it was made of) is gone: the next
+				       * copy of a name of it replaces it */
+	unsigned src;		      /* the source that made the copy */
+	char *relpath;		      /* relative to the directory the
+				       * sources are copied into; NULL:
+				       * empty slot */
 };
 
 /* The dst_dev of the entry that says "copied onto some destination
@@ -192,6 +211,10 @@ struct link_slot {
 struct link_map {
 	struct link_slot *slots;
 	size_t nr, alloc; /* alloc is a power of two */
+	unsigned src;	  /* the source being copied (index) */
+	/* durable[i]: source i's copy returned 0 or -FK_EDEGRADED, so each
+	 * file it copied was fsynced (or synced by a syncfs) */
+	unsigned char *durable;
 };
 
 static size_t link_hash(dev_t dev, ino_t ino, dev_t dst_dev)
@@ -202,23 +225,24 @@ static size_t link_hash(dev_t dev, ino_t ino, dev_t dst_dev)
 	return (size_t)(h ^ (h >> 29));
 }
 
-static const char *link_find(const struct link_map *m, dev_t dev, ino_t ino,
-			     dev_t dst_dev)
+static struct link_slot *link_find(const struct link_map *m, dev_t dev,
+				   ino_t ino, dev_t dst_dev)
 {
 	if (!m->alloc)
 		return NULL;
 	for (size_t i = link_hash(dev, ino, dst_dev) & (m->alloc - 1);;
 	     i = (i + 1) & (m->alloc - 1)) {
-		const struct link_slot *s = &m->slots[i];
+		struct link_slot *s = &m->slots[i];
 		if (!s->relpath)
 			return NULL;
 		if (s->dev == dev && s->ino == ino && s->dst_dev == dst_dev)
-			return s->relpath;
+			return s;
 	}
 }
 
-static int link_put(struct link_map *m, dev_t dev, ino_t ino, dev_t dst_dev,
-		    const char *relpath)
+/* Put a copy of @key (its relpath duplicated) in the map; its (dev,
+ * ino, dst_dev) must not be there yet. */
+static int link_put(struct link_map *m, const struct link_slot *key)
 {
 	if ((m->nr + 1) * 2 > m->alloc) {
 		size_t n = m->alloc ? m->alloc * 2 : 64;
@@ -239,15 +263,13 @@ static int link_put(struct link_map *m, dev_t dev, ino_t ino, dev_t dst_dev,
 		m->slots = ns;
 		m->alloc = n;
 	}
-	size_t i = link_hash(dev, ino, dst_dev) & (m->alloc - 1);
+	size_t i = link_hash(key->dev, key->ino, key->dst_dev) & (m->alloc - 1);
 	while (m->slots[i].relpath)
 		i = (i + 1) & (m->alloc - 1);
-	char *p = strdup(relpath);
+	char *p = strdup(key->relpath);
 	if (!p)
 		return -ENOMEM;
-	m->slots[i].dev = dev;
-	m->slots[i].ino = ino;
-	m->slots[i].dst_dev = dst_dev;
+	m->slots[i] = *key;
 	m->slots[i].relpath = p;
 	m->nr++;
 	return 0;
@@ -258,6 +280,7 @@ static void link_map_release(struct link_map *m)
 	for (size_t i = 0; i < m->alloc; i++)
 		free(m->slots[i].relpath);
 	free(m->slots);
+	free(m->durable);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -1108,20 +1131,55 @@ static dev_t dst_dev_of(int ddir)
 	return fk_sys.fstat(ddir, &st) == 0 ? st.st_dev : 0;
 }
 
-/* If @e is another name of an inode already copied onto the file system
+/*
+ * The birth time of the source entry @e (statx STATX_BTIME) into *@bt,
+ * through the walker's descriptor of it or an O_PATH one (which opens
+ * nothing: no FIFO or device is opened).  Returns 0; -ESTALE if the
+ * name is another inode than the walker's lstat said; -ENODATA where
+ * the file system or kernel keeps no birth time; or the -errno of the
+ * open or statx.
+ */
+static int src_birth(const struct fk_walk_entry *e, struct statx_timestamp *bt)
+{
+	int fd = e->fd;
+	if (fd < 0)
+		fd = fk_sys.openat(e->dirfd, e->name, O_PATH | O_NOFOLLOW, 0);
+	if (fd < 0)
+		return fd;
+	struct statx stx;
+	int r = fk_sys.fstatx(fd, STATX_INO | STATX_BTIME, &stx);
+	if (fd != e->fd)
+		fk_sys.close(fd);
+	if (r < 0)
+		return r;
+	if (stx.stx_ino != (uint64_t)e->st.st_ino)
+		return -ESTALE;
+	if (!(stx.stx_mask & STATX_BTIME))
+		return -ENODATA;
+	*bt = stx.stx_btime;
+	return 0;
+}
+
+/*
+ * If @e is another name of an inode already copied onto the file system
  * of @ddir, link it.  Returns 1 if linked, 0 if it must be copied, <0 to
- * stop. */
+ * stop.  It is copied, and the map's entry marked stale so that its copy
+ * takes the entry over, when the first copy is no longer there (removed
+ * or replaced by someone else: the new name would hold other content)
+ * or when @e is not the inode that was copied (born later: the number
+ * of a removed inode, given again).
+ */
 static int try_hardlink(struct copy_ctx *c, const struct fk_walk_entry *e,
 			int ddir, const char *name, const char *dpath)
 {
 	if (e->st.st_nlink < 2 || S_ISDIR(e->st.st_mode))
 		return 0;
 	dev_t ddev = dst_dev_of(ddir);
-	const char *first =
+	struct link_slot *first =
 	    link_find(c->links, e->st.st_dev, e->st.st_ino, ddev);
-	if (!first) {
-		if (link_find(c->links, e->st.st_dev, e->st.st_ino,
-			      LINK_ANY_DST))
+	if (!first || first->stale) {
+		if (!first && link_find(c->links, e->st.st_dev, e->st.st_ino,
+					LINK_ANY_DST))
 			/* Copied onto another destination file system
 			 * already: this name starts the inode's copy on this
 			 * one. */
@@ -1131,11 +1189,39 @@ static int try_hardlink(struct copy_ctx *c, const struct fk_walk_entry *e,
 			       dpath, -EXDEV);
 		return 0;
 	}
-	int r = link_relpath(c, first, ddir, name);
+	struct statx_timestamp bt;
+	if (first->has_btime && src_birth(e, &bt) == 0 &&
+	    (bt.tv_sec != first->btime.tv_sec ||
+	     bt.tv_nsec != first->btime.tv_nsec)) {
+		/* Another inode, given the number of one copied earlier
+		 * (whose names were removed since): not a link of it. */
+		first->stale = 1;
+		return 0;
+	}
+	int r = link_relpath(c, first->relpath, ddir, name);
 	if (r == -EEXIST) {
 		r = remove_existing(ddir, name, &e->st);
 		if (r == 0)
-			r = link_relpath(c, first, ddir, name);
+			r = link_relpath(c, first->relpath, ddir, name);
+	}
+	struct stat ls;
+	if (r == 0 &&
+	    (fk_sys.fstatat(ddir, name, &ls, AT_SYMLINK_NOFOLLOW) < 0 ||
+	     ls.st_dev != first->copy_dev || ls.st_ino != first->copy_ino)) {
+		/* Linked to what someone else put at the first copy's name:
+		 * not ours, undone. */
+		fk_sys.unlinkat(ddir, name, 0);
+		r = -ESTALE;
+	}
+	if (r == -ENOENT || r == -ESTALE) {
+		report(c, FK_REPORT_WARNING,
+		       r == -ENOENT ? "hard link target gone from the "
+				      "destination, copied as a separate file"
+				    : "hard link target replaced in the "
+				      "destination, copied as a separate file",
+		       dpath, r);
+		first->stale = 1;
+		return 0;
 	}
 	if (r == -EXDEV) {
 		/* Another file system is mounted between the two names
@@ -1154,19 +1240,41 @@ static int try_hardlink(struct copy_ctx *c, const struct fk_walk_entry *e,
 			c->stop = r;
 		return c->stop ? c->stop : 1;
 	}
+	/* A copy an earlier source made durable: the new name is durable
+	 * with its directory's fsync; the inode needs no second fsync. */
+	if (first->src != c->links->src && c->links->durable &&
+	    c->links->durable[first->src])
+		fk_fdmap_set_flags(c->fdmap, first->copy_dev, first->copy_ino,
+				   FK_INODE_SYNCED);
 	c->st->hardlinks++;
 	copied(c, e, dpath);
 	return 1;
 }
 
+/* Remember @e's copy @name in @ddir as the first copy of its source
+ * inode on @ddir's mount (or as the new one, in place of a stale one). */
 static void remember_link(struct copy_ctx *c, const struct fk_walk_entry *e,
 			  int ddir, const char *name, const char *dpath)
 {
 	if (e->st.st_nlink < 2 || S_ISDIR(e->st.st_mode))
 		return;
 	dev_t ddev = dst_dev_of(ddir);
-	if (link_find(c->links, e->st.st_dev, e->st.st_ino, ddev))
+	struct link_slot *old =
+	    link_find(c->links, e->st.st_dev, e->st.st_ino, ddev);
+	if (old && !old->stale)
 		return;
+	struct stat ds;
+	if (fk_sys.fstatat(ddir, name, &ds, AT_SYMLINK_NOFOLLOW) < 0)
+		return; /* gone already: nothing to link to */
+	struct link_slot key = {
+	    .dev = e->st.st_dev,
+	    .ino = e->st.st_ino,
+	    .dst_dev = ddev,
+	    .copy_dev = ds.st_dev,
+	    .copy_ino = ds.st_ino,
+	    .src = c->links->src,
+	};
+	key.has_btime = src_birth(e, &key.btime) == 0;
 	/* Relative to the directory the sources are copied into (the
 	 * top's parent): the top's name, then the path below it. */
 	struct sbuf p = {0};
@@ -1176,10 +1284,22 @@ static void remember_link(struct copy_ctx *c, const struct fk_walk_entry *e,
 		    sbuf_add(&p, c->relpath.buf, c->relpath.len);
 	if (!r && e->depth > 0)
 		r = sbuf_add(&p, "/", 1) || sbuf_add(&p, name, strlen(name));
-	if (r || link_put(c->links, e->st.st_dev, e->st.st_ino, ddev, p.buf) ||
-	    (!link_find(c->links, e->st.st_dev, e->st.st_ino, LINK_ANY_DST) &&
-	     link_put(c->links, e->st.st_dev, e->st.st_ino, LINK_ANY_DST,
-		      p.buf)))
+	if (!r && old) {
+		/* Takes the stale entry over. */
+		free(old->relpath);
+		*old = key;
+		old->relpath = p.buf;
+		p.buf = NULL;
+	} else if (!r) {
+		key.relpath = p.buf;
+		r = link_put(c->links, &key);
+		if (!r &&
+		    !link_find(c->links, key.dev, key.ino, LINK_ANY_DST)) {
+			key.dst_dev = LINK_ANY_DST;
+			r = link_put(c->links, &key);
+		}
+	}
+	if (r)
 		report(c, FK_REPORT_WARNING, "remember hard link", dpath,
 		       -ENOMEM);
 	free(p.buf);
@@ -2335,9 +2455,14 @@ int fk_tree_copy_sources(const char *const *srcs, size_t nr_srcs,
 	/* One hard-link map for every source: two names of one inode
 	 * under different sources stay one inode, as with cp -a. */
 	struct link_map links = {0};
+	links.durable = calloc(nr_srcs, 1);
+	if (!links.durable)
+		return -ENOMEM;
 	int result = 0;
 	for (size_t i = 0; i < nr_srcs; i++) {
+		links.src = (unsigned)i;
 		int r = copy_source(srcs[i], dst, o, &one, &links);
+		links.durable[i] = r == 0 || r == -FK_EDEGRADED;
 		add_stats(st, &one);
 		result = fk_tree_result(result, r);
 	}
