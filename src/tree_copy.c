@@ -194,24 +194,24 @@ struct link_slot {
 	dev_t copy_dev; /* the first copy: its destination inode */
 	ino_t copy_ino;
 	struct statx_timestamp btime; /* the source inode's birth */
-	int has_btime;		      /* btime is known */
-	int stale;		      /* the first copy (or the source inode
+	unsigned src;		      /* the source that made the copy */
+	unsigned char has_btime;      /* btime is known */
+	unsigned char stale;	      /* the first copy (or the source inode
 				       * it was made of) is gone: the next
 				       * copy of a name of it replaces it */
-	unsigned src;		      /* the source that made the copy */
-	char *relpath;		      /* relative to the directory the
-				       * sources are copied into; NULL:
-				       * empty slot */
+	char relpath[];		      /* relative to the directory the
+				       * sources are copied into */
 };
 
-/* The dst_dev of the entry that says "copied onto some destination
- * mount" (no device or tagged mount id has this number). */
-#define LINK_ANY_DST ((dev_t)-1)
-
+/* The map: open addressing over pointers to malloc'd slots (one
+ * allocation each, the path inline), at most half full; about 100
+ * bytes per inode with more than one link. */
 struct link_map {
-	struct link_slot *slots;
+	struct link_slot **slots;
 	size_t nr, alloc; /* alloc is a power of two */
-	unsigned src;	  /* the source being copied (index) */
+	dev_t *mounts;	  /* the destination mounts (dst_dev) seen */
+	size_t nr_mounts;
+	unsigned src; /* the source being copied (index) */
 	/* durable[i]: source i's copy returned 0 or -FK_EDEGRADED, so each
 	 * file it copied was fsynced (or synced by a syncfs) */
 	unsigned char *durable;
@@ -225,52 +225,95 @@ static size_t link_hash(dev_t dev, ino_t ino, dev_t dst_dev)
 	return (size_t)(h ^ (h >> 29));
 }
 
-static struct link_slot *link_find(const struct link_map *m, dev_t dev,
-				   ino_t ino, dev_t dst_dev)
+/* The place of (@dev, @ino, @dst_dev) in the table: its slot, or the
+ * empty place where it would go (*place NULL); NULL if the table is
+ * empty. */
+static struct link_slot **link_place(const struct link_map *m, dev_t dev,
+				     ino_t ino, dev_t dst_dev)
 {
 	if (!m->alloc)
 		return NULL;
 	for (size_t i = link_hash(dev, ino, dst_dev) & (m->alloc - 1);;
 	     i = (i + 1) & (m->alloc - 1)) {
-		struct link_slot *s = &m->slots[i];
-		if (!s->relpath)
-			return NULL;
-		if (s->dev == dev && s->ino == ino && s->dst_dev == dst_dev)
-			return s;
+		struct link_slot *s = m->slots[i];
+		if (!s ||
+		    (s->dev == dev && s->ino == ino && s->dst_dev == dst_dev))
+			return &m->slots[i];
 	}
 }
 
-/* Put a copy of @key (its relpath duplicated) in the map; its (dev,
- * ino, dst_dev) must not be there yet. */
-static int link_put(struct link_map *m, const struct link_slot *key)
+static struct link_slot *link_find(const struct link_map *m, dev_t dev,
+				   ino_t ino, dev_t dst_dev)
 {
-	if ((m->nr + 1) * 2 > m->alloc) {
-		size_t n = m->alloc ? m->alloc * 2 : 64;
-		struct link_slot *ns = calloc(n, sizeof(*ns));
-		if (!ns)
+	struct link_slot **p = link_place(m, dev, ino, dst_dev);
+	return p ? *p : NULL;
+}
+
+/* Whether the source inode (@dev, @ino) was copied onto another
+ * destination mount than @dst_dev. */
+static int link_elsewhere(const struct link_map *m, dev_t dev, ino_t ino,
+			  dev_t dst_dev)
+{
+	for (size_t i = 0; i < m->nr_mounts; i++)
+		if (m->mounts[i] != dst_dev &&
+		    link_find(m, dev, ino, m->mounts[i]))
+			return 1;
+	return 0;
+}
+
+/* Put a copy of @key with the path @relpath in the map, in place of the
+ * slot of the same (dev, ino, dst_dev) if there is one. */
+static int link_put(struct link_map *m, const struct link_slot *key,
+		    const char *relpath)
+{
+	size_t len = strlen(relpath);
+	struct link_slot *n = malloc(sizeof(*n) + len + 1);
+	if (!n)
+		return -ENOMEM;
+	*n = *key;
+	memcpy(n->relpath, relpath, len + 1);
+	struct link_slot **p = link_place(m, key->dev, key->ino, key->dst_dev);
+	if (p && *p) {
+		free(*p);
+		*p = n;
+		return 0;
+	}
+	size_t i;
+	for (i = 0; i < m->nr_mounts && m->mounts[i] != key->dst_dev; i++)
+		;
+	if (i == m->nr_mounts) {
+		dev_t *mounts =
+		    realloc(m->mounts, (m->nr_mounts + 1) * sizeof(*mounts));
+		if (!mounts) {
+			free(n);
 			return -ENOMEM;
-		for (size_t i = 0; i < m->alloc; i++) {
-			struct link_slot *s = &m->slots[i];
-			if (!s->relpath)
+		}
+		m->mounts = mounts;
+		m->mounts[m->nr_mounts++] = key->dst_dev;
+	}
+	if ((m->nr + 1) * 2 > m->alloc) {
+		size_t na = m->alloc ? m->alloc * 2 : 64;
+		struct link_slot **ns = calloc(na, sizeof(*ns));
+		if (!ns) {
+			free(n);
+			return -ENOMEM;
+		}
+		for (size_t j = 0; j < m->alloc; j++) {
+			struct link_slot *s = m->slots[j];
+			if (!s)
 				continue;
-			size_t j =
-			    link_hash(s->dev, s->ino, s->dst_dev) & (n - 1);
-			while (ns[j].relpath)
-				j = (j + 1) & (n - 1);
-			ns[j] = *s;
+			size_t k =
+			    link_hash(s->dev, s->ino, s->dst_dev) & (na - 1);
+			while (ns[k])
+				k = (k + 1) & (na - 1);
+			ns[k] = s;
 		}
 		free(m->slots);
 		m->slots = ns;
-		m->alloc = n;
+		m->alloc = na;
+		p = link_place(m, key->dev, key->ino, key->dst_dev);
 	}
-	size_t i = link_hash(key->dev, key->ino, key->dst_dev) & (m->alloc - 1);
-	while (m->slots[i].relpath)
-		i = (i + 1) & (m->alloc - 1);
-	char *p = strdup(key->relpath);
-	if (!p)
-		return -ENOMEM;
-	m->slots[i] = *key;
-	m->slots[i].relpath = p;
+	*p = n;
 	m->nr++;
 	return 0;
 }
@@ -278,8 +321,9 @@ static int link_put(struct link_map *m, const struct link_slot *key)
 static void link_map_release(struct link_map *m)
 {
 	for (size_t i = 0; i < m->alloc; i++)
-		free(m->slots[i].relpath);
+		free(m->slots[i]);
 	free(m->slots);
+	free(m->mounts);
 	free(m->durable);
 	memset(m, 0, sizeof(*m));
 }
@@ -1178,8 +1222,8 @@ static int try_hardlink(struct copy_ctx *c, const struct fk_walk_entry *e,
 	struct link_slot *first =
 	    link_find(c->links, e->st.st_dev, e->st.st_ino, ddev);
 	if (!first || first->stale) {
-		if (!first && link_find(c->links, e->st.st_dev, e->st.st_ino,
-					LINK_ANY_DST))
+		if (!first &&
+		    link_elsewhere(c->links, e->st.st_dev, e->st.st_ino, ddev))
 			/* Copied onto another destination file system
 			 * already: this name starts the inode's copy on this
 			 * one. */
@@ -1276,7 +1320,8 @@ static void remember_link(struct copy_ctx *c, const struct fk_walk_entry *e,
 	};
 	key.has_btime = src_birth(e, &key.btime) == 0;
 	/* Relative to the directory the sources are copied into (the
-	 * top's parent): the top's name, then the path below it. */
+	 * top's parent): the top's name, then the path below it (a stale
+	 * slot is taken over). */
 	struct sbuf p = {0};
 	int r = sbuf_add(&p, c->dst_name, strlen(c->dst_name));
 	if (!r && e->depth > 0 && c->relpath.len)
@@ -1284,21 +1329,8 @@ static void remember_link(struct copy_ctx *c, const struct fk_walk_entry *e,
 		    sbuf_add(&p, c->relpath.buf, c->relpath.len);
 	if (!r && e->depth > 0)
 		r = sbuf_add(&p, "/", 1) || sbuf_add(&p, name, strlen(name));
-	if (!r && old) {
-		/* Takes the stale entry over. */
-		free(old->relpath);
-		*old = key;
-		old->relpath = p.buf;
-		p.buf = NULL;
-	} else if (!r) {
-		key.relpath = p.buf;
-		r = link_put(c->links, &key);
-		if (!r &&
-		    !link_find(c->links, key.dev, key.ino, LINK_ANY_DST)) {
-			key.dst_dev = LINK_ANY_DST;
-			r = link_put(c->links, &key);
-		}
-	}
+	if (!r)
+		r = link_put(c->links, &key, p.buf);
 	if (r)
 		report(c, FK_REPORT_WARNING, "remember hard link", dpath,
 		       -ENOMEM);
