@@ -1628,7 +1628,11 @@ FK_API int fk_tree_copy(const char *src, const char *dst,
  * st_nlink > 1 takes part too).  The map holds one path per inode with
  * more than one link and destination mount (malloc'd; freed before the
  * return).  A name whose other links are outside every source is copied
- * once, link count 1.  An error in one source does not stop the next.
+ * once, link count 1.  An error in one source does not stop the next,
+ * except one that every source would meet before anything is done (the
+ * -EMFILE of the descriptor limit, io_uring's setup with
+ * FK_SYNC_IO_URING, -ENOMEM there): reported once, and no later source
+ * is tried.
  * Returns 0; the first -errno (or -FK_EDEGRADED, when nothing worse
  * happened) of the sources' copies, each as fk_tree_copy returns it;
  * -ENOTDIR (reported as op "target") when @nr_srcs > 1 and @dst is not

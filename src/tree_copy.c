@@ -2319,11 +2319,14 @@ static void add_stats(struct fk_tree_stats *sum, const struct fk_tree_stats *st)
  * fk_tree_copy for one source).  @links is the hard-link map of the
  * call: the first copies of the inodes copied so far by this and the
  * earlier sources, relative to the directory they were copied into.
- * @st is zeroed and filled.
+ * @st is zeroed and filled.  *@refused is set when it failed before
+ * anything was done, in a way every later source would fail the same
+ * (the descriptor limit, the fsync batch's setup, no memory): the call
+ * stops there, said once.
  */
 static int copy_source(const char *src, const char *dst,
 		       const struct fk_tree_opts *o, struct fk_tree_stats *st,
-		       struct link_map *links)
+		       struct link_map *links, int *refused)
 {
 	char *name = NULL, *display = NULL;
 	memset(st, 0, sizeof(*st));
@@ -2355,6 +2358,7 @@ static int copy_source(const char *src, const char *dst,
 	int r = 0;
 	/* The final fsync phase is batched; fsync-each stays one at a time
 	 * (the baseline), syncfs has none. */
+	*refused = 1;
 	if (c.keep_fds) {
 		r = fk_tree_batch_create(o, st, &c.fo.batch);
 		if (r < 0)
@@ -2369,6 +2373,7 @@ static int copy_source(const char *src, const char *dst,
 	r = fk_tree_fd_check(&c.fo, st, src);
 	if (r < 0)
 		goto out;
+	*refused = 0;
 	/* Descriptors kept until their fsync: writeback and delayed; an
 	 * eighth of the window (at most FK_WALK_READAHEAD_FDS) for the
 	 * source files opened ahead. */
@@ -2491,9 +2496,10 @@ int fk_tree_copy_sources(const char *const *srcs, size_t nr_srcs,
 	if (!links.durable)
 		return -ENOMEM;
 	int result = 0;
-	for (size_t i = 0; i < nr_srcs; i++) {
+	int refused = 0;
+	for (size_t i = 0; i < nr_srcs && !refused; i++) {
 		links.src = (unsigned)i;
-		int r = copy_source(srcs[i], dst, o, &one, &links);
+		int r = copy_source(srcs[i], dst, o, &one, &links, &refused);
 		links.durable[i] = r == 0 || r == -FK_EDEGRADED;
 		add_stats(st, &one);
 		result = fk_tree_result(result, r);
