@@ -17,6 +17,11 @@
  *    created between two sources, which ext4 gives the freed number):
  *    the new file is not linked to the old one's copy (statx birth
  *    time tells them apart);
+ *  - a link count that grows during the copy (a name added, under a
+ *    later source, to a file copied while it had one link): the new
+ *    name is copied as a file of its own with the right content, no
+ *    error (as cp -a, which remembers only inodes with more than one
+ *    link when it meets them; this one was not);
  *  - a later source's link to a first copy an earlier source made
  *    durable costs no second fsync of that inode (the new name is
  *    durable with its directory's fsync);
@@ -107,7 +112,7 @@ static void on_report(void *arg, int level, const char *op, const char *path,
 }
 
 /* What the copied callback does to the destination, and when. */
-enum attack { REPLACE, REMOVE };
+enum attack { REPLACE, REMOVE, LINK_SOURCE };
 struct hook {
 	char when[PATH_MAX + 64]; /* a destination path: act once it exists */
 	char victim[PATH_MAX + 64];
@@ -124,7 +129,17 @@ static void on_copied(void *arg, const char *src, const char *dst)
 	h->done = 1;
 	char tmp[PATH_MAX + 80];
 	snprintf(tmp, sizeof(tmp), "%s.intruder", h->victim);
-	if (h->attack == REPLACE) {
+	if (h->attack == LINK_SOURCE) {
+		/* victim: the source file; tmp: its new name */
+		snprintf(tmp, sizeof(tmp), "%s", h->victim);
+		char *slash = strrchr(tmp, '/');
+		CHECK(slash != NULL);
+		if (slash)
+			*slash = 0;
+		snprintf(tmp + strlen(tmp), sizeof(tmp) - strlen(tmp),
+			 "/../b/late");
+		CHECK_EQ(link(h->victim, tmp), 0);
+	} else if (h->attack == REPLACE) {
 		FILE *f = fopen(tmp, "w");
 		CHECK(f != NULL);
 		if (f) {
@@ -311,6 +326,32 @@ static void test_inode_reused(void)
 	CHECK_EQ(b.st_nlink, 2); /* linked to its own other name, nNNN */
 }
 
+/* A second name made, under the later source, for a file copied with
+ * one link. */
+static void test_link_count_grows(void)
+{
+	mkdir_rel("grow");
+	mkdir_rel("grow/a");
+	mkdir_rel("grow/b");
+	mkdir_rel("grow/DST");
+	put("grow/a/f", "alone");
+	struct hook h = {.attack = LINK_SOURCE};
+	snprintf(h.when, sizeof(h.when), "%s/grow/DST/a/f", top);
+	snprintf(h.victim, sizeof(h.victim), "%s/grow/a/f", top);
+	struct msgs m = {0};
+	struct fk_tree_stats st;
+	printf("link count grows during the copy:\n");
+	int r = copy_two("grow/a", "grow/b", "grow/DST", FK_COPY_DELAYED, &h,
+			 &m, &st);
+	CHECK(h.done);
+	CHECK_EQ(st_rel("grow/b/late").st_nlink, 2); /* the link was made */
+	CHECK_EQ(r, 0);
+	CHECK_EQ(m.errors, 0);
+	check_content("grown", "grow/DST/b/late", "alone");
+	CHECK_EQ(st_rel("grow/DST/b/late").st_nlink, 1);
+	CHECK_EQ(st_rel("grow/DST/a/f").st_nlink, 1);
+}
+
 /* A link to an earlier source's durable copy: no second fsync of it. */
 static void test_no_second_fsync(void)
 {
@@ -375,6 +416,7 @@ int main(void)
 	test_target_attacked(REMOVE, FK_COPY_SYNCFS);
 	test_target_replaced_same_source();
 	test_inode_reused();
+	test_link_count_grows();
 	test_no_second_fsync();
 	test_args();
 	return fkt_done();
