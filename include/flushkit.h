@@ -1542,9 +1542,13 @@ FK_API int fk_tree_sync(const char *const *paths, size_t nr_paths,
  *      "fsync", "syncfs", "copy stopped, incomplete file", "reopen",
  *      "clone (FICLONE)", "cannot overwrite directory with
  *      non-directory",
- *      "file descriptor limit too low (...)"; warning "hard link across
- *      file systems, copied as a separate file"), progress to
- *      @o->progress.
+ *      "file descriptor limit too low (...)"; warnings "hard link across
+ *      file systems, copied as a separate file", "hard link target gone
+ *      from the destination, copied as a separate file" (-ENOENT) and
+ *      "hard link target replaced in the destination, copied as a
+ *      separate file" (-ESTALE): the first copy of the inode was removed
+ *      or replaced by someone else, so the name is copied, never linked
+ *      to what stands there now), progress to @o->progress.
  * @st: filled (zeroed first); may be NULL.  st->bytes counts file data
  *      copied (not holes); st->walk_ns the copy phase, st->fsync_ns the
  *      durability phase (for FSYNC_EACH, the fsyncs made while copying).
@@ -1563,7 +1567,9 @@ FK_API int fk_tree_sync(const char *const *paths, size_t nr_paths,
  * ahead; each file is still opened once (an open that fails ahead is
  * reported as the file's own "open" error), FIFOs, devices and symlinks
  * are never opened.  Hard links stay hard links (by source (st_dev,
- * st_ino); across several sources, fk_tree_copy_sources) except across
+ * st_ino), and where statx has one the birth time, so that a freed
+ * inode number given to a new file is not taken for the old one; across
+ * several sources, fk_tree_copy_sources) except across
  * mounts inside the destination, other file
  * systems or bind mounts (EXDEV: the first name on each destination
  * mount is copied as a separate file, a warning; statx STATX_MNT_ID
