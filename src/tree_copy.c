@@ -14,10 +14,14 @@
  *  - directories (mkdirat), symlinks (readlinkat/symlinkat, dangling ones
  *    too), FIFOs, sockets and devices (mknodat; never opened);
  *  - hard links: the first name of a source inode with st_nlink > 1 is
- *    copied and its destination path, relative to the destination's top
- *    directory, is remembered under the source's (st_dev, st_ino); later
- *    names become linkat() of it.  A remembered path longer than PATH_MAX
- *    is resolved one component at a time with openat(O_PATH).
+ *    copied and its destination path, relative to the directory the
+ *    sources are copied into (the top's parent), is remembered under the
+ *    source's (st_dev, st_ino) in one map for every source of the call
+ *    (fk_tree_copy_sources, as cp -a SRC... DIR); later names become
+ *    linkat() of it, while the first copy is still the inode made and
+ *    the source name the inode copied (struct link_map).  A remembered
+ *    path longer than PATH_MAX is resolved one component at a time with
+ *    openat(O_PATH).
  *  - read-ahead: the walk opens the next regular files of the directory
  *    being copied and starts their reads (walk.h readahead_bytes,
  *    COPY_READAHEAD_BYTES and an eighth of the descriptor window ahead),
@@ -101,7 +105,8 @@
  *     naming its path.  The final fsync pass walks the destination by
  *     name, so it alone never notices a file that is not there.
  *
- * Interface: fk_tree_copy() (include/flushkit.h, section tree).
+ * Interface: fk_tree_copy(), fk_tree_copy_sources() (include/flushkit.h,
+ * section tree).
  */
 #include "flushkit.h"
 #include "sys.h"
