@@ -5,8 +5,9 @@
 # lives across all the sources of one invocation.  Against GNU cp -a on
 # the same trees, for: two directory sources holding names of one inode
 # (SRC... DIR/ and -t DIR), a file source and a directory source holding
-# another name of it (both orders), a group spanning three sources, a
-# hard-linked symlink, and a name whose other link is outside every
+# another name of it (both orders), two names of one file as two
+# sources (no "specified more than once"), a group spanning three
+# sources, a hard-linked symlink, and a name whose other link is outside every
 # source (one copy, link count 1, as cp -a).  Compared: the link groups
 # (which destination names share an inode), each name's link count,
 # types, modes, sizes and content, and the exit status.
@@ -84,6 +85,10 @@ compare "-t DIR" -t DST c b
 compare "file then dir" f1 d DST/
 compare "dir then file" d f1 DST/
 compare "all" f1 a b c d DST/
+# Two names of one file given as sources are two sources (cp -a warns
+# "specified more than once" only for the same name: x and ./x).
+compare "two names of one file" a/x a/sub/y DST/
+grep -q "more than once" "$t/fk.err" && bad "two names of one file: a warning: $(cat "$t/fk.err")"
 
 # The other name outside every source: copied once, link count 1.
 setup fk

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <json-c/json.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -330,8 +331,50 @@ enum {
 	OPT_NOOP,
 };
 
-/* Whether source @i names the inode (lstat: never followed, as cp -a)
- * of an earlier source. */
+/*
+ * The directory entry @path names, as (parent directory, last
+ * component): the component (trailing slashes ignored) into @base, of
+ * @len bytes, the parent's stat into @dir.  Returns 0, or -1 if it
+ * cannot be told (too long, the parent cannot be stat'ed).
+ */
+static int dir_entry_of(const char *path, struct stat *dir, char *base,
+			size_t len)
+{
+	size_t n = strlen(path);
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	size_t b = n;
+	while (b > 0 && path[b - 1] != '/')
+		b--;
+	if (n - b >= len)
+		return -1;
+	memcpy(base, path + b, n - b);
+	base[n - b] = 0;
+	char *parent = b == 0 ? strdup(".") : strndup(path, b == 1 ? 1 : b - 1);
+	if (!parent)
+		return -1;
+	int r = stat(parent, dir);
+	free(parent);
+	return r < 0 ? -1 : 0;
+}
+
+/* Whether sources @a and @b name the same directory entry: the same
+ * last component in the same directory ("x" and "./x"), as coreutils'
+ * same_name; two hard links of one file are two entries. */
+static int same_entry(const char *a, const char *b)
+{
+	struct stat da, db;
+	char ba[NAME_MAX + 1], bb[NAME_MAX + 1];
+	return !dir_entry_of(a, &da, ba, sizeof(ba)) &&
+	       !dir_entry_of(b, &db, bb, sizeof(bb)) && !strcmp(ba, bb) &&
+	       da.st_dev == db.st_dev && da.st_ino == db.st_ino;
+}
+
+/* Whether source @i is an earlier source given again (cp -a's "specified
+ * more than once"): the same inode (lstat: never followed, as cp -a), a
+ * directory ("d", "./d/"), or a non-directory by the same directory
+ * entry ("x", "./x"; another hard link of it is another source, copied
+ * and linked). */
 static int source_seen(char **ops, int i)
 {
 	struct stat a, b;
@@ -339,7 +382,8 @@ static int source_seen(char **ops, int i)
 		return 0;
 	for (int j = 0; j < i; j++)
 		if (!lstat(ops[j], &b) && a.st_dev == b.st_dev &&
-		    a.st_ino == b.st_ino)
+		    a.st_ino == b.st_ino &&
+		    (S_ISDIR(a.st_mode) || same_entry(ops[i], ops[j])))
 			return 1;
 	return 0;
 }
