@@ -1542,9 +1542,13 @@ FK_API int fk_tree_sync(const char *const *paths, size_t nr_paths,
  *      "fsync", "syncfs", "copy stopped, incomplete file", "reopen",
  *      "clone (FICLONE)", "cannot overwrite directory with
  *      non-directory",
- *      "file descriptor limit too low (...)"; warning "hard link across
- *      file systems, copied as a separate file"), progress to
- *      @o->progress.
+ *      "file descriptor limit too low (...)"; warnings "hard link across
+ *      file systems, copied as a separate file", "hard link target gone
+ *      from the destination, copied as a separate file" (-ENOENT) and
+ *      "hard link target replaced in the destination, copied as a
+ *      separate file" (-ESTALE): the first copy of the inode was removed
+ *      or replaced by someone else, so the name is copied, never linked
+ *      to what stands there now), progress to @o->progress.
  * @st: filled (zeroed first); may be NULL.  st->bytes counts file data
  *      copied (not holes); st->walk_ns the copy phase, st->fsync_ns the
  *      durability phase (for FSYNC_EACH, the fsyncs made while copying).
@@ -1563,7 +1567,10 @@ FK_API int fk_tree_sync(const char *const *paths, size_t nr_paths,
  * ahead; each file is still opened once (an open that fails ahead is
  * reported as the file's own "open" error), FIFOs, devices and symlinks
  * are never opened.  Hard links stay hard links (by source (st_dev,
- * st_ino)) except across mounts inside the destination, other file
+ * st_ino), and where statx has one the birth time, so that a freed
+ * inode number given to a new file is not taken for the old one; across
+ * several sources, fk_tree_copy_sources) except across
+ * mounts inside the destination, other file
  * systems or bind mounts (EXDEV: the first name on each destination
  * mount is copied as a separate file, a warning; statx STATX_MNT_ID
  * tells the mounts apart); symlinks are copied, never followed; FIFOs,
@@ -1602,6 +1609,48 @@ FK_API int fk_tree_sync(const char *const *paths, size_t nr_paths,
  */
 FK_API int fk_tree_copy(const char *src, const char *dst,
 			const struct fk_tree_opts *o, struct fk_tree_stats *st);
+
+/*
+ * fk_tree_copy_sources - copy several sources into one directory, as
+ * "cp -a SRC... DIR", and make each copy durable.
+ * @srcs: @nr_srcs (>= 1) sources, each as @src of fk_tree_copy.
+ *      Borrowed for the call.  A source given twice is copied twice (the
+ *      second copy replaces the first); flushkit cp leaves such
+ *      duplicates out, with cp's warning, before calling.
+ * @nr_srcs: how many.
+ * @dst: with one source, as fk_tree_copy's @dst; with more, an existing
+ *      directory (or a symlink to one): each source is copied to
+ *      @dst/basename(source).  Borrowed for the call.
+ * @o: options as for fk_tree_copy (NULL: defaults).
+ * @st: the sum over the sources of what fk_tree_copy fills (zeroed
+ *      first); may be NULL.
+ *
+ * Each source is copied and made durable in turn exactly as by
+ * fk_tree_copy (its durability phase ends with the fsync of @dst),
+ * except that one hard-link map serves them all: a source inode (st_dev,
+ * st_ino) copied under one source is linkat(2) to that first copy from
+ * each later name of it, under any later source, as cp -a does within
+ * one invocation (a source that is itself a non-directory with
+ * st_nlink > 1 takes part too).  The map holds one path per inode with
+ * more than one link and destination mount (malloc'd; freed before the
+ * return).  A name whose other links are outside every source is copied
+ * once, link count 1.  An error in one source does not stop the next,
+ * except one that every source would meet before anything is done (the
+ * -EMFILE of the descriptor limit, io_uring's setup with
+ * FK_SYNC_IO_URING, -ENOMEM there): reported once, and no later source
+ * is tried.
+ * Returns 0; the first -errno (or -FK_EDEGRADED, when nothing worse
+ * happened) of the sources' copies, each as fk_tree_copy returns it;
+ * -ENOTDIR (reported as op "target") when @nr_srcs > 1 and @dst is not
+ * a directory, or its stat error (-ENOENT, ...), before anything is
+ * copied; -EINVAL: @srcs, a source or @dst NULL, @nr_srcs 0, an option
+ * fk_tree_copy refuses, or FK_COPY_NO_TARGET_DIR with @nr_srcs > 1.
+ * Blocks; does I/O.  Thread-safe if each call has its own @o and @st
+ * (and the callbacks are).
+ */
+FK_API int fk_tree_copy_sources(const char *const *srcs, size_t nr_srcs,
+				const char *dst, const struct fk_tree_opts *o,
+				struct fk_tree_stats *st);
 
 /* ===================================================================
  * 8. Page store

@@ -14,10 +14,14 @@
  *  - directories (mkdirat), symlinks (readlinkat/symlinkat, dangling ones
  *    too), FIFOs, sockets and devices (mknodat; never opened);
  *  - hard links: the first name of a source inode with st_nlink > 1 is
- *    copied and its destination path, relative to the destination's top
- *    directory, is remembered under the source's (st_dev, st_ino); later
- *    names become linkat() of it.  A remembered path longer than PATH_MAX
- *    is resolved one component at a time with openat(O_PATH).
+ *    copied and its destination path, relative to the directory the
+ *    sources are copied into (the top's parent), is remembered under the
+ *    source's (st_dev, st_ino) in one map for every source of the call
+ *    (fk_tree_copy_sources, as cp -a SRC... DIR); later names become
+ *    linkat() of it, while the first copy is still the inode made and
+ *    the source name the inode copied (struct link_map).  A remembered
+ *    path longer than PATH_MAX is resolved one component at a time with
+ *    openat(O_PATH).
  *  - read-ahead: the walk opens the next regular files of the directory
  *    being copied and starts their reads (walk.h readahead_bytes,
  *    COPY_READAHEAD_BYTES and an eighth of the descriptor window ahead),
@@ -101,7 +105,8 @@
  *     naming its path.  The final fsync pass walks the destination by
  *     name, so it alone never notices a file that is not there.
  *
- * Interface: fk_tree_copy() (include/flushkit.h, section tree).
+ * Interface: fk_tree_copy(), fk_tree_copy_sources() (include/flushkit.h,
+ * section tree).
  */
 #include "flushkit.h"
 #include "sys.h"
@@ -176,22 +181,45 @@ static void sbuf_truncate(struct sbuf *s, size_t len)
  * hold a link to a copy on the outer mount (EXDEV), so its names of the
  * inode link to the first copy made on it, and each destination mount
  * keeps the source's link structure among the names it holds.
+ *
+ * One map serves every source of a call (fk_tree_copy_sources): its
+ * paths are relative to the directory the sources are copied into (the
+ * parent of each source's top), so a name under one source links to the
+ * first copy made under another, as with cp -a.  A later name is linked
+ * only while both ends are still what the map says (try_hardlink): the
+ * source name the same inode (its birth time, where statx has one, also
+ * tells a new inode given a freed number from the one copied), and the
+ * first copy the destination inode the copy made (copy_dev, copy_ino),
+ * not one someone put at its name since.
  */
 struct link_slot {
 	dev_t dev;
 	ino_t ino;
 	dev_t dst_dev;
-	char *relpath; /* relative to the destination top; NULL:
-			* empty slot */
+	dev_t copy_dev; /* the first copy: its destination inode */
+	ino_t copy_ino;
+	struct statx_timestamp btime; /* the source inode's birth */
+	unsigned src;		      /* the source that made the copy */
+	unsigned char has_btime;      /* btime is known */
+	unsigned char stale;	      /* the first copy (or the source inode
+				       * it was made of) is gone: the next
+				       * copy of a name of it replaces it */
+	char relpath[];		      /* relative to the directory the
+				       * sources are copied into */
 };
 
-/* The dst_dev of the entry that says "copied onto some destination
- * mount" (no device or tagged mount id has this number). */
-#define LINK_ANY_DST ((dev_t)-1)
-
+/* The map: open addressing over pointers to malloc'd slots (one
+ * allocation each, the path inline), at most half full; about 100
+ * bytes per inode with more than one link. */
 struct link_map {
-	struct link_slot *slots;
+	struct link_slot **slots;
 	size_t nr, alloc; /* alloc is a power of two */
+	dev_t *mounts;	  /* the destination mounts (dst_dev) seen */
+	size_t nr_mounts;
+	unsigned src; /* the source being copied (index) */
+	/* durable[i]: source i's copy returned 0 or -FK_EDEGRADED, so each
+	 * file it copied was fsynced (or synced by a syncfs) */
+	unsigned char *durable;
 };
 
 static size_t link_hash(dev_t dev, ino_t ino, dev_t dst_dev)
@@ -202,53 +230,95 @@ static size_t link_hash(dev_t dev, ino_t ino, dev_t dst_dev)
 	return (size_t)(h ^ (h >> 29));
 }
 
-static const char *link_find(const struct link_map *m, dev_t dev, ino_t ino,
-			     dev_t dst_dev)
+/* The place of (@dev, @ino, @dst_dev) in the table: its slot, or the
+ * empty place where it would go (*place NULL); NULL if the table is
+ * empty. */
+static struct link_slot **link_place(const struct link_map *m, dev_t dev,
+				     ino_t ino, dev_t dst_dev)
 {
 	if (!m->alloc)
 		return NULL;
 	for (size_t i = link_hash(dev, ino, dst_dev) & (m->alloc - 1);;
 	     i = (i + 1) & (m->alloc - 1)) {
-		const struct link_slot *s = &m->slots[i];
-		if (!s->relpath)
-			return NULL;
-		if (s->dev == dev && s->ino == ino && s->dst_dev == dst_dev)
-			return s->relpath;
+		struct link_slot *s = m->slots[i];
+		if (!s ||
+		    (s->dev == dev && s->ino == ino && s->dst_dev == dst_dev))
+			return &m->slots[i];
 	}
 }
 
-static int link_put(struct link_map *m, dev_t dev, ino_t ino, dev_t dst_dev,
+static struct link_slot *link_find(const struct link_map *m, dev_t dev,
+				   ino_t ino, dev_t dst_dev)
+{
+	struct link_slot **p = link_place(m, dev, ino, dst_dev);
+	return p ? *p : NULL;
+}
+
+/* Whether the source inode (@dev, @ino) was copied onto another
+ * destination mount than @dst_dev. */
+static int link_elsewhere(const struct link_map *m, dev_t dev, ino_t ino,
+			  dev_t dst_dev)
+{
+	for (size_t i = 0; i < m->nr_mounts; i++)
+		if (m->mounts[i] != dst_dev &&
+		    link_find(m, dev, ino, m->mounts[i]))
+			return 1;
+	return 0;
+}
+
+/* Put a copy of @key with the path @relpath in the map, in place of the
+ * slot of the same (dev, ino, dst_dev) if there is one. */
+static int link_put(struct link_map *m, const struct link_slot *key,
 		    const char *relpath)
 {
-	if ((m->nr + 1) * 2 > m->alloc) {
-		size_t n = m->alloc ? m->alloc * 2 : 64;
-		struct link_slot *ns = calloc(n, sizeof(*ns));
-		if (!ns)
+	size_t len = strlen(relpath);
+	struct link_slot *n = malloc(sizeof(*n) + len + 1);
+	if (!n)
+		return -ENOMEM;
+	*n = *key;
+	memcpy(n->relpath, relpath, len + 1);
+	struct link_slot **p = link_place(m, key->dev, key->ino, key->dst_dev);
+	if (p && *p) {
+		free(*p);
+		*p = n;
+		return 0;
+	}
+	size_t i;
+	for (i = 0; i < m->nr_mounts && m->mounts[i] != key->dst_dev; i++)
+		;
+	if (i == m->nr_mounts) {
+		dev_t *mounts =
+		    realloc(m->mounts, (m->nr_mounts + 1) * sizeof(*mounts));
+		if (!mounts) {
+			free(n);
 			return -ENOMEM;
-		for (size_t i = 0; i < m->alloc; i++) {
-			struct link_slot *s = &m->slots[i];
-			if (!s->relpath)
+		}
+		m->mounts = mounts;
+		m->mounts[m->nr_mounts++] = key->dst_dev;
+	}
+	if ((m->nr + 1) * 2 > m->alloc) {
+		size_t na = m->alloc ? m->alloc * 2 : 64;
+		struct link_slot **ns = calloc(na, sizeof(*ns));
+		if (!ns) {
+			free(n);
+			return -ENOMEM;
+		}
+		for (size_t j = 0; j < m->alloc; j++) {
+			struct link_slot *s = m->slots[j];
+			if (!s)
 				continue;
-			size_t j =
-			    link_hash(s->dev, s->ino, s->dst_dev) & (n - 1);
-			while (ns[j].relpath)
-				j = (j + 1) & (n - 1);
-			ns[j] = *s;
+			size_t k =
+			    link_hash(s->dev, s->ino, s->dst_dev) & (na - 1);
+			while (ns[k])
+				k = (k + 1) & (na - 1);
+			ns[k] = s;
 		}
 		free(m->slots);
 		m->slots = ns;
-		m->alloc = n;
+		m->alloc = na;
+		p = link_place(m, key->dev, key->ino, key->dst_dev);
 	}
-	size_t i = link_hash(dev, ino, dst_dev) & (m->alloc - 1);
-	while (m->slots[i].relpath)
-		i = (i + 1) & (m->alloc - 1);
-	char *p = strdup(relpath);
-	if (!p)
-		return -ENOMEM;
-	m->slots[i].dev = dev;
-	m->slots[i].ino = ino;
-	m->slots[i].dst_dev = dst_dev;
-	m->slots[i].relpath = p;
+	*p = n;
 	m->nr++;
 	return 0;
 }
@@ -256,8 +326,10 @@ static int link_put(struct link_map *m, dev_t dev, ino_t ino, dev_t dst_dev,
 static void link_map_release(struct link_map *m)
 {
 	for (size_t i = 0; i < m->alloc; i++)
-		free(m->slots[i].relpath);
+		free(m->slots[i]);
 	free(m->slots);
+	free(m->mounts);
+	free(m->durable);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -306,9 +378,9 @@ struct copy_ctx {
 	int depth_now;		/* deepest level being copied into, or -1 */
 	struct fk_fsset *fsset; /* syncfs: the file systems written to */
 
-	struct sbuf relpath; /* current directory relative to top */
-	struct sbuf dpath;   /* display path of the current dst entry */
-	struct link_map links;
+	struct sbuf relpath;	     /* current directory relative to top */
+	struct sbuf dpath;	     /* display path of the current dst entry */
+	struct link_map *links;	     /* shared by all sources of one call */
 	struct pending_times *times; /* files whose times wait (inv. 7) */
 	size_t nr_times, alloc_times;
 	struct fk_fdmap *fdmap; /* kept descriptors until fsync */
@@ -1041,20 +1113,19 @@ out_src:
 /* ---- hard links ---- */
 
 /*
- * The directory that holds the destination path @relpath (relative to
- * the top) and the rest of the path in it (*@rest): the top itself while
+ * The directory that holds the path @relpath (relative to the directory
+ * @base) and the rest of the path in it (*@rest): @base itself while
  * @relpath is shorter than PATH_MAX, else resolved one component at a
  * time with openat(O_PATH).  Returns the directory (close it if it is not
- * c->top_fd) or -errno.
+ * @base) or -errno.
  */
-static int resolve_relpath(struct copy_ctx *c, const char *relpath,
-			   const char **rest)
+static int resolve_relpath(int base, const char *relpath, const char **rest)
 {
 	*rest = relpath;
 	if (strlen(relpath) < PATH_MAX)
-		return c->top_fd;
+		return base;
 
-	int dir = c->top_fd;
+	int dir = base;
 	const char *p = relpath;
 	for (;;) {
 		const char *slash = strchr(p, '/');
@@ -1068,7 +1139,7 @@ static int resolve_relpath(struct copy_ctx *c, const char *relpath,
 		int next = fk_sys.openat(dir, comp,
 					 O_PATH | O_DIRECTORY | O_NOFOLLOW, 0);
 		free(comp);
-		if (dir != c->top_fd)
+		if (dir != base)
 			fk_sys.close(dir);
 		dir = next;
 		if (dir < 0)
@@ -1079,17 +1150,17 @@ static int resolve_relpath(struct copy_ctx *c, const char *relpath,
 	return dir;
 }
 
-/* linkat() the destination path @relpath (relative to the top) as @name
- * in @ddir. */
+/* linkat() the remembered first copy @relpath (relative to the directory
+ * the sources are copied into, struct link_map) as @name in @ddir. */
 static int link_relpath(struct copy_ctx *c, const char *relpath, int ddir,
 			const char *name)
 {
 	const char *rest;
-	int dir = resolve_relpath(c, relpath, &rest);
+	int dir = resolve_relpath(c->dst_parent_fd, relpath, &rest);
 	if (dir < 0)
 		return dir;
 	int r = fk_sys.linkat(dir, rest, ddir, name, 0);
-	if (dir != c->top_fd)
+	if (dir != c->dst_parent_fd)
 		fk_sys.close(dir);
 	return r;
 }
@@ -1109,20 +1180,55 @@ static dev_t dst_dev_of(int ddir)
 	return fk_sys.fstat(ddir, &st) == 0 ? st.st_dev : 0;
 }
 
-/* If @e is another name of an inode already copied onto the file system
+/*
+ * The birth time of the source entry @e (statx STATX_BTIME) into *@bt,
+ * through the walker's descriptor of it or an O_PATH one (which opens
+ * nothing: no FIFO or device is opened).  Returns 0; -ESTALE if the
+ * name is another inode than the walker's lstat said; -ENODATA where
+ * the file system or kernel keeps no birth time; or the -errno of the
+ * open or statx.
+ */
+static int src_birth(const struct fk_walk_entry *e, struct statx_timestamp *bt)
+{
+	int fd = e->fd;
+	if (fd < 0)
+		fd = fk_sys.openat(e->dirfd, e->name, O_PATH | O_NOFOLLOW, 0);
+	if (fd < 0)
+		return fd;
+	struct statx stx;
+	int r = fk_sys.fstatx(fd, STATX_INO | STATX_BTIME, &stx);
+	if (fd != e->fd)
+		fk_sys.close(fd);
+	if (r < 0)
+		return r;
+	if (stx.stx_ino != (uint64_t)e->st.st_ino)
+		return -ESTALE;
+	if (!(stx.stx_mask & STATX_BTIME))
+		return -ENODATA;
+	*bt = stx.stx_btime;
+	return 0;
+}
+
+/*
+ * If @e is another name of an inode already copied onto the file system
  * of @ddir, link it.  Returns 1 if linked, 0 if it must be copied, <0 to
- * stop. */
+ * stop.  It is copied, and the map's entry marked stale so that its copy
+ * takes the entry over, when the first copy is no longer there (removed
+ * or replaced by someone else: the new name would hold other content)
+ * or when @e is not the inode that was copied (born later: the number
+ * of a removed inode, given again).
+ */
 static int try_hardlink(struct copy_ctx *c, const struct fk_walk_entry *e,
 			int ddir, const char *name, const char *dpath)
 {
-	if (e->st.st_nlink < 2 || e->depth == 0 || S_ISDIR(e->st.st_mode))
+	if (e->st.st_nlink < 2 || S_ISDIR(e->st.st_mode))
 		return 0;
 	dev_t ddev = dst_dev_of(ddir);
-	const char *first =
-	    link_find(&c->links, e->st.st_dev, e->st.st_ino, ddev);
-	if (!first) {
-		if (link_find(&c->links, e->st.st_dev, e->st.st_ino,
-			      LINK_ANY_DST))
+	struct link_slot *first =
+	    link_find(c->links, e->st.st_dev, e->st.st_ino, ddev);
+	if (!first || first->stale) {
+		if (!first &&
+		    link_elsewhere(c->links, e->st.st_dev, e->st.st_ino, ddev))
 			/* Copied onto another destination file system
 			 * already: this name starts the inode's copy on this
 			 * one. */
@@ -1132,11 +1238,39 @@ static int try_hardlink(struct copy_ctx *c, const struct fk_walk_entry *e,
 			       dpath, -EXDEV);
 		return 0;
 	}
-	int r = link_relpath(c, first, ddir, name);
+	struct statx_timestamp bt;
+	if (first->has_btime && src_birth(e, &bt) == 0 &&
+	    (bt.tv_sec != first->btime.tv_sec ||
+	     bt.tv_nsec != first->btime.tv_nsec)) {
+		/* Another inode, given the number of one copied earlier
+		 * (whose names were removed since): not a link of it. */
+		first->stale = 1;
+		return 0;
+	}
+	int r = link_relpath(c, first->relpath, ddir, name);
 	if (r == -EEXIST) {
 		r = remove_existing(ddir, name, &e->st);
 		if (r == 0)
-			r = link_relpath(c, first, ddir, name);
+			r = link_relpath(c, first->relpath, ddir, name);
+	}
+	struct stat ls;
+	if (r == 0 &&
+	    (fk_sys.fstatat(ddir, name, &ls, AT_SYMLINK_NOFOLLOW) < 0 ||
+	     ls.st_dev != first->copy_dev || ls.st_ino != first->copy_ino)) {
+		/* Linked to what someone else put at the first copy's name:
+		 * not ours, undone. */
+		fk_sys.unlinkat(ddir, name, 0);
+		r = -ESTALE;
+	}
+	if (r == -ENOENT || r == -ESTALE) {
+		report(c, FK_REPORT_WARNING,
+		       r == -ENOENT ? "hard link target gone from the "
+				      "destination, copied as a separate file"
+				    : "hard link target replaced in the "
+				      "destination, copied as a separate file",
+		       dpath, r);
+		first->stale = 1;
+		return 0;
 	}
 	if (r == -EXDEV) {
 		/* Another file system is mounted between the two names
@@ -1155,31 +1289,57 @@ static int try_hardlink(struct copy_ctx *c, const struct fk_walk_entry *e,
 			c->stop = r;
 		return c->stop ? c->stop : 1;
 	}
+	/* A copy an earlier source made durable: the new name is durable
+	 * with its directory's fsync; the inode needs no second fsync. */
+	if (first->src != c->links->src && c->links->durable &&
+	    c->links->durable[first->src])
+		fk_fdmap_set_flags(c->fdmap, first->copy_dev, first->copy_ino,
+				   FK_INODE_SYNCED);
 	c->st->hardlinks++;
 	copied(c, e, dpath);
 	return 1;
 }
 
+/* Remember @e's copy @name in @ddir as the first copy of its source
+ * inode on @ddir's mount (or as the new one, in place of a stale one). */
 static void remember_link(struct copy_ctx *c, const struct fk_walk_entry *e,
 			  int ddir, const char *name, const char *dpath)
 {
-	if (e->st.st_nlink < 2 || e->depth == 0)
+	if (e->st.st_nlink < 2 || S_ISDIR(e->st.st_mode))
 		return;
 	dev_t ddev = dst_dev_of(ddir);
-	if (link_find(&c->links, e->st.st_dev, e->st.st_ino, ddev))
+	struct link_slot *old =
+	    link_find(c->links, e->st.st_dev, e->st.st_ino, ddev);
+	if (old && !old->stale)
 		return;
-	size_t keep = c->relpath.len;
-	if (keep)
-		sbuf_add(&c->relpath, "/", 1);
-	sbuf_add(&c->relpath, name, strlen(name));
-	if (link_put(&c->links, e->st.st_dev, e->st.st_ino, ddev,
-		     c->relpath.buf) ||
-	    (!link_find(&c->links, e->st.st_dev, e->st.st_ino, LINK_ANY_DST) &&
-	     link_put(&c->links, e->st.st_dev, e->st.st_ino, LINK_ANY_DST,
-		      c->relpath.buf)))
+	struct stat ds;
+	if (fk_sys.fstatat(ddir, name, &ds, AT_SYMLINK_NOFOLLOW) < 0)
+		return; /* gone already: nothing to link to */
+	struct link_slot key = {
+	    .dev = e->st.st_dev,
+	    .ino = e->st.st_ino,
+	    .dst_dev = ddev,
+	    .copy_dev = ds.st_dev,
+	    .copy_ino = ds.st_ino,
+	    .src = c->links->src,
+	};
+	key.has_btime = src_birth(e, &key.btime) == 0;
+	/* Relative to the directory the sources are copied into (the
+	 * top's parent): the top's name, then the path below it (a stale
+	 * slot is taken over). */
+	struct sbuf p = {0};
+	int r = sbuf_add(&p, c->dst_name, strlen(c->dst_name));
+	if (!r && e->depth > 0 && c->relpath.len)
+		r = sbuf_add(&p, "/", 1) ||
+		    sbuf_add(&p, c->relpath.buf, c->relpath.len);
+	if (!r && e->depth > 0)
+		r = sbuf_add(&p, "/", 1) || sbuf_add(&p, name, strlen(name));
+	if (!r)
+		r = link_put(c->links, &key, p.buf);
+	if (r)
 		report(c, FK_REPORT_WARNING, "remember hard link", dpath,
 		       -ENOMEM);
-	sbuf_truncate(&c->relpath, keep);
+	free(p.buf);
 }
 
 /* ---- symlinks and special files ---- */
@@ -1325,7 +1485,7 @@ static int keep_existing(struct copy_ctx *c, const struct fk_walk_entry *e,
 		/* Another name of an inode copied in this run: linked. */
 		if (!S_ISREG(s->st_mode) || !S_ISREG(ds.st_mode) ||
 		    ds.st_size != s->st_size ||
-		    (s->st_nlink > 1 && link_find(&c->links, s->st_dev,
+		    (s->st_nlink > 1 && link_find(c->links, s->st_dev,
 						  s->st_ino, dst_dev_of(ddir))))
 			return 0;
 		if (c->o->copy_flags & FK_COPY_CHECKSUM) {
@@ -1844,7 +2004,7 @@ static int open_copied(struct copy_ctx *c, const struct pending_times *p)
 	const char *rest = c->dst_name;
 	int dir = c->dst_parent_fd;
 	if (p->relpath)
-		dir = resolve_relpath(c, p->relpath, &rest);
+		dir = resolve_relpath(c->top_fd, p->relpath, &rest);
 	if (dir < 0)
 		return dir;
 	struct stat want = {.st_dev = p->dev, .st_ino = p->ino}, now;
@@ -2111,33 +2271,70 @@ static int durability_phase(struct copy_ctx *c)
 	return fk_tree_result(r, pr);
 }
 
-int fk_tree_copy(const char *src, const char *dst, const struct fk_tree_opts *o,
-		 struct fk_tree_stats *st)
+/* Whether @o is a valid set of fk_tree_copy options. */
+static int copy_opts_valid(const struct fk_tree_opts *o)
 {
-	struct fk_tree_opts defaults;
-	struct fk_tree_stats local;
-	char *name = NULL, *display = NULL;
-	if (!o) {
-		fk_tree_opts_init(&defaults);
-		o = &defaults;
-	}
-	if (!st)
-		st = &local;
-	memset(st, 0, sizeof(*st));
-	if (!src || !dst || (unsigned int)o->copy_method > FK_COPY_AUTO ||
-	    o->update < FK_COPY_UPDATE_ALL ||
-	    o->update > FK_COPY_UPDATE_DIFFERENT ||
-	    o->reflink < FK_COPY_REFLINK_AUTO ||
-	    o->reflink > FK_COPY_REFLINK_NEVER ||
-	    o->sparse < FK_COPY_SPARSE_AUTO ||
-	    o->sparse > FK_COPY_SPARSE_NEVER ||
-	    (o->reflink == FK_COPY_REFLINK_ALWAYS &&
-	     o->sparse != FK_COPY_SPARSE_AUTO) ||
-	    (o->copy_flags &
-	     ~(unsigned int)(FK_COPY_NO_TARGET_DIR | FK_COPY_ONE_FS |
-			     FK_COPY_CHECKSUM)))
-		return -EINVAL;
+	return (unsigned int)o->copy_method <= FK_COPY_AUTO &&
+	       o->update >= FK_COPY_UPDATE_ALL &&
+	       o->update <= FK_COPY_UPDATE_DIFFERENT &&
+	       o->reflink >= FK_COPY_REFLINK_AUTO &&
+	       o->reflink <= FK_COPY_REFLINK_NEVER &&
+	       o->sparse >= FK_COPY_SPARSE_AUTO &&
+	       o->sparse <= FK_COPY_SPARSE_NEVER &&
+	       (o->reflink != FK_COPY_REFLINK_ALWAYS ||
+		o->sparse == FK_COPY_SPARSE_AUTO) &&
+	       !(o->copy_flags &
+		 ~(unsigned int)(FK_COPY_NO_TARGET_DIR | FK_COPY_ONE_FS |
+				 FK_COPY_CHECKSUM));
+}
 
+/* Add the counts and times of one source's copy @st to @sum. */
+static void add_stats(struct fk_tree_stats *sum, const struct fk_tree_stats *st)
+{
+	sum->files += st->files;
+	sum->dirs += st->dirs;
+	sum->symlinks += st->symlinks;
+	sum->specials += st->specials;
+	sum->hardlinks += st->hardlinks;
+	sum->bytes += st->bytes;
+	sum->vanished += st->vanished;
+	sum->errors += st->errors;
+	sum->warnings += st->warnings;
+	sum->fsync_calls += st->fsync_calls;
+	sum->dir_fsync_calls += st->dir_fsync_calls;
+	sum->syncfs_calls += st->syncfs_calls;
+	sum->writeback_ranges += st->writeback_ranges;
+	sum->writeback_bytes += st->writeback_bytes;
+	sum->walk_ns += st->walk_ns;
+	sum->writeback_ns += st->writeback_ns;
+	sum->fsync_ns += st->fsync_ns;
+	sum->total_ns += st->total_ns;
+	sum->degraded |= st->degraded;
+	if (st->sync_io) {
+		sum->sync_io = st->sync_io;
+		sum->sync_jobs = st->sync_jobs;
+	}
+	sum->skipped += st->skipped;
+	sum->skipped_bytes += st->skipped_bytes;
+	sum->reflinks += st->reflinks;
+}
+
+/*
+ * Copy one source @src to @dst and make it durable (the whole of
+ * fk_tree_copy for one source).  @links is the hard-link map of the
+ * call: the first copies of the inodes copied so far by this and the
+ * earlier sources, relative to the directory they were copied into.
+ * @st is zeroed and filled.  *@refused is set when it failed before
+ * anything was done, in a way every later source would fail the same
+ * (the descriptor limit, the fsync batch's setup, no memory): the call
+ * stops there, said once.
+ */
+static int copy_source(const char *src, const char *dst,
+		       const struct fk_tree_opts *o, struct fk_tree_stats *st,
+		       struct link_map *links, int *refused)
+{
+	char *name = NULL, *display = NULL;
+	memset(st, 0, sizeof(*st));
 	uint64_t t0 = fk_now_ns();
 	struct copy_ctx c = {
 	    .o = o,
@@ -2147,6 +2344,7 @@ int fk_tree_copy(const char *src, const char *dst, const struct fk_tree_opts *o,
 	    .dst_parent_fd = -1,
 	    .top_fd = -1,
 	    .start_ns = t0,
+	    .links = links,
 	};
 	c.fo.report = o->report;
 	c.fo.report_arg = o->report_arg;
@@ -2165,6 +2363,7 @@ int fk_tree_copy(const char *src, const char *dst, const struct fk_tree_opts *o,
 	int r = 0;
 	/* The final fsync phase is batched; fsync-each stays one at a time
 	 * (the baseline), syncfs has none. */
+	*refused = 1;
 	if (c.keep_fds) {
 		r = fk_tree_batch_create(o, st, &c.fo.batch);
 		if (r < 0)
@@ -2179,6 +2378,7 @@ int fk_tree_copy(const char *src, const char *dst, const struct fk_tree_opts *o,
 	r = fk_tree_fd_check(&c.fo, st, src);
 	if (r < 0)
 		goto out;
+	*refused = 0;
 	/* Descriptors kept until their fsync: writeback and delayed; an
 	 * eighth of the window (at most FK_WALK_READAHEAD_FDS) for the
 	 * source files opened ahead. */
@@ -2250,10 +2450,71 @@ out:
 	free(c.relpath.buf);
 	free(c.dpath.buf);
 	free(c.buf);
-	link_map_release(&c.links);
 	for (size_t i = 0; i < c.nr_times; i++)
 		free(c.times[i].relpath);
 	free(c.times);
 	st->total_ns = fk_now_ns() - t0;
 	return r;
+}
+
+int fk_tree_copy_sources(const char *const *srcs, size_t nr_srcs,
+			 const char *dst, const struct fk_tree_opts *o,
+			 struct fk_tree_stats *st)
+{
+	struct fk_tree_opts defaults;
+	struct fk_tree_stats local, one;
+	if (!o) {
+		fk_tree_opts_init(&defaults);
+		o = &defaults;
+	}
+	if (!st)
+		st = &local;
+	memset(st, 0, sizeof(*st));
+	if (!srcs || !nr_srcs || !dst || !copy_opts_valid(o) ||
+	    (nr_srcs > 1 && (o->copy_flags & FK_COPY_NO_TARGET_DIR)))
+		return -EINVAL;
+	for (size_t i = 0; i < nr_srcs; i++)
+		if (!srcs[i])
+			return -EINVAL;
+	if (nr_srcs > 1) {
+		/* SRC... DIR: each source goes into DIR, which must be a
+		 * directory (so that every copy's parent is DIR, where the
+		 * link map's paths start). */
+		struct stat ds;
+		int r = fk_sys.fstatat(AT_FDCWD, dst, &ds, 0);
+		if (r == 0 && !S_ISDIR(ds.st_mode))
+			r = -ENOTDIR;
+		if (r < 0) {
+			struct fk_tree_fsync_opts fo = {
+			    .report = o->report,
+			    .report_arg = o->report_arg,
+			};
+			fk_tree_report(&fo, st, FK_REPORT_ERROR, "target", dst,
+				       r);
+			return r;
+		}
+	}
+	/* One hard-link map for every source: two names of one inode
+	 * under different sources stay one inode, as with cp -a. */
+	struct link_map links = {0};
+	links.durable = calloc(nr_srcs, 1);
+	if (!links.durable)
+		return -ENOMEM;
+	int result = 0;
+	int refused = 0;
+	for (size_t i = 0; i < nr_srcs && !refused; i++) {
+		links.src = (unsigned)i;
+		int r = copy_source(srcs[i], dst, o, &one, &links, &refused);
+		links.durable[i] = r == 0 || r == -FK_EDEGRADED;
+		add_stats(st, &one);
+		result = fk_tree_result(result, r);
+	}
+	link_map_release(&links);
+	return result;
+}
+
+int fk_tree_copy(const char *src, const char *dst, const struct fk_tree_opts *o,
+		 struct fk_tree_stats *st)
+{
+	return fk_tree_copy_sources(&src, 1, dst, o, st);
 }

@@ -80,6 +80,16 @@ for m in writeback fsync-each syncfs; do
 	grep -q ": ok" "$t/out" && bad "ulimit -n 12, cp --method=$m: says ok"
 done
 echo "ulimit -n 12: $(head -1 "$t/err")"
+# Several sources (their hard links kept across them, so one run):
+# the limit is said once, not once per source.
+mkdir -p "$t/dst-12-many" "$t/s1" "$t/s2" "$t/s3"
+echo x >"$t/s1/x" && ln "$t/s1/x" "$t/s2/x" && ln "$t/s1/x" "$t/s3/x"
+run_limited 12 "$FLUSHKIT" cp "$t/s1" "$t/s2" "$t/s3" "$t/dst-12-many/" >"$t/out" 2>"$t/err"
+rc=$?
+[ $rc -eq 1 ] || bad "ulimit -n 12, cp of three sources: exit $rc (want 1)"
+n=$(grep -c "descriptor limit" "$t/err")
+[ "$n" -eq 1 ] || bad "ulimit -n 12, cp of three sources: the limit said $n times: $(cat "$t/err")"
+echo "ulimit -n 12, three sources: the limit said $n time(s)"
 for m in twopass fsync syncfs; do
 	run_limited 12 "$FLUSHKIT" sync --method=$m "$src" >"$t/out" 2>"$t/err"
 	rc=$?

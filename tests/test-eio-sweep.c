@@ -21,6 +21,7 @@
 #define _GNU_SOURCE
 #endif
 #include "fkfault.h"
+#include "fkloop.h"
 #include "fktest.h"
 #include "flushkit.h"
 
@@ -33,27 +34,6 @@
 
 #define FILE_BYTES (16 * 1024 * 1024)
 #define CHUNK (64 * 1024)
-
-static char buf[CHUNK];
-
-/* FILE_BYTES of @c at @path, allocated and on disk; an O_RDWR fd. */
-static int make_file(const char *path, char c)
-{
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	CHECK(fd >= 0);
-	memset(buf, c, sizeof(buf));
-	for (int off = 0; off < FILE_BYTES; off += CHUNK)
-		CHECK_EQ(pwrite(fd, buf, CHUNK, off), CHUNK);
-	CHECK_EQ(fsync(fd), 0);
-	return fd;
-}
-
-static void rewrite(int fd, char c)
-{
-	memset(buf, c, sizeof(buf));
-	for (int off = 0; off < FILE_BYTES; off += CHUNK)
-		CHECK_EQ(pwrite(fd, buf, CHUNK, off), CHUNK);
-}
 
 struct report {
 	int errors;
@@ -93,19 +73,23 @@ static void test_sweep(struct fkt_stack *st, const char *name, int fail_in_tree)
 	int fds[3];
 	for (int i = 0; i < 3; i++) {
 		snprintf(path[i], sizeof(path[i]), "%s/f%d", dir, i);
-		fds[i] = make_file(path[i], 'a');
+		fds[i] = fkt_make_file(path[i], FILE_BYTES, 'a');
+		CHECK(fds[i] >= 0);
 		snprintf(spacer, sizeof(spacer), "%s-spacer%d", dir, i);
-		close(make_file(spacer, 's'));
+		int sfd = fkt_make_file(spacer, FILE_BYTES, 's');
+		CHECK(sfd >= 0);
+		close(sfd);
 	}
-	int ofd = make_file(other, 'o');
+	int ofd = fkt_make_file(other, FILE_BYTES, 'o');
+	CHECK(ofd >= 0);
 	CHECK(fkt_dev_fail_file(&st->dev, fail_in_tree ? path[1] : other,
 				FKT_OP_WRITE, EIO) >= 1);
 	for (int i = 0; i < 3; i++) {
-		rewrite(fds[i], 'd');
+		CHECK_EQ(fkt_fill_fd(fds[i], FILE_BYTES, 'd'), 0);
 		close(fds[i]); /* the sync opens its own */
 	}
 	/* The other program's dirty data: a small part of it. */
-	CHECK_EQ(pwrite(ofd, buf, CHUNK, 0), CHUNK);
+	CHECK_EQ(fkt_fill_fd(ofd, CHUNK, 'd'), 0);
 
 	struct fk_tree_opts o;
 	fk_tree_opts_init(&o);

@@ -20,9 +20,10 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "flushkit.h"
 #include "fkfault.h"
+#include "fkloop.h"
 #include "fktest.h"
+#include "flushkit.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,19 +37,6 @@
 
 static char buf[CHUNK];
 
-/* A file of FILE_BYTES with its blocks allocated and on disk; returns an
- * O_RDWR descriptor. */
-static int make_file(const char *path, char c)
-{
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	CHECK(fd >= 0);
-	memset(buf, c, sizeof(buf));
-	for (int off = 0; off < FILE_BYTES; off += CHUNK)
-		CHECK_EQ(pwrite(fd, buf, CHUNK, off), CHUNK);
-	CHECK_EQ(fsync(fd), 0);
-	return fd;
-}
-
 static int fsync_err(int fd)
 {
 	return fsync(fd) == 0 ? 0 : -errno;
@@ -59,7 +47,8 @@ static void test_writeback_module(struct fkt_stack *st)
 {
 	char path[700];
 	snprintf(path, sizeof(path), "%s/seg1", st->fs.mnt);
-	int fd = make_file(path, 'a');
+	int fd = fkt_make_file(path, FILE_BYTES, 'a');
+	CHECK(fd >= 0);
 	CHECK_EQ(fkt_dev_reset_counters(&st->dev), 0);
 	CHECK(fkt_dev_fail_file(&st->dev, path, FKT_OP_WRITE, EIO) >= 1);
 
@@ -102,12 +91,11 @@ static void test_batch_hint(struct fkt_stack *st, int sync_io)
 {
 	char path[700];
 	snprintf(path, sizeof(path), "%s/seg2-%d", st->fs.mnt, sync_io);
-	int fd = make_file(path, 'a');
+	int fd = fkt_make_file(path, FILE_BYTES, 'a');
+	CHECK(fd >= 0);
 	CHECK_EQ(fkt_dev_reset_counters(&st->dev), 0);
 	CHECK(fkt_dev_fail_file(&st->dev, path, FKT_OP_WRITE, EIO) >= 1);
-	memset(buf, 'c', sizeof(buf));
-	for (int off = 0; off < FILE_BYTES; off += CHUNK)
-		CHECK_EQ(pwrite(fd, buf, CHUNK, off), CHUNK);
+	CHECK_EQ(fkt_fill_fd(fd, FILE_BYTES, 'c'), 0);
 
 	struct fk_fsync_batch_opts o;
 	fk_fsync_batch_opts_init(&o);
@@ -134,11 +122,10 @@ static void test_batch_hint(struct fkt_stack *st, int sync_io)
 
 	/* Hint and fsync of one file in one run, a fresh batch: the error
 	 * the hint's writeback hit is reported to both requests. */
-	for (int off = 0; off < FILE_BYTES; off += CHUNK)
-		CHECK_EQ(pwrite(fd, buf, CHUNK, off), CHUNK);
+	CHECK_EQ(fkt_fill_fd(fd, FILE_BYTES, 'c'), 0);
 	struct fk_fsync_req two[2] = {
-		{.fd = fd, .op = FK_FSYNC_OP_WRITEBACK},
-		{.fd = fd, .op = FK_FSYNC_OP_FSYNC},
+	    {.fd = fd, .op = FK_FSYNC_OP_WRITEBACK},
+	    {.fd = fd, .op = FK_FSYNC_OP_FSYNC},
 	};
 	CHECK_EQ(fk_fsync_many(&o, two, 2, NULL), -EIO);
 	CHECK_EQ(two[0].result, -EIO);
@@ -174,15 +161,14 @@ static void test_tree_sync(struct fkt_stack *st)
 	int fds[3];
 	for (int i = 0; i < 3; i++) {
 		snprintf(path[i], sizeof(path[i]), "%s/f%d", dir, i);
-		fds[i] = make_file(path[i], 'a');
+		fds[i] = fkt_make_file(path[i], FILE_BYTES, 'a');
+		CHECK(fds[i] >= 0);
 	}
 	CHECK_EQ(fkt_dev_reset_counters(&st->dev), 0);
 	CHECK(fkt_dev_fail_file(&st->dev, path[1], FKT_OP_WRITE, EIO) >= 1);
-	memset(buf, 'd', sizeof(buf));
 	for (int i = 0; i < 3; i++) {
-		for (int off = 0; off < FILE_BYTES; off += CHUNK)
-			CHECK_EQ(pwrite(fds[i], buf, CHUNK, off), CHUNK);
-		close(fds[i]);	/* the tree sync opens its own */
+		CHECK_EQ(fkt_fill_fd(fds[i], FILE_BYTES, 'd'), 0);
+		close(fds[i]); /* the tree sync opens its own */
 	}
 	struct fk_tree_opts o;
 	fk_tree_opts_init(&o);
@@ -210,10 +196,10 @@ static void test_wait_flag_consumes(struct fkt_stack *st)
 {
 	char path[700];
 	snprintf(path, sizeof(path), "%s/waitflag", st->fs.mnt);
-	int fd = make_file(path, 'a');
+	int fd = fkt_make_file(path, FILE_BYTES, 'a');
+	CHECK(fd >= 0);
 	CHECK(fkt_dev_fail_file(&st->dev, path, FKT_OP_WRITE, EIO) >= 1);
-	memset(buf, 'e', sizeof(buf));
-	CHECK_EQ(pwrite(fd, buf, CHUNK, 0), CHUNK);
+	CHECK_EQ(fkt_fill_fd(fd, CHUNK, 'e'), 0);
 	errno = 0;
 	CHECK_EQ(sync_file_range(fd, 0, CHUNK,
 				 SYNC_FILE_RANGE_WAIT_BEFORE |
@@ -221,7 +207,7 @@ static void test_wait_flag_consumes(struct fkt_stack *st)
 				     SYNC_FILE_RANGE_WAIT_AFTER),
 		 -1);
 	CHECK_EQ(errno, EIO);
-	CHECK_EQ(fsync_err(fd), 0);	/* the data is NOT on disk */
+	CHECK_EQ(fsync_err(fd), 0); /* the data is NOT on disk */
 	CHECK_EQ(fkt_dev_clear(&st->dev), 0);
 	close(fd);
 }

@@ -3,7 +3,8 @@
  * test-tree-copy-lib.h - helpers shared by the test-tree-copy*.c
  * programs: build source trees, compare a copy with its source entry by
  * entry (relative to directory descriptors, so paths longer than
- * PATH_MAX work), capture stderr of an in-process command.
+ * PATH_MAX work), run one copy per method through syscall-table fakes,
+ * capture stderr of an in-process command.
  *
  * Header-only: each test program includes it once.
  */
@@ -11,6 +12,8 @@
 #define TEST_TREE_COPY_LIB_H
 
 #include "fktest.h"
+#include "flushkit.h"
+#include "sys.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -24,8 +27,9 @@
 static __attribute__((unused)) int tc_verbose;
 
 /* Write @len bytes of pattern @seed at @off of the file @name in @dfd. */
-static __attribute__((unused)) int tc_write_at(int dfd, const char *name, uint64_t off, size_t len,
-		       unsigned seed, mode_t mode)
+static __attribute__((unused)) int tc_write_at(int dfd, const char *name,
+					       uint64_t off, size_t len,
+					       unsigned seed, mode_t mode)
 {
 	int fd = openat(dfd, name, O_WRONLY | O_CREAT, mode);
 	if (fd < 0)
@@ -51,7 +55,8 @@ static __attribute__((unused)) int tc_write_at(int dfd, const char *name, uint64
 	return 0;
 }
 
-static __attribute__((unused)) void tc_set_time(int dfd, const char *name, time_t sec, long nsec)
+static __attribute__((unused)) void tc_set_time(int dfd, const char *name,
+						time_t sec, long nsec)
 {
 	struct timespec ts[2] = {{sec - 100, 0}, {sec, nsec}};
 	CHECK(utimensat(dfd, name, ts, AT_SYMLINK_NOFOLLOW) == 0);
@@ -128,7 +133,8 @@ static __attribute__((unused)) int tc_make_fidelity_tree(const char *root)
 		int s = socket(AF_UNIX, SOCK_STREAM, 0);
 		struct sockaddr_un sa = {.sun_family = AF_UNIX};
 		strcpy(sa.sun_path, "sock");
-		CHECK(s >= 0 && bind(s, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+		CHECK(s >= 0 &&
+		      bind(s, (struct sockaddr *)&sa, sizeof(sa)) == 0);
 		close(s);
 		CHECK(chdir(cwd) == 0);
 	}
@@ -162,7 +168,8 @@ static __attribute__((unused)) int tc_make_fidelity_tree(const char *root)
 		CHECK(fchownat(top, "small", 1234, 5678, 0) == 0);
 	fd = openat(top, "small", O_RDONLY);
 	if (fd >= 0) {
-		if (fsetxattr(fd, "user.flushkit", "v1", 2, 0) < 0 && tc_verbose)
+		if (fsetxattr(fd, "user.flushkit", "v1", 2, 0) < 0 &&
+		    tc_verbose)
 			fprintf(stderr, "(no user xattrs here)\n");
 		close(fd);
 	}
@@ -223,9 +230,9 @@ static __attribute__((unused)) int tc_same_content(int f1, int f2)
 }
 
 struct tc_cmp {
-	int entries;		/* entries compared */
+	int entries; /* entries compared */
 	int mismatches;
-	int check_atime;	/* never: reading the source changes it */
+	int check_atime; /* never: reading the source changes it */
 };
 
 #define TC_MISMATCH(cmp, path, ...)                                            \
@@ -236,12 +243,13 @@ struct tc_cmp {
 		(cmp)->mismatches++;                                           \
 	} while (0)
 
-static __attribute__((unused)) void tc_cmp_dir(struct tc_cmp *cmp, int sdir, int ddir,
-		       const char *path, int depth);
+static __attribute__((unused)) void
+tc_cmp_dir(struct tc_cmp *cmp, int sdir, int ddir, const char *path, int depth);
 
 /* Compare entry @name of @sdir with the same name in @ddir. */
-static __attribute__((unused)) void tc_cmp_entry(struct tc_cmp *cmp, int sdir, int ddir,
-			 const char *name, const char *path, int depth)
+static __attribute__((unused)) void tc_cmp_entry(struct tc_cmp *cmp, int sdir,
+						 int ddir, const char *name,
+						 const char *path, int depth)
 {
 	struct stat s, d;
 	cmp->entries++;
@@ -291,10 +299,12 @@ static __attribute__((unused)) void tc_cmp_entry(struct tc_cmp *cmp, int sdir, i
 		if (f1 < 0 || f2 < 0 || !tc_same_content(f1, f2))
 			TC_MISMATCH(cmp, path, "content differs");
 		char v1[64] = "", v2[64] = "";
-		ssize_t n1 = f1 >= 0 ? fgetxattr(f1, "user.flushkit", v1,
-						 sizeof(v1)) : -1;
-		ssize_t n2 = f2 >= 0 ? fgetxattr(f2, "user.flushkit", v2,
-						 sizeof(v2)) : -1;
+		ssize_t n1 =
+		    f1 >= 0 ? fgetxattr(f1, "user.flushkit", v1, sizeof(v1))
+			    : -1;
+		ssize_t n2 =
+		    f2 >= 0 ? fgetxattr(f2, "user.flushkit", v2, sizeof(v2))
+			    : -1;
 		if (n1 >= 0 && (n1 != n2 || memcmp(v1, v2, (size_t)n1)))
 			TC_MISMATCH(cmp, path, "xattr user.flushkit differs");
 		if (f1 >= 0)
@@ -355,8 +365,8 @@ static __attribute__((unused)) void tc_free_names(char **names, int n)
 	free(names);
 }
 
-static __attribute__((unused)) void tc_cmp_dir(struct tc_cmp *cmp, int sdir, int ddir,
-		       const char *path, int depth)
+static __attribute__((unused)) void
+tc_cmp_dir(struct tc_cmp *cmp, int sdir, int ddir, const char *path, int depth)
 {
 	char **sn, **dn;
 	int ns = tc_names(sdir, &sn), nd = tc_names(ddir, &dn);
@@ -365,7 +375,8 @@ static __attribute__((unused)) void tc_cmp_dir(struct tc_cmp *cmp, int sdir, int
 			    nd);
 	for (int i = 0; i < ns && i < nd; i++)
 		if (strcmp(sn[i], dn[i]))
-			TC_MISMATCH(cmp, path, "name '%s' != '%s'", sn[i], dn[i]);
+			TC_MISMATCH(cmp, path, "name '%s' != '%s'", sn[i],
+				    dn[i]);
 	for (int i = 0; i < ns; i++) {
 		/* Display paths are cut short in deep trees. */
 		char p[600];
@@ -381,8 +392,8 @@ static __attribute__((unused)) void tc_cmp_dir(struct tc_cmp *cmp, int sdir, int
 }
 
 /* Compare the trees @src and @dst (paths); returns mismatches. */
-static __attribute__((unused)) int tc_compare_trees(const char *src, const char *dst,
-			    int *entries)
+static __attribute__((unused)) int
+tc_compare_trees(const char *src, const char *dst, int *entries)
 {
 	struct tc_cmp cmp = {0};
 	char *sp = strdup(src), *dp = strdup(dst);
@@ -420,6 +431,70 @@ static __attribute__((unused)) int tc_compare_trees(const char *src, const char 
 	return cmp.mismatches;
 }
 
+/* ---- one copy per method, through syscall-table fakes ---- */
+
+/* Every copy method, the default first: the per-method tests run each. */
+static __attribute__((unused)) const int tc_methods[] = {
+    FK_COPY_AUTO,	FK_COPY_WRITEBACK, FK_COPY_DELAYED,
+    FK_COPY_FSYNC_EACH, FK_COPY_SYNCFS,
+};
+#define TC_NR_METHODS (sizeof(tc_methods) / sizeof(tc_methods[0]))
+
+/* Create the @n files @names[i] of @sizes[i] bytes (pattern i + 1) in
+ * the directory @dir. */
+static __attribute__((unused)) void tc_write_files(const char *dir,
+						   const char *const *names,
+						   const uint64_t *sizes, int n)
+{
+	char p[4200];
+	for (int i = 0; i < n; i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
+		CHECK_EQ(fkt_write_file(p, sizes[i], (unsigned)i + 1), 0);
+	}
+}
+
+/*
+ * Copy @src to TMPDIR/dst-NAME (NAME: fk_copy_method_name(@method);
+ * the path goes to @dst, @len bytes) with the default options but
+ * copy_method @method, through the syscall-table fakes that @install
+ * puts in fk_sys (NULL: none; it also zeroes the fakes' counters).  The
+ * table is reset after the copy whatever it returned, so the checks
+ * that follow make real calls.  Returns fk_tree_copy's result; fills @st.
+ */
+static __attribute__((unused)) int tc_copy_method(const char *src, int method,
+						  void (*install)(void),
+						  char *dst, size_t len,
+						  struct fk_tree_stats *st)
+{
+	snprintf(dst, len, "%s/dst-%s", fkt_tmpdir(),
+		 fk_copy_method_name(method));
+	struct fk_tree_opts o;
+	fk_tree_opts_init(&o);
+	o.copy_method = method;
+	if (install)
+		install();
+	int r = fk_tree_copy(src, dst, &o, st);
+	fk_sys_reset();
+	return r;
+}
+
+/* The file @b (a copy) has the content of @a; else a failure naming @b
+ * (and @label, if not NULL) with both sizes. */
+static __attribute__((unused)) void tc_check_same(const char *a, const char *b,
+						  const char *label)
+{
+	size_t la, lb;
+	char *x = fkt_read_file(a, &la), *y = fkt_read_file(b, &lb);
+	if (!x || !y || la != lb || memcmp(x, y, la)) {
+		fprintf(stderr, "%s%s%s: %zu bytes, source %zu\n",
+			label ? label : "", label ? ": " : "", b, y ? lb : 0,
+			x ? la : 0);
+		fkt_failures++;
+	}
+	free(x);
+	free(y);
+}
+
 /* ---- stderr capture for in-process commands ---- */
 
 static __attribute__((unused)) int tc_saved_stderr = -1;
@@ -446,7 +521,8 @@ static __attribute__((unused)) char *tc_capture_end(void)
 	close(tc_saved_stderr);
 	char *text = fkt_read_file(tc_capture_path, NULL);
 	if (text)
-		fprintf(stderr, "--- captured stderr ---\n%s-----------------------\n",
+		fprintf(stderr,
+			"--- captured stderr ---\n%s-----------------------\n",
 			text);
 	return text ? text : strdup("");
 }

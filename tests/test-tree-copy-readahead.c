@@ -19,6 +19,7 @@
 #include "fktest.h"
 #include "flushkit.h"
 #include "sys.h"
+#include "test-tree-copy-lib.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -100,17 +101,12 @@ static int hook_openat(int dirfd, const char *path, int flags, mode_t mode)
 	return fk_sys_default.openat(dirfd, path, flags, mode);
 }
 
-static void check_same(const char *a, const char *b)
+static void install_hooks(void)
 {
-	size_t la, lb;
-	char *x = fkt_read_file(a, &la), *y = fkt_read_file(b, &lb);
-	if (!x || !y || la != lb || memcmp(x, y, la)) {
-		fprintf(stderr, "%s: %zu bytes, source %zu\n", b, y ? lb : 0,
-			x ? la : 0);
-		fkt_failures++;
-	}
-	free(x);
-	free(y);
+	nr_seen = seq = opened_special = 0;
+	ahead_now = ahead_max = 0;
+	fk_sys.fadvise = hook_fadvise;
+	fk_sys.openat = hook_openat;
 }
 
 int main(void)
@@ -134,30 +130,12 @@ int main(void)
 	snprintf(p, sizeof(p), "%s/link", src);
 	CHECK_EQ(symlink("f00", p), 0);
 
-	static const struct {
-		const char *name;
-		int method;
-	} methods[] = {
-		{"auto", FK_COPY_AUTO},
-		{"writeback", FK_COPY_WRITEBACK},
-		{"delayed", FK_COPY_DELAYED},
-		{"fsync-each", FK_COPY_FSYNC_EACH},
-		{"syncfs", FK_COPY_SYNCFS},
-	};
-	for (size_t m = 0; m < sizeof(methods) / sizeof(methods[0]); m++) {
+	for (size_t m = 0; m < TC_NR_METHODS; m++) {
+		const char *name = fk_copy_method_name(tc_methods[m]);
 		char dst[PATH_MAX];
-		snprintf(dst, sizeof(dst), "%s/dst-%s", fkt_tmpdir(),
-			 methods[m].name);
-		struct fk_tree_opts o;
-		fk_tree_opts_init(&o);
-		o.copy_method = methods[m].method;
-		nr_seen = seq = opened_special = 0;
-		ahead_now = ahead_max = 0;
-		fk_sys.fadvise = hook_fadvise;
-		fk_sys.openat = hook_openat;
 		struct fk_tree_stats st;
-		int r = fk_tree_copy(src, dst, &o, &st);
-		fk_sys_reset();
+		int r = tc_copy_method(src, tc_methods[m], install_hooks, dst,
+				       sizeof(dst), &st);
 		CHECK_EQ(r, 0);
 
 		/* The first created copy had nothing before it to overlap
@@ -184,10 +162,9 @@ int main(void)
 		       "created; at most %llu bytes ahead (budget %llu); big "
 		       "read ahead %llu of %llu bytes; FIFO/symlink opened "
 		       "%d times\n",
-		       methods[m].name, ahead_first, files - 1,
+		       name, ahead_first, files - 1,
 		       (unsigned long long)ahead_max,
-		       (unsigned long long)BUDGET,
-		       (unsigned long long)big_len,
+		       (unsigned long long)BUDGET, (unsigned long long)big_len,
 		       (unsigned long long)BIG_BYTES, opened_special);
 		CHECK_EQ(files, NR_FILES + 1);
 		CHECK_EQ(ahead_first, files - 1);
@@ -198,7 +175,7 @@ int main(void)
 			char a[PATH_MAX + 16], b[PATH_MAX + 16];
 			snprintf(a, sizeof(a), "%s/f%02d", src, i);
 			snprintf(b, sizeof(b), "%s/f%02d", dst, i);
-			check_same(a, b);
+			tc_check_same(a, b, name);
 		}
 	}
 	return fkt_done();

@@ -15,6 +15,7 @@
  */
 #include "fktest.h"
 #include "flushkit.h"
+#include "test-tree-copy-lib.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -152,16 +153,8 @@ int main(void)
 	char src[PATH_MAX];
 	snprintf(src, sizeof(src), "%s/src", top);
 
-	static const struct {
-		const char *name;
-		int method;
-	} methods[] = {
-	    {"writeback", FK_COPY_WRITEBACK},
-	    {"delayed", FK_COPY_DELAYED},
-	    {"fsync-each", FK_COPY_FSYNC_EACH},
-	    {"syncfs", FK_COPY_SYNCFS},
-	};
-	for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++) {
+	for (size_t i = 0; i < TC_NR_METHODS; i++) {
+		const char *name = fk_copy_method_name(tc_methods[i]);
 		/* The copy reads the source: its atimes change (as with
 		 * cp -a).  Set them again before each copy. */
 		fkt_sh("rm -rf '%s'", src);
@@ -170,21 +163,18 @@ int main(void)
 		snapshot(src);
 		CHECK_EQ(nr_snaps, 11u);
 		char dst[PATH_MAX];
-		snprintf(dst, sizeof(dst), "%s/dst-%s", top, methods[i].name);
-		struct fk_tree_opts o;
-		fk_tree_opts_init(&o);
-		o.copy_method = methods[i].method;
 		struct fk_tree_stats st;
-		int r = fk_tree_copy(src, dst, &o, &st);
+		int r = tc_copy_method(src, tc_methods[i], NULL, dst,
+				       sizeof(dst), &st);
 		CHECK_EQ(r, 0);
 		unsigned before = nr_checked;
 		int failures = fkt_failures;
-		compare_copy(methods[i].name, dst);
-		printf("%-10s %u entries compared: %s\n", methods[i].name,
+		compare_copy(name, dst);
+		printf("%-10s %u entries compared: %s\n", name,
 		       nr_checked - before,
 		       fkt_failures == failures ? "atime and mtime exact"
 						: "DIFFER");
 	}
-	CHECK_EQ(nr_checked, 4u * 11u);
+	CHECK_EQ(nr_checked, TC_NR_METHODS * 11u);
 	return fkt_done();
 }

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <json-c/json.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -283,37 +284,6 @@ static void print_text(const char *src, int nr_src, const char *dst,
 		       "supported\n");
 }
 
-/* Adds the counts and times of one source's copy to the run's. */
-static void add_stats(struct fk_tree_stats *sum, const struct fk_tree_stats *st)
-{
-	sum->files += st->files;
-	sum->dirs += st->dirs;
-	sum->symlinks += st->symlinks;
-	sum->specials += st->specials;
-	sum->hardlinks += st->hardlinks;
-	sum->bytes += st->bytes;
-	sum->vanished += st->vanished;
-	sum->errors += st->errors;
-	sum->warnings += st->warnings;
-	sum->fsync_calls += st->fsync_calls;
-	sum->dir_fsync_calls += st->dir_fsync_calls;
-	sum->syncfs_calls += st->syncfs_calls;
-	sum->writeback_ranges += st->writeback_ranges;
-	sum->writeback_bytes += st->writeback_bytes;
-	sum->walk_ns += st->walk_ns;
-	sum->writeback_ns += st->writeback_ns;
-	sum->fsync_ns += st->fsync_ns;
-	sum->total_ns += st->total_ns;
-	sum->degraded |= st->degraded;
-	if (st->sync_io) {
-		sum->sync_io = st->sync_io;
-		sum->sync_jobs = st->sync_jobs;
-	}
-	sum->skipped += st->skipped;
-	sum->skipped_bytes += st->skipped_bytes;
-	sum->reflinks += st->reflinks;
-}
-
 /* cp -v: one line per entry created, "'SRC' -> 'DST'". */
 static void show_copied(void *arg, const char *src, const char *dst)
 {
@@ -361,8 +331,50 @@ enum {
 	OPT_NOOP,
 };
 
-/* Whether source @i names the inode (lstat: never followed, as cp -a)
- * of an earlier source. */
+/*
+ * The directory entry @path names, as (parent directory, last
+ * component): the component (trailing slashes ignored) into @base, of
+ * @len bytes, the parent's stat into @dir.  Returns 0, or -1 if it
+ * cannot be told (too long, the parent cannot be stat'ed).
+ */
+static int dir_entry_of(const char *path, struct stat *dir, char *base,
+			size_t len)
+{
+	size_t n = strlen(path);
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	size_t b = n;
+	while (b > 0 && path[b - 1] != '/')
+		b--;
+	if (n - b >= len)
+		return -1;
+	memcpy(base, path + b, n - b);
+	base[n - b] = 0;
+	char *parent = b == 0 ? strdup(".") : strndup(path, b == 1 ? 1 : b - 1);
+	if (!parent)
+		return -1;
+	int r = stat(parent, dir);
+	free(parent);
+	return r < 0 ? -1 : 0;
+}
+
+/* Whether sources @a and @b name the same directory entry: the same
+ * last component in the same directory ("x" and "./x"), as coreutils'
+ * same_name; two hard links of one file are two entries. */
+static int same_entry(const char *a, const char *b)
+{
+	struct stat da, db;
+	char ba[NAME_MAX + 1], bb[NAME_MAX + 1];
+	return !dir_entry_of(a, &da, ba, sizeof(ba)) &&
+	       !dir_entry_of(b, &db, bb, sizeof(bb)) && !strcmp(ba, bb) &&
+	       da.st_dev == db.st_dev && da.st_ino == db.st_ino;
+}
+
+/* Whether source @i is an earlier source given again (cp -a's "specified
+ * more than once"): the same inode (lstat: never followed, as cp -a), a
+ * directory ("d", "./d/"), or a non-directory by the same directory
+ * entry ("x", "./x"; another hard link of it is another source, copied
+ * and linked). */
 static int source_seen(char **ops, int i)
 {
 	struct stat a, b;
@@ -370,7 +382,8 @@ static int source_seen(char **ops, int i)
 		return 0;
 	for (int j = 0; j < i; j++)
 		if (!lstat(ops[j], &b) && a.st_dev == b.st_dev &&
-		    a.st_ino == b.st_ino)
+		    a.st_ino == b.st_ino &&
+		    (S_ISDIR(a.st_mode) || same_entry(ops[i], ops[j])))
 			return 1;
 	return 0;
 }
@@ -621,12 +634,18 @@ int cmd_cp(int argc, char **argv)
 	}
 
 	cli_raise_nofile();
-	struct fk_tree_stats sum = {0}, st;
-	int r = 0;
-	/* Each source as its own copy into the target: each one's
-	 * durability phase ends with the fsync of the target directory.
-	 * A source named twice (the same inode: "x x", "x ./x") is copied
+	struct fk_tree_stats sum = {0};
+	/* All sources in one fk_tree_copy_sources call, so that hard links
+	 * between them are kept (one link map, as cp -a); each source's
+	 * durability phase ends with the fsync of the target directory.  A
+	 * source named twice (the same inode: "x x", "x ./x") is copied
 	 * once, with GNU cp's warning (and its exit status, 0). */
+	const char **srcs = calloc((size_t)nr_src, sizeof(*srcs));
+	if (!srcs) {
+		cli_error("cp: %s", strerror(ENOMEM));
+		return FK_EXIT_FAILURE;
+	}
+	size_t nr_copy = 0;
 	for (int i = 0; i < nr_src; i++) {
 		if (nr_src > 1 && source_seen(ops, i)) {
 			struct stat ss;
@@ -637,11 +656,10 @@ int cmd_cp(int argc, char **argv)
 			free(q);
 			continue;
 		}
-		int sr = fk_tree_copy(ops[i], dst, &o, &st);
-		add_stats(&sum, &st);
-		if (sr < 0 && (r == 0 || r == -FK_EDEGRADED))
-			r = sr;
+		srcs[nr_copy++] = ops[i];
 	}
+	int r = fk_tree_copy_sources(srcs, nr_copy, dst, &o, &sum);
+	free(srcs);
 	if (ps.shown && ps.tty)
 		fputc('\n', stderr);
 

@@ -160,6 +160,37 @@ void fkt_fs_destroy(struct fkt_fs *fs)
 		rmdir(fs->mnt);
 }
 
+int fkt_fill_fd(int fd, uint64_t len, char c)
+{
+	char buf[64 * 1024];
+	memset(buf, c, sizeof(buf));
+	for (uint64_t off = 0; off < len; off += sizeof(buf)) {
+		size_t n =
+		    len - off < sizeof(buf) ? (size_t)(len - off) : sizeof(buf);
+		ssize_t w = pwrite(fd, buf, n, (off_t)off);
+		if (w < 0)
+			return -errno;
+		if ((size_t)w != n)
+			return -EIO;
+	}
+	return 0;
+}
+
+int fkt_make_file(const char *path, uint64_t len, char c)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+		return -errno;
+	int r = fkt_fill_fd(fd, len, c);
+	if (!r && fsync(fd) < 0)
+		r = -errno;
+	if (r) {
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
 uint64_t fkt_fs_fill(const char *path)
 {
 	static const char junk[512];

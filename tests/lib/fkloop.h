@@ -70,6 +70,20 @@ int fkt_fs_power_cut(struct fkt_fs *fs);
  * Returns the file's size in bytes, or 0 if it cannot be opened.
  */
 uint64_t fkt_fs_fill(const char *path);
+/*
+ * Write @len bytes of the byte @c over the open file @fd from offset 0,
+ * in 64 KiB pwrite(2)s; nothing is synced, so an allocated file's pages
+ * are now dirty.  Returns 0 or -errno (a short write is -EIO).
+ */
+int fkt_fill_fd(int fd, uint64_t len, char c);
+/*
+ * Create (or truncate) @path, mode 0600, with @len bytes of @c,
+ * allocated and on disk (fkt_fill_fd, then fsync): a later rewrite
+ * dirties pages of blocks the file already has, which a fault can then
+ * be aimed at.  Returns an O_RDWR descriptor (the caller closes it) or
+ * -errno (nothing left open).
+ */
+int fkt_make_file(const char *path, uint64_t len, char c);
 /* Unmount if mounted, remove the image.  Idempotent. */
 void fkt_fs_destroy(struct fkt_fs *fs);
 
