@@ -20,7 +20,10 @@
  * linked program has no dynamic loader to preload anything; a set-user-
  * or set-group-ID program or one with file capabilities runs in secure
  * mode, where the loader ignores LD_PRELOAD: both are refused, exit 1,
- * unless --force), then run with execv(2) in a child, no shell.
+ * unless --force), then run with execv(2) in a child.  A file the kernel
+ * cannot execute for its format (ENOEXEC: a text file without "#!") is
+ * run as execvp(3) runs it, "/bin/sh PATH ARGS...", so the command
+ * behaves as under env(1); no shell otherwise.
  *
  * Exit status: COMMAND's; 128+N if it died of signal N; 2 for a usage
  * error of flushkit exec itself; 126 if COMMAND is found but cannot be
@@ -555,10 +558,27 @@ int cmd_exec(int argc, char **argv)
 	int fwd_sigs[] = {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
 	struct sigaction old_fwd[4];
 
+	/* execvp's fallback for ENOEXEC, built before the fork (no
+	 * allocation in the child): /bin/sh PATH ARG1... */
+	size_t argc_cmd = 0;
+	while (cmd[argc_cmd])
+		argc_cmd++;
+	char **sh_argv = calloc(argc_cmd + 2, sizeof(char *));
+	if (!sh_argv) {
+		cli_error("exec: %s", strerror(ENOMEM));
+		free(path);
+		return FK_EXIT_FAILURE;
+	}
+	sh_argv[0] = "/bin/sh";
+	sh_argv[1] = path;
+	for (size_t i = 1; i < argc_cmd; i++)
+		sh_argv[i + 1] = cmd[i];
+
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0) {
 		cli_error("exec: fork: %s", strerror(errno));
+		free(sh_argv);
 		free(path);
 		return FK_EXIT_FAILURE;
 	}
@@ -567,12 +587,17 @@ int cmd_exec(int argc, char **argv)
 		sigaction(SIGQUIT, &old_quit, NULL);
 		execv(path, cmd);
 		int e = errno;
+		if (e == ENOEXEC) {
+			execv(sh_argv[0], sh_argv);
+			e = errno;
+		}
 		cli_error("exec '%s': %s", path, strerror(e));
 		_exit(e == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN);
 	}
 	child_pid = pid;
 	for (int i = 0; i < 4; i++)
 		sigaction(fwd_sigs[i], &fwd, &old_fwd[i]);
+	free(sh_argv);
 	free(path);
 
 	int status;
