@@ -1016,6 +1016,18 @@ static void print_table(FILE *f, const struct env *env)
 				}
 				fputc('\n', f);
 			}
+			/* no configuration besides plain ran: no ratio
+			 * table (a header without rows) */
+			int others = 0;
+			for (int c = 1; c < NR_CONFIGS; c++)
+				if ((op->configs & 1u << c) && !env->skip[c])
+					others++;
+			if (!others) {
+				fputs("\nno ratio to plain: no other "
+				      "configuration ran\n",
+				      f);
+				continue;
+			}
 			fputs("\nratio to plain in the same round:\n\n| "
 			      "config |",
 			      f);
@@ -1132,7 +1144,8 @@ static void find_skips(struct env *env)
 	char p[256];
 	if (!disk_in_path("nocache")) {
 		env->skip[C_NOCACHE] =
-		    "nocache not in PATH (Debian package nocache)";
+		    "not installed (no nocache in PATH: Debian package "
+		    "nocache)";
 	}
 	bdi_knob("strict_limit", p, sizeof(p));
 	if (!root)
@@ -1336,6 +1349,24 @@ int cmd_bench_neighbor(int argc, char **argv)
 	struct disk d;
 	char disk_dir[1024] = "";
 	int have_disk = 0;
+	if (op.results) {
+		snprintf(env.out, sizeof(env.out), "%s", op.results);
+	} else {
+		time_t t = time(NULL);
+		struct tm tm;
+		localtime_r(&t, &tm);
+		mkdir("results", 0755);
+		strftime(env.out, sizeof(env.out),
+			 "results/neighbor-%Y%m%d-%H%M%S", &tm);
+	}
+	/* first: a results directory that cannot be made (its parent
+	 * missing, as mkdir(1) without -p) stops the benchmark before
+	 * anything is created or run */
+	if (mkdir(env.out, 0755) && errno != EEXIST) {
+		cli_error("bench neighbor: mkdir '%s': %s", env.out,
+			  strerror(errno));
+		goto out;
+	}
 	if (strcmp(op.device.name, "native")) {
 		if (geteuid()) {
 			cli_error("bench neighbor: --device=%s needs root "
@@ -1390,21 +1421,6 @@ int cmd_bench_neighbor(int argc, char **argv)
 	}
 	find_skips(&env);
 
-	if (op.results) {
-		snprintf(env.out, sizeof(env.out), "%s", op.results);
-	} else {
-		time_t t = time(NULL);
-		struct tm tm;
-		localtime_r(&t, &tm);
-		mkdir("results", 0755);
-		strftime(env.out, sizeof(env.out),
-			 "results/neighbor-%Y%m%d-%H%M%S", &tm);
-	}
-	if (mkdir(env.out, 0755) && errno != EEXIST) {
-		cli_error("bench neighbor: mkdir '%s': %s", env.out,
-			  strerror(errno));
-		goto out;
-	}
 	{
 		/* the children run in their run directories */
 		char *abs = realpath(env.out, NULL);
