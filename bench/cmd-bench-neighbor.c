@@ -2,8 +2,10 @@
 /*
  * cmd-bench-neighbor.c - "flushkit bench neighbor": the noisy-neighbour
  * benchmark (docs/neighbor.md).  A victim database, "flushkit bench
- * tpcb" on the page store (a child of /proc/self/exe) at a fixed rate
- * or at full speed, shares a file system with a neighbour, a real
+ * tpcb" on the page store (a child of /proc/self/exe) or PostgreSQL 15
+ * with pgbench (a cluster of its own in DIR/pg, see "the PostgreSQL
+ * victim's cluster" below) at a fixed rate or at full speed, shares a
+ * file system with a neighbour, a real
  * unmodified program (Debian's dd or cp -a), that starts
  * --neighbor-delay seconds into the victim's run.  The neighbour runs
  * under each configuration in turn, alternated in rounds (the order
@@ -52,6 +54,7 @@
 #include <getopt.h>
 #include <linux/magic.h>
 #include <math.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,11 +64,15 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { V_RATE, V_FULL, NR_VICTIMS };
+enum { V_RATE, V_FULL, V_PG_RATE, V_PG_FULL, NR_VICTIMS };
 enum { N_STREAM, N_TREE, NR_NEIGHBORS };
 enum { C_PLAIN, C_EXEC, C_NOCACHE, C_STRICT, C_BLKIO, NR_CONFIGS };
 
-static const char *const victim_names[NR_VICTIMS] = {"rate", "full"};
+static const char *const victim_names[NR_VICTIMS] = {"rate", "full", "pg-rate",
+						     "pg-full"};
+#define IS_PG(v) ((v) == V_PG_RATE || (v) == V_PG_FULL)
+#define IS_RATE(v) ((v) == V_RATE || (v) == V_PG_RATE)
+#define PG_VICTIMS (1u << V_PG_RATE | 1u << V_PG_FULL)
 static const char *const neighbor_names[NR_NEIGHBORS] = {"stream", "tree"};
 static const char *const config_names[NR_CONFIGS] = {"plain", "exec", "nocache",
 						     "strict", "blkio"};
@@ -470,6 +477,298 @@ static int find_result(const char *dir, char *path, size_t len)
 	return 0;
 }
 
+/* ---- the PostgreSQL victim's cluster ---------------------------------- */
+
+#define PG_BIN "/usr/lib/postgresql/15/bin"
+#define PG_PORT "54329" /* on a private socket directory, no TCP */
+
+/*
+ * One cluster for the whole benchmark: initdb'ed in DIR/pg on the file
+ * system under test, its postmaster our child (its own process group,
+ * SIGTERM when we die), its socket in a private directory under /tmp,
+ * pgbench's per-transaction logs in a private directory on /dev/shm
+ * (not on the disk under test; moved into the run's directory after
+ * each run).  pg_stop stops it (fast shutdown) and removes all three on
+ * every exit path.  As root the server runs as the user postgres.
+ */
+static struct {
+	pid_t pid; /* the postmaster, or -1 */
+	int made;  /* the directories below exist */
+	char data[1100], sock[64], logs[64];
+	int setuid;
+	uid_t uid;
+	gid_t gid;
+	char version[80];
+} pg = {.pid = -1};
+
+/* Why the PostgreSQL victims cannot run here, or NULL. */
+static const char *pg_why(char *buf, size_t len)
+{
+	static const char *const progs[] = {"initdb", "postgres", "pgbench",
+					    "pg_isready", "psql"};
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		char p[128];
+		snprintf(p, sizeof(p), "%s/%s", PG_BIN, progs[i]);
+		if (access(p, X_OK)) {
+			snprintf(buf, len,
+				 "no %s (Debian package postgresql-15)", p);
+			return buf;
+		}
+	}
+	if (geteuid() == 0) {
+		struct passwd *pw = getpwnam("postgres");
+		if (!pw) {
+			snprintf(buf, len,
+				 "no user postgres (PostgreSQL refuses to run "
+				 "as root)");
+			return buf;
+		}
+		pg.setuid = 1;
+		pg.uid = pw->pw_uid;
+		pg.gid = pw->pw_gid;
+	}
+	return NULL;
+}
+
+static int pg_chown(const char *path)
+{
+	if (pg.setuid && chown(path, pg.uid, pg.gid)) {
+		int e = -errno;
+		cli_error("bench neighbor: chown '%s' to postgres: %s", path,
+			  strerror(-e));
+		return e;
+	}
+	return 0;
+}
+
+/* A PostgreSQL client program, as ourselves (the socket is ours), its
+ * output into @out_path. */
+static int pg_client(char **argv, const char *cwd, const char *out_path)
+{
+	char prog[128];
+	snprintf(prog, sizeof(prog), "%s/%s", PG_BIN, argv[0]);
+	struct child_opts o = {.flags = CHILD_STDIN_NULL | CHILD_STDERR_OUT |
+					CHILD_SIGDFL | CHILD_PDEATHSIG |
+					(out_path ? 0 : CHILD_STDOUT_NULL),
+			       .cwd = cwd,
+			       .out_path = out_path};
+	return child_run(prog, argv, &o);
+}
+
+/* Stop the postmaster (fast shutdown, then immediate, then SIGKILL of
+ * its process group) and remove the cluster, socket and log
+ * directories.  Returns 0 or -1 (printed). */
+static int pg_stop(void)
+{
+	int e = 0;
+	if (pg.pid > 0) {
+		static const int sigs[] = {SIGINT, SIGQUIT, SIGKILL};
+		static const int waits[] = {300, 100, 100}; /* 0.1 s */
+		int r = -EAGAIN;
+		for (int i = 0; i < 3 && r == -EAGAIN; i++) {
+			if (i == 2)
+				kill(-pg.pid, SIGKILL);
+			else
+				kill(pg.pid, sigs[i]);
+			for (int k = 0; k < waits[i] && r == -EAGAIN; k++) {
+				r = child_wait(pg.pid, 1);
+				if (r == -EAGAIN)
+					sleep_s(0.1);
+			}
+			if (i && r != -EAGAIN)
+				cli_error("bench neighbor: PostgreSQL did not "
+					  "stop on SIGINT: %s sent",
+					  i == 1 ? "SIGQUIT" : "SIGKILL");
+		}
+		/* backends of an immediate shutdown: the group */
+		kill(-pg.pid, SIGKILL);
+		pg.pid = -1;
+	}
+	if (pg.made) {
+		const char *dirs[] = {pg.data, pg.sock, pg.logs};
+		for (size_t i = 0; i < 3; i++) {
+			if (!dirs[i][0])
+				continue;
+			remove_tree(dirs[i]);
+			if (!access(dirs[i], F_OK)) {
+				cli_error("bench neighbor: could not remove "
+					  "'%s'",
+					  dirs[i]);
+				e = -1;
+			}
+		}
+		pg.made = 0;
+	}
+	return e;
+}
+
+/* initdb DIR/pg, start the postmaster, wait until it accepts
+ * connections.  Returns 0, -EINTR (a stop signal), or -1 (printed). */
+static int pg_start(const char *dir, const char *out, uint64_t clients)
+{
+	char log[1100], b[1100];
+	snprintf(pg.data, sizeof(pg.data), "%s/pg", dir);
+	snprintf(pg.sock, sizeof(pg.sock), "/tmp/flushkit-neighbor-pg.XXXXXX");
+	snprintf(pg.logs, sizeof(pg.logs),
+		 "/dev/shm/flushkit-neighbor-txlog.XXXXXX");
+	remove_tree(pg.data);
+	pg.made = 1;
+	if (!mkdtemp(pg.sock) || !mkdtemp(pg.logs)) {
+		cli_error("bench neighbor: mkdtemp '%s': %s",
+			  access(pg.sock, F_OK) ? pg.sock : pg.logs,
+			  strerror(errno));
+		return -1;
+	}
+	if (mkdir(pg.data, 0700)) {
+		cli_error("bench neighbor: mkdir '%s': %s", pg.data,
+			  strerror(errno));
+		return -1;
+	}
+	if (pg_chown(pg.data) || pg_chown(pg.sock))
+		return -1;
+
+	char *vargv[] = {"postgres", "--version", NULL};
+	struct child_opts vo = {.flags = CHILD_STDIN_NULL,
+				.capture = pg.version,
+				.capture_len = sizeof(pg.version)};
+	snprintf(b, sizeof(b), "%s/postgres", PG_BIN);
+	child_run(b, vargv, &vo);
+	pg.version[strcspn(pg.version, "\n")] = '\0';
+
+	/* initdb --no-sync: the runs start after a CHECKPOINT and a
+	 * syncfs of the file system anyway */
+	snprintf(log, sizeof(log), "%s/pg-initdb.log", out);
+	snprintf(b, sizeof(b), "%s/initdb", PG_BIN);
+	char *iargv[] = {"initdb",   "-D", pg.data, "-A",	 "trust", "-U",
+			 "postgres", "-E", "UTF8",  "--no-sync", NULL};
+	int flags = CHILD_STDIN_NULL | CHILD_STDERR_OUT | CHILD_SIGDFL |
+		    CHILD_PDEATHSIG | (pg.setuid ? CHILD_SETUID : 0);
+	struct child_opts io = {.flags = flags,
+				.cwd = pg.sock, /* one the server's user
+						   can enter */
+				.out_path = log,
+				.uid = pg.uid,
+				.gid = pg.gid};
+	int st = child_run(b, iargv, &io);
+	if (stop_sig)
+		return -EINTR;
+	if (st) {
+		cli_error("bench neighbor: initdb '%s' failed (status %d): "
+			  "see '%s'",
+			  pg.data, st, log);
+		return -1;
+	}
+
+	char sockopt[96], conns[64];
+	snprintf(sockopt, sizeof(sockopt), "unix_socket_directories=%s",
+		 pg.sock);
+	snprintf(conns, sizeof(conns), "max_connections=%llu",
+		 (unsigned long long)clients + 10);
+	snprintf(log, sizeof(log), "%s/pg-server.log", out);
+	snprintf(b, sizeof(b), "%s/postgres", PG_BIN);
+	char *sargv[] = {"postgres",
+			 "-D",
+			 pg.data,
+			 "-p",
+			 PG_PORT,
+			 "-c",
+			 "listen_addresses=",
+			 "-c",
+			 sockopt,
+			 "-c",
+			 conns,
+			 "-c",
+			 "log_checkpoints=on",
+			 "-c",
+			 "log_line_prefix=%m [%p] ",
+			 "-c",
+			 "log_timezone=UTC",
+			 NULL};
+	io.flags |= CHILD_SETPGID;
+	int e = child_start(b, sargv, &io, &pg.pid);
+	if (e) {
+		cli_error("bench neighbor: start PostgreSQL: %s", strerror(-e));
+		return -1;
+	}
+	char *rargv[] = {"pg_isready", "-q",	"-h", pg.sock,
+			 "-p",	       PG_PORT, NULL};
+	for (int i = 0; i < 600; i++) {
+		if (stop_sig)
+			return -EINTR;
+		int r = child_wait(pg.pid, 1);
+		if (r != -EAGAIN) {
+			pg.pid = -1;
+			cli_error("bench neighbor: PostgreSQL exited (status "
+				  "%d) at its start: see '%s'",
+				  r, log);
+			return -1;
+		}
+		if (!pg_client(rargv, NULL, NULL))
+			return 0;
+		sleep_s(0.1);
+	}
+	cli_error("bench neighbor: PostgreSQL accepted no connection in "
+		  "60 s: see '%s'",
+		  log);
+	return -1;
+}
+
+/* Move pgbench's per-transaction logs of one run from the tmpfs to
+ * @run as txlog.* (its latency scatter for report).  Returns 0 or
+ * -errno. */
+static int pg_move_logs(const char *run)
+{
+	DIR *d = opendir(pg.logs);
+	if (!d)
+		return -errno;
+	struct dirent *de;
+	int e = 0;
+	while (!e && (de = readdir(d))) {
+		if (strncmp(de->d_name, "txlog.", 6))
+			continue;
+		char from[1200], to[2000];
+		snprintf(from, sizeof(from), "%s/%s", pg.logs, de->d_name);
+		snprintf(to, sizeof(to), "%s/%s", run, de->d_name);
+		int in = open(from, O_RDONLY | O_CLOEXEC);
+		int o =
+		    open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (in < 0 || o < 0)
+			e = -errno;
+		char buf[65536];
+		ssize_t n;
+		while (!e && (n = read(in, buf, sizeof(buf))) != 0) {
+			if (n < 0 || write(o, buf, (size_t)n) != n)
+				e = n < 0 ? -errno : -EIO;
+		}
+		if (o >= 0 && close(o) && !e)
+			e = -errno;
+		if (in >= 0)
+			close(in);
+		unlink(from);
+	}
+	closedir(d);
+	return e;
+}
+
+/* pgbench's -P lines ("progress: 5.0 s, 398.0 tps, lat 2.411 ms stddev
+ * 0.893, ...") from @path into @rf, moved by @off seconds. */
+static void pg_copy_progress(struct result_file *rf, const char *path,
+			     double off)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return;
+	char line[512];
+	while (fgets(line, sizeof(line), f)) {
+		double t, tps, lat, sd;
+		if (sscanf(line,
+			   "progress: %lf s, %lf tps, lat %lf ms stddev %lf",
+			   &t, &tps, &lat, &sd) == 4)
+			results_progress(rf, t + off, tps, lat, sd, -1);
+	}
+	fclose(f);
+}
+
 /* ---- one run ----------------------------------------------------------- */
 
 struct env {
@@ -581,14 +880,31 @@ static int one_run(struct env *env, int vmode, int kind, int config,
 	snprintf(rate, sizeof(rate), "%llu", (unsigned long long)op->rate);
 	snprintf(logp, sizeof(logp), "%s/txlog", run);
 	snprintf(vres, sizeof(vres), "%s/victim", run);
-	mkdir(vres, 0755);
+	if (!IS_PG(vmode))
+		mkdir(vres, 0755);
 	char *init[] = {"flushkit", "bench",	  "tpcb", "-i",		  "-s",
 			scale,	    "--data-dir", data,	  "--no-results", NULL};
 	struct child_opts io = {.flags = CHILD_STDIN_NULL | CHILD_STDERR_OUT |
 					 CHILD_SIGDFL | CHILD_PDEATHSIG,
 				.cwd = run,
 				.out_path = "init.log"};
-	int st = child_run("/proc/self/exe", init, &io);
+	int st;
+	if (IS_PG(vmode)) {
+		/* pgbench -i recreates the tables; the CHECKPOINT writes
+		 * them out, as the store's init ends with one */
+		char *pinit[] = {"pgbench", "-i",	"-s",	    scale,
+				 "-h",	    pg.sock,	"-p",	    PG_PORT,
+				 "-U",	    "postgres", "postgres", NULL};
+		char *ck[] = {"psql",	  "-X", "-q",	      "-h",
+			      pg.sock,	  "-p", PG_PORT,      "-U",
+			      "postgres", "-c", "CHECKPOINT", "postgres",
+			      NULL};
+		st = pg_client(pinit, run, "init.log");
+		if (!st && !stop_sig)
+			st = pg_client(ck, run, "checkpoint.log");
+	} else {
+		st = child_run("/proc/self/exe", init, &io);
+	}
 	if (stop_sig)
 		return -EINTR;
 	if (st) {
@@ -619,10 +935,24 @@ static int one_run(struct env *env, int vmode, int kind, int config,
 	    "--data-dir", data,	   "--results", vres};
 	for (size_t i = 0; i < sizeof(vfixed) / sizeof(vfixed[0]); i++)
 		vargv[vn++] = vfixed[i];
-	if (vmode == V_RATE) {
+	char vprog[128] = "/proc/self/exe";
+	if (IS_PG(vmode)) {
+		snprintf(vprog, sizeof(vprog), "%s/pgbench", PG_BIN);
+		snprintf(logp, sizeof(logp), "--log-prefix=%s/txlog", pg.logs);
+		char *pfixed[] = {
+		    "pgbench",	"-h", pg.sock, "-p", PG_PORT, "-U",
+		    "postgres", "-c", clients, "-j", clients, "-T",
+		    dur,	"-P", "1",     "-l", logp};
+		vn = 0;
+		for (size_t i = 0; i < sizeof(pfixed) / sizeof(pfixed[0]); i++)
+			vargv[vn++] = pfixed[i];
+	}
+	if (IS_RATE(vmode)) {
 		vargv[vn++] = "-R";
 		vargv[vn++] = rate;
 	}
+	if (IS_PG(vmode))
+		vargv[vn++] = "postgres"; /* the database, last */
 	vargv[vn] = NULL;
 
 	char *nargv[32], nbuf[2][1100], stats[1500];
@@ -679,7 +1009,11 @@ static int one_run(struct env *env, int vmode, int kind, int config,
 			       json_object_new_int64(op->duration_s));
 	json_object_object_add(s, "neighbor_delay_s",
 			       json_object_new_int64(op->delay_s));
-	if (vmode == V_RATE)
+	json_object_object_add(
+	    s, "victim_program",
+	    json_object_new_string(IS_PG(vmode) ? pg.version
+						: "flushkit bench tpcb"));
+	if (IS_RATE(vmode))
 		json_object_object_add(s, "rate",
 				       json_object_new_int64(op->rate));
 	struct json_object *na = json_object_new_array();
@@ -706,7 +1040,8 @@ static int one_run(struct env *env, int vmode, int kind, int config,
 				.cwd = run,
 				.out_path = "victim.out",
 				.err_path = "victim.err"};
-	if ((e = child_start("/proc/self/exe", vargv, &vo, &vpid))) {
+	double vstart = now_epoch();
+	if ((e = child_start(vprog, vargv, &vo, &vpid))) {
 		cli_error("bench neighbor: start the victim: %s", strerror(-e));
 		json_object_put(s);
 		results_summary(rf, NULL, "the victim could not start");
@@ -800,7 +1135,11 @@ static int one_run(struct env *env, int vmode, int kind, int config,
 	/* the victim's result and logs */
 	struct lat_set ls = {0};
 	char logs[1024];
-	e = read_txlogs(run, &ls, logs, sizeof(logs));
+	e = IS_PG(vmode) ? pg_move_logs(run) : 0;
+	if (!e)
+		e = read_txlogs(run, &ls, logs, sizeof(logs));
+	else
+		logs[0] = '\0';
 	struct json_object *ll = json_object_new_array();
 	char *save = NULL;
 	for (char *t = strtok_r(logs, " ", &save); t;
@@ -810,9 +1149,13 @@ static int one_run(struct env *env, int vmode, int kind, int config,
 	results_write(rf, "settings", s);
 	struct result_run vr;
 	memset(&vr, 0, sizeof(vr));
-	if (!find_result(vres, path, sizeof(path)) &&
-	    !result_run_load(path, &vr) && vr.epoch_s > 0)
+	if (IS_PG(vmode)) {
+		snprintf(path, sizeof(path), "%s/victim.err", run);
+		pg_copy_progress(rf, path, vstart - epoch0);
+	} else if (!find_result(vres, path, sizeof(path)) &&
+		   !result_run_load(path, &vr) && vr.epoch_s > 0) {
 		copy_victim(rf, &vr, vr.epoch_s - epoch0);
+	}
 	result_run_release(&vr);
 
 	if (!err[0] && vst != 0)
@@ -1077,15 +1420,18 @@ static void usage(FILE *f)
 {
 	fputs(
 	    "usage: flushkit bench neighbor [OPTIONS]\n\n"
-	    "A victim (bench tpcb on the page store) next to a neighbour\n"
+	    "A victim (bench tpcb on the page store, or PostgreSQL 15 +\n"
+	    "pgbench when installed) next to a neighbour\n"
 	    "(dd of N GiB, cp -a of a tree) that starts --neighbor-delay\n"
 	    "seconds into its run, the neighbour under each configuration,\n"
 	    "alternated in rounds; victim latency and tps in the "
 	    "neighbour's\n"
 	    "window, the neighbour's wall time, peak Dirty/Writeback.\n\n"
 	    "options:\n"
-	    "  --victim=rate,full     the victim at -R --rate and/or at full\n"
-	    "                         speed (default rate,full)\n"
+	    "  --victim=LIST          of rate,full (bench tpcb at -R --rate,\n"
+	    "                         at full speed), pg-rate,pg-full\n"
+	    "                         (PostgreSQL 15 + pgbench, the same;\n"
+	    "                         skipped if not installed); default all\n"
 	    "  --neighbor=stream,tree the neighbours (default stream,tree)\n"
 	    "  --config=LIST          of plain,exec,nocache,strict,blkio\n"
 	    "                         (default all; plain is always run)\n"
@@ -1196,7 +1542,7 @@ int cmd_bench_neighbor(int argc, char **argv)
 	int set_victim = 0, set_neighbor = 0, set_rounds = 0, set_dur = 0,
 	    set_delay = 0, set_scale = 0, set_tree = 0;
 	memset(&op, 0, sizeof(op));
-	op.victims = 1u << V_RATE | 1u << V_FULL;
+	op.victims = 1u << V_RATE | 1u << V_FULL | PG_VICTIMS;
 	op.neighbors = 1u << N_STREAM | 1u << N_TREE;
 	op.configs = (1u << NR_CONFIGS) - 1;
 	op.rounds = 3;
@@ -1363,11 +1709,17 @@ int cmd_bench_neighbor(int argc, char **argv)
 	}
 	/* first: a results directory that cannot be made (its parent
 	 * missing, as mkdir(1) without -p) stops the benchmark before
-	 * anything is created or run */
-	if (mkdir(env.out, 0755) && errno != EEXIST) {
-		cli_error("bench neighbor: mkdir '%s': %s", env.out,
-			  strerror(errno));
-		goto out;
+	 * anything is created or run; made here, it is removed again if
+	 * the setup fails before the first run (a --dir refused) */
+	int made_out = 0;
+	if (mkdir(env.out, 0755)) {
+		if (errno != EEXIST) {
+			cli_error("bench neighbor: mkdir '%s': %s", env.out,
+				  strerror(errno));
+			goto out;
+		}
+	} else {
+		made_out = 1;
 	}
 	if (strcmp(op.device.name, "native")) {
 		if (geteuid()) {
@@ -1475,7 +1827,44 @@ int cmd_bench_neighbor(int argc, char **argv)
 		if ((op.configs & 1u << cfg) && env.skip[cfg])
 			printf("skip %s: %s\n", config_names[cfg],
 			       env.skip[cfg]);
+	if (op.victims & PG_VICTIMS) {
+		char why[256];
+		if (pg_why(why, sizeof(why))) {
+			printf("skip pgbench: %s\n", why);
+			op.victims &= ~PG_VICTIMS;
+		}
+	}
 	fflush(stdout);
+	if (op.victims & PG_VICTIMS) {
+		/* the server's user must reach DIR/pg: the run directory
+		 * of --device and DISK_ROOT are 0700, made traversable
+		 * (not listable) */
+		if (pg.setuid && disk_dir[0]) {
+			char parent[1024];
+			snprintf(parent, sizeof(parent), "%s", disk_dir);
+			char *sl = strrchr(parent, '/');
+			if (sl)
+				*sl = '\0';
+			if (chmod(disk_dir, 0711) || chmod(parent, 0711)) {
+				cli_error("bench neighbor: chmod '%s': %s",
+					  disk_dir, strerror(errno));
+				goto out;
+			}
+		}
+		int pe = pg_start(env.dir, env.out, op.clients);
+		if (pe == -EINTR) {
+			cli_error("bench neighbor: stopped by signal %d",
+				  (int)stop_sig);
+			status = 128 + (int)stop_sig;
+			goto out;
+		}
+		if (pe)
+			goto out;
+		printf("bench neighbor: victims pg-*: %s, cluster %s, socket "
+		       "%s, logs %s\n",
+		       pg.version, pg.data, pg.sock, pg.logs);
+		fflush(stdout);
+	}
 
 	int configs[NR_CONFIGS], nr = 0;
 	for (int cfg = 0; cfg < NR_CONFIGS; cfg++)
@@ -1522,9 +1911,13 @@ int cmd_bench_neighbor(int argc, char **argv)
 	printf("\nresults in %s\n", env.out);
 	status = failed ? FK_EXIT_FAILURE : FK_EXIT_OK;
 out:
+	if (pg_stop())
+		status = FK_EXIT_FAILURE;
 	restore_all();
 	if (env.tsv)
 		fclose(env.tsv);
+	else if (made_out)
+		rmdir(env.out);
 	if (env.dir[0] && !have_disk) {
 		char p[1100];
 		snprintf(p, sizeof(p), "%s/nb", env.dir);
