@@ -24,9 +24,9 @@
  * blkio group, loop devices of --device) is undone after each run and
  * on every exit path: a normal end, an error, SIGINT, SIGTERM, SIGHUP (the
  * handler only sets a flag; the main loop, polling every 0.2 s, kills
- * the children's process groups and restores).  A SIGKILL leaves the
- * knobs as they were during the run: the banner of docs/neighbor.md
- * says so and prints the values to restore at the start of the run.
+ * the children's process groups and restores).  What a SIGKILL leaves
+ * (no handler runs) the next run undoes from this run's record (see
+ * "killed runs" below), as "bench neighbor --cleanup" does alone.
  *
  * Measured per run over the neighbour's window (from the neighbour's
  * start to the end of the victim's last transaction: the writeback a
@@ -58,6 +58,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
@@ -112,6 +113,10 @@ static void on_signal(int sig)
 }
 
 /* ---- what the machine had before: restored on every exit path ------- */
+
+/* The record of what this run changed, for the next run if this one is
+ * killed (see "killed runs" below). */
+static int state_save(void);
 
 /* The bdi of the file system under test and its knobs. */
 static char bdi[128];
@@ -180,6 +185,7 @@ static int bdi_restore(void)
 		e = r;
 	}
 	bdi_changed = 0;
+	state_save();
 	return e;
 }
 
@@ -193,7 +199,13 @@ static int bdi_set(uint64_t max_bytes)
 	bdi_knob(bdi_ratio_knob, p, sizeof(p));
 	if ((e = read_small(p, bdi_saved_ratio, sizeof(bdi_saved_ratio))))
 		return e;
+	/* recorded before the first write: a SIGKILL from here on
+	 * leaves what the next run restores */
 	bdi_changed = 1;
+	if ((e = state_save())) {
+		bdi_changed = 0;
+		return e;
+	}
 	bdi_knob("max_bytes", p, sizeof(p));
 	snprintf(v, sizeof(v), "%llu", (unsigned long long)max_bytes);
 	if ((e = write_small(p, v))) {
@@ -219,6 +231,7 @@ static int cgroup_remove(void)
 	for (int i = 0; i < 50; i++) {
 		if (!rmdir(cgroup) || errno == ENOENT) {
 			cgroup[0] = '\0';
+			state_save();
 			return 0;
 		}
 		e = -errno;
@@ -243,6 +256,11 @@ static const char *cgroup_path(void)
 static int cgroup_make(unsigned maj, unsigned min, uint64_t bps)
 {
 	snprintf(cgroup, sizeof(cgroup), "%s", cgroup_path());
+	int se = state_save(); /* before the group exists */
+	if (se) {
+		cgroup[0] = '\0';
+		return se;
+	}
 	if (mkdir(cgroup, 0755) && errno != EEXIST) {
 		int e = -errno;
 		cli_error("bench neighbor: mkdir '%s': %s", cgroup,
@@ -598,6 +616,7 @@ static int pg_stop(void)
 			}
 		}
 		pg.made = 0;
+		state_save();
 	}
 	return e;
 }
@@ -619,6 +638,8 @@ static int pg_start(const char *dir, const char *out, uint64_t clients)
 			  strerror(errno));
 		return -1;
 	}
+	if (state_save())
+		return -1;
 	if (mkdir(pg.data, 0700)) {
 		cli_error("bench neighbor: mkdir '%s': %s", pg.data,
 			  strerror(errno));
@@ -767,6 +788,296 @@ static void pg_copy_progress(struct result_file *rf, const char *path,
 			results_progress(rf, t + off, tps, lat, sd, -1);
 	}
 	fclose(f);
+}
+
+/* ---- killed runs ------------------------------------------------------ */
+
+/*
+ * A SIGKILL (or a crash) runs no cleanup: the bdi knobs stay strict, the
+ * blkio group stays, the PostgreSQL cluster stays on the disk.  So each
+ * run keeps a record of what it changed, written before each change and
+ * rewritten after each undo, in STATE_DIR/PID.state (root-only, on
+ * /run: a reboot resets the knobs and the record together), a file it
+ * holds flock()ed for as long as it runs.  At the start of every run
+ * (and with --cleanup alone) a record nobody holds locked is a killed
+ * run's: what it names is restored or removed and said so on stderr,
+ * then the record is deleted.  Lines "KEY VALUE" (the value the rest of
+ * the line): pid, bdi (the /sys/class/bdi directory), bdi_strict_limit,
+ * bdi_ratio_knob, bdi_ratio (the values before), blkio (the group),
+ * pg_data, pg_sock, pg_logs (the cluster's directories).
+ */
+#define STATE_DIR "/run/flushkit-neighbor"
+
+static int state_fd = -1;
+static char state_file[128];
+
+/* Open and lock this run's record (root only: without root nothing a
+ * killed run could leave is changed but the cluster, which stays then).
+ * 0 or -errno (printed). */
+static int state_open(void)
+{
+	if (geteuid())
+		return 0;
+	if (mkdir(STATE_DIR, 0700) && errno != EEXIST) {
+		int e = -errno;
+		cli_error("bench neighbor: mkdir '%s': %s", STATE_DIR,
+			  strerror(-e));
+		return e;
+	}
+	/* made under another name, locked, then renamed: no other run
+	 * ever sees it unlocked */
+	char tmp[128];
+	snprintf(tmp, sizeof(tmp), "%s/%d.new", STATE_DIR, (int)getpid());
+	snprintf(state_file, sizeof(state_file), "%s/%d.state", STATE_DIR,
+		 (int)getpid());
+	state_fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (state_fd < 0 || flock(state_fd, LOCK_EX | LOCK_NB) ||
+	    rename(tmp, state_file)) {
+		int e = -errno;
+		cli_error("bench neighbor: create '%s': %s", state_file,
+			  strerror(-e));
+		if (state_fd >= 0) {
+			close(state_fd);
+			unlink(tmp);
+		}
+		state_fd = -1;
+		state_file[0] = '\0';
+		return e;
+	}
+	return 0;
+}
+
+static int state_put(char *buf, size_t len, size_t *n, const char *key,
+		     const char *val)
+{
+	if (strchr(val, '\n'))
+		return -EINVAL; /* a path with a newline: not recordable */
+	int w = snprintf(buf + *n, len - *n, "%s %s\n", key, val);
+	if (w < 0 || (size_t)w >= len - *n)
+		return -ENAMETOOLONG;
+	*n += (size_t)w;
+	return 0;
+}
+
+/* Rewrite the record from what is changed now.  0, or -errno (printed);
+ * without a record (not root) 0 when nothing needs one. */
+static int state_save(void)
+{
+	if (state_fd < 0)
+		return bdi_changed || cgroup[0] ? -EBADF : 0;
+	char buf[8192], pid[32];
+	size_t n = 0;
+	int e;
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	e = state_put(buf, sizeof(buf), &n, "pid", pid);
+	if (!e && bdi_changed)
+		e = state_put(buf, sizeof(buf), &n, "bdi", bdi) ||
+			    state_put(buf, sizeof(buf), &n, "bdi_strict_limit",
+				      bdi_saved_strict) ||
+			    state_put(buf, sizeof(buf), &n, "bdi_ratio_knob",
+				      bdi_ratio_knob) ||
+			    state_put(buf, sizeof(buf), &n, "bdi_ratio",
+				      bdi_saved_ratio)
+			? -ENAMETOOLONG
+			: 0;
+	if (!e && cgroup[0])
+		e = state_put(buf, sizeof(buf), &n, "blkio", cgroup);
+	if (!e && pg.made)
+		e = state_put(buf, sizeof(buf), &n, "pg_data", pg.data) ||
+			    state_put(buf, sizeof(buf), &n, "pg_sock",
+				      pg.sock) ||
+			    state_put(buf, sizeof(buf), &n, "pg_logs", pg.logs)
+			? -EINVAL
+			: 0;
+	if (!e && (ftruncate(state_fd, 0) ||
+		   pwrite(state_fd, buf, n, 0) != (ssize_t)n))
+		e = -errno;
+	if (e)
+		cli_error("bench neighbor: record what is changed in '%s': %s",
+			  state_file, strerror(-e));
+	return e;
+}
+
+/* The run ends: nothing left to record. */
+static void state_close(void)
+{
+	if (state_fd < 0)
+		return;
+	if (!bdi_changed && !cgroup[0] && !pg.made)
+		unlink(state_file);
+	close(state_fd);
+	state_fd = -1;
+}
+
+static int has_prefix(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
+/* Stop a postmaster a killed run left in @data (its postmaster.pid,
+ * checked to be a process working in @data), SIGQUIT then SIGKILL. */
+static void stale_postmaster(const char *data)
+{
+	char p[1200], b[64], cwd[1200];
+	snprintf(p, sizeof(p), "%s/postmaster.pid", data);
+	if (read_small(p, b, sizeof(b)))
+		return;
+	int pid = atoi(b);
+	if (pid <= 1)
+		return;
+	snprintf(p, sizeof(p), "/proc/%d/cwd", pid);
+	ssize_t n = readlink(p, cwd, sizeof(cwd) - 1);
+	if (n < 0)
+		return;
+	cwd[n] = '\0';
+	if (strcmp(cwd, data))
+		return; /* another process has that pid now */
+	kill(pid, SIGQUIT);
+	for (int i = 0; i < 100 && !kill(pid, 0); i++)
+		sleep_s(0.05);
+	if (!kill(pid, 0))
+		kill(pid, SIGKILL);
+	for (int i = 0; i < 100 && !kill(pid, 0); i++)
+		sleep_s(0.05);
+	fprintf(stderr,
+		"flushkit: bench neighbor: stopped PostgreSQL (pid %d) left "
+		"by a killed run\n",
+		pid);
+}
+
+/* Undo what the killed run of record @path left.  The count undone. */
+static int stale_undo(const char *path, int fd)
+{
+	FILE *f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return 0;
+	}
+	char line[1300], pid[32] = "?", bdir[256] = "", sl[32] = "",
+			 knob[32] = "", ratio[32] = "";
+	int n = 0;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		char *v = strchr(line, ' ');
+		if (!v)
+			continue;
+		*v++ = '\0';
+		if (!strcmp(line, "pid"))
+			snprintf(pid, sizeof(pid), "%s", v);
+		else if (!strcmp(line, "bdi") &&
+			 has_prefix(v, "/sys/class/bdi/"))
+			snprintf(bdir, sizeof(bdir), "%s", v);
+		else if (!strcmp(line, "bdi_strict_limit"))
+			snprintf(sl, sizeof(sl), "%s", v);
+		else if (!strcmp(line, "bdi_ratio_knob") &&
+			 (!strcmp(v, "max_ratio") ||
+			  !strcmp(v, "max_ratio_fine")))
+			snprintf(knob, sizeof(knob), "%s", v);
+		else if (!strcmp(line, "bdi_ratio"))
+			snprintf(ratio, sizeof(ratio), "%s", v);
+		else if (!strcmp(line, "blkio") &&
+			 has_prefix(v, "/sys/fs/cgroup/blkio/"
+				       "flushkit-neighbor-")) {
+			/* its members first (a neighbour still running) */
+			char p[512], b[4096];
+			snprintf(p, sizeof(p), "%s/cgroup.procs", v);
+			if (!read_small(p, b, sizeof(b))) {
+				FILE *pf = fopen(p, "re");
+				int m;
+				while (pf && fscanf(pf, "%d", &m) == 1)
+					if (m > 1)
+						kill(m, SIGKILL);
+				if (pf)
+					fclose(pf);
+			}
+			int ok = 0;
+			for (int i = 0; i < 50 && !ok; i++) {
+				ok = !rmdir(v) || errno == ENOENT;
+				if (!ok)
+					sleep_s(0.02);
+			}
+			if (ok)
+				fprintf(stderr,
+					"flushkit: bench neighbor: removed "
+					"blkio group %s left by a killed run "
+					"(pid %s)\n",
+					v, pid);
+			else
+				cli_error("bench neighbor: rmdir '%s' (left by "
+					  "a killed run): %s",
+					  v, strerror(errno));
+			n++;
+		} else if (!strcmp(line, "pg_data") && v[0] == '/') {
+			stale_postmaster(v);
+			remove_tree(v);
+			fprintf(stderr,
+				"flushkit: bench neighbor: removed the "
+				"PostgreSQL cluster %s left by a killed run "
+				"(pid %s)\n",
+				v, pid);
+			n++;
+		} else if ((!strcmp(line, "pg_sock") &&
+			    has_prefix(v, "/tmp/flushkit-neighbor-pg.")) ||
+			   (!strcmp(line, "pg_logs") &&
+			    has_prefix(v,
+				       "/dev/shm/flushkit-neighbor-txlog."))) {
+			remove_tree(v);
+			n++;
+		}
+	}
+	if (bdir[0] && sl[0] && knob[0] && ratio[0]) {
+		char p[320];
+		snprintf(p, sizeof(p), "%s/%s", bdir, knob);
+		int e = write_small(p, ratio);
+		snprintf(p, sizeof(p), "%s/strict_limit", bdir);
+		if (!e)
+			e = write_small(p, sl);
+		if (e)
+			cli_error("bench neighbor: restore '%s' (left by a "
+				  "killed run): %s",
+				  p, strerror(-e));
+		else
+			fprintf(stderr,
+				"flushkit: bench neighbor: restored bdi %s "
+				"strict_limit %s %s %s left by a killed run "
+				"(pid %s)\n",
+				bdir + strlen("/sys/class/bdi/"), sl, knob,
+				ratio, pid);
+		n++;
+	}
+	unlink(path);
+	fclose(f);
+	return n;
+}
+
+/* Undo what killed runs left (every record nobody holds locked).  The
+ * count undone. */
+static int state_cleanup_stale(void)
+{
+	DIR *d = opendir(STATE_DIR);
+	if (!d)
+		return 0;
+	struct dirent *de;
+	int n = 0;
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		if (l < 7 || strcmp(de->d_name + l - 6, ".state"))
+			continue;
+		char p[512];
+		snprintf(p, sizeof(p), "%s/%s", STATE_DIR, de->d_name);
+		if (!strcmp(p, state_file))
+			continue;
+		int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0)
+			continue;
+		if (flock(fd, LOCK_EX | LOCK_NB)) {
+			close(fd); /* a live run's */
+			continue;
+		}
+		n += stale_undo(p, fd);
+	}
+	closedir(d);
+	return n;
 }
 
 /* ---- one run ----------------------------------------------------------- */
@@ -1453,7 +1764,11 @@ static void usage(FILE *f)
 	    "  --dir=DIR              the file system under test\n"
 	    "                         (default /var/tmp/flushkit-neighbor)\n"
 	    "  --results=DIR          default results/neighbor-DATE\n"
-	    "  --quick                tiny sizes, one round (the tests)\n",
+	    "  --quick                tiny sizes, one round (the tests)\n"
+	    "  --cleanup              (alone) only undo what killed runs\n"
+	    "                         left (bdi knobs, blkio groups, the\n"
+	    "                         PostgreSQL cluster; every run does\n"
+	    "                         it first)\n",
 	    f);
 }
 
@@ -1535,10 +1850,12 @@ int cmd_bench_neighbor(int argc, char **argv)
 	    {"dir", required_argument, NULL, 'o'},
 	    {"results", required_argument, NULL, 'O'},
 	    {"quick", no_argument, NULL, 'q'},
+	    {"cleanup", no_argument, NULL, 'K'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct opts op;
+	int cleanup = 0;
 	int set_victim = 0, set_neighbor = 0, set_rounds = 0, set_dur = 0,
 	    set_delay = 0, set_scale = 0, set_tree = 0;
 	memset(&op, 0, sizeof(op));
@@ -1638,6 +1955,9 @@ int cmd_bench_neighbor(int argc, char **argv)
 		case 'q':
 			op.quick = 1;
 			break;
+		case 'K':
+			cleanup = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			return FK_EXIT_OK;
@@ -1656,6 +1976,21 @@ int cmd_bench_neighbor(int argc, char **argv)
 		cli_error("bench neighbor: unexpected argument '%s'",
 			  argv[optind]);
 		return FK_EXIT_USAGE;
+	}
+	if (cleanup) {
+		if (argc != 2) {
+			cli_error("bench neighbor: --cleanup only undoes what "
+				  "killed runs left: give it alone");
+			return FK_EXIT_USAGE;
+		}
+		if (geteuid()) {
+			cli_error("bench neighbor --cleanup needs root");
+			return FK_EXIT_FAILURE;
+		}
+		int n = state_cleanup_stale();
+		if (!n)
+			printf("bench neighbor: nothing left by killed runs\n");
+		return FK_EXIT_OK;
 	}
 	if (op.quick) {
 		if (!set_victim)
@@ -1693,10 +2028,16 @@ int cmd_bench_neighbor(int argc, char **argv)
 	int status = FK_EXIT_FAILURE;
 	struct stop_signals saved;
 	stop_signals_catch(&saved, on_signal, 0);
-
 	struct disk d;
 	char disk_dir[1024] = "";
-	int have_disk = 0;
+	int have_disk = 0, made_out = 0;
+	if (!geteuid()) {
+		/* what killed runs left, before this run changes anything */
+		state_cleanup_stale();
+		if (state_open())
+			goto out;
+	}
+
 	if (op.results) {
 		snprintf(env.out, sizeof(env.out), "%s", op.results);
 	} else {
@@ -1711,7 +2052,6 @@ int cmd_bench_neighbor(int argc, char **argv)
 	 * missing, as mkdir(1) without -p) stops the benchmark before
 	 * anything is created or run; made here, it is removed again if
 	 * the setup fails before the first run (a --dir refused) */
-	int made_out = 0;
 	if (mkdir(env.out, 0755)) {
 		if (errno != EEXIST) {
 			cli_error("bench neighbor: mkdir '%s': %s", env.out,
@@ -1914,6 +2254,7 @@ out:
 	if (pg_stop())
 		status = FK_EXIT_FAILURE;
 	restore_all();
+	state_close();
 	if (env.tsv)
 		fclose(env.tsv);
 	else if (made_out)
