@@ -18,6 +18,9 @@
  *            the neighbour's run (machine-wide for that device)
  *   blkio    the neighbour in a cgroup v1 blkio child group with a
  *            write_bps throttle on the device
+ *   exec-idle  flushkit exec --ioprio=idle (not in the default list)
+ *   ionice   ionice -c 3 NEIGHBOUR, no shim: the control of exec-idle
+ *            (not in the default list)
  *
  * Every child is started by child.h (fork + execvp of a fixed argument
  * array, no shell).  What is changed on the machine (bdi knobs, the
@@ -67,7 +70,20 @@
 
 enum { V_RATE, V_FULL, V_PG_RATE, V_PG_FULL, NR_VICTIMS };
 enum { N_STREAM, N_TREE, NR_NEIGHBORS };
-enum { C_PLAIN, C_EXEC, C_NOCACHE, C_STRICT, C_BLKIO, NR_CONFIGS };
+enum {
+	C_PLAIN,
+	C_EXEC,
+	C_NOCACHE,
+	C_STRICT,
+	C_BLKIO,
+	C_EXEC_IDLE,
+	C_IONICE,
+	NR_CONFIGS
+};
+/* the default: the configurations of the aims */
+#define DEFAULT_CONFIGS                                                        \
+	(1u << C_PLAIN | 1u << C_EXEC | 1u << C_NOCACHE | 1u << C_STRICT |     \
+	 1u << C_BLKIO)
 
 static const char *const victim_names[NR_VICTIMS] = {"rate", "full", "pg-rate",
 						     "pg-full"};
@@ -75,8 +91,8 @@ static const char *const victim_names[NR_VICTIMS] = {"rate", "full", "pg-rate",
 #define IS_RATE(v) ((v) == V_RATE || (v) == V_PG_RATE)
 #define PG_VICTIMS (1u << V_PG_RATE | 1u << V_PG_FULL)
 static const char *const neighbor_names[NR_NEIGHBORS] = {"stream", "tree"};
-static const char *const config_names[NR_CONFIGS] = {"plain", "exec", "nocache",
-						     "strict", "blkio"};
+static const char *const config_names[NR_CONFIGS] = {
+    "plain", "exec", "nocache", "strict", "blkio", "exec-idle", "ionice"};
 
 #define MAX_EXEC_OPTS 8
 #define MAX_ROUNDS 100
@@ -1274,10 +1290,13 @@ static int one_run(struct env *env, int vmode, int kind, int config,
 	char incg[400];
 	switch (config) {
 	case C_EXEC:
+	case C_EXEC_IDLE:
 		snprintf(stats, sizeof(stats), "--stats=%s/exec-stats", run);
 		nargv[nn++] = "flushkit";
 		nargv[nn++] = "exec";
 		nargv[nn++] = stats;
+		if (config == C_EXEC_IDLE)
+			nargv[nn++] = "--ioprio=idle";
 		for (size_t i = 0; i < op->nr_exec_opts; i++)
 			nargv[nn++] = (char *)op->exec_opts[i];
 		nargv[nn++] = "--";
@@ -1286,6 +1305,14 @@ static int one_run(struct env *env, int vmode, int kind, int config,
 	case C_NOCACHE:
 		nargv[nn++] = "nocache";
 		prog = "nocache";
+		break;
+	case C_IONICE:
+		/* the control: an I/O priority alone does not reach the
+		 * flusher's writeback of the neighbour's pages */
+		nargv[nn++] = "ionice";
+		nargv[nn++] = "-c";
+		nargv[nn++] = "3";
+		prog = "ionice";
 		break;
 	case C_BLKIO:
 		snprintf(incg, sizeof(incg), "--in-cgroup=%s", cgroup_path());
@@ -1745,7 +1772,9 @@ static void usage(FILE *f)
 	    "                         skipped if not installed); default all\n"
 	    "  --neighbor=stream,tree the neighbours (default stream,tree)\n"
 	    "  --config=LIST          of plain,exec,nocache,strict,blkio\n"
-	    "                         (default all; plain is always run)\n"
+	    "                         (the default; plain is always run),\n"
+	    "                         exec-idle (exec --ioprio=idle), ionice\n"
+	    "                         (ionice -c 3, no shim)\n"
 	    "  --rounds=N             rounds, order rotated (default 3)\n"
 	    "  -T, --duration=S       victim seconds (default 60)\n"
 	    "  --neighbor-delay=S     neighbour's start (default 10)\n"
@@ -1805,6 +1834,10 @@ static void find_skips(struct env *env)
 {
 	int root = geteuid() == 0;
 	char p[256];
+	if (!disk_in_path("ionice"))
+		env->skip[C_IONICE] =
+		    "not installed (no ionice in PATH: Debian package "
+		    "util-linux)";
 	if (!disk_in_path("nocache")) {
 		env->skip[C_NOCACHE] =
 		    "not installed (no nocache in PATH: Debian package "
@@ -1861,7 +1894,7 @@ int cmd_bench_neighbor(int argc, char **argv)
 	memset(&op, 0, sizeof(op));
 	op.victims = 1u << V_RATE | 1u << V_FULL | PG_VICTIMS;
 	op.neighbors = 1u << N_STREAM | 1u << N_TREE;
-	op.configs = (1u << NR_CONFIGS) - 1;
+	op.configs = DEFAULT_CONFIGS;
 	op.rounds = 3;
 	op.duration_s = 60;
 	op.delay_s = 10;

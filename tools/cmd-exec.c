@@ -38,10 +38,12 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <linux/ioprio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -74,6 +76,10 @@ static void usage(FILE *f)
 	    "                      written back (default 64M; 0: no bound)\n"
 	    "  --drop-cache        drop ranges already written back from the\n"
 	    "                      page cache (POSIX_FADV_DONTNEED)\n"
+	    "  --ioprio=CLASS[:N]  COMMAND's I/O priority: idle, be[:0-7],\n"
+	    "                      rt[:0-7] (root); it also applies to the\n"
+	    "                      writeback the shim starts (submitted by\n"
+	    "                      COMMAND), not to the flusher's\n"
 	    "  --stats[=FILE]      at exit, each process's bytes written,\n"
 	    "                      hints and waits: to stderr, or FILE (a\n"
 	    "                      regular file; a FIFO or device refused)\n"
@@ -94,6 +100,7 @@ enum {
 	OPT_STATS,
 	OPT_FORCE,
 	OPT_PRELOAD,
+	OPT_IOPRIO,
 };
 
 static const struct option long_opts[] = {
@@ -103,9 +110,37 @@ static const struct option long_opts[] = {
     {"stats", optional_argument, NULL, OPT_STATS},
     {"force", no_argument, NULL, OPT_FORCE},
     {"preload", required_argument, NULL, OPT_PRELOAD},
+    {"ioprio", required_argument, NULL, OPT_IOPRIO},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
+
+/*
+ * Parse --ioprio: "idle", "be[:N]" or "rt[:N]" (N 0-7, default 4) into
+ * an ioprio_set(2) value.  0 or -EINVAL.
+ */
+static int parse_ioprio(const char *s, int *value)
+{
+	int class, level = 4;
+	size_t n = strcspn(s, ":");
+	if (n == 4 && !strncmp(s, "idle", 4))
+		class = IOPRIO_CLASS_IDLE;
+	else if (n == 2 && !strncmp(s, "be", 2))
+		class = IOPRIO_CLASS_BE;
+	else if (n == 2 && !strncmp(s, "rt", 2))
+		class = IOPRIO_CLASS_RT;
+	else
+		return -EINVAL;
+	if (s[n]) {
+		if (class == IOPRIO_CLASS_IDLE || s[n + 1] < '0' ||
+		    s[n + 1] > '7' || s[n + 2])
+			return -EINVAL;
+		level = s[n + 1] - '0';
+	}
+	*value =
+	    IOPRIO_PRIO_VALUE(class, class == IOPRIO_CLASS_IDLE ? 0 : level);
+	return 0;
+}
 
 /*
  * Find @name as execvp(3) does: a name with a slash is itself; else the
@@ -375,7 +410,7 @@ int cmd_exec(int argc, char **argv)
 {
 	uint64_t flush_after = DEFAULT_FLUSH_AFTER;
 	uint64_t max_dirty = DEFAULT_MAX_DIRTY;
-	int drop_cache = 0, force = 0, stats = 0;
+	int drop_cache = 0, force = 0, stats = 0, ioprio = -1;
 	const char *stats_file = NULL, *preload_opt = NULL;
 	int c;
 
@@ -417,6 +452,14 @@ int cmd_exec(int argc, char **argv)
 			break;
 		case OPT_PRELOAD:
 			preload_opt = optarg;
+			break;
+		case OPT_IOPRIO:
+			if (parse_ioprio(optarg, &ioprio)) {
+				cli_error("exec: --ioprio '%s': idle, be[:0-7] "
+					  "or rt[:0-7] expected",
+					  optarg);
+				return FK_EXIT_USAGE;
+			}
 			break;
 		case 'h':
 			usage(stdout);
@@ -557,6 +600,16 @@ int cmd_exec(int argc, char **argv)
 	sigaction(SIGQUIT, &ign, &old_quit);
 	int fwd_sigs[] = {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
 	struct sigaction old_fwd[4];
+
+	/* --ioprio: set here, inherited by COMMAND (and its children):
+	 * the writeback the shim starts is submitted by COMMAND, so it
+	 * carries this priority; the flusher's does not */
+	if (ioprio >= 0 &&
+	    syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, ioprio) < 0) {
+		cli_error("exec: --ioprio: ioprio_set: %s", strerror(errno));
+		free(path);
+		return FK_EXIT_FAILURE;
+	}
 
 	/* execvp's fallback for ENOEXEC, built before the fork (no
 	 * allocation in the child): /bin/sh PATH ARG1... */
