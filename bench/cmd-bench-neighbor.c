@@ -2,8 +2,10 @@
 /*
  * cmd-bench-neighbor.c - "flushkit bench neighbor": the noisy-neighbour
  * benchmark (docs/neighbor.md).  A victim database, "flushkit bench
- * tpcb" on the page store (a child of /proc/self/exe) at a fixed rate
- * or at full speed, shares a file system with a neighbour, a real
+ * tpcb" on the page store (a child of /proc/self/exe) or PostgreSQL 15
+ * with pgbench (a cluster of its own in DIR/pg, see "the PostgreSQL
+ * victim's cluster" below) at a fixed rate or at full speed, shares a
+ * file system with a neighbour, a real
  * unmodified program (Debian's dd or cp -a), that starts
  * --neighbor-delay seconds into the victim's run.  The neighbour runs
  * under each configuration in turn, alternated in rounds (the order
@@ -16,15 +18,18 @@
  *            the neighbour's run (machine-wide for that device)
  *   blkio    the neighbour in a cgroup v1 blkio child group with a
  *            write_bps throttle on the device
+ *   exec-idle  flushkit exec --ioprio=idle (not in the default list)
+ *   ionice   ionice -c 3 NEIGHBOUR, no shim: the control of exec-idle
+ *            (not in the default list)
  *
  * Every child is started by child.h (fork + execvp of a fixed argument
  * array, no shell).  What is changed on the machine (bdi knobs, the
  * blkio group, loop devices of --device) is undone after each run and
  * on every exit path: a normal end, an error, SIGINT, SIGTERM, SIGHUP (the
  * handler only sets a flag; the main loop, polling every 0.2 s, kills
- * the children's process groups and restores).  A SIGKILL leaves the
- * knobs as they were during the run: the banner of docs/neighbor.md
- * says so and prints the values to restore at the start of the run.
+ * the children's process groups and restores).  What a SIGKILL leaves
+ * (no handler runs) the next run undoes from this run's record (see
+ * "killed runs" below), as "bench neighbor --cleanup" does alone.
  *
  * Measured per run over the neighbour's window (from the neighbour's
  * start to the end of the victim's last transaction: the writeback a
@@ -35,10 +40,10 @@
  * of /proc/meminfo sampled every 0.2 s.  Each run writes one result file
  * RUN/neighbor-*.jsonl for "flushkit report": the victim's progress and
  * checkpoints on this file's clock, the monitor samples, a "window"
- * line (the neighbour's start_s/end_s, shaded by report) and the
- * summary.  The table (stdout, DIR/table.md, DIR/runs.tsv) gives per
- * configuration the mean and min-max over rounds, and the ratios to
- * plain of the same round.
+ * line (start_s/end_s: the window the summary is measured over, which
+ * report shades; neighbor_end_s the neighbour's exit) and the summary.  The
+ * table (stdout, DIR/table.md, DIR/runs.tsv) gives per configuration the mean
+ * and min-max over rounds, and the ratios to plain of the same round.
  */
 #include "child.h"
 #include "cli.h"
@@ -52,23 +57,42 @@
 #include <getopt.h>
 #include <linux/magic.h>
 #include <math.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
-enum { V_RATE, V_FULL, NR_VICTIMS };
+enum { V_RATE, V_FULL, V_PG_RATE, V_PG_FULL, NR_VICTIMS };
 enum { N_STREAM, N_TREE, NR_NEIGHBORS };
-enum { C_PLAIN, C_EXEC, C_NOCACHE, C_STRICT, C_BLKIO, NR_CONFIGS };
+enum {
+	C_PLAIN,
+	C_EXEC,
+	C_NOCACHE,
+	C_STRICT,
+	C_BLKIO,
+	C_EXEC_IDLE,
+	C_IONICE,
+	NR_CONFIGS
+};
+/* the default: the configurations of the aims */
+#define DEFAULT_CONFIGS                                                        \
+	(1u << C_PLAIN | 1u << C_EXEC | 1u << C_NOCACHE | 1u << C_STRICT |     \
+	 1u << C_BLKIO)
 
-static const char *const victim_names[NR_VICTIMS] = {"rate", "full"};
+static const char *const victim_names[NR_VICTIMS] = {"rate", "full", "pg-rate",
+						     "pg-full"};
+#define IS_PG(v) ((v) == V_PG_RATE || (v) == V_PG_FULL)
+#define IS_RATE(v) ((v) == V_RATE || (v) == V_PG_RATE)
+#define PG_VICTIMS (1u << V_PG_RATE | 1u << V_PG_FULL)
 static const char *const neighbor_names[NR_NEIGHBORS] = {"stream", "tree"};
-static const char *const config_names[NR_CONFIGS] = {"plain", "exec", "nocache",
-						     "strict", "blkio"};
+static const char *const config_names[NR_CONFIGS] = {
+    "plain", "exec", "nocache", "strict", "blkio", "exec-idle", "ionice"};
 
 #define MAX_EXEC_OPTS 8
 #define MAX_ROUNDS 100
@@ -105,6 +129,10 @@ static void on_signal(int sig)
 }
 
 /* ---- what the machine had before: restored on every exit path ------- */
+
+/* The record of what this run changed, for the next run if this one is
+ * killed (see "killed runs" below). */
+static int state_save(void);
 
 /* The bdi of the file system under test and its knobs. */
 static char bdi[128];
@@ -173,6 +201,7 @@ static int bdi_restore(void)
 		e = r;
 	}
 	bdi_changed = 0;
+	state_save();
 	return e;
 }
 
@@ -186,7 +215,13 @@ static int bdi_set(uint64_t max_bytes)
 	bdi_knob(bdi_ratio_knob, p, sizeof(p));
 	if ((e = read_small(p, bdi_saved_ratio, sizeof(bdi_saved_ratio))))
 		return e;
+	/* recorded before the first write: a SIGKILL from here on
+	 * leaves what the next run restores */
 	bdi_changed = 1;
+	if ((e = state_save())) {
+		bdi_changed = 0;
+		return e;
+	}
 	bdi_knob("max_bytes", p, sizeof(p));
 	snprintf(v, sizeof(v), "%llu", (unsigned long long)max_bytes);
 	if ((e = write_small(p, v))) {
@@ -212,6 +247,7 @@ static int cgroup_remove(void)
 	for (int i = 0; i < 50; i++) {
 		if (!rmdir(cgroup) || errno == ENOENT) {
 			cgroup[0] = '\0';
+			state_save();
 			return 0;
 		}
 		e = -errno;
@@ -236,6 +272,11 @@ static const char *cgroup_path(void)
 static int cgroup_make(unsigned maj, unsigned min, uint64_t bps)
 {
 	snprintf(cgroup, sizeof(cgroup), "%s", cgroup_path());
+	int se = state_save(); /* before the group exists */
+	if (se) {
+		cgroup[0] = '\0';
+		return se;
+	}
 	if (mkdir(cgroup, 0755) && errno != EEXIST) {
 		int e = -errno;
 		cli_error("bench neighbor: mkdir '%s': %s", cgroup,
@@ -470,6 +511,591 @@ static int find_result(const char *dir, char *path, size_t len)
 	return 0;
 }
 
+/* ---- the PostgreSQL victim's cluster ---------------------------------- */
+
+#define PG_BIN "/usr/lib/postgresql/15/bin"
+#define PG_PORT "54329" /* on a private socket directory, no TCP */
+
+/*
+ * One cluster for the whole benchmark: initdb'ed in DIR/pg on the file
+ * system under test, its postmaster our child (its own process group,
+ * SIGTERM when we die), its socket in a private directory under /tmp,
+ * pgbench's per-transaction logs in a private directory on /dev/shm
+ * (not on the disk under test; moved into the run's directory after
+ * each run).  pg_stop stops it (fast shutdown) and removes all three on
+ * every exit path.  As root the server runs as the user postgres.
+ */
+static struct {
+	pid_t pid; /* the postmaster, or -1 */
+	int made;  /* the directories below exist */
+	char data[1100], sock[64], logs[64];
+	int setuid;
+	uid_t uid;
+	gid_t gid;
+	char version[80];
+} pg = {.pid = -1};
+
+/* Why the PostgreSQL victims cannot run here, or NULL. */
+static const char *pg_why(char *buf, size_t len)
+{
+	static const char *const progs[] = {"initdb", "postgres", "pgbench",
+					    "pg_isready", "psql"};
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		char p[128];
+		snprintf(p, sizeof(p), "%s/%s", PG_BIN, progs[i]);
+		if (access(p, X_OK)) {
+			snprintf(buf, len,
+				 "no %s (Debian package postgresql-15)", p);
+			return buf;
+		}
+	}
+	if (geteuid() == 0) {
+		struct passwd *pw = getpwnam("postgres");
+		if (!pw) {
+			snprintf(buf, len,
+				 "no user postgres (PostgreSQL refuses to run "
+				 "as root)");
+			return buf;
+		}
+		pg.setuid = 1;
+		pg.uid = pw->pw_uid;
+		pg.gid = pw->pw_gid;
+	}
+	return NULL;
+}
+
+static int pg_chown(const char *path)
+{
+	if (pg.setuid && chown(path, pg.uid, pg.gid)) {
+		int e = -errno;
+		cli_error("bench neighbor: chown '%s' to postgres: %s", path,
+			  strerror(-e));
+		return e;
+	}
+	return 0;
+}
+
+/* A PostgreSQL client program, as ourselves (the socket is ours), its
+ * output into @out_path. */
+static int pg_client(char **argv, const char *cwd, const char *out_path)
+{
+	char prog[128];
+	snprintf(prog, sizeof(prog), "%s/%s", PG_BIN, argv[0]);
+	struct child_opts o = {.flags = CHILD_STDIN_NULL | CHILD_STDERR_OUT |
+					CHILD_SIGDFL | CHILD_PDEATHSIG |
+					(out_path ? 0 : CHILD_STDOUT_NULL),
+			       .cwd = cwd,
+			       .out_path = out_path};
+	return child_run(prog, argv, &o);
+}
+
+/* Stop the postmaster (fast shutdown, then immediate, then SIGKILL of
+ * its process group) and remove the cluster, socket and log
+ * directories.  Returns 0 or -1 (printed). */
+static int pg_stop(void)
+{
+	int e = 0;
+	if (pg.pid > 0) {
+		static const int sigs[] = {SIGINT, SIGQUIT, SIGKILL};
+		static const int waits[] = {300, 100, 100}; /* 0.1 s */
+		int r = -EAGAIN;
+		for (int i = 0; i < 3 && r == -EAGAIN; i++) {
+			if (i == 2)
+				kill(-pg.pid, SIGKILL);
+			else
+				kill(pg.pid, sigs[i]);
+			for (int k = 0; k < waits[i] && r == -EAGAIN; k++) {
+				r = child_wait(pg.pid, 1);
+				if (r == -EAGAIN)
+					sleep_s(0.1);
+			}
+			if (i && r != -EAGAIN)
+				cli_error("bench neighbor: PostgreSQL did not "
+					  "stop on SIGINT: %s sent",
+					  i == 1 ? "SIGQUIT" : "SIGKILL");
+		}
+		/* backends of an immediate shutdown: the group */
+		kill(-pg.pid, SIGKILL);
+		pg.pid = -1;
+	}
+	if (pg.made) {
+		const char *dirs[] = {pg.data, pg.sock, pg.logs};
+		for (size_t i = 0; i < 3; i++) {
+			if (!dirs[i][0])
+				continue;
+			remove_tree(dirs[i]);
+			if (!access(dirs[i], F_OK)) {
+				cli_error("bench neighbor: could not remove "
+					  "'%s'",
+					  dirs[i]);
+				e = -1;
+			}
+		}
+		pg.made = 0;
+		state_save();
+	}
+	return e;
+}
+
+/* initdb DIR/pg, start the postmaster, wait until it accepts
+ * connections.  Returns 0, -EINTR (a stop signal), or -1 (printed). */
+static int pg_start(const char *dir, const char *out, uint64_t clients)
+{
+	char log[1100], b[1100];
+	snprintf(pg.data, sizeof(pg.data), "%s/pg", dir);
+	snprintf(pg.sock, sizeof(pg.sock), "/tmp/flushkit-neighbor-pg.XXXXXX");
+	snprintf(pg.logs, sizeof(pg.logs),
+		 "/dev/shm/flushkit-neighbor-txlog.XXXXXX");
+	remove_tree(pg.data);
+	pg.made = 1;
+	if (!mkdtemp(pg.sock) || !mkdtemp(pg.logs)) {
+		cli_error("bench neighbor: mkdtemp '%s': %s",
+			  access(pg.sock, F_OK) ? pg.sock : pg.logs,
+			  strerror(errno));
+		return -1;
+	}
+	if (state_save())
+		return -1;
+	if (mkdir(pg.data, 0700)) {
+		cli_error("bench neighbor: mkdir '%s': %s", pg.data,
+			  strerror(errno));
+		return -1;
+	}
+	if (pg_chown(pg.data) || pg_chown(pg.sock))
+		return -1;
+
+	char *vargv[] = {"postgres", "--version", NULL};
+	struct child_opts vo = {.flags = CHILD_STDIN_NULL,
+				.capture = pg.version,
+				.capture_len = sizeof(pg.version)};
+	snprintf(b, sizeof(b), "%s/postgres", PG_BIN);
+	child_run(b, vargv, &vo);
+	pg.version[strcspn(pg.version, "\n")] = '\0';
+
+	/* initdb --no-sync: the runs start after a CHECKPOINT and a
+	 * syncfs of the file system anyway */
+	snprintf(log, sizeof(log), "%s/pg-initdb.log", out);
+	snprintf(b, sizeof(b), "%s/initdb", PG_BIN);
+	char *iargv[] = {"initdb",   "-D", pg.data, "-A",	 "trust", "-U",
+			 "postgres", "-E", "UTF8",  "--no-sync", NULL};
+	int flags = CHILD_STDIN_NULL | CHILD_STDERR_OUT | CHILD_SIGDFL |
+		    CHILD_PDEATHSIG | (pg.setuid ? CHILD_SETUID : 0);
+	struct child_opts io = {.flags = flags,
+				.cwd = pg.sock, /* one the server's user
+						   can enter */
+				.out_path = log,
+				.uid = pg.uid,
+				.gid = pg.gid};
+	int st = child_run(b, iargv, &io);
+	if (stop_sig)
+		return -EINTR;
+	if (st) {
+		cli_error("bench neighbor: initdb '%s' failed (status %d): "
+			  "see '%s'",
+			  pg.data, st, log);
+		return -1;
+	}
+
+	char sockopt[96], conns[64];
+	snprintf(sockopt, sizeof(sockopt), "unix_socket_directories=%s",
+		 pg.sock);
+	snprintf(conns, sizeof(conns), "max_connections=%llu",
+		 (unsigned long long)clients + 10);
+	snprintf(log, sizeof(log), "%s/pg-server.log", out);
+	snprintf(b, sizeof(b), "%s/postgres", PG_BIN);
+	char *sargv[] = {"postgres",
+			 "-D",
+			 pg.data,
+			 "-p",
+			 PG_PORT,
+			 "-c",
+			 "listen_addresses=",
+			 "-c",
+			 sockopt,
+			 "-c",
+			 conns,
+			 "-c",
+			 "log_checkpoints=on",
+			 "-c",
+			 "log_line_prefix=%m [%p] ",
+			 "-c",
+			 "log_timezone=UTC",
+			 NULL};
+	io.flags |= CHILD_SETPGID;
+	int e = child_start(b, sargv, &io, &pg.pid);
+	if (e) {
+		cli_error("bench neighbor: start PostgreSQL: %s", strerror(-e));
+		return -1;
+	}
+	char *rargv[] = {"pg_isready", "-q",	"-h", pg.sock,
+			 "-p",	       PG_PORT, NULL};
+	for (int i = 0; i < 600; i++) {
+		if (stop_sig)
+			return -EINTR;
+		int r = child_wait(pg.pid, 1);
+		if (r != -EAGAIN) {
+			pg.pid = -1;
+			cli_error("bench neighbor: PostgreSQL exited (status "
+				  "%d) at its start: see '%s'",
+				  r, log);
+			return -1;
+		}
+		if (!pg_client(rargv, NULL, NULL))
+			return 0;
+		sleep_s(0.1);
+	}
+	cli_error("bench neighbor: PostgreSQL accepted no connection in "
+		  "60 s: see '%s'",
+		  log);
+	return -1;
+}
+
+/* Move pgbench's per-transaction logs of one run from the tmpfs to
+ * @run as txlog.* (its latency scatter for report).  Returns 0 or
+ * -errno. */
+static int pg_move_logs(const char *run)
+{
+	DIR *d = opendir(pg.logs);
+	if (!d)
+		return -errno;
+	struct dirent *de;
+	int e = 0;
+	while (!e && (de = readdir(d))) {
+		if (strncmp(de->d_name, "txlog.", 6))
+			continue;
+		char from[1200], to[2000];
+		snprintf(from, sizeof(from), "%s/%s", pg.logs, de->d_name);
+		snprintf(to, sizeof(to), "%s/%s", run, de->d_name);
+		int in = open(from, O_RDONLY | O_CLOEXEC);
+		int o =
+		    open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (in < 0 || o < 0)
+			e = -errno;
+		char buf[65536];
+		ssize_t n;
+		while (!e && (n = read(in, buf, sizeof(buf))) != 0) {
+			if (n < 0 || write(o, buf, (size_t)n) != n)
+				e = n < 0 ? -errno : -EIO;
+		}
+		if (o >= 0 && close(o) && !e)
+			e = -errno;
+		if (in >= 0)
+			close(in);
+		unlink(from);
+	}
+	closedir(d);
+	return e;
+}
+
+/* pgbench's -P lines ("progress: 5.0 s, 398.0 tps, lat 2.411 ms stddev
+ * 0.893, ...") from @path into @rf, moved by @off seconds. */
+static void pg_copy_progress(struct result_file *rf, const char *path,
+			     double off)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return;
+	char line[512];
+	while (fgets(line, sizeof(line), f)) {
+		double t, tps, lat, sd;
+		if (sscanf(line,
+			   "progress: %lf s, %lf tps, lat %lf ms stddev %lf",
+			   &t, &tps, &lat, &sd) == 4)
+			results_progress(rf, t + off, tps, lat, sd, -1);
+	}
+	fclose(f);
+}
+
+/* ---- killed runs ------------------------------------------------------ */
+
+/*
+ * A SIGKILL (or a crash) runs no cleanup: the bdi knobs stay strict, the
+ * blkio group stays, the PostgreSQL cluster stays on the disk.  So each
+ * run keeps a record of what it changed, written before each change and
+ * rewritten after each undo, in STATE_DIR/PID.state (root-only, on
+ * /run: a reboot resets the knobs and the record together), a file it
+ * holds flock()ed for as long as it runs.  At the start of every run
+ * (and with --cleanup alone) a record nobody holds locked is a killed
+ * run's: what it names is restored or removed and said so on stderr,
+ * then the record is deleted.  Lines "KEY VALUE" (the value the rest of
+ * the line): pid, bdi (the /sys/class/bdi directory), bdi_strict_limit,
+ * bdi_ratio_knob, bdi_ratio (the values before), blkio (the group),
+ * pg_data, pg_sock, pg_logs (the cluster's directories).
+ */
+#define STATE_DIR "/run/flushkit-neighbor"
+
+static int state_fd = -1;
+static char state_file[128];
+
+/* Open and lock this run's record (root only: without root nothing a
+ * killed run could leave is changed but the cluster, which stays then).
+ * 0 or -errno (printed). */
+static int state_open(void)
+{
+	if (geteuid())
+		return 0;
+	if (mkdir(STATE_DIR, 0700) && errno != EEXIST) {
+		int e = -errno;
+		cli_error("bench neighbor: mkdir '%s': %s", STATE_DIR,
+			  strerror(-e));
+		return e;
+	}
+	/* made under another name, locked, then renamed: no other run
+	 * ever sees it unlocked */
+	char tmp[128];
+	snprintf(tmp, sizeof(tmp), "%s/%d.new", STATE_DIR, (int)getpid());
+	snprintf(state_file, sizeof(state_file), "%s/%d.state", STATE_DIR,
+		 (int)getpid());
+	state_fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (state_fd < 0 || flock(state_fd, LOCK_EX | LOCK_NB) ||
+	    rename(tmp, state_file)) {
+		int e = -errno;
+		cli_error("bench neighbor: create '%s': %s", state_file,
+			  strerror(-e));
+		if (state_fd >= 0) {
+			close(state_fd);
+			unlink(tmp);
+		}
+		state_fd = -1;
+		state_file[0] = '\0';
+		return e;
+	}
+	return 0;
+}
+
+static int state_put(char *buf, size_t len, size_t *n, const char *key,
+		     const char *val)
+{
+	if (strchr(val, '\n'))
+		return -EINVAL; /* a path with a newline: not recordable */
+	int w = snprintf(buf + *n, len - *n, "%s %s\n", key, val);
+	if (w < 0 || (size_t)w >= len - *n)
+		return -ENAMETOOLONG;
+	*n += (size_t)w;
+	return 0;
+}
+
+/* Rewrite the record from what is changed now.  0, or -errno (printed);
+ * without a record (not root) 0 when nothing needs one. */
+static int state_save(void)
+{
+	if (state_fd < 0)
+		return bdi_changed || cgroup[0] ? -EBADF : 0;
+	char buf[8192], pid[32];
+	size_t n = 0;
+	int e;
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	e = state_put(buf, sizeof(buf), &n, "pid", pid);
+	if (!e && bdi_changed)
+		e = state_put(buf, sizeof(buf), &n, "bdi", bdi) ||
+			    state_put(buf, sizeof(buf), &n, "bdi_strict_limit",
+				      bdi_saved_strict) ||
+			    state_put(buf, sizeof(buf), &n, "bdi_ratio_knob",
+				      bdi_ratio_knob) ||
+			    state_put(buf, sizeof(buf), &n, "bdi_ratio",
+				      bdi_saved_ratio)
+			? -ENAMETOOLONG
+			: 0;
+	if (!e && cgroup[0])
+		e = state_put(buf, sizeof(buf), &n, "blkio", cgroup);
+	if (!e && pg.made)
+		e = state_put(buf, sizeof(buf), &n, "pg_data", pg.data) ||
+			    state_put(buf, sizeof(buf), &n, "pg_sock",
+				      pg.sock) ||
+			    state_put(buf, sizeof(buf), &n, "pg_logs", pg.logs)
+			? -EINVAL
+			: 0;
+	if (!e && (ftruncate(state_fd, 0) ||
+		   pwrite(state_fd, buf, n, 0) != (ssize_t)n))
+		e = -errno;
+	if (e)
+		cli_error("bench neighbor: record what is changed in '%s': %s",
+			  state_file, strerror(-e));
+	return e;
+}
+
+/* The run ends: nothing left to record. */
+static void state_close(void)
+{
+	if (state_fd < 0)
+		return;
+	if (!bdi_changed && !cgroup[0] && !pg.made)
+		unlink(state_file);
+	close(state_fd);
+	state_fd = -1;
+}
+
+static int has_prefix(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
+/* Stop a postmaster a killed run left in @data (its postmaster.pid,
+ * checked to be a process working in @data), SIGQUIT then SIGKILL. */
+static void stale_postmaster(const char *data)
+{
+	char p[1200], b[64], cwd[1200];
+	snprintf(p, sizeof(p), "%s/postmaster.pid", data);
+	if (read_small(p, b, sizeof(b)))
+		return;
+	int pid = atoi(b);
+	if (pid <= 1)
+		return;
+	snprintf(p, sizeof(p), "/proc/%d/cwd", pid);
+	ssize_t n = readlink(p, cwd, sizeof(cwd) - 1);
+	if (n < 0)
+		return;
+	cwd[n] = '\0';
+	if (strcmp(cwd, data))
+		return; /* another process has that pid now */
+	kill(pid, SIGQUIT);
+	for (int i = 0; i < 100 && !kill(pid, 0); i++)
+		sleep_s(0.05);
+	if (!kill(pid, 0))
+		kill(pid, SIGKILL);
+	for (int i = 0; i < 100 && !kill(pid, 0); i++)
+		sleep_s(0.05);
+	fprintf(stderr,
+		"flushkit: bench neighbor: stopped PostgreSQL (pid %d) left "
+		"by a killed run\n",
+		pid);
+}
+
+/* Undo what the killed run of record @path left.  The count undone. */
+static int stale_undo(const char *path, int fd)
+{
+	FILE *f = fdopen(fd, "r");
+	if (!f) {
+		close(fd);
+		return 0;
+	}
+	char line[1300], pid[32] = "?", bdir[256] = "", sl[32] = "",
+			 knob[32] = "", ratio[32] = "";
+	int n = 0;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		char *v = strchr(line, ' ');
+		if (!v)
+			continue;
+		*v++ = '\0';
+		if (!strcmp(line, "pid"))
+			snprintf(pid, sizeof(pid), "%s", v);
+		else if (!strcmp(line, "bdi") &&
+			 has_prefix(v, "/sys/class/bdi/"))
+			snprintf(bdir, sizeof(bdir), "%s", v);
+		else if (!strcmp(line, "bdi_strict_limit"))
+			snprintf(sl, sizeof(sl), "%s", v);
+		else if (!strcmp(line, "bdi_ratio_knob") &&
+			 (!strcmp(v, "max_ratio") ||
+			  !strcmp(v, "max_ratio_fine")))
+			snprintf(knob, sizeof(knob), "%s", v);
+		else if (!strcmp(line, "bdi_ratio"))
+			snprintf(ratio, sizeof(ratio), "%s", v);
+		else if (!strcmp(line, "blkio") &&
+			 has_prefix(v, "/sys/fs/cgroup/blkio/"
+				       "flushkit-neighbor-")) {
+			/* its members first (a neighbour still running) */
+			char p[512], b[4096];
+			snprintf(p, sizeof(p), "%s/cgroup.procs", v);
+			if (!read_small(p, b, sizeof(b))) {
+				FILE *pf = fopen(p, "re");
+				int m;
+				while (pf && fscanf(pf, "%d", &m) == 1)
+					if (m > 1)
+						kill(m, SIGKILL);
+				if (pf)
+					fclose(pf);
+			}
+			int ok = 0;
+			for (int i = 0; i < 50 && !ok; i++) {
+				ok = !rmdir(v) || errno == ENOENT;
+				if (!ok)
+					sleep_s(0.02);
+			}
+			if (ok)
+				fprintf(stderr,
+					"flushkit: bench neighbor: removed "
+					"blkio group %s left by a killed run "
+					"(pid %s)\n",
+					v, pid);
+			else
+				cli_error("bench neighbor: rmdir '%s' (left by "
+					  "a killed run): %s",
+					  v, strerror(errno));
+			n++;
+		} else if (!strcmp(line, "pg_data") && v[0] == '/') {
+			stale_postmaster(v);
+			remove_tree(v);
+			fprintf(stderr,
+				"flushkit: bench neighbor: removed the "
+				"PostgreSQL cluster %s left by a killed run "
+				"(pid %s)\n",
+				v, pid);
+			n++;
+		} else if ((!strcmp(line, "pg_sock") &&
+			    has_prefix(v, "/tmp/flushkit-neighbor-pg.")) ||
+			   (!strcmp(line, "pg_logs") &&
+			    has_prefix(v,
+				       "/dev/shm/flushkit-neighbor-txlog."))) {
+			remove_tree(v);
+			n++;
+		}
+	}
+	if (bdir[0] && sl[0] && knob[0] && ratio[0]) {
+		char p[320];
+		snprintf(p, sizeof(p), "%s/%s", bdir, knob);
+		int e = write_small(p, ratio);
+		snprintf(p, sizeof(p), "%s/strict_limit", bdir);
+		if (!e)
+			e = write_small(p, sl);
+		if (e)
+			cli_error("bench neighbor: restore '%s' (left by a "
+				  "killed run): %s",
+				  p, strerror(-e));
+		else
+			fprintf(stderr,
+				"flushkit: bench neighbor: restored bdi %s "
+				"strict_limit %s %s %s left by a killed run "
+				"(pid %s)\n",
+				bdir + strlen("/sys/class/bdi/"), sl, knob,
+				ratio, pid);
+		n++;
+	}
+	unlink(path);
+	fclose(f);
+	return n;
+}
+
+/* Undo what killed runs left (every record nobody holds locked).  The
+ * count undone. */
+static int state_cleanup_stale(void)
+{
+	DIR *d = opendir(STATE_DIR);
+	if (!d)
+		return 0;
+	struct dirent *de;
+	int n = 0;
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		if (l < 7 || strcmp(de->d_name + l - 6, ".state"))
+			continue;
+		char p[512];
+		snprintf(p, sizeof(p), "%s/%s", STATE_DIR, de->d_name);
+		if (!strcmp(p, state_file))
+			continue;
+		int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0)
+			continue;
+		if (flock(fd, LOCK_EX | LOCK_NB)) {
+			close(fd); /* a live run's */
+			continue;
+		}
+		n += stale_undo(p, fd);
+	}
+	closedir(d);
+	return n;
+}
+
 /* ---- one run ----------------------------------------------------------- */
 
 struct env {
@@ -581,14 +1207,31 @@ static int one_run(struct env *env, int vmode, int kind, int config,
 	snprintf(rate, sizeof(rate), "%llu", (unsigned long long)op->rate);
 	snprintf(logp, sizeof(logp), "%s/txlog", run);
 	snprintf(vres, sizeof(vres), "%s/victim", run);
-	mkdir(vres, 0755);
+	if (!IS_PG(vmode))
+		mkdir(vres, 0755);
 	char *init[] = {"flushkit", "bench",	  "tpcb", "-i",		  "-s",
 			scale,	    "--data-dir", data,	  "--no-results", NULL};
 	struct child_opts io = {.flags = CHILD_STDIN_NULL | CHILD_STDERR_OUT |
 					 CHILD_SIGDFL | CHILD_PDEATHSIG,
 				.cwd = run,
 				.out_path = "init.log"};
-	int st = child_run("/proc/self/exe", init, &io);
+	int st;
+	if (IS_PG(vmode)) {
+		/* pgbench -i recreates the tables; the CHECKPOINT writes
+		 * them out, as the store's init ends with one */
+		char *pinit[] = {"pgbench", "-i",	"-s",	    scale,
+				 "-h",	    pg.sock,	"-p",	    PG_PORT,
+				 "-U",	    "postgres", "postgres", NULL};
+		char *ck[] = {"psql",	  "-X", "-q",	      "-h",
+			      pg.sock,	  "-p", PG_PORT,      "-U",
+			      "postgres", "-c", "CHECKPOINT", "postgres",
+			      NULL};
+		st = pg_client(pinit, run, "init.log");
+		if (!st && !stop_sig)
+			st = pg_client(ck, run, "checkpoint.log");
+	} else {
+		st = child_run("/proc/self/exe", init, &io);
+	}
 	if (stop_sig)
 		return -EINTR;
 	if (st) {
@@ -619,10 +1262,24 @@ static int one_run(struct env *env, int vmode, int kind, int config,
 	    "--data-dir", data,	   "--results", vres};
 	for (size_t i = 0; i < sizeof(vfixed) / sizeof(vfixed[0]); i++)
 		vargv[vn++] = vfixed[i];
-	if (vmode == V_RATE) {
+	char vprog[128] = "/proc/self/exe";
+	if (IS_PG(vmode)) {
+		snprintf(vprog, sizeof(vprog), "%s/pgbench", PG_BIN);
+		snprintf(logp, sizeof(logp), "--log-prefix=%s/txlog", pg.logs);
+		char *pfixed[] = {
+		    "pgbench",	"-h", pg.sock, "-p", PG_PORT, "-U",
+		    "postgres", "-c", clients, "-j", clients, "-T",
+		    dur,	"-P", "1",     "-l", logp};
+		vn = 0;
+		for (size_t i = 0; i < sizeof(pfixed) / sizeof(pfixed[0]); i++)
+			vargv[vn++] = pfixed[i];
+	}
+	if (IS_RATE(vmode)) {
 		vargv[vn++] = "-R";
 		vargv[vn++] = rate;
 	}
+	if (IS_PG(vmode))
+		vargv[vn++] = "postgres"; /* the database, last */
 	vargv[vn] = NULL;
 
 	char *nargv[32], nbuf[2][1100], stats[1500];
@@ -633,10 +1290,13 @@ static int one_run(struct env *env, int vmode, int kind, int config,
 	char incg[400];
 	switch (config) {
 	case C_EXEC:
+	case C_EXEC_IDLE:
 		snprintf(stats, sizeof(stats), "--stats=%s/exec-stats", run);
 		nargv[nn++] = "flushkit";
 		nargv[nn++] = "exec";
 		nargv[nn++] = stats;
+		if (config == C_EXEC_IDLE)
+			nargv[nn++] = "--ioprio=idle";
 		for (size_t i = 0; i < op->nr_exec_opts; i++)
 			nargv[nn++] = (char *)op->exec_opts[i];
 		nargv[nn++] = "--";
@@ -645,6 +1305,14 @@ static int one_run(struct env *env, int vmode, int kind, int config,
 	case C_NOCACHE:
 		nargv[nn++] = "nocache";
 		prog = "nocache";
+		break;
+	case C_IONICE:
+		/* the control: an I/O priority alone does not reach the
+		 * flusher's writeback of the neighbour's pages */
+		nargv[nn++] = "ionice";
+		nargv[nn++] = "-c";
+		nargv[nn++] = "3";
+		prog = "ionice";
 		break;
 	case C_BLKIO:
 		snprintf(incg, sizeof(incg), "--in-cgroup=%s", cgroup_path());
@@ -679,7 +1347,11 @@ static int one_run(struct env *env, int vmode, int kind, int config,
 			       json_object_new_int64(op->duration_s));
 	json_object_object_add(s, "neighbor_delay_s",
 			       json_object_new_int64(op->delay_s));
-	if (vmode == V_RATE)
+	json_object_object_add(
+	    s, "victim_program",
+	    json_object_new_string(IS_PG(vmode) ? pg.version
+						: "flushkit bench tpcb"));
+	if (IS_RATE(vmode))
 		json_object_object_add(s, "rate",
 				       json_object_new_int64(op->rate));
 	struct json_object *na = json_object_new_array();
@@ -706,7 +1378,8 @@ static int one_run(struct env *env, int vmode, int kind, int config,
 				.cwd = run,
 				.out_path = "victim.out",
 				.err_path = "victim.err"};
-	if ((e = child_start("/proc/self/exe", vargv, &vo, &vpid))) {
+	double vstart = now_epoch();
+	if ((e = child_start(vprog, vargv, &vo, &vpid))) {
 		cli_error("bench neighbor: start the victim: %s", strerror(-e));
 		json_object_put(s);
 		results_summary(rf, NULL, "the victim could not start");
@@ -800,7 +1473,11 @@ static int one_run(struct env *env, int vmode, int kind, int config,
 	/* the victim's result and logs */
 	struct lat_set ls = {0};
 	char logs[1024];
-	e = read_txlogs(run, &ls, logs, sizeof(logs));
+	e = IS_PG(vmode) ? pg_move_logs(run) : 0;
+	if (!e)
+		e = read_txlogs(run, &ls, logs, sizeof(logs));
+	else
+		logs[0] = '\0';
 	struct json_object *ll = json_object_new_array();
 	char *save = NULL;
 	for (char *t = strtok_r(logs, " ", &save); t;
@@ -810,9 +1487,13 @@ static int one_run(struct env *env, int vmode, int kind, int config,
 	results_write(rf, "settings", s);
 	struct result_run vr;
 	memset(&vr, 0, sizeof(vr));
-	if (!find_result(vres, path, sizeof(path)) &&
-	    !result_run_load(path, &vr) && vr.epoch_s > 0)
+	if (IS_PG(vmode)) {
+		snprintf(path, sizeof(path), "%s/victim.err", run);
+		pg_copy_progress(rf, path, vstart - epoch0);
+	} else if (!find_result(vres, path, sizeof(path)) &&
+		   !result_run_load(path, &vr) && vr.epoch_s > 0) {
 		copy_victim(rf, &vr, vr.epoch_s - epoch0);
+	}
 	result_run_release(&vr);
 
 	if (!err[0] && vst != 0)
@@ -875,9 +1556,11 @@ static int one_run(struct env *env, int vmode, int kind, int config,
 	free(ls.end);
 
 	struct json_object *w = json_object_new_object();
+	/* the one window: what the summary is measured over is what
+	 * report shades; the neighbour's exit inside it is neighbor_end_s */
 	json_object_object_add(w, "start_s", jd(nb0 - epoch0, 3));
-	json_object_object_add(w, "end_s", jd(nb1 - epoch0, 3));
-	json_object_object_add(w, "measured_end_s", jd(w1 - epoch0, 3));
+	json_object_object_add(w, "end_s", jd(w1 - epoch0, 3));
+	json_object_object_add(w, "neighbor_end_s", jd(nb1 - epoch0, 3));
 	char what[64];
 	snprintf(what, sizeof(what), "%s (%s)", neighbor_names[kind],
 		 config_names[config]);
@@ -1016,6 +1699,18 @@ static void print_table(FILE *f, const struct env *env)
 				}
 				fputc('\n', f);
 			}
+			/* no configuration besides plain ran: no ratio
+			 * table (a header without rows) */
+			int others = 0;
+			for (int c = 1; c < NR_CONFIGS; c++)
+				if ((op->configs & 1u << c) && !env->skip[c])
+					others++;
+			if (!others) {
+				fputs("\nno ratio to plain: no other "
+				      "configuration ran\n",
+				      f);
+				continue;
+			}
 			fputs("\nratio to plain in the same round:\n\n| "
 			      "config |",
 			      f);
@@ -1063,18 +1758,23 @@ static void usage(FILE *f)
 {
 	fputs(
 	    "usage: flushkit bench neighbor [OPTIONS]\n\n"
-	    "A victim (bench tpcb on the page store) next to a neighbour\n"
+	    "A victim (bench tpcb on the page store, or PostgreSQL 15 +\n"
+	    "pgbench when installed) next to a neighbour\n"
 	    "(dd of N GiB, cp -a of a tree) that starts --neighbor-delay\n"
 	    "seconds into its run, the neighbour under each configuration,\n"
 	    "alternated in rounds; victim latency and tps in the "
 	    "neighbour's\n"
 	    "window, the neighbour's wall time, peak Dirty/Writeback.\n\n"
 	    "options:\n"
-	    "  --victim=rate,full     the victim at -R --rate and/or at full\n"
-	    "                         speed (default rate,full)\n"
+	    "  --victim=LIST          of rate,full (bench tpcb at -R --rate,\n"
+	    "                         at full speed), pg-rate,pg-full\n"
+	    "                         (PostgreSQL 15 + pgbench, the same;\n"
+	    "                         skipped if not installed); default all\n"
 	    "  --neighbor=stream,tree the neighbours (default stream,tree)\n"
 	    "  --config=LIST          of plain,exec,nocache,strict,blkio\n"
-	    "                         (default all; plain is always run)\n"
+	    "                         (the default; plain is always run),\n"
+	    "                         exec-idle (exec --ioprio=idle), ionice\n"
+	    "                         (ionice -c 3, no shim)\n"
 	    "  --rounds=N             rounds, order rotated (default 3)\n"
 	    "  -T, --duration=S       victim seconds (default 60)\n"
 	    "  --neighbor-delay=S     neighbour's start (default 10)\n"
@@ -1093,7 +1793,11 @@ static void usage(FILE *f)
 	    "  --dir=DIR              the file system under test\n"
 	    "                         (default /var/tmp/flushkit-neighbor)\n"
 	    "  --results=DIR          default results/neighbor-DATE\n"
-	    "  --quick                tiny sizes, one round (the tests)\n",
+	    "  --quick                tiny sizes, one round (the tests)\n"
+	    "  --cleanup              (alone) only undo what killed runs\n"
+	    "                         left (bdi knobs, blkio groups, the\n"
+	    "                         PostgreSQL cluster; every run does\n"
+	    "                         it first)\n",
 	    f);
 }
 
@@ -1130,9 +1834,14 @@ static void find_skips(struct env *env)
 {
 	int root = geteuid() == 0;
 	char p[256];
+	if (!disk_in_path("ionice"))
+		env->skip[C_IONICE] =
+		    "not installed (no ionice in PATH: Debian package "
+		    "util-linux)";
 	if (!disk_in_path("nocache")) {
 		env->skip[C_NOCACHE] =
-		    "nocache not in PATH (Debian package nocache)";
+		    "not installed (no nocache in PATH: Debian package "
+		    "nocache)";
 	}
 	bdi_knob("strict_limit", p, sizeof(p));
 	if (!root)
@@ -1174,16 +1883,18 @@ int cmd_bench_neighbor(int argc, char **argv)
 	    {"dir", required_argument, NULL, 'o'},
 	    {"results", required_argument, NULL, 'O'},
 	    {"quick", no_argument, NULL, 'q'},
+	    {"cleanup", no_argument, NULL, 'K'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct opts op;
+	int cleanup = 0;
 	int set_victim = 0, set_neighbor = 0, set_rounds = 0, set_dur = 0,
 	    set_delay = 0, set_scale = 0, set_tree = 0;
 	memset(&op, 0, sizeof(op));
-	op.victims = 1u << V_RATE | 1u << V_FULL;
+	op.victims = 1u << V_RATE | 1u << V_FULL | PG_VICTIMS;
 	op.neighbors = 1u << N_STREAM | 1u << N_TREE;
-	op.configs = (1u << NR_CONFIGS) - 1;
+	op.configs = DEFAULT_CONFIGS;
 	op.rounds = 3;
 	op.duration_s = 60;
 	op.delay_s = 10;
@@ -1277,6 +1988,9 @@ int cmd_bench_neighbor(int argc, char **argv)
 		case 'q':
 			op.quick = 1;
 			break;
+		case 'K':
+			cleanup = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			return FK_EXIT_OK;
@@ -1295,6 +2009,21 @@ int cmd_bench_neighbor(int argc, char **argv)
 		cli_error("bench neighbor: unexpected argument '%s'",
 			  argv[optind]);
 		return FK_EXIT_USAGE;
+	}
+	if (cleanup) {
+		if (argc != 2) {
+			cli_error("bench neighbor: --cleanup only undoes what "
+				  "killed runs left: give it alone");
+			return FK_EXIT_USAGE;
+		}
+		if (geteuid()) {
+			cli_error("bench neighbor --cleanup needs root");
+			return FK_EXIT_FAILURE;
+		}
+		int n = state_cleanup_stale();
+		if (!n)
+			printf("bench neighbor: nothing left by killed runs\n");
+		return FK_EXIT_OK;
 	}
 	if (op.quick) {
 		if (!set_victim)
@@ -1332,10 +2061,39 @@ int cmd_bench_neighbor(int argc, char **argv)
 	int status = FK_EXIT_FAILURE;
 	struct stop_signals saved;
 	stop_signals_catch(&saved, on_signal, 0);
-
 	struct disk d;
 	char disk_dir[1024] = "";
-	int have_disk = 0;
+	int have_disk = 0, made_out = 0;
+	if (!geteuid()) {
+		/* what killed runs left, before this run changes anything */
+		state_cleanup_stale();
+		if (state_open())
+			goto out;
+	}
+
+	if (op.results) {
+		snprintf(env.out, sizeof(env.out), "%s", op.results);
+	} else {
+		time_t t = time(NULL);
+		struct tm tm;
+		localtime_r(&t, &tm);
+		mkdir("results", 0755);
+		strftime(env.out, sizeof(env.out),
+			 "results/neighbor-%Y%m%d-%H%M%S", &tm);
+	}
+	/* first: a results directory that cannot be made (its parent
+	 * missing, as mkdir(1) without -p) stops the benchmark before
+	 * anything is created or run; made here, it is removed again if
+	 * the setup fails before the first run (a --dir refused) */
+	if (mkdir(env.out, 0755)) {
+		if (errno != EEXIST) {
+			cli_error("bench neighbor: mkdir '%s': %s", env.out,
+				  strerror(errno));
+			goto out;
+		}
+	} else {
+		made_out = 1;
+	}
 	if (strcmp(op.device.name, "native")) {
 		if (geteuid()) {
 			cli_error("bench neighbor: --device=%s needs root "
@@ -1390,21 +2148,6 @@ int cmd_bench_neighbor(int argc, char **argv)
 	}
 	find_skips(&env);
 
-	if (op.results) {
-		snprintf(env.out, sizeof(env.out), "%s", op.results);
-	} else {
-		time_t t = time(NULL);
-		struct tm tm;
-		localtime_r(&t, &tm);
-		mkdir("results", 0755);
-		strftime(env.out, sizeof(env.out),
-			 "results/neighbor-%Y%m%d-%H%M%S", &tm);
-	}
-	if (mkdir(env.out, 0755) && errno != EEXIST) {
-		cli_error("bench neighbor: mkdir '%s': %s", env.out,
-			  strerror(errno));
-		goto out;
-	}
 	{
 		/* the children run in their run directories */
 		char *abs = realpath(env.out, NULL);
@@ -1457,7 +2200,44 @@ int cmd_bench_neighbor(int argc, char **argv)
 		if ((op.configs & 1u << cfg) && env.skip[cfg])
 			printf("skip %s: %s\n", config_names[cfg],
 			       env.skip[cfg]);
+	if (op.victims & PG_VICTIMS) {
+		char why[256];
+		if (pg_why(why, sizeof(why))) {
+			printf("skip pgbench: %s\n", why);
+			op.victims &= ~PG_VICTIMS;
+		}
+	}
 	fflush(stdout);
+	if (op.victims & PG_VICTIMS) {
+		/* the server's user must reach DIR/pg: the run directory
+		 * of --device and DISK_ROOT are 0700, made traversable
+		 * (not listable) */
+		if (pg.setuid && disk_dir[0]) {
+			char parent[1024];
+			snprintf(parent, sizeof(parent), "%s", disk_dir);
+			char *sl = strrchr(parent, '/');
+			if (sl)
+				*sl = '\0';
+			if (chmod(disk_dir, 0711) || chmod(parent, 0711)) {
+				cli_error("bench neighbor: chmod '%s': %s",
+					  disk_dir, strerror(errno));
+				goto out;
+			}
+		}
+		int pe = pg_start(env.dir, env.out, op.clients);
+		if (pe == -EINTR) {
+			cli_error("bench neighbor: stopped by signal %d",
+				  (int)stop_sig);
+			status = 128 + (int)stop_sig;
+			goto out;
+		}
+		if (pe)
+			goto out;
+		printf("bench neighbor: victims pg-*: %s, cluster %s, socket "
+		       "%s, logs %s\n",
+		       pg.version, pg.data, pg.sock, pg.logs);
+		fflush(stdout);
+	}
 
 	int configs[NR_CONFIGS], nr = 0;
 	for (int cfg = 0; cfg < NR_CONFIGS; cfg++)
@@ -1504,9 +2284,14 @@ int cmd_bench_neighbor(int argc, char **argv)
 	printf("\nresults in %s\n", env.out);
 	status = failed ? FK_EXIT_FAILURE : FK_EXIT_OK;
 out:
+	if (pg_stop())
+		status = FK_EXIT_FAILURE;
 	restore_all();
+	state_close();
 	if (env.tsv)
 		fclose(env.tsv);
+	else if (made_out)
+		rmdir(env.out);
 	if (env.dir[0] && !have_disk) {
 		char p[1100];
 		snprintf(p, sizeof(p), "%s/nb", env.dir);

@@ -20,7 +20,10 @@
  * linked program has no dynamic loader to preload anything; a set-user-
  * or set-group-ID program or one with file capabilities runs in secure
  * mode, where the loader ignores LD_PRELOAD: both are refused, exit 1,
- * unless --force), then run with execv(2) in a child, no shell.
+ * unless --force), then run with execv(2) in a child.  A file the kernel
+ * cannot execute for its format (ENOEXEC: a text file without "#!") is
+ * run as execvp(3) runs it, "/bin/sh PATH ARGS...", so the command
+ * behaves as under env(1); no shell otherwise.
  *
  * Exit status: COMMAND's; 128+N if it died of signal N; 2 for a usage
  * error of flushkit exec itself; 126 if COMMAND is found but cannot be
@@ -35,10 +38,12 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <linux/ioprio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -71,6 +76,10 @@ static void usage(FILE *f)
 	    "                      written back (default 64M; 0: no bound)\n"
 	    "  --drop-cache        drop ranges already written back from the\n"
 	    "                      page cache (POSIX_FADV_DONTNEED)\n"
+	    "  --ioprio=CLASS[:N]  COMMAND's I/O priority: idle, be[:0-7],\n"
+	    "                      rt[:0-7] (root); it also applies to the\n"
+	    "                      writeback the shim starts (submitted by\n"
+	    "                      COMMAND), not to the flusher's\n"
 	    "  --stats[=FILE]      at exit, each process's bytes written,\n"
 	    "                      hints and waits: to stderr, or FILE (a\n"
 	    "                      regular file; a FIFO or device refused)\n"
@@ -91,6 +100,7 @@ enum {
 	OPT_STATS,
 	OPT_FORCE,
 	OPT_PRELOAD,
+	OPT_IOPRIO,
 };
 
 static const struct option long_opts[] = {
@@ -100,9 +110,37 @@ static const struct option long_opts[] = {
     {"stats", optional_argument, NULL, OPT_STATS},
     {"force", no_argument, NULL, OPT_FORCE},
     {"preload", required_argument, NULL, OPT_PRELOAD},
+    {"ioprio", required_argument, NULL, OPT_IOPRIO},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
+
+/*
+ * Parse --ioprio: "idle", "be[:N]" or "rt[:N]" (N 0-7, default 4) into
+ * an ioprio_set(2) value.  0 or -EINVAL.
+ */
+static int parse_ioprio(const char *s, int *value)
+{
+	int class, level = 4;
+	size_t n = strcspn(s, ":");
+	if (n == 4 && !strncmp(s, "idle", 4))
+		class = IOPRIO_CLASS_IDLE;
+	else if (n == 2 && !strncmp(s, "be", 2))
+		class = IOPRIO_CLASS_BE;
+	else if (n == 2 && !strncmp(s, "rt", 2))
+		class = IOPRIO_CLASS_RT;
+	else
+		return -EINVAL;
+	if (s[n]) {
+		if (class == IOPRIO_CLASS_IDLE || s[n + 1] < '0' ||
+		    s[n + 1] > '7' || s[n + 2])
+			return -EINVAL;
+		level = s[n + 1] - '0';
+	}
+	*value =
+	    IOPRIO_PRIO_VALUE(class, class == IOPRIO_CLASS_IDLE ? 0 : level);
+	return 0;
+}
 
 /*
  * Find @name as execvp(3) does: a name with a slash is itself; else the
@@ -372,7 +410,7 @@ int cmd_exec(int argc, char **argv)
 {
 	uint64_t flush_after = DEFAULT_FLUSH_AFTER;
 	uint64_t max_dirty = DEFAULT_MAX_DIRTY;
-	int drop_cache = 0, force = 0, stats = 0;
+	int drop_cache = 0, force = 0, stats = 0, ioprio = -1;
 	const char *stats_file = NULL, *preload_opt = NULL;
 	int c;
 
@@ -414,6 +452,14 @@ int cmd_exec(int argc, char **argv)
 			break;
 		case OPT_PRELOAD:
 			preload_opt = optarg;
+			break;
+		case OPT_IOPRIO:
+			if (parse_ioprio(optarg, &ioprio)) {
+				cli_error("exec: --ioprio '%s': idle, be[:0-7] "
+					  "or rt[:0-7] expected",
+					  optarg);
+				return FK_EXIT_USAGE;
+			}
 			break;
 		case 'h':
 			usage(stdout);
@@ -555,10 +601,37 @@ int cmd_exec(int argc, char **argv)
 	int fwd_sigs[] = {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
 	struct sigaction old_fwd[4];
 
+	/* --ioprio: set here, inherited by COMMAND (and its children):
+	 * the writeback the shim starts is submitted by COMMAND, so it
+	 * carries this priority; the flusher's does not */
+	if (ioprio >= 0 &&
+	    syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, ioprio) < 0) {
+		cli_error("exec: --ioprio: ioprio_set: %s", strerror(errno));
+		free(path);
+		return FK_EXIT_FAILURE;
+	}
+
+	/* execvp's fallback for ENOEXEC, built before the fork (no
+	 * allocation in the child): /bin/sh PATH ARG1... */
+	size_t argc_cmd = 0;
+	while (cmd[argc_cmd])
+		argc_cmd++;
+	char **sh_argv = calloc(argc_cmd + 2, sizeof(char *));
+	if (!sh_argv) {
+		cli_error("exec: %s", strerror(ENOMEM));
+		free(path);
+		return FK_EXIT_FAILURE;
+	}
+	sh_argv[0] = "/bin/sh";
+	sh_argv[1] = path;
+	for (size_t i = 1; i < argc_cmd; i++)
+		sh_argv[i + 1] = cmd[i];
+
 	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0) {
 		cli_error("exec: fork: %s", strerror(errno));
+		free(sh_argv);
 		free(path);
 		return FK_EXIT_FAILURE;
 	}
@@ -567,12 +640,17 @@ int cmd_exec(int argc, char **argv)
 		sigaction(SIGQUIT, &old_quit, NULL);
 		execv(path, cmd);
 		int e = errno;
+		if (e == ENOEXEC) {
+			execv(sh_argv[0], sh_argv);
+			e = errno;
+		}
 		cli_error("exec '%s': %s", path, strerror(e));
 		_exit(e == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN);
 	}
 	child_pid = pid;
 	for (int i = 0; i < 4; i++)
 		sigaction(fwd_sigs[i], &fwd, &old_fwd[i]);
+	free(sh_argv);
 	free(path);
 
 	int status;

@@ -6,13 +6,15 @@
  * child.h for the interface.
  *
  * Between fork and exec the child calls only async-signal-safe functions
- * (dup2, fchdir, sigprocmask, signal, write, execvp, _exit), so a
+ * (dup2, fchdir, sigprocmask, signal, write, execvp, _exit; setgroups,
+ * setgid and setuid, one thread after the fork), so a
  * multi-threaded caller (bench tpcb's monitor thread) is safe.
  */
 #include "child.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -109,6 +111,11 @@ static int start(const char *prog, char *const argv[],
 	if (p == 0) {
 		if (o->flags & CHILD_SETPGID)
 			setpgid(0, 0);
+		/* before the prctl: a change of credentials clears the
+		 * parent-death signal */
+		if ((o->flags & CHILD_SETUID) &&
+		    (setgroups(1, &o->gid) || setgid(o->gid) || setuid(o->uid)))
+			_exit(126);
 		if ((o->flags & CHILD_PDEATHSIG) &&
 		    (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent))
 			_exit(126); /* the caller died before the prctl */

@@ -39,6 +39,11 @@ enum {
 	CHILD_PDEATHSIG = 1 << 6,   /* SIGTERM to the child when the caller
 				       dies (PR_SET_PDEATHSIG), so a killed
 				       caller leaves no run behind */
+	CHILD_SETUID = 1 << 7,	    /* the child runs as @uid:@gid (no
+				       supplementary groups), set before
+				       its chdir and its PDEATHSIG: a
+				       root caller running a server that
+				       refuses root (PostgreSQL) */
 };
 
 /* What the child gets besides @argv.  A zeroed struct: inherit all. */
@@ -58,6 +63,9 @@ struct child_opts {
 	size_t capture_len;
 	/* The child's signal mask (NULL: the caller's, inherited). */
 	const sigset_t *sigmask;
+	/* CHILD_SETUID: the child's user and group IDs. */
+	uid_t uid;
+	gid_t gid;
 };
 
 /*

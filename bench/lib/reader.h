@@ -63,8 +63,9 @@ struct result_run {
 	char dev[FK_DEVNAME_MAX]; /* the first monitor line's "dev", as
 				   * written (not sanitized), or "" */
 	int has_lat_max;	  /* a progress line has lat_max_ms */
-	/* the last "window" line (bench neighbor: the neighbour's start_s
-	 * and end_s, and what ran): has_window 0 if none */
+	/* the last "window" line (bench neighbor: start_s and end_s of
+	 * the window its summary is measured over, and what ran):
+	 * has_window 0 if none */
 	int has_window;
 	double window_start_s, window_end_s;
 	char window_what[64];
