@@ -105,6 +105,7 @@ int fk_wal_init(struct fk_store *s)
 	pthread_mutex_init(&s->flush_mu, NULL);
 	pthread_cond_init(&s->flush_cv, NULL);
 	pthread_mutex_init(&s->seg_mu, NULL);
+	s->seg_log.subject = "WAL segment creation";
 	return 0;
 }
 
@@ -165,10 +166,16 @@ static int create_segment(struct fk_store *s, uint64_t segno)
 	return r;
 }
 
+/*
+ * Every commit that needs the segment, the checkpointer's preallocation
+ * (every second) and the checkpoint record ask for it again while the
+ * file system stays full: the failure is logged through seg_log (the
+ * first in full, then condensed; a line when a creation works again).
+ */
 int fk_wal_ensure_segment(struct fk_store *s, uint64_t segno)
 {
-	char facts[320];
-	int r = 0;
+	char facts[320], line[FK_LOG_LINE], out[2][FK_LOG_LINE];
+	int r = 0, nout = 0;
 	pthread_mutex_lock(&s->seg_mu);
 	while (s->wal_highest_seg < segno) {
 		r = create_segment(s, s->wal_highest_seg + 1);
@@ -178,19 +185,33 @@ int fk_wal_ensure_segment(struct fk_store *s, uint64_t segno)
 				 __ATOMIC_RELEASE);
 	}
 	/* Under seg_mu, as the creation's own system calls. */
-	if (r == -ENOSPC || r == -EDQUOT)
-		fk_store_space_facts(s, facts, sizeof(facts));
-	pthread_mutex_unlock(&s->seg_mu);
-	if (r == -ENOSPC || r == -EDQUOT) {
-		fk_store_log(s,
-			     "cannot create WAL segment: %s (it needs %llu "
-			     "bytes): %s",
-			     fk_strerror(r),
-			     (unsigned long long)s->wal_seg_bytes, facts);
-	} else if (r) {
-		fk_store_log(s, "cannot create WAL segment: %s",
-			     fk_strerror(r));
+	if (r) {
+		char name[32];
+		seg_name(name, sizeof(name), s->wal_highest_seg + 1);
+		if (r == -ENOSPC || r == -EDQUOT) {
+			fk_store_space_facts(s, facts, sizeof(facts));
+			snprintf(line, sizeof(line),
+				 "cannot create WAL segment: %s (it needs %llu "
+				 "bytes): wal/%s; %s",
+				 fk_strerror(r),
+				 (unsigned long long)s->wal_seg_bytes, name,
+				 facts);
+		} else {
+			snprintf(line, sizeof(line),
+				 "cannot create WAL segment: %s (wal/%s)",
+				 fk_strerror(r), name);
+		}
+		/* The number changes as the WAL moves on: the condensed
+		 * lines name the errno and the directory. */
+		nout = fk_log_limit_failed(&s->seg_log, fk_now_ns(), r,
+					   "creating a segment in wal/", 0,
+					   line, out);
+	} else {
+		nout = fk_log_limit_ok(&s->seg_log, fk_now_ns(), out[0]);
 	}
+	pthread_mutex_unlock(&s->seg_mu);
+	for (int i = 0; i < nout; i++)
+		fk_store_log(s, "%s", out[i]);
 	return r;
 }
 
