@@ -21,6 +21,7 @@
  * Needs root and loop devices (else skip).  FK_TEST_SEED fixes the
  * transactions drawn.
  */
+#include "fkacks.h"
 #include "fkloop.h"
 #include "fktest.h"
 #include "workload.h"
@@ -78,7 +79,7 @@ static void run(void)
 	struct tpcb_rng rng;
 	struct fk_batch b;
 	struct fk_store_stats st;
-	uint64_t txid = 1;
+	struct fkt_acks acks;
 	int r;
 
 	fk_store_opts_init(&o);
@@ -92,6 +93,7 @@ static void run(void)
 	o.log_arg = stderr;
 	tpcb_rng_seed(&rng, seed);
 	fk_batch_init(&b);
+	fkt_acks_init(&acks, 1);
 	CHECK_EQ(fk_store_open(store_dir, &o, &s), 0);
 	if (!s)
 		return;
@@ -102,12 +104,8 @@ static void run(void)
 	uint64_t bal = fkt_fs_fill(ballast);
 	CHECK(bal > 0);
 	r = 0;
-	for (int i = 0; i < 20000 && !r; i++) {
-		struct tpcb_txn x;
-		tpcb_txn_draw(&t, &rng, &x);
-		x.txid = txid++;
-		r = tpcb_txn_commit(s, &t, &b, &x);
-	}
+	for (int i = 0; i < 20000 && !r; i++)
+		r = fkt_acks_txn(&acks, s, &t, &rng, &b);
 	printf("ballast %llu KiB; commits until: %s\n",
 	       (unsigned long long)bal >> 10, fk_strerror(r));
 	CHECK_EQ(r, -ENOSPC);
@@ -148,23 +146,27 @@ static void run(void)
 	printf("space freed: %d 'ok again' lines\n", again);
 	CHECK_EQ(again, 1);
 	/* Three or more failures (one a second): the count is given. */
-	const char *p = strstr(fkt_store_log_text(), "checkpoint ok again after ");
-	unsigned long n = p ? strtoul(p + strlen("checkpoint ok again after "),
-				      NULL, 10)
-			    : 0;
+	const char *p =
+	    strstr(fkt_store_log_text(), "checkpoint ok again after ");
+	unsigned long n =
+	    p ? strtoul(p + strlen("checkpoint ok again after "), NULL, 10) : 0;
 	printf("the checkpoint failed %lu times in a row\n", n);
 	CHECK(n >= FAIL_SECONDS - 2);
 	CHECK_EQ(log_lines("FAILED: No space left on device"), 1);
-	for (int i = 0; i < 100; i++) {
-		struct tpcb_txn x;
-		tpcb_txn_draw(&t, &rng, &x);
-		x.txid = txid++;
-		CHECK_EQ(tpcb_txn_commit(s, &t, &b, &x), 0);
-	}
+	for (int i = 0; i < 100; i++)
+		CHECK_EQ(fkt_acks_txn(&acks, s, &t, &rng, &b), 0);
 	fk_store_get_stats(s, &st);
 	CHECK_EQ(st.error, 0);
 	fk_batch_release(&b);
 	CHECK_EQ(fk_store_close(s), 0);
+	s = NULL;
+	o.create_mode = FK_STORE_OPEN_EXISTING;
+	CHECK_EQ(fk_store_open(store_dir, &o, &s), 0);
+	if (s) {
+		fkt_acks_verify(&acks, s, "after a clean reopen");
+		CHECK_EQ(fk_store_close(s), 0);
+	}
+	fkt_acks_release(&acks);
 }
 
 int main(void)

@@ -19,8 +19,8 @@
 
 static char out[2][FK_LOG_LINE];
 
-static int fail(struct fk_log_limit *l, uint64_t now, int err,
-		const char *what, int force)
+static int fail(struct fk_log_limit *l, uint64_t now, int err, const char *what,
+		int force)
 {
 	return fk_log_limit_failed(l, now, err, what, force, "FULL LINE", out);
 }
