@@ -125,7 +125,9 @@ static uint64_t prealloc_ahead(struct fk_store *s, uint64_t cur, uint64_t now)
 	uint64_t extra = s->prealloc_rate;
 	if (cur - s->prealloc_seg0 > extra)
 		extra = cur - s->prealloc_seg0; /* this window so far */
-	uint64_t cap = s->wal_trigger_bytes / s->wal_seg_bytes / 2;
+	uint64_t cap =
+	    __atomic_load_n(&s->wal_trigger_bytes, __ATOMIC_ACQUIRE) /
+	    s->wal_seg_bytes / 2;
 	if (extra > cap)
 		extra = cap;
 	if (extra) {
@@ -444,8 +446,10 @@ int fk_checkpoint_run(struct fk_store *s, const char *reason, int flags,
 	uint64_t budget_ns =
 	    (uint64_t)((double)s->o.checkpoint_timeout_ms * 1e6 *
 		       s->o.checkpoint_completion_target);
-	uint64_t wal_budget = (uint64_t)((double)s->wal_trigger_bytes *
-					 s->o.checkpoint_completion_target);
+	uint64_t trigger =
+	    __atomic_load_n(&s->wal_trigger_bytes, __ATOMIC_ACQUIRE);
+	uint64_t wal_budget =
+	    (uint64_t)((double)trigger * s->o.checkpoint_completion_target);
 	fk_pacer_start(&pacer, budget_ns, redo, wal_budget);
 	uint64_t wb0 = s->ckpt_wb.bytes_issued;
 	for (size_t i = 0; i < n; i++) {
@@ -504,9 +508,8 @@ int fk_checkpoint_run(struct fk_store *s, const char *reason, int flags,
 	if (t_write + spread_ns > interval_end)
 		spread_ns = interval_end > t_write ? interval_end - t_write : 0;
 	uint64_t wal_now = __atomic_load_n(&s->insert_lsn, __ATOMIC_ACQUIRE);
-	uint64_t wal_left = redo + s->wal_trigger_bytes > wal_now
-				? redo + s->wal_trigger_bytes - wal_now
-				: 1;
+	uint64_t wal_left =
+	    redo + trigger > wal_now ? redo + trigger - wal_now : 1;
 	fk_pacer_start(&sync_pacer, spread_ns, wal_now, wal_left);
 	r = sync_phase(s, &sync_pacer,
 		       paced && s->o.checkpoint_sync_spread_ms > 0, &ci);

@@ -311,8 +311,12 @@ struct fk_store {
 	uint64_t seg_bytes; /* table segment */
 	uint32_t blocks_per_seg;
 	uint64_t wal_seg_bytes;
-	uint64_t wal_trigger_bytes; /* max_wal/(1+target) */
-	int error;		    /* sticky; __atomic */
+	/* Checkpoint after this much WAL: max_wal/(1+target), lowered
+	 * (never raised) to what the WAL's room on its file system
+	 * allows once a segment creation met ENOSPC (wal.c, W11);
+	 * __atomic. */
+	uint64_t wal_trigger_bytes;
+	int error; /* sticky; __atomic */
 
 	/* catalog */
 	pthread_mutex_t cat_mu;
