@@ -175,10 +175,12 @@ static void run(void)
 	       (double)(fk_now_ns() - t0) / 1e9, max_segs, full_segs,
 	       free_mib(), (unsigned long long)st.checkpoints);
 	CHECK_EQ(nospc, 0);
-	const char *room = strstr(fkt_store_log_text(), "the WAL stays within");
+	char *text = fkt_store_log_copy();
+	const char *room = text ? strstr(text, "the WAL stays within") : NULL;
 	printf("store: %.*s\n", room ? (int)strcspn(room, "\n") : 4,
 	       room ? room : "none");
 	CHECK(room != NULL);
+	free(text);
 	CHECK(st.wal_bytes >= target);
 	CHECK(max_segs <= full_segs + 1);
 	CHECK_EQ(st.error, 0);
