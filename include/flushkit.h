@@ -1835,7 +1835,10 @@ FK_API int fk_store_create_mode_parse(const char *name);
  * the checkpointer, so commits never create one), so a store needs at
  * least FK_STORE_WAL_MIN_SEGMENTS * wal_segment_bytes of disk space for
  * its WAL (48 MiB with the default 16 MiB segments), besides its
- * tables; checkpoints keep it under about max_wal_size_bytes.  A new
+ * tables; checkpoints keep it under about max_wal_size_bytes, or, once
+ * creating a segment met ENOSPC or EDQUOT, under what it took then (the
+ * checkpoint trigger is lowered for the rest of the handle's life, so
+ * space freed later is not taken by the WAL again).  A new
  * store creates all of them before its control file: where they do not
  * fit, its creation fails with -ENOSPC (logged with the free space) and
  * leaves no store.

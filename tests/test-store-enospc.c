@@ -35,6 +35,7 @@
  * the transactions drawn.  Needs root and loop devices (else skip).
  */
 #include "cli.h"
+#include "fkacks.h"
 #include "fkloop.h"
 #include "fktest.h"
 #include "workload.h"
@@ -91,28 +92,14 @@ static void unfill(void)
 	}
 }
 
-/* ---- acknowledged transactions ---- */
+/* ---- acknowledged transactions (fkacks.h) ---- */
 
-struct ack {
-	uint64_t txid, hrow;
-	int64_t aid, delta;
-};
+static struct fkt_acks acks;
 
-static struct ack acks[100000];
-static size_t nr_acks;
-static uint64_t next_txid = 1;
-
-/* One transaction; an acknowledged one is remembered. */
 static int txn(struct fk_store *s, const struct tpcb_tables *t,
 	       struct tpcb_rng *rng, struct fk_batch *b)
 {
-	struct tpcb_txn x;
-	tpcb_txn_draw(t, rng, &x);
-	x.txid = next_txid++;
-	int r = tpcb_txn_commit(s, t, b, &x);
-	if (r == 0 && nr_acks < sizeof(acks) / sizeof(acks[0]))
-		acks[nr_acks++] = (struct ack){x.txid, x.hrow, x.aid, x.delta};
-	return r;
+	return fkt_acks_txn(&acks, s, t, rng, b);
 }
 
 static int store_error(struct fk_store *s)
@@ -120,38 +107,6 @@ static int store_error(struct fk_store *s)
 	struct fk_store_stats st;
 	fk_store_get_stats(s, &st);
 	return st.error;
-}
-
-/* Every acknowledged transaction at its history row; the sums. */
-static void verify(struct fk_store *s, const char *when)
-{
-	struct tpcb_tables t;
-	struct tpcb_sums sums;
-	size_t bad = 0;
-	CHECK_EQ(tpcb_open(s, &t), 0);
-	for (size_t i = 0; i < nr_acks; i++) {
-		struct tpcb_txn x;
-		int r = tpcb_history_read(s, &t, acks[i].hrow, &x);
-		if (r || x.txid != acks[i].txid || x.aid != acks[i].aid ||
-		    x.delta != acks[i].delta) {
-			if (bad++ < 5)
-				fprintf(stderr,
-					"%s: txid %llu not at history row "
-					"%llu (%s)\n",
-					when, (unsigned long long)acks[i].txid,
-					(unsigned long long)acks[i].hrow,
-					r ? fk_strerror(r) : "other row");
-		}
-	}
-	CHECK_EQ(bad, 0);
-	CHECK_EQ(tpcb_sums(s, &t, &sums), 0);
-	CHECK(sums.history_rows >= nr_acks);
-	CHECK(tpcb_sums_ok(&sums));
-	printf("%s: %zu acknowledged, %llu history rows, sums %lld/%lld/"
-	       "%lld/%lld\n",
-	       when, nr_acks, (unsigned long long)sums.history_rows,
-	       (long long)sums.accounts, (long long)sums.tellers,
-	       (long long)sums.branches, (long long)sums.history);
 }
 
 /* W8: every WAL segment file has all its blocks (zero-filled, not
@@ -224,7 +179,7 @@ static void run_store(void)
 	int r;
 
 	store_opts(&o);
-	nr_acks = 0;
+	fkt_acks_init(&acks, 1);
 	tpcb_rng_seed(&rng, seed);
 	fk_batch_init(&b);
 	CHECK_EQ(fk_store_open(store_dir, &o, &s), 0);
@@ -239,16 +194,16 @@ static void run_store(void)
 	/* A: WAL append. */
 	fkt_store_log_clear();
 	uint64_t bal = fill();
-	size_t before = nr_acks;
+	size_t before = acks.n;
 	r = 0;
 	for (int i = 0; i < 20000 && !r; i++)
 		r = txn(s, &t, &rng, &b);
 	printf("%s A: ballast %llu KiB; %zu commits into preallocated WAL, "
 	       "then: %s\n",
-	       fs.type, (unsigned long long)bal >> 10, nr_acks - before,
+	       fs.type, (unsigned long long)bal >> 10, acks.n - before,
 	       fk_strerror(r));
 	CHECK_EQ(r, -ENOSPC);
-	CHECK(nr_acks - before > 0); /* the preallocated segments */
+	CHECK(acks.n - before > 0); /* the preallocated segments */
 	CHECK_EQ(store_error(s), 0);
 	CHECK(fkt_store_log_has(
 	    "cannot create WAL segment: No space left on device"));
@@ -330,7 +285,7 @@ static void run_store(void)
 	CHECK_EQ(fk_store_open(store_dir, &o, &s), 0);
 	if (fkt_failures)
 		goto out;
-	verify(s, "after the power cut");
+	fkt_acks_verify(&acks, s, "after the power cut");
 	for (int i = 0; i < 100; i++)
 		CHECK_EQ(txn(s, &t, &rng, &b), 0);
 	CHECK_EQ(fk_store_close(s), 0);
@@ -338,10 +293,11 @@ static void run_store(void)
 	CHECK_EQ(fk_store_open(store_dir, &o, &s), 0);
 	if (fkt_failures)
 		goto out;
-	verify(s, "after a clean reopen");
+	fkt_acks_verify(&acks, s, "after a clean reopen");
 	CHECK_EQ(fk_store_close(s), 0);
 out:
 	fk_batch_release(&b);
+	fkt_acks_release(&acks);
 }
 
 /* ---- the command ---- */

@@ -12,8 +12,9 @@
  *  - fdatasync EIO on the WAL: that commit fails with the error, the
  *    store stops, the fsync is never retried, and a reopen recovers
  *    every acknowledged commit;
- *  - ENOSPC while creating a WAL segment: the commit fails cleanly
- *    (nothing applied), the store goes on, and the next commit works.
+ *  - ENOSPC while creating a WAL segment, and no segment can be
+ *    recycled (renames fail too): the commit fails cleanly (nothing
+ *    applied), the store goes on, and the next commit works.
  */
 #include "fktest.h"
 #include "fsync_batch.h"
@@ -22,6 +23,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #define ROW 100
@@ -220,6 +222,18 @@ static void wal_fsync_eio(const char *base)
 	check_reopen(dir, acc, 50, 3);
 }
 
+/* No WAL segment can be recycled either (a full directory block): a
+ * rename of a segment (16 hex digits) fails with ENOSPC. */
+static int (*next_renameat)(int, const char *, int, const char *);
+
+static int norecycle_renameat(int olddirfd, const char *oldpath, int newdirfd,
+			      const char *newpath)
+{
+	if (strlen(oldpath) == 16)
+		return -ENOSPC;
+	return next_renameat(olddirfd, oldpath, newdirfd, newpath);
+}
+
 static void wal_enospc(const char *base)
 {
 	char dir[4200];
@@ -228,6 +242,12 @@ static void wal_enospc(const char *base)
 	struct fk_store *s = setup(dir, &acc);
 	fkt_trace_start();
 	fkt_fault_set("pwrite", "/wal/segtemp", 0, -ENOSPC);
+	/* The first ENOSPC lowers the checkpoint trigger (W11): the
+	 * checkpoints it brings would recycle the segments the WAL has,
+	 * and the commits would never need a new one.  Recycling fails
+	 * too, so one does. */
+	next_renameat = fk_sys.renameat;
+	fk_sys.renameat = norecycle_renameat;
 	/* Fill the preallocated segments (full-page images are big). */
 	static int64_t expect[NACC];
 	int r = 0;
@@ -252,6 +272,7 @@ static void wal_enospc(const char *base)
 	CHECK_EQ(add(s, acc, row, 1), 0);
 	CHECK_EQ(get(s, acc, row), expect[row] + 1);
 	CHECK_EQ(fk_store_close(s), 0);
+	fk_sys.renameat = next_renameat;
 	fkt_trace_stop();
 	printf("ENOSPC after %llu commits\n", (unsigned long long)ok);
 }

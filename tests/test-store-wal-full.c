@@ -24,6 +24,7 @@
  * FK_TEST_SEED fixes the transactions drawn.  Needs root and loop
  * devices (else skip).
  */
+#include "fkacks.h"
 #include "fkloop.h"
 #include "fktest.h"
 #include "workload.h"
@@ -45,13 +46,7 @@ static struct fkt_fs fs;
 static char store_dir[700], ackfile[700], other[700], ballast[700];
 static unsigned seed;
 
-struct ack {
-	uint64_t txid, hrow;
-	int64_t aid, delta;
-};
-
-static struct ack *acks;
-static size_t nr_acks;
+static struct fkt_acks acks;
 
 static void cleanup(void)
 {
@@ -101,38 +96,30 @@ static int fill_with_wal(int crash)
 	struct tpcb_tables t;
 	struct tpcb_rng rng;
 	struct fk_batch b;
-	uint64_t txid = 1;
-	int r, afd;
+	int r;
 
 	store_opts(&o);
 	tpcb_rng_seed(&rng, seed);
 	fk_batch_init(&b);
-	afd = open(ackfile, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	CHECK(afd >= 0);
+	fkt_acks_init(&acks, 1);
+	CHECK_EQ(fkt_acks_record(&acks, ackfile), 0);
 	/* Another file on the file system, which the user deletes later
 	 * to free space. */
 	CHECK_EQ(fkt_write_file(other, 4u << 20, seed), 0);
 	sync();
 	CHECK_EQ(fk_store_open(store_dir, &o, &s), 0);
-	if (fkt_failures || afd < 0)
+	if (fkt_failures)
 		return -EIO;
 	CHECK_EQ(tpcb_create(s, 1, &t, NULL, NULL), 0);
 	CHECK_EQ(fk_store_checkpoint(s), 0);
 	r = 0;
-	for (int i = 0; i < MAX_ACKS && !r; i++) {
-		struct tpcb_txn x;
-		tpcb_txn_draw(&t, &rng, &x);
-		x.txid = txid++;
-		r = tpcb_txn_commit(s, &t, &b, &x);
-		if (!r) {
-			struct ack a = {x.txid, x.hrow, x.aid, x.delta};
-			CHECK_EQ(write(afd, &a, sizeof(a)), (ssize_t)sizeof(a));
-		}
-	}
+	for (int i = 0; i < MAX_ACKS && !r; i++)
+		r = fkt_acks_txn(&acks, s, &t, &rng, &b);
 	printf("%s: %llu commits tried, the last: %s; %.2f MiB free\n",
-	       crash ? "crash" : "close", (unsigned long long)txid - 1,
-	       fk_strerror(r), free_mib());
-	close(afd);
+	       crash ? "crash" : "close",
+	       (unsigned long long)acks.next_txid - 1, fk_strerror(r),
+	       free_mib());
+	fkt_acks_release(&acks);
 	fk_batch_release(&b);
 	/* Another writer takes the last blocks the WAL left: recovery
 	 * cannot get even the control file's temporary copy. */
@@ -149,46 +136,6 @@ static int fill_with_wal(int crash)
 	return r;
 }
 
-static void load_acks(void)
-{
-	size_t len = 0;
-	char *p = fkt_read_file(ackfile, &len);
-	CHECK(p != NULL);
-	free(acks);
-	acks = (struct ack *)p;
-	nr_acks = p ? len / sizeof(struct ack) : 0;
-}
-
-/* Every acknowledged transaction at its history row; the sums. */
-static void verify(struct fk_store *s, const char *when)
-{
-	struct tpcb_tables t;
-	struct tpcb_sums sums;
-	size_t bad = 0;
-	CHECK_EQ(tpcb_open(s, &t), 0);
-	for (size_t i = 0; i < nr_acks; i++) {
-		struct tpcb_txn x;
-		int r = tpcb_history_read(s, &t, acks[i].hrow, &x);
-		if (r || x.txid != acks[i].txid || x.aid != acks[i].aid ||
-		    x.delta != acks[i].delta) {
-			if (bad++ < 5)
-				fprintf(stderr,
-					"%s: txid %llu not at history row "
-					"%llu (%s)\n",
-					when, (unsigned long long)acks[i].txid,
-					(unsigned long long)acks[i].hrow,
-					r ? fk_strerror(r) : "other row");
-		}
-	}
-	CHECK_EQ(bad, 0);
-	CHECK_EQ(tpcb_sums(s, &t, &sums), 0);
-	CHECK(sums.history_rows >= nr_acks);
-	CHECK(tpcb_sums_ok(&sums));
-	printf("%s: %zu acknowledged, %llu history rows, sums %s\n", when,
-	       nr_acks, (unsigned long long)sums.history_rows,
-	       tpcb_sums_ok(&sums) ? "hold" : "DO NOT HOLD");
-}
-
 /* Reopen on the still-full file system, check, commit, close, reopen,
  * check. */
 static void reopen_full(const char *how)
@@ -202,10 +149,11 @@ static void reopen_full(const char *how)
 
 	store_opts(&o);
 	o.create_mode = FK_STORE_OPEN_EXISTING;
-	load_acks();
-	CHECK(nr_acks > 1000); /* the WAL really filled the fs */
+	fkt_acks_init(&acks, 1000000);
+	CHECK_EQ(fkt_acks_load(&acks, ackfile), 0);
+	CHECK(acks.n > 1000); /* the WAL really filled the fs */
 	printf("%s: %zu acknowledged; reopening with %.2f MiB free\n", how,
-	       nr_acks, free_mib());
+	       acks.n, free_mib());
 	fkt_store_log_clear();
 	int r = fk_store_open(store_dir, &o, &s);
 	printf("%s: fk_store_open on the full fs: %s\n", how,
@@ -214,20 +162,15 @@ static void reopen_full(const char *how)
 	if (r)
 		return;
 	snprintf(when, sizeof(when), "%s: after recovery", how);
-	verify(s, when);
+	fkt_acks_verify(&acks, s, when);
 	/* While the file system stays full a commit either fits the WAL
 	 * left or fails with -ENOSPC; the store is not stopped. */
 	fk_batch_init(&b);
 	tpcb_rng_seed(&rng, seed + 1);
 	CHECK_EQ(tpcb_open(s, &t), 0);
-	uint64_t txid = 1000000;
 	r = 0;
-	for (int i = 0; i < 2000 && !r; i++) {
-		struct tpcb_txn x;
-		tpcb_txn_draw(&t, &rng, &x);
-		x.txid = txid++;
-		r = tpcb_txn_commit(s, &t, &b, &x);
-	}
+	for (int i = 0; i < 2000 && !r; i++)
+		r = fkt_acks_txn(&acks, s, &t, &rng, &b);
 	printf("%s: commits on the full fs, the last: %s\n", how,
 	       fk_strerror(r));
 	CHECK_EQ(r, -ENOSPC);
@@ -242,10 +185,7 @@ static void reopen_full(const char *how)
 	sync();
 	int ok = 0;
 	for (int i = 0; i < 2000 && ok < 200; i++) {
-		struct tpcb_txn x;
-		tpcb_txn_draw(&t, &rng, &x);
-		x.txid = txid++;
-		r = tpcb_txn_commit(s, &t, &b, &x);
+		r = fkt_acks_txn(&acks, s, &t, &rng, &b);
 		if (r == -ENOSPC) {
 			usleep(10000);
 			continue;
@@ -275,8 +215,9 @@ static void reopen_full(const char *how)
 	if (!s)
 		return;
 	snprintf(when, sizeof(when), "%s: after a clean reopen", how);
-	verify(s, when);
+	fkt_acks_verify(&acks, s, when);
 	CHECK_EQ(fk_store_close(s), 0);
+	fkt_acks_release(&acks);
 }
 
 static void run(int crash)

@@ -59,7 +59,10 @@
  *      and WAL unchanged, the pages stay dirty) without stopping the
  *      store; the next checkpoint does it all again.  Any failed fsync
  *      on the way (data file, WAL, new segment, control file,
- *      directory) stops the store (C4).
+ *      directory) stops the store (C4).  Its log line names what failed
+ *      (operation and path); retries that fail the same way are
+ *      counted, not logged (s->ckpt_log, core.c's condensed failure
+ *      lines), and the first success after them says so.
  *  C9. The sync phase fsyncs a segment through the descriptor the
  *      store keeps open, then checks that base/T.S still names that
  *      inode: a segment removed (or renamed) behind the store's back
@@ -122,7 +125,9 @@ static uint64_t prealloc_ahead(struct fk_store *s, uint64_t cur, uint64_t now)
 	uint64_t extra = s->prealloc_rate;
 	if (cur - s->prealloc_seg0 > extra)
 		extra = cur - s->prealloc_seg0; /* this window so far */
-	uint64_t cap = s->wal_trigger_bytes / s->wal_seg_bytes / 2;
+	uint64_t cap =
+	    __atomic_load_n(&s->wal_trigger_bytes, __ATOMIC_ACQUIRE) /
+	    s->wal_seg_bytes / 2;
 	if (extra > cap)
 		extra = cap;
 	if (extra) {
@@ -356,12 +361,51 @@ out:
 	return r;
 }
 
+/*
+ * The checkpoint's log line (as PostgreSQL's log_checkpoints), through
+ * s->ckpt_log: a failure names what failed (@what: the operation and
+ * path); one that repeats the last (the same errno and operation: the
+ * checkpointer retries every second on a full file system, C8) is
+ * counted, not logged, unless @force (a caller waits for this very
+ * checkpoint); the first success after failures says so.
+ */
+static void ckpt_report(struct fk_store *s, const struct fk_checkpoint_info *ci,
+			const char *what, int force)
+{
+	char line[FK_LOG_LINE], out[2][FK_LOG_LINE];
+	int r = ci->error, n;
+	snprintf(line, sizeof(line),
+		 "checkpoint %s: wrote %llu buffers; write=%.3f s, "
+		 "sync=%.3f s, total=%.3f s; sync files=%llu (%s), "
+		 "longest=%.3f s, average=%.3f s; %llu WAL segments "
+		 "recycled, %llu removed%s%s%s%s%s",
+		 ci->reason, (unsigned long long)ci->buffers_written,
+		 ci->write_ms / 1e3, ci->sync_ms / 1e3, ci->total_ms / 1e3,
+		 (unsigned long long)ci->files_synced, ci->sync_io,
+		 ci->longest_sync_ms / 1e3, ci->average_sync_ms / 1e3,
+		 (unsigned long long)ci->wal_segments_recycled,
+		 (unsigned long long)ci->wal_segments_removed,
+		 r ? "; FAILED: " : "", r ? fk_strerror(r) : "", r ? " (" : "",
+		 r ? what : "", r ? ")" : "");
+	if (r) {
+		n = fk_log_limit_failed(&s->ckpt_log, ci->end_ns, r, what,
+					force, line, out);
+		for (int i = 0; i < n; i++)
+			fk_store_log(s, "%s", out[i]);
+		return;
+	}
+	fk_store_log(s, "%s", line);
+	if (fk_log_limit_ok(&s->ckpt_log, ci->end_ns, out[0]))
+		fk_store_log(s, "%s", out[0]);
+}
+
 int fk_checkpoint_run(struct fk_store *s, const char *reason, int flags,
 		      int shutdown)
 {
 	struct fk_checkpoint_info ci;
 	struct fk_wal_ckpt ck;
 	struct fk_dirty *dirty = NULL;
+	char what[96] = "the store is stopped";
 	int r = 0;
 
 	memset(&ci, 0, sizeof(ci));
@@ -388,6 +432,7 @@ int fk_checkpoint_run(struct fk_store *s, const char *reason, int flags,
 	dirty = malloc((size_t)s->nbuf * sizeof(*dirty));
 	if (!dirty) {
 		r = -ENOMEM;
+		snprintf(what, sizeof(what), "the list of dirty buffers");
 		goto out;
 	}
 	size_t n = fk_bufpool_collect_dirty(s, dirty);
@@ -401,8 +446,10 @@ int fk_checkpoint_run(struct fk_store *s, const char *reason, int flags,
 	uint64_t budget_ns =
 	    (uint64_t)((double)s->o.checkpoint_timeout_ms * 1e6 *
 		       s->o.checkpoint_completion_target);
-	uint64_t wal_budget = (uint64_t)((double)s->wal_trigger_bytes *
-					 s->o.checkpoint_completion_target);
+	uint64_t trigger =
+	    __atomic_load_n(&s->wal_trigger_bytes, __ATOMIC_ACQUIRE);
+	uint64_t wal_budget =
+	    (uint64_t)((double)trigger * s->o.checkpoint_completion_target);
 	fk_pacer_start(&pacer, budget_ns, redo, wal_budget);
 	uint64_t wb0 = s->ckpt_wb.bytes_issued;
 	for (size_t i = 0; i < n; i++) {
@@ -411,8 +458,13 @@ int fk_checkpoint_run(struct fk_store *s, const char *reason, int flags,
 			r = fk_buf_flush(s, (int)dirty[i].idx,
 					 FK_WRITER_CHECKPOINTER, &s->ckpt_wb);
 			fk_buf_unpin(s, (int)dirty[i].idx);
-			if (r < 0)
+			if (r < 0) {
+				snprintf(what, sizeof(what),
+					 "writing block %u of base/%u.%u",
+					 dirty[i].block, dirty[i].table,
+					 dirty[i].block / s->blocks_per_seg);
 				goto out;
+			}
 			if (r > 0)
 				ci.buffers_written++;
 			r = 0;
@@ -438,6 +490,7 @@ int fk_checkpoint_run(struct fk_store *s, const char *reason, int flags,
 		r = s->ckpt_wb.first_error;
 		fk_store_stop(s, r,
 			      "waiting writeback hint of a table segment");
+		snprintf(what, sizeof(what), "writeback of a table segment");
 		goto out;
 	}
 	uint64_t t_write = fk_now_ns();
@@ -455,9 +508,8 @@ int fk_checkpoint_run(struct fk_store *s, const char *reason, int flags,
 	if (t_write + spread_ns > interval_end)
 		spread_ns = interval_end > t_write ? interval_end - t_write : 0;
 	uint64_t wal_now = __atomic_load_n(&s->insert_lsn, __ATOMIC_ACQUIRE);
-	uint64_t wal_left = redo + s->wal_trigger_bytes > wal_now
-				? redo + s->wal_trigger_bytes - wal_now
-				: 1;
+	uint64_t wal_left =
+	    redo + trigger > wal_now ? redo + trigger - wal_now : 1;
 	fk_pacer_start(&sync_pacer, spread_ns, wal_now, wal_left);
 	r = sync_phase(s, &sync_pacer,
 		       paced && s->o.checkpoint_sync_spread_ms > 0, &ci);
@@ -465,6 +517,7 @@ int fk_checkpoint_run(struct fk_store *s, const char *reason, int flags,
 	ci.sync_ms = (t_sync - t_write) / 1000000u;
 	if (r) {
 		fk_store_stop(s, r, "fsync of a table segment (checkpoint)");
+		snprintf(what, sizeof(what), "fsync of a table segment");
 		goto out;
 	}
 	struct fk_fsyncq_stats fst;
@@ -486,8 +539,12 @@ int fk_checkpoint_run(struct fk_store *s, const char *reason, int flags,
 		 * the redo pointer stays, nothing is lost; the next one tries
 		 * again (W8; an fsync failure there stopped the store). */
 		r = fk_wal_ensure_segment(s, need);
-		if (r)
+		if (r) {
+			snprintf(what, sizeof(what),
+				 "creating wal/%016llX for the record",
+				 (unsigned long long)need);
 			goto out;
+		}
 	}
 	for (uint32_t t = 1; t <= FK_STORE_MAX_TABLES; t++)
 		ck.rows[t] =
@@ -497,8 +554,10 @@ int fk_checkpoint_run(struct fk_store *s, const char *reason, int flags,
 			    fk_wal_payload_crc(&ck, sizeof(ck)), &end);
 	pthread_mutex_unlock(&s->insert_mu);
 	r = fk_wal_flush(s, end);
-	if (r)
+	if (r) {
+		snprintf(what, sizeof(what), "flushing the WAL");
 		goto out;
+	}
 
 	/* (6) the control file. */
 	s->ckpt_lsn = lsn;
@@ -506,8 +565,10 @@ int fk_checkpoint_run(struct fk_store *s, const char *reason, int flags,
 	 * (or the rename) failed; an ENOSPC writing the temporary file
 	 * only fails this checkpoint. */
 	r = fk_store_write_control(s, shutdown, &ck);
-	if (r)
+	if (r) {
+		snprintf(what, sizeof(what), "replacing control (control.tmp)");
 		goto out;
+	}
 	s->last_ckpt_end_lsn = end;
 
 	/* (7) recycle WAL.  The checkpoint itself is durable by now; a
@@ -515,8 +576,10 @@ int fk_checkpoint_run(struct fk_store *s, const char *reason, int flags,
 	 * (and has stopped the store), so its caller hears of it. */
 	r = fk_wal_recycle(s, redo, &ci.wal_segments_recycled,
 			   &ci.wal_segments_removed);
-	if (r)
+	if (r) {
+		snprintf(what, sizeof(what), "recycling wal/");
 		goto out;
+	}
 	__atomic_add_fetch(&s->st.checkpoints, 1, __ATOMIC_RELAXED);
 out:
 	free(dirty);
@@ -524,18 +587,7 @@ out:
 	ci.total_ms = (ci.end_ns - ci.start_ns) / 1000000u;
 	ci.error = r;
 	/* Report before waking waiters: they may look at the report. */
-	fk_store_log(s,
-		     "checkpoint %s: wrote %llu buffers; write=%.3f s, "
-		     "sync=%.3f s, total=%.3f s; sync files=%llu (%s), "
-		     "longest=%.3f s, average=%.3f s; %llu WAL segments "
-		     "recycled, %llu removed%s%s",
-		     reason, (unsigned long long)ci.buffers_written,
-		     ci.write_ms / 1e3, ci.sync_ms / 1e3, ci.total_ms / 1e3,
-		     (unsigned long long)ci.files_synced, ci.sync_io,
-		     ci.longest_sync_ms / 1e3, ci.average_sync_ms / 1e3,
-		     (unsigned long long)ci.wal_segments_recycled,
-		     (unsigned long long)ci.wal_segments_removed,
-		     r ? "; FAILED: " : "", r ? fk_strerror(r) : "");
+	ckpt_report(s, &ci, what, (flags & CKPT_REQ_REQUESTED) || shutdown);
 	if (s->o.on_checkpoint)
 		s->o.on_checkpoint(s->o.on_checkpoint_arg, &ci);
 	pthread_mutex_lock(&s->ckpt_mu);
@@ -633,6 +685,7 @@ static void *ckpt_main(void *arg)
 void fk_ckpt_init(struct fk_store *s)
 {
 	fk_writeback_init(&s->ckpt_wb, s->o.checkpoint_flush_after_bytes);
+	s->ckpt_log.subject = "checkpoint";
 	s->ckpt_wb.wait = s->o.checkpoint_flush_wait != 0;
 }
 

@@ -13,8 +13,12 @@
  * segment descriptors (fk_store_seg_fd: base/T.S opened on first use,
  * created with base/ fsynced, S7; kept open until close).
  *
+ * Owns also the condensing of failure lines that repeat
+ * (fk_log_limit_failed, fk_log_limit_ok: pure, the callers hold the
+ * state and log the lines).
+ *
  * Interface routines: fk_store_log, fk_store_stop, fk_store_space_facts,
- * fk_store_seg_fd.
+ * fk_log_limit_failed, fk_log_limit_ok, fk_store_seg_fd.
  */
 #include "store-int.h"
 #include "sys.h"
@@ -54,6 +58,77 @@ void fk_store_stop(struct fk_store *s, int err, const char *what)
 	pthread_mutex_lock(&s->ckpt_mu);
 	pthread_cond_broadcast(&s->ckpt_cv);
 	pthread_mutex_unlock(&s->ckpt_mu);
+}
+
+/* ---- condensed failure lines ---- */
+
+static double secs(uint64_t ns)
+{
+	return (double)ns / 1e9;
+}
+
+/* "SUBJECT failed N more times in T s: ERR (WHAT)" for the failures
+ * not logged since the last line, into @out; starts a new interval. */
+static void limit_summary(struct fk_log_limit *l, uint64_t now_ns, char *out)
+{
+	snprintf(out, FK_LOG_LINE,
+		 "%s failed %llu more time%s in %.1f s: %s (%s)", l->subject,
+		 (unsigned long long)l->suppressed,
+		 l->suppressed == 1 ? "" : "s",
+		 secs(now_ns > l->line_ns ? now_ns - l->line_ns : 0),
+		 fk_strerror(l->err), l->what);
+	l->suppressed = 0;
+	l->line_ns = now_ns;
+}
+
+int fk_log_limit_failed(struct fk_log_limit *l, uint64_t now_ns, int err,
+			const char *what, int force, const char *line,
+			char out[2][FK_LOG_LINE])
+{
+	uint64_t interval = l->interval_ns ? l->interval_ns : FK_LOG_REPEAT_NS;
+	int n = 0;
+	if (l->failures++ == 0) {
+		l->first_ns = now_ns;
+		l->suppressed = 0;
+		force = 1;
+	} else if (err != l->err || strcmp(what, l->what) != 0) {
+		force = 1; /* changed: what was counted is the old one's */
+	}
+	if (force) {
+		if (l->suppressed)
+			limit_summary(l, now_ns, out[n++]);
+		snprintf(out[n++], FK_LOG_LINE, "%s", line);
+		l->line_ns = now_ns;
+	} else {
+		l->suppressed++;
+	}
+	l->err = err;
+	snprintf(l->what, sizeof(l->what), "%s", what);
+	if (!force && now_ns >= l->line_ns && now_ns - l->line_ns >= interval)
+		limit_summary(l, now_ns, out[n++]);
+	return n;
+}
+
+int fk_log_limit_ok(struct fk_log_limit *l, uint64_t now_ns,
+		    char out[FK_LOG_LINE])
+{
+	if (!l->failures)
+		return 0;
+	char unlogged[64] = "";
+	if (l->suppressed)
+		snprintf(unlogged, sizeof(unlogged),
+			 ", %llu of them not logged",
+			 (unsigned long long)l->suppressed);
+	snprintf(out, FK_LOG_LINE,
+		 "%s ok again after %llu failure%s in %.1f s%s (the last: %s "
+		 "(%s))",
+		 l->subject, (unsigned long long)l->failures,
+		 l->failures == 1 ? "" : "s",
+		 secs(now_ns > l->first_ns ? now_ns - l->first_ns : 0),
+		 unlogged, fk_strerror(l->err), l->what);
+	l->failures = 0;
+	l->suppressed = 0;
+	return 1;
 }
 
 void fk_store_space_facts(struct fk_store *s, char *buf, size_t len)

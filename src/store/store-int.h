@@ -211,6 +211,47 @@ static inline size_t fk_wal_op_size(uint32_t len)
 	return FK_WAL_OP_HDR + (size_t)FK_WAL_ALIGN(len);
 }
 
+/* ---- condensed failure lines (core.c) ---- */
+
+/*
+ * After the kernel's printk_ratelimit and its "N callbacks suppressed"
+ * line: an operation that fails again and again (a checkpoint retried
+ * every second on a full file system, the WAL segment every commit and
+ * the preallocation need) logs its first failure in full (its own
+ * line, with the path and errno), then again only when the errno or
+ * the operation changes, or when forced (a caller waits for that very
+ * result); the failures in between are counted, and at most once per
+ * @interval_ns a line says how many there were: "SUBJECT failed N more
+ * times in T s: ERR (WHAT)".  The first success after failures logs
+ * "SUBJECT ok again after N failures in T s (the last: ERR (WHAT))".
+ * Pure (the clock is passed in): the lines to log are handed back, so
+ * a caller can decide under its lock and log after releasing it.  The
+ * caller serialises the calls on one struct.
+ */
+#define FK_LOG_REPEAT_NS (60ull * 1000000000ull)
+#define FK_LOG_LINE 512u
+struct fk_log_limit {
+	const char *subject;  /* "checkpoint", "WAL segment creation" */
+	uint64_t interval_ns; /* between summary lines; 0: the default */
+	uint64_t failures;    /* in a row, since the last success */
+	uint64_t suppressed;  /* failures not logged since the last line */
+	uint64_t first_ns;    /* the first failure in the row */
+	uint64_t line_ns;     /* the last line logged */
+	int err;	      /* the last failure's -errno */
+	char what[128];	      /* the last failure's operation and path */
+};
+/* One failure (-errno @err of the operation @what, at @now_ns; @line
+ * its full log line): puts the lines to log into @out (0, 1 or 2 of
+ * them, in order) and returns how many.  @force: @line is logged
+ * (after a summary of the ones not logged) whatever the interval. */
+int fk_log_limit_failed(struct fk_log_limit *l, uint64_t now_ns, int err,
+			const char *what, int force, const char *line,
+			char out[2][FK_LOG_LINE]);
+/* A success at @now_ns: 1 and the "ok again" line in @out after
+ * failures (then the row is over), else 0. */
+int fk_log_limit_ok(struct fk_log_limit *l, uint64_t now_ns,
+		    char out[FK_LOG_LINE]);
+
 /* ---- the store ---- */
 
 struct fk_table {
@@ -270,8 +311,12 @@ struct fk_store {
 	uint64_t seg_bytes; /* table segment */
 	uint32_t blocks_per_seg;
 	uint64_t wal_seg_bytes;
-	uint64_t wal_trigger_bytes; /* max_wal/(1+target) */
-	int error;		    /* sticky; __atomic */
+	/* Checkpoint after this much WAL: max_wal/(1+target), lowered
+	 * (never raised) to what the WAL's room on its file system
+	 * allows once a segment creation met ENOSPC (wal.c, W11);
+	 * __atomic. */
+	uint64_t wal_trigger_bytes;
+	int error; /* sticky; __atomic */
 
 	/* catalog */
 	pthread_mutex_t cat_mu;
@@ -304,6 +349,7 @@ struct fk_store {
 	uint64_t wal_wseg;
 	pthread_mutex_t seg_mu;
 	uint64_t wal_oldest_seg, wal_highest_seg; /* seg_mu; __atomic */
+	struct fk_log_limit seg_log; /* failed segment creations; seg_mu */
 
 	/* checkpointer */
 	pthread_t ckpt_thread;
@@ -325,8 +371,9 @@ struct fk_store {
 	int ckpt_prealloc;
 	uint64_t prealloc_t0_ns, prealloc_seg0, prealloc_rate;
 	uint64_t prealloc_want;
-	uint64_t last_ckpt_end_lsn; /* end of the last checkpoint record */
-	uint64_t ckpt_lsn;	    /* last checkpoint record */
+	uint64_t last_ckpt_end_lsn;   /* end of the last checkpoint record */
+	uint64_t ckpt_lsn;	      /* last checkpoint record */
+	struct fk_log_limit ckpt_log; /* failed checkpoints' lines (C1) */
 	struct fk_fsyncq *fsq;
 	/* The checkpointer's writeback hints: set up by fk_ckpt_init
 	 * (checkpoint_flush_after_bytes, fixed for the handle's life),

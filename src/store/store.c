@@ -594,7 +594,8 @@ static void commit_nudge_checkpoint(struct commit *c)
 	struct fk_store *s = c->s;
 	uint64_t redo = __atomic_load_n(&s->redo_lsn, __ATOMIC_ACQUIRE);
 	fk_ckpt_wal_advanced(s, c->end);
-	if (c->end - redo >= s->wal_trigger_bytes &&
+	if (c->end - redo >=
+		__atomic_load_n(&s->wal_trigger_bytes, __ATOMIC_ACQUIRE) &&
 	    __atomic_exchange_n(&s->wal_nudged_redo, redo, __ATOMIC_ACQ_REL) !=
 		redo)
 		fk_ckpt_wal_nudge(s);

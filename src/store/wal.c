@@ -59,6 +59,13 @@
  *      true LSN: the cut segment is zeroed from the cut on, and a later
  *      segment whose header names it is zeroed whole (body durable
  *      before the header); other later segments lose their header.
+ *  W11. The WAL never needs more segments than its file system could
+ *      hold: once creating one meets ENOSPC (or EDQUOT), the
+ *      checkpoint trigger (wal_trigger_bytes) is lowered, for the
+ *      handle's life, so that a checkpoint recycles the segments the
+ *      WAL has before it needs another (wal_room_reached); recycling
+ *      (W7) then keeps, and preallocation makes, no more than that
+ *      trigger allows ahead, and freed space is left to others.
  */
 #include "store-int.h"
 #include "sys.h"
@@ -105,6 +112,7 @@ int fk_wal_init(struct fk_store *s)
 	pthread_mutex_init(&s->flush_mu, NULL);
 	pthread_cond_init(&s->flush_cv, NULL);
 	pthread_mutex_init(&s->seg_mu, NULL);
+	s->seg_log.subject = "WAL segment creation";
 	return 0;
 }
 
@@ -165,10 +173,60 @@ static int create_segment(struct fk_store *s, uint64_t segno)
 	return r;
 }
 
+/*
+ * Every commit that needs the segment, the checkpointer's preallocation
+ * (every second) and the checkpoint record ask for it again while the
+ * file system stays full: the failure is logged through seg_log (the
+ * first in full, then condensed; a line when a creation works again).
+ */
+/*
+ * W11: the WAL met ENOSPC (or EDQUOT) making a segment: its file
+ * system holds no more than the segments it has, whatever
+ * max_wal_size says.  Lower the checkpoint trigger so that the WAL
+ * from the redo point on, plus what a checkpoint adds while it runs
+ * (completion_target of the trigger) and the segments kept ahead,
+ * fits in those segments: checkpoints by WAL volume then recycle them
+ * before the WAL needs another, and space freed later stays for the
+ * tables and the file system's other users instead of being taken by
+ * the WAL until the next ENOSPC (by when the checkpoint that could
+ * recycle the WAL finds no block for its pages).  Under seg_mu.
+ * Returns 1 and the line to log if the trigger was lowered.
+ */
+static int wal_room_reached(struct fk_store *s, char *line, size_t len)
+{
+	uint64_t seg = s->wal_seg_bytes;
+	uint64_t nseg = s->wal_highest_seg >= s->wal_oldest_seg
+			    ? s->wal_highest_seg - s->wal_oldest_seg + 1
+			    : 0;
+	uint64_t room = nseg * seg;
+	/* The segments kept ahead and the one being filled. */
+	uint64_t margin = (uint64_t)(FK_STORE_WAL_MIN_SEGMENTS + 1) * seg;
+	uint64_t trigger =
+	    room > margin
+		? (uint64_t)((double)(room - margin) /
+			     (1.0 + s->o.checkpoint_completion_target))
+		: seg;
+	if (trigger < seg)
+		trigger = seg;
+	uint64_t was = __atomic_load_n(&s->wal_trigger_bytes, __ATOMIC_ACQUIRE);
+	if (trigger >= was)
+		return 0;
+	__atomic_store_n(&s->wal_trigger_bytes, trigger, __ATOMIC_RELEASE);
+	snprintf(line, len,
+		 "the WAL stays within the %.1f MiB it takes (%llu segments): "
+		 "its file system has no room for another; checkpoints now "
+		 "start every %.1f MiB of WAL (was %.1f MiB) while the store "
+		 "is open",
+		 fk_mib(room), (unsigned long long)nseg, fk_mib(trigger),
+		 fk_mib(was));
+	return 1;
+}
+
 int fk_wal_ensure_segment(struct fk_store *s, uint64_t segno)
 {
-	char facts[320];
-	int r = 0;
+	char facts[320], line[FK_LOG_LINE], out[2][FK_LOG_LINE];
+	char room[FK_LOG_LINE];
+	int r = 0, nout = 0, room_line = 0;
 	pthread_mutex_lock(&s->seg_mu);
 	while (s->wal_highest_seg < segno) {
 		r = create_segment(s, s->wal_highest_seg + 1);
@@ -178,19 +236,36 @@ int fk_wal_ensure_segment(struct fk_store *s, uint64_t segno)
 				 __ATOMIC_RELEASE);
 	}
 	/* Under seg_mu, as the creation's own system calls. */
-	if (r == -ENOSPC || r == -EDQUOT)
-		fk_store_space_facts(s, facts, sizeof(facts));
-	pthread_mutex_unlock(&s->seg_mu);
-	if (r == -ENOSPC || r == -EDQUOT) {
-		fk_store_log(s,
-			     "cannot create WAL segment: %s (it needs %llu "
-			     "bytes): %s",
-			     fk_strerror(r),
-			     (unsigned long long)s->wal_seg_bytes, facts);
-	} else if (r) {
-		fk_store_log(s, "cannot create WAL segment: %s",
-			     fk_strerror(r));
+	if (r) {
+		char name[32];
+		seg_name(name, sizeof(name), s->wal_highest_seg + 1);
+		if (r == -ENOSPC || r == -EDQUOT) {
+			room_line = wal_room_reached(s, room, sizeof(room));
+			fk_store_space_facts(s, facts, sizeof(facts));
+			snprintf(line, sizeof(line),
+				 "cannot create WAL segment: %s (it needs %llu "
+				 "bytes): wal/%s; %s",
+				 fk_strerror(r),
+				 (unsigned long long)s->wal_seg_bytes, name,
+				 facts);
+		} else {
+			snprintf(line, sizeof(line),
+				 "cannot create WAL segment: %s (wal/%s)",
+				 fk_strerror(r), name);
+		}
+		/* The number changes as the WAL moves on: the condensed
+		 * lines name the errno and the directory. */
+		nout = fk_log_limit_failed(&s->seg_log, fk_now_ns(), r,
+					   "creating a segment in wal/", 0,
+					   line, out);
+	} else {
+		nout = fk_log_limit_ok(&s->seg_log, fk_now_ns(), out[0]);
 	}
+	pthread_mutex_unlock(&s->seg_mu);
+	for (int i = 0; i < nout; i++)
+		fk_store_log(s, "%s", out[i]);
+	if (room_line)
+		fk_store_log(s, "%s", room);
 	return r;
 }
 
@@ -241,7 +316,10 @@ int fk_wal_recycle(struct fk_store *s, uint64_t redo_lsn, uint64_t *recycled,
 	uint64_t redo_seg = redo_lsn / s->wal_seg_bytes;
 	uint64_t cur_seg = __atomic_load_n(&s->insert_lsn, __ATOMIC_ACQUIRE) /
 			   s->wal_seg_bytes;
-	uint64_t keep = s->wal_trigger_bytes / s->wal_seg_bytes + 1;
+	uint64_t keep =
+	    __atomic_load_n(&s->wal_trigger_bytes, __ATOMIC_ACQUIRE) /
+		s->wal_seg_bytes +
+	    1;
 	int any = 0;
 
 	if (keep < 2)

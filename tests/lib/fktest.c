@@ -179,6 +179,29 @@ int fkt_store_log_has(const char *s)
 	return r;
 }
 
+int fkt_store_log_count(const char *s)
+{
+	int n = 0;
+	pthread_mutex_lock(&log_mu);
+	for (const char *p = logbuf; *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		const char *hit = strstr(p, s);
+		n += hit && hit + strlen(s) <= p + len;
+		p += len + (nl ? 1 : 0);
+	}
+	pthread_mutex_unlock(&log_mu);
+	return n;
+}
+
+char *fkt_store_log_copy(void)
+{
+	pthread_mutex_lock(&log_mu);
+	char *p = strdup(logbuf);
+	pthread_mutex_unlock(&log_mu);
+	return p;
+}
+
 void fkt_store_log_clear(void)
 {
 	pthread_mutex_lock(&log_mu);

@@ -88,6 +88,11 @@ int fkt_only_result(const char *dir, char *out, size_t len);
 void fkt_store_log(void *arg, const char *line);
 /* 1 if a kept line contains @s. */
 int fkt_store_log_has(const char *s);
+/* The number of kept lines that contain @s. */
+int fkt_store_log_count(const char *s);
+/* A copy of the kept lines, taken under the lock (the store's threads
+ * may log meanwhile); caller frees.  NULL without memory. */
+char *fkt_store_log_copy(void);
 /* Forget the kept lines. */
 void fkt_store_log_clear(void);
 /* The kept lines (valid until the next line or clear). */

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test-store-enospc-wal-room.c - after the WAL filled its file system,
+ * space the user frees is not taken by the WAL again: the store goes on
+ * in the WAL it has (checkpoints recycle its segments), so the next
+ * ENOSPC does not come as soon as the WAL has eaten the freed space
+ * (and then for good: the checkpoint that could recycle the WAL finds
+ * no block for the pages it must write).
+ *
+ * A small loop-mounted ext4 (mkfs -m 0) holds a TPC-B store whose
+ * max_wal_size is far above the file system (no checkpoint by WAL
+ * volume), checkpoint timeout an hour, and a 4 MiB file of the user's.
+ * Commits go on until the WAL fills the file system (-ENOSPC: the
+ * first, expected).  The user deletes the file.  Then ROUNDS x the
+ * WAL's size at that ENOSPC more WAL is written by commits (each
+ * commit that fails with -ENOSPC is retried after 10 ms, at most
+ * MAX_WAIT_S seconds in all): none may fail, and the WAL directory
+ * never takes more than it did at the ENOSPC (plus one segment).
+ * Every acknowledged commit is checked after a power cut (fkloop,
+ * FS_IOC_GOINGDOWN) and recovery, and after a clean reopen.
+ *
+ * Needs root and loop devices (else skip).  FK_TEST_SEED fixes the
+ * transactions drawn.
+ */
+#include "fkacks.h"
+#include "fkloop.h"
+#include "fktest.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#define WAL_SEG (256u << 10)
+#define ROUNDS 2
+#define MAX_WAIT_S 20
+
+static struct fkt_fs fs;
+static char store_dir[700], other[700];
+static unsigned seed;
+
+static void cleanup(void)
+{
+	fkt_fs_destroy(&fs);
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	if (fs.mounted)
+		umount2(fs.mnt, MNT_DETACH);
+	_exit(1);
+}
+
+static void store_opts(struct fk_store_opts *o)
+{
+	fk_store_opts_init(o);
+	o->create_mode = FK_STORE_CREATE_IF_MISSING;
+	o->shared_buffers_bytes = 8u << 20;
+	o->segment_bytes = 1u << 20;
+	o->wal_segment_bytes = WAL_SEG;
+	o->max_wal_size_bytes = 1ull << 30; /* far above the fs */
+	o->checkpoint_timeout_ms = 3600000;
+	o->log = fkt_store_log;
+	o->log_arg = NULL;
+}
+
+static double free_mib(void)
+{
+	struct statfs sf;
+	if (statfs(fs.mnt, &sf))
+		return -1;
+	return (double)sf.f_bavail * (double)sf.f_bsize / 1048576.0;
+}
+
+/* The WAL directory's size in segments. */
+static unsigned wal_segments(void)
+{
+	char path[800];
+	snprintf(path, sizeof(path), "%s/wal", store_dir);
+	DIR *d = opendir(path);
+	unsigned n = 0;
+	struct dirent *de;
+	while (d && (de = readdir(d)))
+		n += strlen(de->d_name) == 16;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static void run(void)
+{
+	struct fk_store_opts o;
+	struct fk_store *s = NULL;
+	struct tpcb_tables t;
+	struct tpcb_rng rng;
+	struct fk_batch b;
+	struct fk_store_stats st;
+	struct fkt_acks acks;
+	int r;
+
+	store_opts(&o);
+	tpcb_rng_seed(&rng, seed);
+	fk_batch_init(&b);
+	fkt_acks_init(&acks, 1);
+	CHECK_EQ(fkt_write_file(other, 4u << 20, seed), 0);
+	CHECK_EQ(fk_store_open(store_dir, &o, &s), 0);
+	if (!s)
+		return;
+	CHECK_EQ(tpcb_create(s, 1, &t, NULL, NULL), 0);
+	CHECK_EQ(fk_store_checkpoint(s), 0);
+
+	/* The WAL fills the file system. */
+	r = 0;
+	for (int i = 0; i < 200000 && !r; i++)
+		r = fkt_acks_txn(&acks, s, &t, &rng, &b);
+	CHECK_EQ(r, -ENOSPC);
+	fk_store_get_stats(s, &st);
+	unsigned full_segs = wal_segments();
+	uint64_t full_wal = st.wal_bytes;
+	printf("WAL filled the fs after %zu commits: %u segments (%.1f MiB), "
+	       "%.2f MiB free\n",
+	       acks.n, full_segs, full_segs * (WAL_SEG / 1048576.0),
+	       free_mib());
+	CHECK(acks.n > 1000);
+
+	/* The user frees 4 MiB; commits go on. */
+	CHECK_EQ(unlink(other), 0);
+	int fd = open(fs.mnt, O_RDONLY | O_DIRECTORY);
+	if (fd >= 0) {
+		syncfs(fd);
+		close(fd);
+	}
+	printf("freed 4 MiB: %.2f MiB free\n", free_mib());
+	uint64_t target = full_wal + ROUNDS * (uint64_t)full_segs * WAL_SEG;
+	uint64_t t0 = fk_now_ns(), waited_ns = 0;
+	unsigned nospc = 0, first_nospc_at = 0, max_segs = 0;
+	size_t n0 = acks.n;
+	for (;;) {
+		fk_store_get_stats(s, &st);
+		if (st.wal_bytes >= target || st.error)
+			break;
+		r = fkt_acks_txn(&acks, s, &t, &rng, &b);
+		unsigned segs = (acks.n & 255) ? 0 : wal_segments();
+		if (segs > max_segs)
+			max_segs = segs;
+		if (r == -ENOSPC) {
+			if (!nospc++)
+				first_nospc_at = (unsigned)(acks.n - n0);
+			usleep(10000);
+			waited_ns += 10000000ull;
+			if (waited_ns >= MAX_WAIT_S * 1000000000ull)
+				break;
+			continue;
+		}
+		CHECK_EQ(r, 0);
+		if (r)
+			break;
+	}
+	fk_store_get_stats(s, &st);
+	unsigned segs = wal_segments();
+	if (segs > max_segs)
+		max_segs = segs;
+	printf("after the space was freed: %zu commits ok, %u failed with "
+	       "ENOSPC (the first after %u ok), %.1f of %.1f MiB of WAL "
+	       "written in %.1f s; the WAL took at most %u segments "
+	       "(%u at the first ENOSPC); %.2f MiB free; %llu checkpoints\n",
+	       acks.n - n0, nospc, first_nospc_at,
+	       (double)(st.wal_bytes - full_wal) / 1048576.0,
+	       (double)(target - full_wal) / 1048576.0,
+	       (double)(fk_now_ns() - t0) / 1e9, max_segs, full_segs,
+	       free_mib(), (unsigned long long)st.checkpoints);
+	CHECK_EQ(nospc, 0);
+	char *text = fkt_store_log_copy();
+	const char *room = text ? strstr(text, "the WAL stays within") : NULL;
+	printf("store: %.*s\n", room ? (int)strcspn(room, "\n") : 4,
+	       room ? room : "none");
+	CHECK(room != NULL);
+	free(text);
+	CHECK(st.wal_bytes >= target);
+	CHECK(max_segs <= full_segs + 1);
+	CHECK_EQ(st.error, 0);
+
+	/* Every acknowledged commit survives a power cut. */
+	CHECK_EQ(fkt_fs_goingdown(&fs, FKT_GOINGDOWN_NOLOGFLUSH), 0);
+	fk_store_close(s); /* fails: the file system is down */
+	s = NULL;
+	CHECK_EQ(fkt_fs_umount(&fs), 0);
+	CHECK_EQ(fkt_fs_mount(&fs), 0);
+	o.create_mode = FK_STORE_OPEN_EXISTING;
+	CHECK_EQ(fk_store_open(store_dir, &o, &s), 0);
+	if (s) {
+		fkt_acks_verify(&acks, s, "after a power cut");
+		CHECK_EQ(fk_store_close(s), 0);
+		s = NULL;
+	}
+	CHECK_EQ(fk_store_open(store_dir, &o, &s), 0);
+	if (s) {
+		fkt_acks_verify(&acks, s, "after a clean reopen");
+		CHECK_EQ(fk_store_close(s), 0);
+	}
+	fk_batch_release(&b);
+	fkt_acks_release(&acks);
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	const char *e = getenv("FK_TEST_SEED");
+	seed = e ? (unsigned)strtoul(e, NULL, 10)
+		 : (unsigned)time(NULL) ^ (unsigned)getpid();
+	printf("seed %u (FK_TEST_SEED)\n", seed);
+	if (!fkt_is_root())
+		SKIP("needs root and loop devices");
+	fkt_tmpdir();
+	atexit(cleanup);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	char img[512], mnt[512];
+	snprintf(img, sizeof(img), "%s/ext4.img", fkt_tmpdir());
+	snprintf(mnt, sizeof(mnt), "%s/mnt", fkt_tmpdir());
+	int r = fkt_fs_create(&fs, "ext4", img, 24ull << 20, mnt);
+	if (r == 77)
+		SKIP("needs root and loop devices");
+	CHECK_EQ(r, 0);
+	if (r)
+		return fkt_done();
+	snprintf(store_dir, sizeof(store_dir), "%s/store", mnt);
+	snprintf(other, sizeof(other), "%s/other", mnt);
+	run();
+	if (fkt_failures)
+		fprintf(stderr, "store log:\n%s", fkt_store_log_text());
+	fkt_fs_destroy(&fs);
+	return fkt_done();
+}
