@@ -73,7 +73,7 @@ static void usage(FILE *f)
 	    "  --flush-after=SIZE  start writeback every SIZE written to a\n"
 	    "                      file (default 1M, at least 4k)\n"
 	    "  --max-dirty=SIZE    bound on bytes written and not yet seen\n"
-	    "                      written back (default 64M; 0: no bound)\n"
+	    "                      written back (default 8M; 0: no bound)\n"
 	    "  --drop-cache        drop ranges already written back from the\n"
 	    "                      page cache (POSIX_FADV_DONTNEED)\n"
 	    "  --ioprio=CLASS[:N]  COMMAND's I/O priority: idle, be[:0-7],\n"

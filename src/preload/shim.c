@@ -145,7 +145,7 @@ struct slot {
 /* Configuration (from the environment, at load time). */
 static int g_enabled;
 static uint64_t g_flush_after = 1u << 20;
-static uint64_t g_max_dirty = 64u << 20;
+static uint64_t g_max_dirty = 8u << 20;
 static int g_drop_cache;
 static int g_track; /* max_dirty || drop_cache: keep hinted ranges */
 static char g_stats_path[512];
