@@ -39,6 +39,10 @@ enum {
 	CHILD_PDEATHSIG = 1 << 6,   /* SIGTERM to the child when the caller
 				       dies (PR_SET_PDEATHSIG), so a killed
 				       caller leaves no run behind */
+	CHILD_CLOSEFDS = 1 << 7,    /* close every descriptor above stderr
+				       (close_range): a daemon it starts
+				       (a PostgreSQL server) holds none of
+				       the caller's, e.g. no run lock */
 };
 
 /* What the child gets besides @argv.  A zeroed struct: inherit all. */
