@@ -980,6 +980,10 @@ static int pg_stop(struct pg *p)
 	char pidf[1300];
 	snprintf(pidf, sizeof(pidf), "%s/postmaster.pid", p->data);
 	int rc = 0;
+	/* A start cut short by a stop signal (pg_ctl killed, the server
+	 * it forked still coming up): its postmaster.pid comes soon. */
+	for (int i = 0; i < 30 && access(pidf, F_OK); i++)
+		usleep(100000);
 	if (!access(pidf, F_OK)) {
 		struct argl a = {.n = 0};
 		argl_add(&a, "%s/pg_ctl", p->bin);
