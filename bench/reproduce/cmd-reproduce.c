@@ -22,13 +22,18 @@
  *        database, writeback hints every 256 KiB on both sides: A =
  *        hints that wait (checkpoint_flush_wait: WAIT_BEFORE | WRITE |
  *        WAIT_AFTER, what the old WB_SYNC_ALL hint amounted to), B =
- *        SYNC_FILE_RANGE_WRITE alone; every other knob equal.
+ *        SYNC_FILE_RANGE_WRITE alone; every other knob equal.  With
+ *        PostgreSQL 15 installed, its peer on the same disk: pgbench
+ *        of the same shape, checkpoint_flush_after 0 vs 256kB, its own
+ *        table after the store's ("the PostgreSQL peer" below).
  *   001  fs_mark's shape on xfs: many threads, 4 KiB files, -S 1 vs
  *        batched fsync, from empty memory (its file system remounted)
  *        and with the page cache holding clean pages.
  *   002  bench series over scales x clients, the database several times
  *        shared_buffers: fsync request queue compaction off vs on.
- *   003  copy a database-like tree: fsync per file vs early writeback,
+ *   003  copy a database-like tree (a fresh initdb data directory with
+ *        pgbench data when PostgreSQL 15 is installed, else a generated
+ *        one of the same shape): fsync per file vs early writeback,
  *        delayed fsync and POSIX_FADV_DONTNEED; block-layer write counts
  *        of the loop device from tracefs block events (else
  *        /sys/block/loopN/stat) and Dirty/Writeback sampled by
@@ -36,9 +41,10 @@
  *   004  bench sync: sync(2) vs syncfs vs flushkit sync on ext4, xfs,
  *        btrfs, ext3 x 1, 2, 4 file systems.
  *
- * SIGINT/SIGTERM/SIGPIPE: the running child's process group is sent SIGTERM,
- * the experiment stops, the disks are destroyed (throttle reset,
- * umount, loop detach, images removed) and the exit status is 1.
+ * SIGINT/SIGTERM/SIGHUP/SIGPIPE: the running child's process group is sent
+ * SIGTERM, the experiment stops, a PostgreSQL server is stopped and its
+ * cluster removed, the disks are destroyed (throttle reset, umount, loop
+ * detach, images removed) and the exit status is 1.
  */
 #include "child.h"
 #include "cli.h"
