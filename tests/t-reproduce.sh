@@ -3,8 +3,10 @@
 # "flushkit reproduce all --quick" on throttled loop-device disks: every
 # seed's table (table.md with the seed's figures beside ours, table.html)
 # and plots (report/index.html with at least one plot), the seed-layout
-# CSV of 002, one index.html with all five; and afterwards nothing
-# mounted, attached or throttled.  Then the same after a SIGTERM in the
+# CSV of 002, one index.html with all five; with PostgreSQL 15 the
+# peer's table in 000 and an initdb tree in 003; and afterwards nothing
+# mounted, attached or throttled, and no PostgreSQL server, cluster or
+# socket of the run.  Then the same after a SIGTERM in the
 # middle of a run (exit 1, everything removed), and after a SIGKILL (the
 # leftovers are there, and "reproduce --cleanup", as the next start
 # does, removes them).  Checks that the tables are produced, not the
@@ -95,6 +97,42 @@ grep -q 'progress: .* tps, lat .* ms stddev' "$t/r/000/table.md" ||
 	err "000: no worst progress seconds"
 grep -q 'dirty.png\|dirty.svg' "$t/r/index.html" ||
 	err "index.html shows no Dirty/Writeback plot"
+# 000's peer: with PostgreSQL 15 its own table beside the store's, else
+# the line saying it was left out.
+run=$(sed -n 's|.*/run-\([0-9]*\)/.*|\1|p' "$t/r/000/commands.txt" | head -1)
+if [ -x /usr/lib/postgresql/15/bin/initdb ] &&
+	[ -x /usr/lib/postgresql/15/bin/pgbench ] && id postgres >/dev/null 2>&1; then
+	md=$t/r/000/table.md
+	grep -q '^### 000 peer: PostgreSQL 15$' "$md" ||
+		err "000: no peer table in $md"
+	for m in transactions 'latency average' 'latency stddev' tps \
+		'worst second' 'max latency'; do
+		[ "$(grep -c "^| $m" "$md")" = 2 ] ||
+			err "000: '$m' is not in both tables of $md"
+	done
+	sed -n '/^### 000 peer/,$p' "$md" | grep -q '| [0-9.e+]* ± [0-9.e+]* (n=2) | [0-9.e+]* ± [0-9.e+]* (n=2) | [-+0] |' ||
+		err "000: the peer table has no rows with two runs a side and a marker"
+	sed -n '/^### 000 peer/,$p' "$md" | grep -q 'progress: .* tps, lat .* ms stddev' ||
+		err "000: no worst progress seconds of the peer"
+	grep -q 'Seed effects shown by PostgreSQL at 2σ: [0-9]* of [0-9]*' "$md" ||
+		err "000: no 'shown' count of the peer"
+	ls "$t/r/000/pg-a/"*.jsonl "$t/r/000/pg-b/"*.jsonl >/dev/null 2>&1 ||
+		err "000: no peer result files"
+	grep -q 'a fresh initdb data directory' "$t/r/003/table.md" ||
+		err "003: the tree copied is not an initdb data directory"
+else
+	grep -q '^000 peer: PostgreSQL 15 not installed, left out' <<<"$out" ||
+		err "000: no PostgreSQL 15 and no line saying the peer was left out"
+	echo "not checked: the PostgreSQL peer's table (no PostgreSQL 15)"
+fi
+# No PostgreSQL process of the run (they all work in their data
+# directory, below the run's), no cluster or socket directory.
+for p in $(pgrep -u postgres 2>/dev/null); do
+	c=$(readlink "/proc/$p/cwd" 2>/dev/null) || continue
+	case $c in "$root/run-$run/"*) err "after the run: PostgreSQL process $p in $c" ;; esac
+done
+[ -n "$run" ] && [ -e "$root/run-$run" ] &&
+	err "after the run: $root/run-$run (cluster records, sockets): $(ls "$root/run-$run")"
 # Any run directory left is a leftover of this run (it held the lock).
 ls -d "$root"/run-* 2>/dev/null | while read -r d; do
 	p=${d##*/run-}

@@ -6,8 +6,10 @@
  * stdout captured into a buffer (truncated, NUL-terminated, the rest
  * drained so the child does not block); stdout and stderr into a file
  * opened relative to the child's working directory; stdin from
- * /dev/null; the signal mask handed to the child; and child_wait's
- * -EAGAIN for a child still running.
+ * /dev/null; the signal mask handed to the child; CHILD_CLOSEFDS: the
+ * child has none of the caller's descriptors above stderr (a server it
+ * starts must not hold the caller's lock), its redirections kept; and
+ * child_wait's -EAGAIN for a child still running.
  */
 #include "child.h"
 #include "fktest.h"
@@ -132,11 +134,33 @@ static void test_start_wait(void)
 	CHECK_EQ(child_wait(pid, 0), -ECHILD);
 }
 
+static void test_closefds(void)
+{
+	/* A descriptor without O_CLOEXEC, as the run lock of disk.c. */
+	int fd = open("/dev/null", O_RDONLY);
+	CHECK(fd > STDERR_FILENO);
+	char script[64], buf[16];
+	snprintf(script, sizeof(script), "[ -e /proc/$$/fd/%d ]", fd);
+	CHECK_EQ(sh(script, NULL), 0); /* inherited without the flag */
+	struct child_opts o = {.flags = CHILD_CLOSEFDS};
+	CHECK_EQ(sh(script, &o), 1);
+	/* the redirections stay: a capture still reads stdout */
+	o = (struct child_opts){.flags = CHILD_CLOSEFDS | CHILD_STDIN_NULL,
+				.capture = buf,
+				.capture_len = sizeof(buf)};
+	snprintf(script, sizeof(script),
+		 "[ -e /proc/$$/fd/%d ] || echo closed", fd);
+	CHECK_EQ(sh(script, &o), 0);
+	CHECK(!strcmp(buf, "closed\n"));
+	close(fd);
+}
+
 int main(void)
 {
 	test_status();
 	test_capture();
 	test_files();
+	test_closefds();
 	test_start_wait();
 	return fkt_done();
 }

@@ -6,8 +6,8 @@
  * child.h for the interface.
  *
  * Between fork and exec the child calls only async-signal-safe functions
- * (dup2, fchdir, sigprocmask, signal, write, execvp, _exit; setgroups,
- * setgid and setuid, one thread after the fork), so a
+ * (dup2, fchdir, sigprocmask, signal, close_range, write, execvp,
+ * _exit; setgroups, setgid and setuid, one thread after the fork), so a
  * multi-threaded caller (bench tpcb's monitor thread) is safe.
  */
 #include "child.h"
@@ -130,6 +130,9 @@ static int start(const char *prog, char *const argv[],
 		    (f->in >= 0 && dup2(f->in, STDIN_FILENO) < 0) ||
 		    (f->out >= 0 && dup2(f->out, STDOUT_FILENO) < 0) ||
 		    (f->err >= 0 && dup2(f->err, STDERR_FILENO) < 0))
+			_exit(126);
+		if ((o->flags & CHILD_CLOSEFDS) &&
+		    close_range(STDERR_FILENO + 1, ~0U, 0))
 			_exit(126);
 		execvp(prog, argv);
 		int e = errno;

@@ -44,6 +44,10 @@ enum {
 				       its chdir and its PDEATHSIG: a
 				       root caller running a server that
 				       refuses root (PostgreSQL) */
+	CHILD_CLOSEFDS = 1 << 8,    /* close every descriptor above stderr
+				       (close_range): a daemon it starts
+				       (a PostgreSQL server) holds none of
+				       the caller's, e.g. no run lock */
 };
 
 /* What the child gets besides @argv.  A zeroed struct: inherit all. */

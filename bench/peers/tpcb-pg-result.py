@@ -19,7 +19,8 @@
 # (one per checkpoint completed in the run), summary (tps, transactions,
 # duration_s, lat_avg_ms, lat_stddev_ms, lat_p50/p90/p99/p999/max_ms
 # from the logs, stall_ratio = worst / median one-second tps of the -P
-# lines (the conventional median), checkpoints, backend_fsyncs =
+# lines (the conventional median), worst_second_tps and
+# median_second_tps (those two, as bench tpcb's), checkpoints, backend_fsyncs =
 # buffers_backend_fsync, buffers_backend, buffers_checkpoint, wal_fpi,
 # wal_bytes, wal_sync over the run, status).
 import argparse
@@ -102,6 +103,7 @@ for d, l in zip(done, lat):
 
 secs = [p[1] for p in prog]
 stall = None
+med = None
 if secs:
     s = sorted(secs)
     n = len(s)
@@ -177,6 +179,8 @@ summary = {"type": "summary", "tps": round(tps, 3) if tps else tps,
            "lat_p99_ms": pct(0.99), "lat_p999_ms": pct(0.999),
            "lat_max_ms": lat_sorted[-1] if lat_sorted else None,
            "stall_ratio": round(stall, 3) if stall is not None else None,
+           "worst_second_tps": s[0] if secs else None,
+           "median_second_tps": med,
            "checkpoints": delta("checkpoints"),
            "backend_fsyncs": delta("buffers_backend_fsync"),
            "buffers_backend": delta("buffers_backend"),

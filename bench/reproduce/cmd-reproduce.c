@@ -22,13 +22,18 @@
  *        database, writeback hints every 256 KiB on both sides: A =
  *        hints that wait (checkpoint_flush_wait: WAIT_BEFORE | WRITE |
  *        WAIT_AFTER, what the old WB_SYNC_ALL hint amounted to), B =
- *        SYNC_FILE_RANGE_WRITE alone; every other knob equal.
+ *        SYNC_FILE_RANGE_WRITE alone; every other knob equal.  With
+ *        PostgreSQL 15 installed, its peer on the same disk: pgbench
+ *        of the same shape, checkpoint_flush_after 0 vs 256kB, its own
+ *        table after the store's ("the PostgreSQL peer" below).
  *   001  fs_mark's shape on xfs: many threads, 4 KiB files, -S 1 vs
  *        batched fsync, from empty memory (its file system remounted)
  *        and with the page cache holding clean pages.
  *   002  bench series over scales x clients, the database several times
  *        shared_buffers: fsync request queue compaction off vs on.
- *   003  copy a database-like tree: fsync per file vs early writeback,
+ *   003  copy a database-like tree (a fresh initdb data directory with
+ *        pgbench data when PostgreSQL 15 is installed, else a generated
+ *        one of the same shape): fsync per file vs early writeback,
  *        delayed fsync and POSIX_FADV_DONTNEED; block-layer write counts
  *        of the loop device from tracefs block events (else
  *        /sys/block/loopN/stat) and Dirty/Writeback sampled by
@@ -36,9 +41,10 @@
  *   004  bench sync: sync(2) vs syncfs vs flushkit sync on ext4, xfs,
  *        btrfs, ext3 x 1, 2, 4 file systems.
  *
- * SIGINT/SIGTERM/SIGPIPE: the running child's process group is sent SIGTERM,
- * the experiment stops, the disks are destroyed (throttle reset,
- * umount, loop detach, images removed) and the exit status is 1.
+ * SIGINT/SIGTERM/SIGHUP/SIGPIPE: the running child's process group is sent
+ * SIGTERM, the experiment stops, a PostgreSQL server is stopped and its
+ * cluster removed, the disks are destroyed (throttle reset, umount, loop
+ * detach, images removed) and the exit status is 1.
  */
 #include "child.h"
 #include "cli.h"
@@ -52,11 +58,14 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -551,15 +560,18 @@ struct table {
 	int rows, shown, with_effect;
 };
 
-static int table_open(struct ctx *c, struct table *t, const char *title,
-		      const char *cmd_a, const char *cmd_b)
+/* Open the seed's table.md and table.html with fopen @mode ("we" a new
+ * table, "ae" one more after it) and write @title's heading. */
+static int table_open_mode(struct ctx *c, struct table *t, const char *title,
+			   const char *cmd_a, const char *cmd_b,
+			   const char *mode)
 {
 	char path[2200];
 	memset(t, 0, sizeof(*t));
 	snprintf(path, sizeof(path), "%s/table.md", c->seed_dir);
-	t->md = fopen(path, "we");
+	t->md = fopen(path, mode);
 	snprintf(path, sizeof(path), "%s/table.html", c->seed_dir);
-	t->html = fopen(path, "we");
+	t->html = fopen(path, mode);
 	if (!t->md || !t->html) {
 		int e = errno;
 		cli_error("create '%s': %s", path, strerror(e));
@@ -570,9 +582,10 @@ static int table_open(struct ctx *c, struct table *t, const char *title,
 		return -e;
 	}
 	fprintf(t->md,
-		"### %s\n\nDevice profile: %s (write %.0f MB/s, %llu "
+		"%s### %s\n\nDevice profile: %s (write %.0f MB/s, %llu "
 		"write IOPS%s).  A: %s.  B: %s.\n\n",
-		title, c->prof.name, (double)c->prof.write_bps / 1e6,
+		mode[0] == 'a' ? "\n" : "", title, c->prof.name,
+		(double)c->prof.write_bps / 1e6,
 		(unsigned long long)c->prof.write_iops,
 		c->prof.write_bps || c->prof.write_iops ? "" : ": no throttle",
 		cmd_a, cmd_b);
@@ -581,6 +594,12 @@ static int table_open(struct ctx *c, struct table *t, const char *title,
 		"</code>.  B: <code>%s</code>.</p>\n",
 		title, c->prof.name, cmd_a, cmd_b);
 	return 0;
+}
+
+static int table_open(struct ctx *c, struct table *t, const char *title,
+		      const char *cmd_a, const char *cmd_b)
+{
+	return table_open_mode(c, t, title, cmd_a, cmd_b, "we");
 }
 
 static void table_head(struct table *t, const char *seed_a, const char *seed_b)
@@ -663,14 +682,20 @@ static void table_note(struct table *t, const char *fmt, ...)
 	fprintf(t->html, "<pre>%s</pre>\n", buf);
 }
 
-static void table_close(struct table *t)
+/* The count of seed effects shown, by @who (NULL: ours), and close. */
+static void table_close_as(struct table *t, const char *who)
 {
-	table_note(t, "\nSeed effects shown at 2σ: %d of %d.", t->shown,
-		   t->with_effect);
+	table_note(t, "\nSeed effects shown%s%s at 2σ: %d of %d.",
+		   who ? " by " : "", who ? who : "", t->shown, t->with_effect);
 	fclose(t->md);
 	fclose(t->html);
-	printf("  seed effects shown at 2 sigma: %d of %d\n", t->shown,
-	       t->with_effect);
+	printf("  seed effects shown%s%s at 2 sigma: %d of %d\n",
+	       who ? " by " : "", who ? who : "", t->shown, t->with_effect);
+}
+
+static void table_close(struct table *t)
+{
+	table_close_as(t, NULL);
 }
 
 /* "flushkit report" of the result files in the directories @dirs. */
@@ -696,7 +721,829 @@ static int make_report(struct ctx *c, const char *const *dirs, int nr)
 	return run_args(c, "report.log", &a);
 }
 
+/* ---- the PostgreSQL peer --------------------------------------------- */
+
+/*
+ * A private PostgreSQL 15 cluster on a seed's disk.  initdb as user
+ * postgres (runuser(1)) into a directory of the disk; the server listens
+ * on a unix socket in the run directory only (RUN/pgsock-NAME: no TCP
+ * port, so two runs never meet); stopped ("pg_ctl stop -m fast") and its
+ * directories removed when the seed ends, on an error and after a stop
+ * signal (pg_release; pg_stop_all before a disk is destroyed and at
+ * exit).  Before initdb the data directory is named in the record
+ * RUN/NAME.pgcluster, so that the server of a run killed with SIGKILL
+ * is found: pg_cleanup_stale, before the disks' own cleanup at the next
+ * start and in --cleanup, stops the server of every record in a run
+ * directory whose lock nobody holds (immediate shutdown, SIGQUIT, then
+ * SIGKILL), once its working directory shows it is that cluster's.
+ * PostgreSQL's programs get none of our descriptors (CHILD_CLOSEFDS): a
+ * server holding the run lock would make a killed run look alive for as
+ * long as the server runs.  PG_BIN (environment) overrides
+ * /usr/lib/postgresql/15/bin, as in bench/peers/tpcb.sh.
+ */
+#define PG_PORT 54329
+
+struct pg {
+	char bin[512];
+	char data[1200];   /* the data directory, on the seed's disk */
+	char sock[1200];   /* RUN/pgsock-NAME */
+	char rec[1200];	   /* RUN/NAME.pgcluster */
+	char logdir[2200]; /* the step logs (the seed's directory) */
+	char version[128]; /* "postgres (PostgreSQL) 15.x" */
+	char script[1200]; /* bench/peers/tpcb-pg-result.py */
+	uid_t uid;
+	gid_t gid;
+	int registered, made, started;
+};
+
+static struct pg *pg_active[2];
+
+/* An argv of allocated strings (any length: paths and JSON). */
+struct argl {
+	char *v[MAX_ARGV + 1];
+	int n;
+};
+
+static void argl_add(struct argl *a, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void argl_add(struct argl *a, const char *fmt, ...)
+{
+	if (a->n >= MAX_ARGV)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	char *s;
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	if (!s)
+		return;
+	a->v[a->n++] = s;
+	a->v[a->n] = NULL;
+}
+
+static void argl_free(struct argl *a)
+{
+	for (int i = 0; i < a->n; i++)
+		free(a->v[i]);
+	a->n = 0;
+	a->v[0] = NULL;
+}
+
+static const char *pg_bin(void)
+{
+	const char *b = getenv("PG_BIN");
+	return b && *b ? b : "/usr/lib/postgresql/15/bin";
+}
+
+/* bench/peers/tpcb-pg-result.py of the tree the binary was built in
+ * (BUILD/flushkit: BUILD/../bench/peers).  0 or -ENOENT. */
+static int pg_find_script(char *path, size_t len)
+{
+	char exe[1024];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -ENOENT;
+	exe[n] = 0;
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return -ENOENT;
+	*slash = 0;
+	static const char *const rel[] = {"/../bench/peers", "/bench/peers"};
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		snprintf(path, len, "%s%s/tpcb-pg-result.py", exe, rel[i]);
+		if (!access(path, R_OK))
+			return 0;
+	}
+	return -ENOENT;
+}
+
+/*
+ * Can the peer run here?  1 yes; 0 PostgreSQL 15 is not installed
+ * (@why says what is missing); -1 installed but something else is
+ * missing (@why).
+ */
+static int pg_available(char *why, size_t len)
+{
+	static const char *const progs[] = {"initdb", "pg_ctl", "postgres",
+					    "pgbench", "psql"};
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		char p[700];
+		snprintf(p, sizeof(p), "%s/%s", pg_bin(), progs[i]);
+		if (access(p, X_OK)) {
+			snprintf(why, len, "no %s", p);
+			return 0;
+		}
+	}
+	char s[1200];
+	if (!getpwnam("postgres"))
+		snprintf(why, len, "no user postgres");
+	else if (!disk_in_path("runuser"))
+		snprintf(why, len, "no runuser in PATH");
+	else if (!disk_in_path("python3"))
+		snprintf(why, len, "no python3 in PATH");
+	else if (pg_find_script(s, sizeof(s)))
+		snprintf(why, len,
+			 "no bench/peers/tpcb-pg-result.py beside the "
+			 "flushkit binary's directory");
+	else
+		return 1;
+	return -1;
+}
+
+/* The command, for the record: LOGDIR/commands.txt. */
+static void record_command(const char *log, char *const *argv)
+{
+	char cmds[2400];
+	const char *slash = strrchr(log, '/');
+	snprintf(cmds, sizeof(cmds), "%.*s/commands.txt",
+		 slash ? (int)(slash - log) : 1, slash ? log : ".");
+	FILE *cf = fopen(cmds, "ae");
+	if (!cf)
+		return;
+	fprintf(cf, "%s:", log);
+	for (int i = 0; argv[i]; i++)
+		fprintf(cf, " %s", argv[i]);
+	fprintf(cf, "\n");
+	fclose(cf);
+}
+
+/*
+ * Run @a (a->v[0] the program's path) for the peer: as user postgres
+ * when @as_pg (runuser -u postgres --), its own process group, stdin
+ * /dev/null, none of our descriptors, stdout into LOGDIR/@out (or
+ * @cap, @caplen when @cap), stderr into LOGDIR/@err (NULL: with
+ * stdout; with @cap: into LOGDIR/@out).  @stoppable: not started after
+ * a stop signal, and sent it (a step of the experiment); else it runs
+ * whatever (a server's stop).  Returns its status, -EINTR (stopped) or
+ * -errno; a failure is printed naming the program and the log.
+ */
+static int pg_exec(struct pg *p, struct argl *a, int as_pg, int stoppable,
+		   const char *out, const char *err, char *cap, size_t caplen)
+{
+	if (stoppable && stop)
+		return -EINTR;
+	struct argl r = {.n = 0};
+	char *const *argv = a->v;
+	if (as_pg) {
+		argl_add(&r, "runuser");
+		argl_add(&r, "-u");
+		argl_add(&r, "postgres");
+		argl_add(&r, "--");
+		for (int i = 0; i < a->n; i++)
+			argl_add(&r, "%s", a->v[i]);
+		argv = r.v;
+	}
+	char olog[2400], elog[2400];
+	snprintf(olog, sizeof(olog), "%s/%s", p->logdir, out);
+	if (err)
+		snprintf(elog, sizeof(elog), "%s/%s", p->logdir, err);
+	record_command(olog, argv);
+	struct child_opts o = {.flags = CHILD_STDIN_NULL | CHILD_SIGDFL |
+					CHILD_SETPGID | CHILD_PDEATHSIG |
+					CHILD_EXEC_MSG | CHILD_CLOSEFDS};
+	int rc;
+	if (cap) {
+		o.capture = cap;
+		o.capture_len = caplen;
+		o.err_path = olog;
+		rc = child_run(argv[0], argv, &o);
+	} else {
+		o.out_path = olog;
+		if (err)
+			o.err_path = elog;
+		else
+			o.flags |= CHILD_STDERR_OUT;
+		pid_t pid;
+		rc = child_start(argv[0], argv, &o, &pid);
+		if (!rc) {
+			if (stoppable) {
+				child_pgid = pid;
+				if (stop)
+					kill(-pid, SIGTERM);
+			}
+			rc = child_wait(pid, 0);
+			if (stoppable)
+				child_pgid = 0;
+		}
+	}
+	const char *name = strrchr(a->v[0], '/');
+	name = name ? name + 1 : a->v[0];
+	if (stoppable && stop)
+		rc = -EINTR;
+	else if (rc < 0)
+		cli_error("run '%s': %s", a->v[0], strerror(-rc));
+	else if (rc)
+		cli_error("'%s' failed with status %d; see '%s'", name, rc,
+			  err && !cap ? elog : olog);
+	argl_free(&r);
+	return rc;
+}
+
+/* Stop the postmaster of data directory @data, not through pg_ctl (a
+ * killed run's, or one pg_ctl could not stop): its pid from
+ * postmaster.pid, taken only if that process's working directory is
+ * @data (the postmaster's is its data directory); SIGQUIT (immediate
+ * shutdown), after 10 s SIGKILL.  1 if a server was stopped, 0 if none
+ * runs, -EBUSY if it would not go. */
+static int pg_kill_postmaster(const char *data)
+{
+	char path[1300], real[PATH_MAX], cwd[PATH_MAX], link[64];
+	snprintf(path, sizeof(path), "%s/postmaster.pid", data);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	long pid = 0;
+	int ok = fscanf(f, "%ld", &pid) == 1 && pid > 1;
+	fclose(f);
+	if (!ok || !realpath(data, real))
+		return 0;
+	snprintf(link, sizeof(link), "/proc/%ld/cwd", pid);
+	ssize_t n = readlink(link, cwd, sizeof(cwd) - 1);
+	if (n <= 0)
+		return 0;
+	cwd[n] = 0;
+	if (strcmp(cwd, real))
+		return 0; /* the pid is another process's now */
+	kill((pid_t)pid, SIGQUIT);
+	for (int i = 0; i < 150; i++) {
+		if (kill((pid_t)pid, 0) && errno == ESRCH)
+			return 1;
+		if (i == 100)
+			kill((pid_t)pid, SIGKILL);
+		usleep(100000);
+	}
+	cli_error("PostgreSQL server %ld of '%s' does not stop", pid, data);
+	return -EBUSY;
+}
+
+/* Stop @p's server if it runs (pg_ctl stop -m fast, else
+ * pg_kill_postmaster).  0 or -errno. */
+static int pg_stop(struct pg *p)
+{
+	if (!p->started)
+		return 0;
+	char pidf[1300];
+	snprintf(pidf, sizeof(pidf), "%s/postmaster.pid", p->data);
+	int rc = 0;
+	/* A start cut short by a stop signal (pg_ctl killed, the server
+	 * it forked still coming up): its postmaster.pid comes soon. */
+	for (int i = 0; i < 30 && access(pidf, F_OK); i++)
+		usleep(100000);
+	if (!access(pidf, F_OK)) {
+		struct argl a = {.n = 0};
+		argl_add(&a, "%s/pg_ctl", p->bin);
+		argl_add(&a, "-D");
+		argl_add(&a, "%s", p->data);
+		argl_add(&a, "-m");
+		argl_add(&a, "fast");
+		argl_add(&a, "-w");
+		argl_add(&a, "-t");
+		argl_add(&a, "60");
+		argl_add(&a, "stop");
+		rc = pg_exec(p, &a, 1, 0, "pg-stop.log", NULL, NULL, 0);
+		argl_free(&a);
+		if (rc && pg_kill_postmaster(p->data) >= 0)
+			rc = 0;
+	}
+	p->started = 0;
+	return rc;
+}
+
+/* Stop @p's server and remove its data directory, socket directory and
+ * record.  0 or -errno (the server would not stop). */
+static int pg_release(struct pg *p)
+{
+	int rc = pg_stop(p);
+	if (!rc && p->made) {
+		rm_tree(p->data);
+		rm_tree(p->sock);
+		p->made = 0;
+	}
+	if (!rc && p->rec[0])
+		unlink(p->rec);
+	for (int i = 0; i < 2; i++)
+		if (pg_active[i] == p && !rc)
+			pg_active[i] = NULL;
+	return rc;
+}
+
+/* Every cluster of this run (before its disk goes, and at exit). */
+static void pg_stop_all(void)
+{
+	for (int i = 0; i < 2; i++)
+		if (pg_active[i])
+			pg_release(pg_active[i]);
+}
+
+/*
+ * The PostgreSQL servers that killed runs left: for each run directory
+ * under DISK_ROOT whose lock nobody holds, the server of each of its
+ * *.pgcluster records (pg_kill_postmaster).  Before disk_cleanup_stale,
+ * which cannot unmount a disk a server still uses.  Count stopped.
+ */
+static int pg_cleanup_stale(void)
+{
+	DIR *dir = opendir(DISK_ROOT);
+	if (!dir)
+		return 0;
+	int count = 0;
+	struct dirent *e;
+	while ((e = readdir(dir))) {
+		if (strncmp(e->d_name, "run-", 4))
+			continue;
+		char path[1024], lock[1100];
+		snprintf(path, sizeof(path), DISK_ROOT "/%s", e->d_name);
+		snprintf(lock, sizeof(lock), "%s/lock", path);
+		int fd = open(lock, O_RDWR | O_CLOEXEC);
+		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB)) {
+			if (fd >= 0)
+				close(fd); /* a live run (or one starting) */
+			continue;
+		}
+		DIR *rd = opendir(path);
+		struct dirent *r;
+		while (rd && (r = readdir(rd))) {
+			size_t n = strlen(r->d_name);
+			if (n < 11 || strcmp(r->d_name + n - 10, ".pgcluster"))
+				continue;
+			char rec[1400], data[1200];
+			snprintf(rec, sizeof(rec), "%s/%s", path, r->d_name);
+			FILE *f = fopen(rec, "re");
+			if (!f)
+				continue;
+			if (fgets(data, sizeof(data), f)) {
+				data[strcspn(data, "\n")] = 0;
+				if (pg_kill_postmaster(data) > 0)
+					count++;
+			}
+			fclose(f);
+		}
+		if (rd)
+			closedir(rd);
+		close(fd);
+	}
+	closedir(dir);
+	return count;
+}
+
+/* Append @lines (NULL-terminated) to DATA/postgresql.conf. */
+static int pg_conf(struct pg *p, const char *const *lines)
+{
+	char path[1300];
+	snprintf(path, sizeof(path), "%s/postgresql.conf", p->data);
+	FILE *f = fopen(path, "ae");
+	if (!f) {
+		int e = errno;
+		cli_error("open '%s': %s", path, strerror(e));
+		return -e;
+	}
+	fprintf(f,
+		"# flushkit reproduce\nlisten_addresses = ''\nport = %d\n"
+		"unix_socket_directories = '%s'\nlog_line_prefix = '%%m "
+		"[%%p] '\nlog_timezone = 'UTC'\n",
+		PG_PORT, p->sock);
+	for (int i = 0; lines && lines[i]; i++)
+		fprintf(f, "%s\n", lines[i]);
+	if (fclose(f)) {
+		int e = errno;
+		cli_error("write '%s': %s", path, strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+static int chown_dir(const char *path, const struct pg *p)
+{
+	if (mkdir(path, 0700) && errno != EEXIST) {
+		int e = errno;
+		cli_error("mkdir '%s': %s", path, strerror(e));
+		return -e;
+	}
+	if (chown(path, p->uid, p->gid)) {
+		int e = errno;
+		cli_error("chown '%s': %s", path, strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+/*
+ * A new cluster @name in @data (on a seed's disk) with @lines in its
+ * postgresql.conf, its server started; step logs into @logdir.  The
+ * run directory and DISK_ROOT become 0711 (user postgres must reach
+ * the disk below them; nothing in them can be listed).  0, -EINTR or
+ * -errno; on failure the caller still calls pg_release.
+ */
+static int pg_init(struct pg *p, struct ctx *c, const char *name,
+		   const char *data, const char *logdir,
+		   const char *const *lines)
+{
+	memset(p, 0, sizeof(*p));
+	snprintf(p->bin, sizeof(p->bin), "%s", pg_bin());
+	snprintf(p->data, sizeof(p->data), "%s", data);
+	snprintf(p->sock, sizeof(p->sock), "%s/pgsock-%s", c->run_dir, name);
+	snprintf(p->logdir, sizeof(p->logdir), "%s", logdir);
+	if (pg_find_script(p->script, sizeof(p->script)))
+		return -ENOENT;
+	struct passwd *pw = getpwnam("postgres");
+	if (!pw)
+		return -ENOENT;
+	p->uid = pw->pw_uid;
+	p->gid = pw->pw_gid;
+	for (int i = 0; i < 2; i++)
+		if (!pg_active[i]) {
+			pg_active[i] = p;
+			break;
+		}
+	if (chmod(DISK_ROOT, 0711) || chmod(c->run_dir, 0711)) {
+		int e = errno;
+		cli_error("chmod '%s': %s", c->run_dir, strerror(e));
+		return -e;
+	}
+	/* The record first: a run killed from here on leaves it. */
+	snprintf(p->rec, sizeof(p->rec), "%s/%s.pgcluster", c->run_dir, name);
+	FILE *f = fopen(p->rec, "we");
+	if (!f || fprintf(f, "%s\n", p->data) < 0 || fclose(f)) {
+		int e = errno;
+		cli_error("create '%s': %s", p->rec, strerror(e));
+		return -e;
+	}
+	p->made = 1;
+	int rc = chown_dir(p->data, p);
+	if (!rc)
+		rc = chown_dir(p->sock, p);
+	struct argl a = {.n = 0};
+	argl_add(&a, "%s/postgres", p->bin);
+	argl_add(&a, "--version");
+	if (!rc) {
+		rc = pg_exec(p, &a, 0, 1, "pg-version.log", NULL, p->version,
+			     sizeof(p->version));
+		p->version[strcspn(p->version, "\n")] = 0;
+	}
+	argl_free(&a);
+	argl_add(&a, "%s/initdb", p->bin);
+	argl_add(&a, "-D");
+	argl_add(&a, "%s", p->data);
+	argl_add(&a, "-A");
+	argl_add(&a, "trust");
+	argl_add(&a, "-U");
+	argl_add(&a, "postgres");
+	argl_add(&a, "--locale=C");
+	argl_add(&a, "-E");
+	argl_add(&a, "UTF8");
+	argl_add(&a, "-N"); /* the caller syncs the file system */
+	if (!rc)
+		rc = pg_exec(p, &a, 1, 1, "pg-initdb.log", NULL, NULL, 0);
+	argl_free(&a);
+	if (!rc)
+		rc = pg_conf(p, lines);
+	argl_add(&a, "%s/pg_ctl", p->bin);
+	argl_add(&a, "-D");
+	argl_add(&a, "%s", p->data);
+	argl_add(&a, "-l");
+	argl_add(&a, "%s/server.log", p->data);
+	argl_add(&a, "-w");
+	argl_add(&a, "-t");
+	argl_add(&a, "120");
+	argl_add(&a, "start");
+	if (!rc) {
+		p->started = 1; /* from here pg_stop stops it */
+		rc = pg_exec(p, &a, 1, 1, "pg-start.log", NULL, NULL, 0);
+	}
+	argl_free(&a);
+	return rc;
+}
+
+/* psql -c SQL for each of @sql (NULL-terminated), as postgres over the
+ * socket; the last one's output (unaligned, tuples only) into @cap. */
+static int pg_sql(struct pg *p, const char *const *sql, char *cap,
+		  size_t caplen)
+{
+	struct argl a = {.n = 0};
+	argl_add(&a, "%s/psql", p->bin);
+	argl_add(&a, "-h");
+	argl_add(&a, "%s", p->sock);
+	argl_add(&a, "-p");
+	argl_add(&a, "%d", PG_PORT);
+	argl_add(&a, "-U");
+	argl_add(&a, "postgres");
+	argl_add(&a, "-X");
+	argl_add(&a, "-q");
+	argl_add(&a, "-At");
+	argl_add(&a, "-v");
+	argl_add(&a, "ON_ERROR_STOP=1");
+	for (int i = 0; sql[i]; i++) {
+		argl_add(&a, "-c");
+		argl_add(&a, "%s", sql[i]);
+	}
+	argl_add(&a, "postgres");
+	char dummy[256];
+	int rc = pg_exec(p, &a, 0, 1, "pg-psql.log", NULL, cap ? cap : dummy,
+			 cap ? caplen : sizeof(dummy));
+	argl_free(&a);
+	if (!rc && cap)
+		cap[strcspn(cap, "\n")] = 0;
+	return rc;
+}
+
+/* pgbench -i -s @scale into the cluster. */
+static int pg_pgbench_init(struct pg *p, int scale)
+{
+	struct argl a = {.n = 0};
+	argl_add(&a, "%s/pgbench", p->bin);
+	argl_add(&a, "-h");
+	argl_add(&a, "%s", p->sock);
+	argl_add(&a, "-p");
+	argl_add(&a, "%d", PG_PORT);
+	argl_add(&a, "-U");
+	argl_add(&a, "postgres");
+	argl_add(&a, "-i");
+	argl_add(&a, "-q");
+	argl_add(&a, "-s");
+	argl_add(&a, "%d", scale);
+	argl_add(&a, "postgres");
+	int rc = pg_exec(p, &a, 0, 1, "pg-pgbench-init.log", NULL, NULL, 0);
+	argl_free(&a);
+	return rc;
+}
+
+/* The counters a result file records, as one JSON object (as
+ * bench/peers/tpcb.sh's). */
+static int pg_stats(struct pg *p, char *buf, size_t len)
+{
+	static const char *const q[] = {
+	    "SELECT json_build_object('buffers_backend_fsync', "
+	    "b.buffers_backend_fsync, 'buffers_backend', b.buffers_backend, "
+	    "'buffers_checkpoint', b.buffers_checkpoint, 'checkpoints', "
+	    "b.checkpoints_timed + b.checkpoints_req, 'wal_fpi', w.wal_fpi, "
+	    "'wal_bytes', w.wal_bytes, 'wal_sync', w.wal_sync) FROM "
+	    "pg_stat_bgwriter b, pg_stat_wal w",
+	    NULL};
+	return pg_sql(p, q, buf, len);
+}
+
+static double wall_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Copy @from's bytes after @off to @to (a run's lines of the server
+ * log). */
+static void copy_tail(const char *from, off_t off, const char *to)
+{
+	int in = open(from, O_RDONLY | O_CLOEXEC);
+	int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	char buf[65536];
+	ssize_t n;
+	if (in >= 0 && out >= 0 && lseek(in, off, SEEK_SET) == off)
+		while ((n = read(in, buf, sizeof(buf))) > 0)
+			if (write(out, buf, (size_t)n) != n)
+				break;
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+}
+
 /* ---- 000: sync_file_range with WB_SYNC_NONE ------------------------- */
+
+/* The seed's 000 rows: store and peer tables alike. */
+static const struct {
+	const char *label, *key, *sa, *sb;
+	char dir;
+} rows_000[] = {
+    {"transactions", "transactions", "7873859", "9370637", '+'},
+    {"latency average (ms)", "lat_avg_ms", "6.094", "5.119", '-'},
+    {"latency stddev (ms)", "lat_stddev_ms", "35.376", "24.423", '-'},
+    {"tps", "tps", "7871.887", "9369.212", '+'},
+    {"worst second (tps)", "worst_second_tps", "—", "497.0", '?'},
+    {"max latency (ms)", "lat_max_ms", "—", "—", '?'},
+};
+
+/* The rows of 000 and the worst progress seconds of each side. */
+static void table_000(struct table *t, const char *da, const char *db)
+{
+	table_head(t, "before", "after");
+	for (size_t i = 0; i < sizeof(rows_000) / sizeof(rows_000[0]); i++) {
+		struct vals va, vb;
+		summary_vals(da, rows_000[i].key, &va);
+		summary_vals(db, rows_000[i].key, &vb);
+		table_row(t, rows_000[i].label, rows_000[i].sa, rows_000[i].sb,
+			  rows_000[i].dir, &va, &vb);
+	}
+	table_end(t);
+	for (int s = 0; s < 2; s++) {
+		struct collect col;
+		memset(&col, 0, sizeof(col));
+		collect_dir(s ? db : da, &col);
+		table_note(t,
+			   "\nWorst progress seconds of %s (seed, after: "
+			   "\"progress: 871.0 s, 497.0 tps, lat 89.598 ms "
+			   "stddev 308.398\"):",
+			   s ? "B" : "A");
+		for (int i = 0; i < col.nworst; i++)
+			table_note(t,
+				   "    progress: %.1f s, %.1f tps, lat %.3f "
+				   "ms stddev %.3f",
+				   col.worst_t[i], col.worst_tps[i],
+				   col.worst_lat[i], col.worst_sd[i]);
+	}
+}
+
+/* One pgbench run of the 000 peer with checkpoint_flush_after @fa, its
+ * result file (bench/peers/tpcb-pg-result.py) into @dir; logs named
+ * after @tag ("pg-a-1"). */
+static int peer_000_run(struct ctx *c, struct pg *p, const char *fa,
+			const char *dir, const char *tag, int scale,
+			int clients, int secs, const char *sb, const char *cpt)
+{
+	char set[64];
+	snprintf(set, sizeof(set),
+		 "ALTER SYSTEM SET checkpoint_flush_after "
+		 "= '%s'",
+		 fa);
+	const char *const prep[] = {set, "SELECT pg_reload_conf()",
+				    "CHECKPOINT", NULL};
+	char before[1024], after[1024];
+	int rc = pg_sql(p, prep, NULL, 0);
+	if (!rc)
+		rc = pg_stats(p, before, sizeof(before));
+	if (rc)
+		return rc;
+	/* pgbench's per-transaction logs (the max latency): in the run
+	 * directory, not on the disk under test; removed after each run. */
+	char logs[1200], slog[1300];
+	snprintf(logs, sizeof(logs), "%s/pglog", c->run_dir);
+	rm_tree(logs);
+	if (mkdir(logs, 0700)) {
+		cli_error("mkdir '%s': %s", logs, strerror(errno));
+		return -EIO;
+	}
+	snprintf(slog, sizeof(slog), "%s/server.log", p->data);
+	struct stat st;
+	off_t off = stat(slog, &st) ? 0 : st.st_size;
+	int jobs = clients < 2 ? 1 : 2;
+	struct argl a = {.n = 0};
+	argl_add(&a, "%s/pgbench", p->bin);
+	argl_add(&a, "-h");
+	argl_add(&a, "%s", p->sock);
+	argl_add(&a, "-p");
+	argl_add(&a, "%d", PG_PORT);
+	argl_add(&a, "-U");
+	argl_add(&a, "postgres");
+	argl_add(&a, "-c");
+	argl_add(&a, "%d", clients);
+	argl_add(&a, "-j");
+	argl_add(&a, "%d", jobs);
+	argl_add(&a, "-T");
+	argl_add(&a, "%d", secs);
+	argl_add(&a, "-P");
+	argl_add(&a, "1");
+	argl_add(&a, "-l");
+	argl_add(&a, "--log-prefix=%s/pgbench_log", logs);
+	argl_add(&a, "postgres");
+	char out[128], err[128];
+	snprintf(out, sizeof(out), "%s.out", tag);
+	snprintf(err, sizeof(err), "%s.log", tag);
+	double t0 = wall_s();
+	rc = pg_exec(p, &a, 0, 1, out, err, NULL, 0);
+	double t1 = wall_s();
+	argl_free(&a);
+	if (!rc)
+		rc = pg_stats(p, after, sizeof(after));
+	char srv[2400];
+	snprintf(srv, sizeof(srv), "%s/%s.server.log", c->seed_dir, tag);
+	copy_tail(slog, off, srv);
+	if (rc) {
+		rm_tree(logs);
+		return rc;
+	}
+	argl_add(&a, "python3");
+	argl_add(&a, "%s", p->script);
+	argl_add(&a, "--out");
+	argl_add(&a, "%s/tpcb-%s.jsonl", dir, tag);
+	argl_add(&a, "--pgbench-out");
+	argl_add(&a, "%s/%s", c->seed_dir, out);
+	argl_add(&a, "--pgbench-err");
+	argl_add(&a, "%s/%s", c->seed_dir, err);
+	argl_add(&a, "--logs");
+	argl_add(&a, "%s", logs);
+	argl_add(&a, "--server-log");
+	argl_add(&a, "%s", srv);
+	argl_add(&a, "--stats-before");
+	argl_add(&a, "%s", before);
+	argl_add(&a, "--stats-after");
+	argl_add(&a, "%s", after);
+	argl_add(&a, "--t0");
+	argl_add(&a, "%.6f", t0);
+	argl_add(&a, "--t1");
+	argl_add(&a, "%.6f", t1);
+	argl_add(&a, "--version");
+	argl_add(&a, "%s", p->version);
+	argl_add(&a, "--command");
+	argl_add(&a, "pgbench -c %d -j %d -T %d -P 1 -l", clients, jobs, secs);
+	argl_add(&a, "--setting");
+	argl_add(&a, "scale=%d", scale);
+	argl_add(&a, "--setting");
+	argl_add(&a, "clients=%d", clients);
+	argl_add(&a, "--setting");
+	argl_add(&a, "duration_s=%d", secs);
+	argl_add(&a, "--setting");
+	argl_add(&a, "progress_s=1");
+	argl_add(&a, "--setting");
+	argl_add(&a, "shared_buffers=%s", sb);
+	argl_add(&a, "--setting");
+	argl_add(&a, "checkpoint_timeout=%s", cpt);
+	argl_add(&a, "--setting");
+	argl_add(&a, "checkpoint_flush_after=%s", fa);
+	char rlog[160];
+	snprintf(rlog, sizeof(rlog), "%s.result.log", tag);
+	rc = pg_exec(p, &a, 0, 1, rlog, NULL, NULL, 0);
+	argl_free(&a);
+	rm_tree(logs); /* the per-transaction logs are large */
+	return rc;
+}
+
+/*
+ * 000's peer: PostgreSQL 15 + pgbench on the same disk, the store runs'
+ * scale, clients, duration, -P 1 and shared_buffers; A =
+ * checkpoint_flush_after 0 (no writeback hints), B = 256kB (PostgreSQL
+ * 15's default: sync_file_range(SYNC_FILE_RANGE_WRITE) every 256 KiB of
+ * checkpoint writes), alternating as the store's sides.  Its table is
+ * appended to 000's.  Returns 0, -EINTR or -errno; *@ran whether the
+ * table was written.
+ */
+static int peer_000(struct ctx *c, struct disk *d, unsigned runs, int scale,
+		    int clients, int secs, const char *sb, int *ran)
+{
+	char why[1400];
+	*ran = 0;
+	int av = pg_available(why, sizeof(why));
+	if (av <= 0) {
+		if (av == 0)
+			printf("000 peer: PostgreSQL 15 not installed, left "
+			       "out\n");
+		else
+			printf("000 peer: PostgreSQL 15 left out: %s\n", why);
+		fflush(stdout);
+		return 0;
+	}
+	/* PostgreSQL's minimum checkpoint_timeout is 30 s (the store
+	 * runs' is shorter). */
+	const char *cpt = "30s";
+	char l_sb[96], l_conn[64];
+	snprintf(l_sb, sizeof(l_sb), "shared_buffers = '%s'", sb);
+	snprintf(l_conn, sizeof(l_conn), "max_connections = %d", clients + 10);
+	const char *const lines[] = {l_sb, "checkpoint_timeout = '30s'",
+				     "log_checkpoints = on", l_conn, NULL};
+	char da[2300], db[2300], data[1200];
+	snprintf(da, sizeof(da), "%s/pg-a", c->seed_dir);
+	snprintf(db, sizeof(db), "%s/pg-b", c->seed_dir);
+	snprintf(data, sizeof(data), "%s/pg", d->mnt);
+	if (mkdir_p1(da) || mkdir_p1(db))
+		return -EIO;
+	printf("000 peer: PostgreSQL 15, pgbench -s %d -c %d -T %d\n", scale,
+	       clients, secs);
+	fflush(stdout);
+	struct pg p;
+	int rc = pg_init(&p, c, "seed000", data, c->seed_dir, lines);
+	if (!rc)
+		rc = pg_pgbench_init(&p, scale);
+	for (unsigned r = 0; r < 2 * runs && !rc; r++) {
+		int side = (r % 2) ^ ((r / 2) % 2); /* A B B A A B ... */
+		char tag[32];
+		snprintf(tag, sizeof(tag), "pg-%c-%u", side ? 'b' : 'a',
+			 r / 2 + 1);
+		rc = peer_000_run(c, &p, side ? "256kB" : "0", side ? db : da,
+				  tag, scale, clients, secs, sb, cpt);
+	}
+	int rr = pg_release(&p);
+	if (rc || rr)
+		return rc ? rc : rr;
+
+	struct table t;
+	char cmd[400], ta[512], tb[512];
+	snprintf(cmd, sizeof(cmd),
+		 "%s, pgbench -s %d -c %d -T %d -P 1, shared_buffers=%s, "
+		 "checkpoint_timeout=%s",
+		 p.version, scale, clients, secs, sb, cpt);
+	snprintf(ta, sizeof(ta), "%s, checkpoint_flush_after=0", cmd);
+	snprintf(tb, sizeof(tb), "%s, checkpoint_flush_after=256kB", cmd);
+	if (table_open_mode(c, &t, "000 peer: PostgreSQL 15", ta, tb, "ae"))
+		return -EIO;
+	table_000(&t, da, db);
+	table_note(&t, "\nPostgreSQL has no hint that waits: A is no "
+		       "writeback hint at all, B its sync_file_range("
+		       "SYNC_FILE_RANGE_WRITE) every 256 KiB of checkpoint "
+		       "writes.  Its checkpoint_timeout cannot be below 30 "
+		       "s.");
+	table_close_as(&t, "PostgreSQL");
+	*ran = 1;
+	return 0;
+}
 
 static int seed_000(struct ctx *c, struct disk *d)
 {
@@ -764,45 +1611,17 @@ static int seed_000(struct ctx *c, struct disk *d)
 	if (table_open(c, &t, "000: sync_file_range with WB_SYNC_NONE (TPC-B)",
 		       ta, tb))
 		return -EIO;
-	table_head(&t, "before", "after");
-	static const struct {
-		const char *label, *key, *sa, *sb;
-		char dir;
-	} rows[] = {
-	    {"transactions", "transactions", "7873859", "9370637", '+'},
-	    {"latency average (ms)", "lat_avg_ms", "6.094", "5.119", '-'},
-	    {"latency stddev (ms)", "lat_stddev_ms", "35.376", "24.423", '-'},
-	    {"tps", "tps", "7871.887", "9369.212", '+'},
-	    {"worst second (tps)", "worst_second_tps", "—", "497.0", '?'},
-	    {"max latency (ms)", "lat_max_ms", "—", "—", '?'},
-	};
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		struct vals va, vb;
-		summary_vals(da, rows[i].key, &va);
-		summary_vals(db, rows[i].key, &vb);
-		table_row(&t, rows[i].label, rows[i].sa, rows[i].sb,
-			  rows[i].dir, &va, &vb);
-	}
-	table_end(&t);
-	for (int s = 0; s < 2; s++) {
-		struct collect col;
-		memset(&col, 0, sizeof(col));
-		collect_dir(s ? db : da, &col);
-		table_note(&t,
-			   "\nWorst progress seconds of %s (seed, after: "
-			   "\"progress: 871.0 s, 497.0 tps, lat 89.598 ms "
-			   "stddev 308.398\"):",
-			   s ? "B" : "A");
-		for (int i = 0; i < col.nworst; i++)
-			table_note(&t,
-				   "    progress: %.1f s, %.1f tps, lat %.3f "
-				   "ms stddev %.3f",
-				   col.worst_t[i], col.worst_tps[i],
-				   col.worst_lat[i], col.worst_sd[i]);
-	}
-	const char *dirs[] = {da, db};
-	make_report(c, dirs, 2);
+	table_000(&t, da, db);
 	table_close(&t);
+	int ran;
+	rc = peer_000(c, d, runs, scale, clients, secs, sb, &ran);
+	if (rc)
+		return rc;
+	char pa[2300], pb[2300];
+	snprintf(pa, sizeof(pa), "%s/pg-a", c->seed_dir);
+	snprintf(pb, sizeof(pb), "%s/pg-b", c->seed_dir);
+	const char *dirs[] = {da, db, pa, pb};
+	make_report(c, dirs, ran ? 4 : 2);
 	return 0;
 }
 
@@ -1125,14 +1944,14 @@ static int make_db_tree(const char *root, int quick)
 	return 0;
 }
 
-static int seed_003(struct ctx *c, struct disk *d)
+/* 003's runs and table: copies of the tree @src (@tree says what it
+ * is). */
+static int seed_003_copy(struct ctx *c, struct disk *d, const char *src,
+			 const char *tree)
 {
 	unsigned runs = c->runs ? c->runs : c->quick ? 2 : 5;
-	char src[1200], dst[1200];
-	snprintf(src, sizeof(src), "%s/template", d->mnt);
+	char dst[1200];
 	snprintf(dst, sizeof(dst), "%s/copy", d->mnt);
-	if (make_db_tree(src, c->quick) || syncfs_path(d->mnt))
-		return -EIO;
 	struct vals wall[2], wr[2], mg[2], q[2], kib[2];
 	memset(wall, 0, sizeof(wall));
 	memset(wr, 0, sizeof(wr));
@@ -1256,22 +2075,65 @@ static int seed_003(struct ctx *c, struct disk *d)
 			   "block_rq_issue, block_rq_complete, writes only; "
 			   "KiB from block_rq_complete), in an instance of "
 			   "our own; events lost to buffer overruns: %.0f.  "
-			   "The tree: %s (a generated PostgreSQL-like data "
-			   "directory).",
-			   lost, src);
+			   "The tree: %s (%s).",
+			   lost, src, tree);
 	else
 		table_note(&t,
 			   "Block-layer counts are those of the loop device "
 			   "(/sys/block/loopN/stat: tracefs block events "
 			   "could not be used here: %s; the seed's blktrace "
 			   "\"dispatches\" have no counter in stat).  The "
-			   "tree: %s (a generated PostgreSQL-like data "
-			   "directory).",
-			   tr.why, src);
+			   "tree: %s (%s).",
+			   tr.why, src, tree);
 	const char *dirs[] = {sd[0], sd[1]};
 	make_report(c, dirs, 2);
 	table_close(&t);
 	return 0;
+}
+
+/*
+ * 003's tree: with PostgreSQL 15 installed a fresh initdb data directory
+ * (as postgres, on the seed's disk) given table data by pgbench -i -s N
+ * (-s 2: about the generated tree's size; --quick -s 1), its server
+ * stopped (a clean shutdown checkpoint) before the copies; else the
+ * generated tree of the same shape (make_db_tree).
+ */
+static int seed_003(struct ctx *c, struct disk *d)
+{
+	char src[1200], tree[1600], why[1400];
+	snprintf(src, sizeof(src), "%s/template", d->mnt);
+	struct pg p;
+	int pgtree = pg_available(why, sizeof(why)) == 1, rc = 0;
+	if (pgtree) {
+		int scale = c->quick ? 1 : 2;
+		rc = pg_init(&p, c, "seed003", src, c->seed_dir, NULL);
+		if (!rc)
+			rc = pg_pgbench_init(&p, scale);
+		if (!rc)
+			rc = pg_stop(&p);
+		snprintf(tree, sizeof(tree),
+			 "a fresh initdb data directory of %s with pgbench "
+			 "-i -s %d, its server stopped",
+			 p.version, scale);
+	} else {
+		rc = make_db_tree(src, c->quick) ? -EIO : 0;
+		snprintf(tree, sizeof(tree),
+			 "a generated PostgreSQL-like data directory; no "
+			 "initdb tree: %s",
+			 why);
+	}
+	printf("  the tree: %s\n", tree);
+	fflush(stdout);
+	if (!rc && syncfs_path(d->mnt))
+		rc = -EIO;
+	if (!rc)
+		rc = seed_003_copy(c, d, src, tree);
+	if (pgtree) {
+		int rr = pg_release(&p);
+		if (!rc)
+			rc = rr;
+	}
+	return rc;
 }
 
 /* ---- 004: sync ordering; syncfs per file system ---------------------- */
@@ -1460,6 +2322,7 @@ static int run_seed(struct ctx *c, int n, double *dur)
 			break;
 		}
 	}
+	pg_stop_all(); /* a server keeps its disk busy */
 	if (n != 4 && disk_destroy(&d) && !rc)
 		rc = -EIO;
 	*dur = now_s() - t0;
@@ -1687,9 +2550,10 @@ int cmd_reproduce(int argc, char **argv)
 			cli_error("reproduce --cleanup needs root");
 			return FK_EXIT_FAILURE;
 		}
+		int k = pg_cleanup_stale();
 		int n = disk_cleanup_stale();
 		printf("removed %d leftovers of killed runs under %s\n",
-		       n < 0 ? 0 : n, DISK_ROOT);
+		       (n < 0 ? 0 : n) + k, DISK_ROOT);
 		return n < 0 ? FK_EXIT_FAILURE : FK_EXIT_OK;
 	}
 	if (optind + 1 != argc) {
@@ -1752,8 +2616,15 @@ int cmd_reproduce(int argc, char **argv)
 	stop_signals_catch(&saved, on_signal, 1);
 	stop = 0;
 	stop_sig = 0;
+	/* A killed run's PostgreSQL server first: its disk is busy while
+	 * it runs. */
+	int k = pg_cleanup_stale();
+	if (k > 0)
+		cli_warn("stopped %d PostgreSQL servers of killed runs", k);
 	if (disk_run_dir_create(c.run_dir, sizeof(c.run_dir)))
 		return FK_EXIT_FAILURE;
+	/* After disk_run_dir_create's: atexit runs it first. */
+	atexit(pg_stop_all);
 
 	int err = 0, done[5] = {0};
 	double dur[5] = {0}, t0 = now_s();
