@@ -1096,6 +1096,59 @@ static int state_cleanup_stale(void)
 	return n;
 }
 
+/*
+ * The bdi is one run's at a time: a run with strict runs holds
+ * STATE_DIR/bdi-MAJ:MIN.lock flock()ed (its pid inside) from before it
+ * reads the bdi's knobs to its exit.  Two at once would each save the
+ * other's live strict values as the ones to restore, and each one's
+ * restore would undo the other's strict_limit mid-run.  Once held, the
+ * records of killed runs are undone again: one that held the bdi and
+ * was killed after this run's first cleanup has left it strict.  0, or
+ * -errno (printed; -EWOULDBLOCK: another run holds it).
+ */
+static int bdi_lock_fd = -1;
+
+static int bdi_lock(void)
+{
+	const char *mm = bdi + strlen("/sys/class/bdi/");
+	char p[256], who[32] = "?";
+	snprintf(p, sizeof(p), "%s/bdi-%s.lock", STATE_DIR, mm);
+	int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		int e = errno;
+		cli_error("bench neighbor: create '%s': %s", p, strerror(e));
+		return -e;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		int e = errno;
+		if (e == EWOULDBLOCK) {
+			ssize_t n = pread(fd, who, sizeof(who) - 1, 0);
+			who[n > 0 ? n : 0] = '\0';
+			who[strcspn(who, "\n")] = '\0';
+			cli_error("bench neighbor: bdi %s is in use by another "
+				  "bench neighbor run (pid %s), whose strict "
+				  "runs change its knobs: wait for it to end, "
+				  "or use another --dir or --device",
+				  mm, who[0] ? who : "?");
+		} else {
+			cli_error("bench neighbor: flock '%s': %s", p,
+				  strerror(e));
+		}
+		close(fd);
+		return -e;
+	}
+	int w = snprintf(who, sizeof(who), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) || pwrite(fd, who, (size_t)w, 0) != w) {
+		int e = errno;
+		cli_error("bench neighbor: write '%s': %s", p, strerror(e));
+		close(fd);
+		return -e;
+	}
+	bdi_lock_fd = fd; /* released at exit */
+	state_cleanup_stale();
+	return 0;
+}
+
 /* ---- one run ----------------------------------------------------------- */
 
 struct env {
@@ -2147,6 +2200,9 @@ int cmd_bench_neighbor(int argc, char **argv)
 			bdi_ratio_knob = "max_ratio_fine";
 	}
 	find_skips(&env);
+	if (!geteuid() && (op.configs & 1u << C_STRICT) &&
+	    !env.skip[C_STRICT] && bdi_lock())
+		goto out;
 
 	{
 		/* the children run in their run directories */

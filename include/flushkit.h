@@ -1638,7 +1638,9 @@ FK_API int fk_tree_copy(const char *src, const char *dst,
  * except one that every source would meet before anything is done (the
  * -EMFILE of the descriptor limit, io_uring's setup with
  * FK_SYNC_IO_URING, -ENOMEM there): reported once, and no later source
- * is tried.
+ * is tried; and a copy stopped by -ENOSPC, -EDQUOT or -ENOMEM: as with
+ * one source, nothing more is created, written or fsynced, so no later
+ * source is tried either.
  * Returns 0; the first -errno (or -FK_EDEGRADED, when nothing worse
  * happened) of the sources' copies, each as fk_tree_copy returns it;
  * -ENOTDIR (reported as op "target") when @nr_srcs > 1 and @dst is not

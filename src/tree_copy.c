@@ -2324,10 +2324,11 @@ static void add_stats(struct fk_tree_stats *sum, const struct fk_tree_stats *st)
  * fk_tree_copy for one source).  @links is the hard-link map of the
  * call: the first copies of the inodes copied so far by this and the
  * earlier sources, relative to the directory they were copied into.
- * @st is zeroed and filled.  *@refused is set when it failed before
- * anything was done, in a way every later source would fail the same
- * (the descriptor limit, the fsync batch's setup, no memory): the call
- * stops there, said once.
+ * @st is zeroed and filled.  *@refused is set when no later source may
+ * be tried: it failed before anything was done, in a way every later
+ * source would fail the same (the descriptor limit, the fsync batch's
+ * setup, no memory), said once; or its copy stopped (ENOSPC, EDQUOT,
+ * ENOMEM), after which nothing more is written or fsynced in the call.
  */
 static int copy_source(const char *src, const char *dst,
 		       const struct fk_tree_opts *o, struct fk_tree_stats *st,
@@ -2423,8 +2424,10 @@ static int copy_source(const char *src, const char *dst,
 
 	if (c.stop) {
 		/* Stopped (ENOSPC, ENOMEM): the partial copy is left as it
-		 * is and not made durable. */
+		 * is and not made durable, and no later source is copied. */
 		r = c.stop;
+		if (is_space_err(r) || r == -ENOMEM)
+			*refused = 1;
 	} else {
 		int fr = durability_phase(&c);
 		st->fsync_ns += fk_now_ns() - t1;

@@ -145,8 +145,11 @@ static int parse_ioprio(const char *s, int *value)
 /*
  * Find @name as execvp(3) does: a name with a slash is itself; else the
  * first PATH entry (default "/bin:/usr/bin") where it is an executable
- * regular file.  Returns a malloc'ed path, or NULL with *err: -ENOENT
- * (nowhere), -EACCES (found, not executable), -ENOMEM.
+ * regular file.  An empty entry (leading, doubled or trailing ':', or
+ * PATH "") is the current directory, and the path is then @name itself,
+ * as glibc's (so a script's $0 is "NAME", not "./NAME").  Returns a
+ * malloc'ed path, or NULL with *err: -ENOENT (nowhere), -EACCES (found,
+ * not executable), -ENOMEM.
  */
 static char *find_command(const char *name, int *err)
 {
@@ -160,7 +163,7 @@ static char *find_command(const char *name, int *err)
 		path = "/bin:/usr/bin";
 	int saw_eacces = 0;
 	size_t nl = strlen(name);
-	while (*path) {
+	for (;;) {
 		const char *colon = strchr(path, ':');
 		size_t dl = colon ? (size_t)(colon - path) : strlen(path);
 		char *cand = malloc(dl + nl + 3);
@@ -169,7 +172,7 @@ static char *find_command(const char *name, int *err)
 			return NULL;
 		}
 		if (dl == 0)
-			snprintf(cand, dl + nl + 3, "./%s", name);
+			snprintf(cand, dl + nl + 3, "%s", name);
 		else
 			snprintf(cand, dl + nl + 3, "%.*s/%s", (int)dl, path,
 				 name);

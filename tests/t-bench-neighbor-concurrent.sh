@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# t-bench-neighbor-concurrent.sh - two "flushkit bench neighbor" runs
+# with strict runs on one bdi at once: the second is refused before it
+# changes anything (exit 1, naming the bdi and the pid of the run that
+# holds it), the first runs to its end undisturbed, and the bdi's
+# strict_limit and max ratio are what they were before.  Without that,
+# the second saved the first's strict values as the ones to restore
+# and each one's restore undid the other's live strict_limit (left
+# strict_limit 1 on the disk).  Runs on a loop-mounted ext4 of its own,
+# so the bdi is the test's.  Not root: skip (77).
+set -u
+: "${FLUSHKIT:?FLUSHKIT must name the built flushkit command}"
+[ "$(id -u)" = 0 ] || { echo "SKIP: not root"; exit 77; }
+[ -e /dev/loop-control ] || { echo "SKIP: no loop devices"; exit 77; }
+command -v mkfs.ext4 >/dev/null || { echo "SKIP: no mkfs.ext4"; exit 77; }
+fail=0
+err() { echo "FAIL: $*"; fail=1; }
+t=$(mktemp -d /var/tmp/fk-t-bench-neighbor-concurrent.XXXXXX) || exit 1
+loop=""
+pa=""
+cleanup() {
+	[ -n "$pa" ] && kill "$pa" 2>/dev/null && wait "$pa" 2>/dev/null
+	[ -n "${bdi:-}" ] && [ -n "${before:-}" ] && {
+		echo "${before#* }" >"$ratio"
+		echo "${before%% *}" >"$bdi/strict_limit"
+	} 2>/dev/null
+	mountpoint -q "$t/mnt" && umount "$t/mnt"
+	[ -n "$loop" ] && losetup -d "$loop"
+	rm -rf "$t"
+}
+trap cleanup EXIT
+truncate -s 2G "$t/img"
+loop=$(losetup --find --show "$t/img") || { echo "FAIL: losetup"; exit 1; }
+mkfs.ext4 -q -F "$loop" >/dev/null 2>&1 || { echo "FAIL: mkfs.ext4"; exit 1; }
+mkdir -p "$t/mnt"
+mount "$loop" "$t/mnt" || { echo "FAIL: mount $loop"; exit 1; }
+mkdir -p "$t/mnt/a" "$t/mnt/b"
+mm=$(stat -c '%Hd:%Ld' "$t/mnt/a")
+bdi=/sys/class/bdi/$mm
+ratio=$bdi/max_ratio_fine
+[ -e "$ratio" ] || ratio=$bdi/max_ratio
+knobs() { echo "$(cat "$bdi/strict_limit") $(cat "$ratio")"; }
+before=$(knobs)
+
+"$FLUSHKIT" bench neighbor --quick --config=strict --neighbor=tree \
+	--tree-src=/usr/share/doc --dir "$t/mnt/a" --results "$t/ra" \
+	>"$t/a.out" 2>&1 &
+pa=$!
+seen=0
+for _ in $(seq 1 600); do
+	[ "$(cat "$bdi/strict_limit")" = 1 ] && { seen=1; break; }
+	kill -0 $pa 2>/dev/null || break
+	sleep 0.05
+done
+[ $seen = 1 ] || err "the first run never set strict_limit: $(cat "$t/a.out")"
+"$FLUSHKIT" bench neighbor --quick --config=strict --neighbor=tree \
+	--tree-src=/usr/share/doc --dir "$t/mnt/b" --results "$t/rb" \
+	>"$t/b.out" 2>"$t/b.err"
+rc=$?
+[ $rc = 1 ] || err "the second run on bdi $mm: exit $rc, want 1 (refused): $(grep 'strict_limit' "$t/b.out")"
+grep -q "bdi $mm .*another bench neighbor run (pid $pa)" "$t/b.err" ||
+	err "the second run did not name the run holding bdi $mm: $(cat "$t/b.err")"
+wait $pa
+rca=$?
+pa=""
+[ $rca = 0 ] || err "the first run: exit $rca: $(tail -3 "$t/a.out")"
+[ "$(knobs)" = "$before" ] ||
+	err "after both runs: bdi $mm knobs $(knobs), were $before"
+[ $fail = 0 ] && echo PASS
+exit $fail
