@@ -673,16 +673,23 @@ int cmd_cp(int argc, char **argv)
 		print_text(src, nr_src, dst, &o, &sum, exit_code);
 	fflush(stdout);
 
-	char *q_src = cli_path_quote(src ? src : "..."),
+	/* One source by its name; several as "N sources" (each failed
+	 * one was named in its own error line above). */
+	char *q_src = src ? cli_path_quote(src) : NULL,
 	     *q_dst = cli_path_quote(dst);
+	char what[64 + PATH_MAX];
+	if (src)
+		snprintf(what, sizeof(what), "'%s'", q_src ? q_src : "?");
+	else
+		snprintf(what, sizeof(what), "%d sources", nr_src);
 	if (exit_code == FK_EXIT_FAILURE)
-		cli_error("cp '%s' to '%s' failed (%llu errors): %s",
-			  q_src ? q_src : "?", q_dst ? q_dst : "?",
-			  (unsigned long long)sum.errors, fk_strerror(r));
+		cli_error("cp %s to '%s' failed (%llu errors): %s", what,
+			  q_dst ? q_dst : "?", (unsigned long long)sum.errors,
+			  fk_strerror(r));
 	else if (exit_code == FK_EXIT_DEGRADED)
-		cli_warn("cp '%s' to '%s': durability degraded (directory "
+		cli_warn("cp %s to '%s': durability degraded (directory "
 			 "sync not supported)",
-			 q_src ? q_src : "?", q_dst ? q_dst : "?");
+			 what, q_dst ? q_dst : "?");
 	free(q_src);
 	free(q_dst);
 	json_object_put(errs.list);
