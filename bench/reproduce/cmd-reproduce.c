@@ -797,7 +797,8 @@ static const char *pg_bin(void)
 }
 
 /* bench/peers/tpcb-pg-result.py of the tree the binary was built in
- * (BUILD/flushkit: BUILD/../bench/peers).  0 or -ENOENT. */
+ * (BUILD/flushkit: BUILD/../bench/peers), or the installed copy
+ * (BIN/../share/flushkit/peers).  0 or -ENOENT. */
 static int pg_find_script(char *path, size_t len)
 {
 	char exe[1024];
@@ -809,7 +810,8 @@ static int pg_find_script(char *path, size_t len)
 	if (!slash)
 		return -ENOENT;
 	*slash = 0;
-	static const char *const rel[] = {"/../bench/peers", "/bench/peers"};
+	static const char *const rel[] = {"/../bench/peers", "/bench/peers",
+					  "/../share/flushkit/peers"};
 	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
 		snprintf(path, len, "%s%s/tpcb-pg-result.py", exe, rel[i]);
 		if (!access(path, R_OK))
