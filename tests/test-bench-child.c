@@ -148,8 +148,8 @@ static void test_closefds(void)
 	o = (struct child_opts){.flags = CHILD_CLOSEFDS | CHILD_STDIN_NULL,
 				.capture = buf,
 				.capture_len = sizeof(buf)};
-	snprintf(script, sizeof(script),
-		 "[ -e /proc/$$/fd/%d ] || echo closed", fd);
+	snprintf(script, sizeof(script), "[ -e /proc/$$/fd/%d ] || echo closed",
+		 fd);
 	CHECK_EQ(sh(script, &o), 0);
 	CHECK(!strcmp(buf, "closed\n"));
 	close(fd);

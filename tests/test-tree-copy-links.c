@@ -152,9 +152,8 @@ static void on_copied(void *arg, const char *src, const char *dst)
 	}
 }
 
-static int copy_two(const char *s1, const char *s2, const char *dst,
-		    int method, struct hook *h, struct msgs *m,
-		    struct fk_tree_stats *st)
+static int copy_two(const char *s1, const char *s2, const char *dst, int method,
+		    struct hook *h, struct msgs *m, struct fk_tree_stats *st)
 {
 	char a[1200], b[1200], d[1200];
 	snprintf(a, sizeof(a), "%s/%s", top, s1);
@@ -245,11 +244,11 @@ static void test_target_replaced_same_source(void)
 	struct fk_tree_stats st;
 	printf("replaced within one source (victim %s):\n",
 	       first == &hf ? "f" : "g");
-	int r = copy_two("one/s", NULL, "one/DST", FK_COPY_DELAYED, first, &m,
-			 &st);
+	int r =
+	    copy_two("one/s", NULL, "one/DST", FK_COPY_DELAYED, first, &m, &st);
 	CHECK(first->done);
-	check_content("same source", first == &hf ? "one/DST/s/g" : "one/DST/s/f",
-		      "shared");
+	check_content("same source",
+		      first == &hf ? "one/DST/s/g" : "one/DST/s/f", "shared");
 	/* The replaced first copy: invariant 8, an error naming it. */
 	CHECK_EQ(r, -ESTALE);
 	CHECK_EQ(m.errors, 1);
@@ -320,7 +319,8 @@ static void test_inode_reused(void)
 	CHECK_EQ(r, 0);
 	check_content("reused", "reuse/DST/s1/f", "old");
 	check_content("reused", "reuse/DST/s2/same", "new");
-	struct stat a = st_rel("reuse/DST/s1/f"), b = st_rel("reuse/DST/s2/same");
+	struct stat a = st_rel("reuse/DST/s1/f"),
+		    b = st_rel("reuse/DST/s2/same");
 	CHECK(a.st_ino != b.st_ino);
 	CHECK_EQ(a.st_nlink, 1);
 	CHECK_EQ(b.st_nlink, 2); /* linked to its own other name, nNNN */
@@ -369,8 +369,8 @@ static void test_no_second_fsync(void)
 	}
 	struct msgs m = {0};
 	struct fk_tree_stats st;
-	int r = copy_two("fs/a", "fs/b", "fs/DST", FK_COPY_DELAYED, NULL, &m,
-			 &st);
+	int r =
+	    copy_two("fs/a", "fs/b", "fs/DST", FK_COPY_DELAYED, NULL, &m, &st);
 	CHECK_EQ(r, 0);
 	printf("a (3 files) then b (3 links to them): %llu file fsyncs, %llu "
 	       "hard links\n",
