@@ -72,27 +72,35 @@ static void *writer(void *arg)
 	return NULL;
 }
 
-/* Descriptors open in this process other than 0-3 and @skip. */
+/* Descriptors open in this process other than 0-3 and @skip.  No
+ * allocation (getdents64 into a stack buffer): it runs in the child of
+ * a fork made while the writer thread runs, where malloc may find an
+ * allocator lock that thread held at fork. */
 static int extra_fds(int skip, char *names, size_t cap)
 {
-	DIR *d = opendir("/proc/self/fd");
+	int dfd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int n = 0;
-	struct dirent *e;
-	if (!d)
+	char buf[4096];
+	long got;
+	if (dfd < 0)
 		return -1;
 	names[0] = 0;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		int fd = atoi(e->d_name);
-		if (fd <= 3 || fd == dirfd(d) || fd == skip)
-			continue;
-		n++;
-		size_t l = strlen(names);
-		snprintf(names + l, cap - l, " %d", fd);
+	while ((got = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0) {
+		for (long pos = 0; pos < got;) {
+			struct dirent64 *e = (struct dirent64 *)(buf + pos);
+			pos += e->d_reclen;
+			if (e->d_name[0] == '.')
+				continue;
+			int fd = atoi(e->d_name);
+			if (fd <= 3 || fd == dfd || fd == skip)
+				continue;
+			n++;
+			size_t l = strlen(names);
+			snprintf(names + l, cap - l, " %d", fd);
+		}
 	}
-	closedir(d);
-	return n;
+	close(dfd);
+	return got < 0 ? -1 : n;
 }
 
 static int child_list(void)

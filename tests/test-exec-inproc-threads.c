@@ -149,11 +149,16 @@ static void *churn_main(void *arg)
 static void *fork_main(void *arg)
 {
 	(void)arg;
+	/* The child of a multithreaded fork may call only
+	 * async-signal-safe functions: its path and buffer are made before
+	 * the fork (a malloc in the child hung on an allocator lock another
+	 * thread held at fork, under GCC 12's ASan). */
+	static char b[CHUNK];
+	char path[PATH_MAX];
 	for (int i = 0; i < 20; i++) {
+		snprintf(path, sizeof(path), "%s/child%d", dir, i);
 		pid_t pid = fork();
 		if (pid == 0) {
-			char path[PATH_MAX], *b = malloc(CHUNK);
-			snprintf(path, sizeof(path), "%s/child%d", dir, i);
 			int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 			int ok = fd >= 0;
 			for (uint64_t off = 0; ok && off < MiB; off += CHUNK) {
