@@ -36,8 +36,12 @@
  * neighbour leaves behind hurts after it exits too): the victim's tps,
  * latency p50/p99/p99.9/max (nearest rank, from the per-transaction
  * logs), the stall ratio (results_stall_ratio over the window's full
- * seconds), the neighbour's wall time, and the peak Dirty and Writeback
- * of /proc/meminfo sampled every 0.2 s.  Each run writes one result file
+ * seconds), the neighbour's wall time, the time until its data was
+ * written back (from its start to the first sample after its exit with
+ * the machine's Dirty + Writeback within DRAIN_SLACK_KB of the level at
+ * its start: a program that ends when the page cache has its data is
+ * not done with the disk), and the peak Dirty and Writeback of
+ * /proc/meminfo sampled every 0.2 s.  Each run writes one result file
  * RUN/neighbor-*.jsonl for "flushkit report": the victim's progress and
  * checkpoints on this file's clock, the monitor samples, a "window"
  * line (start_s/end_s: the window the summary is measured over, which
@@ -114,10 +118,14 @@ struct opts {
 /* One run's figures (NAN: not measured). */
 struct row {
 	int done;
-	double tps, p50, p99, p999, max, stall, nb_wall, dirty_mib, wb_mib;
+	double tps, p50, p99, p999, max, stall, nb_wall, nb_drain, dirty_mib,
+	    wb_mib;
 	int nb_status, v_status;
 };
-#define NR_METRICS 9
+#define NR_METRICS 10
+/* The neighbour's data counts as written back once the machine's Dirty +
+ * Writeback is back within this of its level at the neighbour's start. */
+#define DRAIN_SLACK_KB (32.0 * 1024)
 
 static struct row rows[NR_VICTIMS][NR_NEIGHBORS][NR_CONFIGS][MAX_ROUNDS];
 
@@ -1441,7 +1449,7 @@ static int one_run(struct env *env, int vmode, int kind, int config,
 	}
 	double nb0 = NAN, nb1 = NAN, v1 = NAN, nb0_mono = NAN;
 	int vst = -1, nst = -1;
-	double peak_d = 0, peak_w = 0;
+	double peak_d = 0, peak_w = 0, base_dw = NAN, drained = NAN;
 	char err[2048] = "";
 	while (vpid > 0 || npid > 0 || isnan(nb0)) {
 		if (stop_sig) {
@@ -1462,6 +1470,9 @@ static int one_run(struct env *env, int vmode, int kind, int config,
 				     CHILD_PDEATHSIG | CHILD_EXEC_MSG,
 			    .cwd = run,
 			    .out_path = "neighbor.out"};
+			double d0, w0;
+			meminfo(&d0, &w0);
+			base_dw = d0 + w0;
 			if (!ce)
 				ce = child_start(prog, nargv, &no, &npid);
 			nb0 = now_epoch();
@@ -1483,6 +1494,11 @@ static int one_run(struct env *env, int vmode, int kind, int config,
 				peak_d = d;
 			if (w > peak_w)
 				peak_w = w;
+			/* written back: after its exit, the first sample
+			 * back near the level at its start */
+			if (!isnan(nb1) && isnan(drained) &&
+			    d + w <= base_dw + DRAIN_SLACK_KB)
+				drained = now_epoch();
 		}
 		if (npid > 0) {
 			int r = child_wait(npid, 1);
@@ -1598,6 +1614,7 @@ static int one_run(struct env *env, int vmode, int kind, int config,
 			 ? results_stall_ratio(secs, nsec, NULL, NULL)
 			 : NAN;
 	row->nb_wall = nb1 - nb0;
+	row->nb_drain = !isnan(drained) && drained <= w1 ? drained - nb0 : NAN;
 	row->dirty_mib = peak_d / 1024;
 	row->wb_mib = peak_w / 1024;
 	row->nb_status = nst;
@@ -1628,6 +1645,7 @@ static int one_run(struct env *env, int vmode, int kind, int config,
 	json_object_object_add(sum, "lat_max_ms", jd(row->max, 3));
 	json_object_object_add(sum, "stall_ratio", jd(row->stall, 3));
 	json_object_object_add(sum, "neighbor_wall_s", jd(row->nb_wall, 2));
+	json_object_object_add(sum, "neighbor_drain_s", jd(row->nb_drain, 2));
 	json_object_object_add(sum, "neighbor_status",
 			       json_object_new_int(nst));
 	json_object_object_add(sum, "victim_status", json_object_new_int(vst));
@@ -1643,20 +1661,21 @@ static int one_run(struct env *env, int vmode, int kind, int config,
 
 	printf("%-4s %-6s %-7s r%-2u tps %8.1f  p50 %7.2f  p99 %8.2f  "
 	       "p99.9 %8.2f  max %8.2f ms  stall %.3f  neighbour %6.1f s  "
-	       "dirty %5.0f  wb %4.0f MiB%s%s\n",
+	       "drained %6.1f s  dirty %5.0f  wb %4.0f MiB%s%s\n",
 	       victim_names[vmode], neighbor_names[kind], config_names[config],
 	       round + 1, row->tps, row->p50, row->p99, row->p999, row->max,
-	       row->stall, row->nb_wall, row->dirty_mib, row->wb_mib,
-	       err[0] ? "  FAILED: " : "", err);
+	       row->stall, row->nb_wall, row->nb_drain, row->dirty_mib,
+	       row->wb_mib, err[0] ? "  FAILED: " : "", err);
 	fflush(stdout);
 	if (env->tsv) {
 		fprintf(env->tsv,
 			"%s\t%s\t%s\t%u\t%.1f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t"
-			"%.2f\t%.0f\t%.0f\t%s\n",
+			"%.2f\t%.2f\t%.0f\t%.0f\t%s\n",
 			victim_names[vmode], neighbor_names[kind],
 			config_names[config], round + 1, row->tps, row->p50,
 			row->p99, row->p999, row->max, row->stall, row->nb_wall,
-			row->dirty_mib, row->wb_mib, err[0] ? "failed" : "ok");
+			row->nb_drain, row->dirty_mib, row->wb_mib,
+			err[0] ? "failed" : "ok");
 		fflush(env->tsv);
 	}
 	remove_tree(nbdir);
@@ -1668,15 +1687,15 @@ static int one_run(struct env *env, int vmode, int kind, int config,
 
 static double metric(const struct row *r, int m)
 {
-	const double v[NR_METRICS] = {r->tps,	  r->p50,	r->p99,
-				      r->p999,	  r->max,	r->stall,
-				      r->nb_wall, r->dirty_mib, r->wb_mib};
+	const double v[NR_METRICS] = {
+	    r->tps,   r->p50,	  r->p99,      r->p999,	     r->max,
+	    r->stall, r->nb_wall, r->nb_drain, r->dirty_mib, r->wb_mib};
 	return v[m];
 }
 
 static const char *const metric_names[NR_METRICS] = {
-    "tps",   "p50 ms",	  "p99 ms",	    "p99.9 ms",	  "max ms",
-    "stall", "nb wall s", "peak Dirty MiB", "peak WB MiB"};
+    "tps",   "p50 ms",	  "p99 ms",	  "p99.9 ms",	    "max ms",
+    "stall", "nb wall s", "nb drained s", "peak Dirty MiB", "peak WB MiB"};
 
 /* "mean [min-max]" of @v[0..n) into @buf. */
 static const char *spread(const double *v, size_t n, int dec, char *buf,
@@ -1705,8 +1724,8 @@ static const char *spread(const double *v, size_t n, int dec, char *buf,
 static void print_table(FILE *f, const struct env *env)
 {
 	const struct opts *op = env->op;
-	static const int dec[NR_METRICS] = {1, 2, 2, 2, 2, 3, 1, 0, 0};
-	static const int ratio_m[] = {0, 3, 4, 6, 5};
+	static const int dec[NR_METRICS] = {1, 2, 2, 2, 2, 3, 1, 1, 0, 0};
+	static const int ratio_m[] = {0, 3, 4, 6, 7, 5};
 	char b[96];
 	for (int v = 0; v < NR_VICTIMS; v++) {
 		if (!(op->victims & 1u << v))
@@ -1770,7 +1789,11 @@ static void print_table(FILE *f, const struct env *env)
 			for (size_t m = 0; m < sizeof(ratio_m) / sizeof(int);
 			     m++)
 				fprintf(f, " %s |", metric_names[ratio_m[m]]);
-			fputs("\n|---|---|---|---|---|---|\n", f);
+			fputs("\n|---|", f);
+			for (size_t m = 0; m < sizeof(ratio_m) / sizeof(int);
+			     m++)
+				fputs("---|", f);
+			fputc('\n', f);
 			for (int c = 1; c < NR_CONFIGS; c++) {
 				if (!(op->configs & 1u << c) || env->skip[c])
 					continue;
@@ -1817,7 +1840,8 @@ static void usage(FILE *f)
 	    "seconds into its run, the neighbour under each configuration,\n"
 	    "alternated in rounds; victim latency and tps in the "
 	    "neighbour's\n"
-	    "window, the neighbour's wall time, peak Dirty/Writeback.\n\n"
+	    "window, the neighbour's wall time and time until its data was\n"
+	    "written back, peak Dirty/Writeback.\n\n"
 	    "options:\n"
 	    "  --victim=LIST          of rate,full (bench tpcb at -R --rate,\n"
 	    "                         at full speed), pg-rate,pg-full\n"
@@ -2226,7 +2250,8 @@ int cmd_bench_neighbor(int argc, char **argv)
 		goto out;
 	}
 	fputs("victim\tneighbor\tconfig\tround\ttps\tp50_ms\tp99_ms\tp999_ms\t"
-	      "max_ms\tstall\tnb_wall_s\tpeak_dirty_mib\tpeak_wb_mib\tstatus\n",
+	      "max_ms\tstall\tnb_wall_s\tnb_drain_s\tpeak_dirty_mib\tpeak_wb_"
+	      "mib\tstatus\n",
 	      env.tsv);
 
 	{

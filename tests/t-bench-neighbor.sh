@@ -83,7 +83,7 @@ wait $pid
 rc=$?
 [ $rc -eq 0 ] || err "bench neighbor --quick: exit $rc: $(tail -5 "$t/err")"
 for c in plain exec nocache strict blkio; do
-	grep -Eq "^rate stream $c +r1 +tps +[0-9.]+ .*neighbour +[0-9.]+ s" \
+	grep -Eq "^rate stream $c +r1 +tps +[0-9.]+ .*neighbour +[0-9.]+ s +drained +([0-9.]+|nan) s" \
 		"$t/out" || err "no line for $c: $(grep "$c" "$t/out")"
 	grep -q "FAILED" "$t/out" && err "a failed run: $(grep FAILED "$t/out")"
 	grep -Eq "^\| $c \| [0-9.]+ \|" "$t/r/table.md" ||
@@ -100,6 +100,16 @@ for c in plain exec nocache strict blkio; do
 	grep -q '"type":"window","start_s":[0-9.]*,"end_s":[0-9.]*' "$f" ||
 		err "$c: no window line in $f"
 	grep -q '"type":"progress"' "$f" || err "$c: no progress line in $f"
+	# written back: never before the neighbour's exit
+	python3 - "$f" <<'PY' || err "$c: bad neighbor_drain_s in $f"
+import json, sys
+for l in open(sys.argv[1]):
+    j = json.loads(l)
+    if j.get("type") == "summary":
+        d, w = j["neighbor_drain_s"], j["neighbor_wall_s"]
+        sys.exit(0 if d is None or d >= w else 1)
+sys.exit(1)
+PY
 done
 [ "$(grep -c $'\tok$' "$t/r/runs.tsv")" = 5 ] || err "runs.tsv: $(cat "$t/r/runs.tsv")"
 grep -q 'flushkit-preload: pid=.*hints=[1-9]' "$t/r/rate-stream-exec-r1/exec-stats" ||
