@@ -2570,12 +2570,7 @@ int cmd_reproduce(int argc, char **argv)
 		if (rr)
 			return rr;
 	} else {
-		time_t now = time(NULL);
-		struct tm tm;
-		localtime_r(&now, &tm);
-		mkdir("results", 0755);
-		strftime(defdir, sizeof(defdir),
-			 "results/reproduce-%Y%m%d-%H%M%S", &tm);
+		results_default_dir("reproduce", defdir, sizeof(defdir));
 		/* Two runs started in the same second get a directory each
 		 * (the second one's name carries its PID). */
 		if (mkdir(defdir, 0755) && errno == EEXIST) {
