@@ -1187,19 +1187,27 @@ static int pg_init(struct pg *p, struct ctx *c, const char *name,
 	return rc;
 }
 
+/* "BIN/@prog -h SOCK -p PORT -U postgres" into @a: a client of the
+ * cluster over its socket (psql, pgbench). */
+static void pg_client_argv(const struct pg *p, struct child_argv *a,
+			   const char *prog)
+{
+	child_argv_add(a, "%s/%s", p->bin, prog);
+	child_argv_add(a, "-h");
+	child_argv_add(a, "%s", p->sock);
+	child_argv_add(a, "-p");
+	child_argv_add(a, "%d", PG_PORT);
+	child_argv_add(a, "-U");
+	child_argv_add(a, "postgres");
+}
+
 /* psql -c SQL for each of @sql (NULL-terminated), as postgres over the
  * socket; the last one's output (unaligned, tuples only) into @cap. */
 static int pg_sql(struct pg *p, const char *const *sql, char *cap,
 		  size_t caplen)
 {
 	struct child_argv a = CHILD_ARGV_INIT;
-	child_argv_add(&a, "%s/psql", p->bin);
-	child_argv_add(&a, "-h");
-	child_argv_add(&a, "%s", p->sock);
-	child_argv_add(&a, "-p");
-	child_argv_add(&a, "%d", PG_PORT);
-	child_argv_add(&a, "-U");
-	child_argv_add(&a, "postgres");
+	pg_client_argv(p, &a, "psql");
 	child_argv_add(&a, "-X");
 	child_argv_add(&a, "-q");
 	child_argv_add(&a, "-At");
@@ -1223,13 +1231,7 @@ static int pg_sql(struct pg *p, const char *const *sql, char *cap,
 static int pg_pgbench_init(struct pg *p, int scale)
 {
 	struct child_argv a = CHILD_ARGV_INIT;
-	child_argv_add(&a, "%s/pgbench", p->bin);
-	child_argv_add(&a, "-h");
-	child_argv_add(&a, "%s", p->sock);
-	child_argv_add(&a, "-p");
-	child_argv_add(&a, "%d", PG_PORT);
-	child_argv_add(&a, "-U");
-	child_argv_add(&a, "postgres");
+	pg_client_argv(p, &a, "pgbench");
 	child_argv_add(&a, "-i");
 	child_argv_add(&a, "-q");
 	child_argv_add(&a, "-s");
@@ -1359,13 +1361,7 @@ static int peer_000_run(struct ctx *c, struct pg *p, const char *fa,
 	off_t off = stat(slog, &st) ? 0 : st.st_size;
 	int jobs = clients < 2 ? 1 : 2;
 	struct child_argv a = CHILD_ARGV_INIT;
-	child_argv_add(&a, "%s/pgbench", p->bin);
-	child_argv_add(&a, "-h");
-	child_argv_add(&a, "%s", p->sock);
-	child_argv_add(&a, "-p");
-	child_argv_add(&a, "%d", PG_PORT);
-	child_argv_add(&a, "-U");
-	child_argv_add(&a, "postgres");
+	pg_client_argv(p, &a, "pgbench");
 	child_argv_add(&a, "-c");
 	child_argv_add(&a, "%d", clients);
 	child_argv_add(&a, "-j");
