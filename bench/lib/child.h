@@ -5,7 +5,9 @@
  * optional redirections, then wait for it.
  *
  * Used by "bench series" (its bench tpcb children), "bench sync"
- * (losetup, mkfs, mount), "report" (gnuplot) and "monitor" (COMMAND).
+ * (losetup, mkfs, mount), "report" (gnuplot), "monitor" (COMMAND) and
+ * "reproduce" (its steps and the PostgreSQL peer, argvs built with
+ * struct child_argv).
  *
  * Exit status convention, as the shells': the child's exit status, or
  * 128+N when signal N killed it.  A program that cannot be executed
