@@ -2151,12 +2151,7 @@ int cmd_bench_neighbor(int argc, char **argv)
 	if (op.results) {
 		snprintf(env.out, sizeof(env.out), "%s", op.results);
 	} else {
-		time_t t = time(NULL);
-		struct tm tm;
-		localtime_r(&t, &tm);
-		mkdir("results", 0755);
-		strftime(env.out, sizeof(env.out),
-			 "results/neighbor-%Y%m%d-%H%M%S", &tm);
+		results_default_dir("neighbor", env.out, sizeof(env.out));
 	}
 	/* first: a results directory that cannot be made (its parent
 	 * missing, as mkdir(1) without -p) stops the benchmark before

@@ -560,13 +560,7 @@ int cmd_bench_series(int argc, char **argv)
 		return FK_EXIT_USAGE;
 	}
 	if (!dir) {
-		char stamp[32];
-		time_t now = time(NULL);
-		struct tm tm;
-		localtime_r(&now, &tm);
-		strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
-		mkdir("results", 0755);
-		snprintf(dirbuf, sizeof(dirbuf), "results/series-%s", stamp);
+		results_default_dir("series", dirbuf, sizeof(dirbuf));
 		dir = dirbuf;
 	}
 	if (mkdir(dir, 0755) && errno != EEXIST) {

@@ -6,7 +6,8 @@
 # 100*gain/tps_a), series-stats.csv, index.html linking every run's
 # result file and log (which exist, and whose settings show each
 # configuration's arguments, split on blanks), the data directories
-# removed, and "flushkit compare" taking two cell directories.
+# removed, "flushkit compare" taking two cell directories, and without
+# --results the default directory results/series-YYYYMMDD-HHMMSS.
 set -u
 # Its JSON checks run python3: without it they would fail as "bad JSON".
 command -v python3 >/dev/null || { echo "SKIP: python3 not found (the JSON checks need it)"; exit 77; }
@@ -73,4 +74,14 @@ grep -q -- '-100' "$t/failed.out" && err "failed B shown as -100%: $(cat "$t/fai
 st=$(find "$t/failed" -name series-stats.csv | head -1)
 [ -n "$st" ] && grep -q '^1,1,1,[0-9.]*,[0-9.]*,[0-9.]*,[0-9.]*,0,,,,,' "$st" ||
 	err "series-stats.csv of a failed side: $(cat "$st" 2>/dev/null)"
+
+# Without --results: a new directory results/series-YYYYMMDD-HHMMSS of
+# the working directory ("results" made if missing), local time.
+mkdir "$t/def"
+(cd "$t/def" && "$FLUSHKIT" bench series --scales 1 --clients 1 -T 1 \
+	--runs 1 >"$t/def.out" 2>&1) || err "default --results: $(tail -3 "$t/def.out")"
+d=$(ls "$t/def/results" 2>/dev/null)
+echo "$d" | grep -qxE 'series-[0-9]{8}-[0-9]{6}' &&
+	[ -n "$(find "$t/def/results/$d" -name '*.jsonl')" ] ||
+	err "default results directory: '$d'"
 exit $fail

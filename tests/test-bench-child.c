@@ -9,7 +9,9 @@
  * /dev/null; the signal mask handed to the child; CHILD_CLOSEFDS: the
  * child has none of the caller's descriptors above stderr (a server it
  * starts must not hold the caller's lock), its redirections kept; and
- * child_wait's -EAGAIN for a child still running.
+ * child_wait's -EAGAIN for a child still running; struct child_argv
+ * keeps every argument whole and in order, however long and however
+ * many (the child gets them all), and is empty again after release.
  */
 #include "child.h"
 #include "fktest.h"
@@ -155,8 +157,47 @@ static void test_closefds(void)
 	close(fd);
 }
 
+static void test_argv(void)
+{
+	struct child_argv a = CHILD_ARGV_INIT;
+	CHECK_EQ(child_argv_check(&a), -EINVAL); /* nothing to run */
+	/* More than 64 arguments of more than 256 bytes each. */
+	enum { N = 100, LEN = 5000 };
+	static char arg[LEN + 1];
+	memset(arg, 'x', LEN);
+	child_argv_add(&a, "sh");
+	child_argv_add(&a, "-c");
+	child_argv_add(&a, "%s",
+		       "[ $# -eq 100 ] && [ ${#1} -eq 5003 ] && "
+		       "[ ${#100} -eq 5003 ] && echo \"${1%%x*}${100%%x*}\"");
+	child_argv_add(&a, "sh");
+	for (int i = 1; i <= N; i++)
+		child_argv_add(&a, "%03d%s", i, arg);
+	CHECK_EQ(child_argv_check(&a), 0);
+	CHECK_EQ(a.n, N + 4);
+	CHECK(a.v[a.n] == NULL);
+	CHECK_EQ(strlen(a.v[4]), LEN + 3);
+	CHECK(a.n == N + 4 && !strncmp(a.v[N + 3], "100xxx", 6));
+	char buf[16];
+	struct child_opts o = {.flags = CHILD_STDIN_NULL,
+			       .capture = buf,
+			       .capture_len = sizeof(buf)};
+	CHECK_EQ(child_run("sh", a.v, &o), 0);
+	CHECK(!strcmp(buf, "001100\n"));
+	child_argv_release(&a);
+	CHECK(a.v == NULL);
+	CHECK_EQ(a.n, 0);
+	CHECK_EQ(child_argv_check(&a), -EINVAL);
+	/* reused after release */
+	child_argv_add(&a, "true");
+	CHECK_EQ(child_argv_check(&a), 0);
+	CHECK_EQ(child_run("true", a.v, NULL), 0);
+	child_argv_release(&a);
+}
+
 int main(void)
 {
+	test_argv();
 	test_status();
 	test_capture();
 	test_files();

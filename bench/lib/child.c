@@ -9,6 +9,11 @@
  * (dup2, fchdir, sigprocmask, signal, close_range, write, execvp,
  * _exit; setgroups, setgid and setuid, one thread after the fork), so a
  * multi-threaded caller (bench tpcb's monitor thread) is safe.
+ *
+ * struct child_argv: each argument vasprintf'd whole, the array doubled
+ * as needed (one slot always left for the terminating NULL); the first
+ * allocation failure is sticky, so the caller's one check before it runs
+ * the command covers every add.
  */
 #include "child.h"
 
@@ -16,7 +21,9 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -247,4 +254,47 @@ void stop_signals_restore(const struct stop_signals *saved)
 {
 	for (int i = 0; i < (saved->with_pipe ? 4 : 3); i++)
 		sigaction(stop_signo[i], &saved->old[i], NULL);
+}
+
+void child_argv_add(struct child_argv *a, const char *fmt, ...)
+{
+	if (a->err)
+		return;
+	if (a->n + 1 >= a->cap) {
+		int cap = a->cap ? 2 * a->cap : 16;
+		char **v = realloc(a->v, (size_t)cap * sizeof(*v));
+		if (!v) {
+			a->err = -ENOMEM;
+			return;
+		}
+		a->v = v;
+		a->cap = cap;
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	char *s;
+	int r = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (r < 0) {
+		a->err = -ENOMEM;
+		return;
+	}
+	a->v[a->n++] = s;
+	a->v[a->n] = NULL;
+}
+
+int child_argv_check(const struct child_argv *a)
+{
+	if (a->err)
+		return a->err;
+	return a->n ? 0 : -EINVAL;
+}
+
+void child_argv_release(struct child_argv *a)
+{
+	for (int i = 0; i < a->n; i++)
+		free(a->v[i]);
+	free(a->v);
+	a->v = NULL;
+	a->n = a->cap = a->err = 0;
 }

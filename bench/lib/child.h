@@ -5,7 +5,9 @@
  * optional redirections, then wait for it.
  *
  * Used by "bench series" (its bench tpcb children), "bench sync"
- * (losetup, mkfs, mount), "report" (gnuplot) and "monitor" (COMMAND).
+ * (losetup, mkfs, mount), "report" (gnuplot), "monitor" (COMMAND) and
+ * "reproduce" (its steps and the PostgreSQL peer, argvs built with
+ * struct child_argv).
  *
  * Exit status convention, as the shells': the child's exit status, or
  * 128+N when signal N killed it.  A program that cannot be executed
@@ -15,6 +17,18 @@
  *			       .out_path = "run.log"};
  *	int rc = child_run("/proc/self/exe", argv, &o);
  *	(rc < 0: -errno, it could not start; else the status as above)
+ *
+ * An argv built from formatted strings (struct child_argv): each
+ * argument allocated whole (any length: paths and JSON), the array grown
+ * as needed; an allocation failure is kept and returned by
+ * child_argv_check, so a caller never runs a command missing arguments.
+ *
+ *	struct child_argv a = CHILD_ARGV_INIT;
+ *	child_argv_add(&a, "--results=%s", dir);
+ *	int rc = child_argv_check(&a);	(0 or -ENOMEM)
+ *	if (!rc)
+ *		rc = child_run("/proc/self/exe", a.v, &o);
+ *	child_argv_release(&a);
  */
 #ifndef FK_BENCH_CHILD_H
 #define FK_BENCH_CHILD_H
@@ -92,6 +106,34 @@ int child_wait(pid_t pid, int nohang);
 /* child_start + (capture) + child_wait: the status as child_wait's, or
  * -errno if it could not start. */
 int child_run(const char *prog, char *const argv[], const struct child_opts *o);
+
+/*
+ * An argv of allocated strings.  @v is NULL-terminated once an argument
+ * was added (NULL before); @n arguments; @err the first error of an add
+ * (-ENOMEM), after which adds do nothing.  Not thread-safe: one owner.
+ */
+struct child_argv {
+	char **v;
+	int n, cap;
+	int err;
+};
+#define CHILD_ARGV_INIT                                                        \
+	{                                                                      \
+		NULL, 0, 0, 0                                                  \
+	}
+
+/* Append the argument printf(@fmt, ...) to @a.  On allocation failure
+ * nothing is appended and @a->err is set (kept until release). */
+void child_argv_add(struct child_argv *a, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* 0 if every add to @a succeeded and @a holds an argument, else the
+ * first error: -ENOMEM (an add failed), -EINVAL (no argument). */
+int child_argv_check(const struct child_argv *a);
+
+/* Free @a's strings and array; @a is then empty (CHILD_ARGV_INIT),
+ * ready for reuse. */
+void child_argv_release(struct child_argv *a);
 
 /* A waitpid(2) status as exit status or 128+N. */
 int child_status(int wstatus);

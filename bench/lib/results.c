@@ -4,8 +4,9 @@
  * (results_open ... results_summary, results_close), the monitor sampler
  * thread that appends to them, and the one reader of the format
  * (results_read, results_failed) that report, compare and bench series
- * use.  See results.h for the interface and docs/report.md for the
- * schema.
+ * use; results_default_dir, the one name of a command's default output
+ * directory (results/BENCH-YYYYMMDD-HHMMSS).  See results.h for the interface
+ * and docs/report.md for the schema.
  *
  * Invariants of struct result_file:
  *  1. every line is written whole under @lock, then flushed, so lines
@@ -136,6 +137,24 @@ int results_label_key(const char *key)
 	return 1;
 }
 
+/* YYYYMMDD-HHMMSS of now, local time: the stamp of every result name. */
+static void local_stamp(char *buf, size_t len)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	strftime(buf, len, "%Y%m%d-%H%M%S", &tm);
+}
+
+int results_default_dir(const char *bench, char *buf, size_t len)
+{
+	char stamp[32];
+	local_stamp(stamp, sizeof(stamp));
+	mkdir("results", 0755);
+	int n = snprintf(buf, len, "results/%s-%s", bench, stamp);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
 int results_open(const char *dir, const char *bench, struct result_file **out)
 {
 	if (!dir)
@@ -147,10 +166,7 @@ int results_open(const char *dir, const char *bench, struct result_file **out)
 		return -errno;
 
 	char stamp[32], name[128];
-	time_t now = time(NULL);
-	struct tm tm;
-	localtime_r(&now, &tm);
-	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	local_stamp(stamp, sizeof(stamp));
 	int fd = -1;
 	for (int i = 0; i < 100 && fd < 0; i++) {
 		if (i == 0)

@@ -58,6 +58,15 @@ struct result_file;
  * -errno (the caller prints "flushkit: open 'DIR': ...").
  */
 int results_open(const char *dir, const char *bench, struct result_file **out);
+/*
+ * The default output directory of a command that writes several files
+ * (bench series, bench neighbor, reproduce): "results/BENCH-YYYYMMDD-
+ * HHMMSS" (local time, the stamp of results_open's file names) into
+ * @buf, @len bytes; "results" is made (0755) if missing, the directory
+ * itself is left to the caller (its own rules: new, empty, reused).
+ * Returns 0, or -ENAMETOOLONG (@buf holds a cut name).
+ */
+int results_default_dir(const char *bench, char *buf, size_t len);
 /* The file's path ("results/tpcb-20261129-185000-4242.jsonl"). */
 const char *results_path(const struct result_file *rf);
 

@@ -73,7 +73,6 @@
 #include <unistd.h>
 
 #define MAX_VALS 1024
-#define MAX_ARGV 64
 
 struct ctx {
 	const char *results;
@@ -110,10 +109,17 @@ static void on_signal(int sig)
  * -EINTR if we were told to stop, or -errno.  The one place children are
  * spawned here.
  */
-static int run_flushkit(const char *log, char *const *argv)
+static int run_flushkit(const char *log, const struct child_argv *a)
 {
 	if (stop)
 		return -EINTR;
+	int rc = child_argv_check(a);
+	if (rc) {
+		cli_error("'flushkit %s': its argument list: %s",
+			  a->n > 1 ? a->v[1] : "", strerror(-rc));
+		return rc;
+	}
+	char *const *argv = a->v;
 	/* The command, for the record: DIR/commands.txt next to the log. */
 	char cmds[2400];
 	const char *slash = strrchr(log, '/');
@@ -132,7 +138,7 @@ static int run_flushkit(const char *log, char *const *argv)
 					CHILD_PDEATHSIG | CHILD_EXEC_MSG,
 			       .out_path = log};
 	pid_t pid;
-	int rc = child_start("/proc/self/exe", argv, &o, &pid);
+	rc = child_start("/proc/self/exe", argv, &o, &pid);
 	if (rc) {
 		cli_error("run 'flushkit %s': %s", argv[1], strerror(-rc));
 		return rc;
@@ -150,32 +156,15 @@ static int run_flushkit(const char *log, char *const *argv)
 	return rc;
 }
 
-/* Build an argv from a NULL-terminated list of strings. */
-struct args {
-	char *v[MAX_ARGV + 1];
-	char buf[MAX_ARGV][256];
-	int n;
-};
-
-static void args_add(struct args *a, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void args_add(struct args *a, const char *fmt, ...)
-{
-	if (a->n >= MAX_ARGV)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(a->buf[a->n], sizeof(a->buf[0]), fmt, ap);
-	va_end(ap);
-	a->v[a->n] = a->buf[a->n];
-	a->v[++a->n] = NULL;
-}
-
-static int run_args(struct ctx *c, const char *logname, struct args *a)
+/* run_flushkit of @a, its log SEED_DIR/@logname; @a is released (empty
+ * for the next command). */
+static int run_args(struct ctx *c, const char *logname, struct child_argv *a)
 {
 	char log[2200];
 	snprintf(log, sizeof(log), "%s/%s", c->seed_dir, logname);
-	return run_flushkit(log, a->v);
+	int rc = run_flushkit(log, a);
+	child_argv_release(a);
+	return rc;
 }
 
 /*
@@ -698,12 +687,17 @@ static void table_close(struct table *t)
 	table_close_as(t, NULL);
 }
 
-/* "flushkit report" of the result files in the directories @dirs. */
+/*
+ * "flushkit report" of the result files in the directories @dirs.  0 when
+ * it ran (a report that failed is printed, and the seed's tables stand)
+ * or we were told to stop; -errno when it could not run at all (its
+ * argument list could not be built: no report of a partial file list).
+ */
 static int make_report(struct ctx *c, const char *const *dirs, int nr)
 {
-	struct args a = {.n = 0};
-	args_add(&a, "flushkit");
-	args_add(&a, "report");
+	struct child_argv a = CHILD_ARGV_INIT;
+	child_argv_add(&a, "flushkit");
+	child_argv_add(&a, "report");
 	for (int i = 0; i < nr; i++) {
 		DIR *d = opendir(dirs[i]);
 		if (!d)
@@ -712,13 +706,14 @@ static int make_report(struct ctx *c, const char *const *dirs, int nr)
 		while ((e = readdir(d))) {
 			size_t l = strlen(e->d_name);
 			if (l > 6 && !strcmp(e->d_name + l - 6, ".jsonl"))
-				args_add(&a, "%s/%s", dirs[i], e->d_name);
+				child_argv_add(&a, "%s/%s", dirs[i], e->d_name);
 		}
 		closedir(d);
 	}
-	args_add(&a, "-o");
-	args_add(&a, "%s/report", c->seed_dir);
-	return run_args(c, "report.log", &a);
+	child_argv_add(&a, "-o");
+	child_argv_add(&a, "%s/report", c->seed_dir);
+	int rc = run_args(c, "report.log", &a);
+	return rc < 0 && rc != -EINTR ? rc : 0;
 }
 
 /* ---- the PostgreSQL peer --------------------------------------------- */
@@ -757,38 +752,6 @@ struct pg {
 };
 
 static struct pg *pg_active[2];
-
-/* An argv of allocated strings (any length: paths and JSON). */
-struct argl {
-	char *v[MAX_ARGV + 1];
-	int n;
-};
-
-static void argl_add(struct argl *a, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void argl_add(struct argl *a, const char *fmt, ...)
-{
-	if (a->n >= MAX_ARGV)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	char *s;
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	if (!s)
-		return;
-	a->v[a->n++] = s;
-	a->v[a->n] = NULL;
-}
-
-static void argl_free(struct argl *a)
-{
-	for (int i = 0; i < a->n; i++)
-		free(a->v[i]);
-	a->n = 0;
-	a->v[0] = NULL;
-}
 
 static const char *pg_bin(void)
 {
@@ -880,21 +843,29 @@ static void record_command(const char *log, char *const *argv)
  * whatever (a server's stop).  Returns its status, -EINTR (stopped) or
  * -errno; a failure is printed naming the program and the log.
  */
-static int pg_exec(struct pg *p, struct argl *a, int as_pg, int stoppable,
+static int pg_exec(struct pg *p, struct child_argv *a, int as_pg, int stoppable,
 		   const char *out, const char *err, char *cap, size_t caplen)
 {
 	if (stoppable && stop)
 		return -EINTR;
-	struct argl r = {.n = 0};
+	struct child_argv r = CHILD_ARGV_INIT;
 	char *const *argv = a->v;
-	if (as_pg) {
-		argl_add(&r, "runuser");
-		argl_add(&r, "-u");
-		argl_add(&r, "postgres");
-		argl_add(&r, "--");
+	int rc = child_argv_check(a);
+	if (!rc && as_pg) {
+		child_argv_add(&r, "runuser");
+		child_argv_add(&r, "-u");
+		child_argv_add(&r, "postgres");
+		child_argv_add(&r, "--");
 		for (int i = 0; i < a->n; i++)
-			argl_add(&r, "%s", a->v[i]);
+			child_argv_add(&r, "%s", a->v[i]);
 		argv = r.v;
+		rc = child_argv_check(&r);
+	}
+	if (rc) {
+		cli_error("'%s': its argument list: %s", a->n ? a->v[0] : "",
+			  strerror(-rc));
+		child_argv_release(&r);
+		return rc;
 	}
 	char olog[2400], elog[2400];
 	snprintf(olog, sizeof(olog), "%s/%s", p->logdir, out);
@@ -904,7 +875,6 @@ static int pg_exec(struct pg *p, struct argl *a, int as_pg, int stoppable,
 	struct child_opts o = {.flags = CHILD_STDIN_NULL | CHILD_SIGDFL |
 					CHILD_SETPGID | CHILD_PDEATHSIG |
 					CHILD_EXEC_MSG | CHILD_CLOSEFDS};
-	int rc;
 	if (cap) {
 		o.capture = cap;
 		o.capture_len = caplen;
@@ -938,7 +908,7 @@ static int pg_exec(struct pg *p, struct argl *a, int as_pg, int stoppable,
 	else if (rc)
 		cli_error("'%s' failed with status %d; see '%s'", name, rc,
 			  err && !cap ? elog : olog);
-	argl_free(&r);
+	child_argv_release(&r);
 	return rc;
 }
 
@@ -993,18 +963,18 @@ static int pg_stop(struct pg *p)
 	for (int i = 0; i < 30 && access(pidf, F_OK); i++)
 		usleep(100000);
 	if (!access(pidf, F_OK)) {
-		struct argl a = {.n = 0};
-		argl_add(&a, "%s/pg_ctl", p->bin);
-		argl_add(&a, "-D");
-		argl_add(&a, "%s", p->data);
-		argl_add(&a, "-m");
-		argl_add(&a, "fast");
-		argl_add(&a, "-w");
-		argl_add(&a, "-t");
-		argl_add(&a, "60");
-		argl_add(&a, "stop");
+		struct child_argv a = CHILD_ARGV_INIT;
+		child_argv_add(&a, "%s/pg_ctl", p->bin);
+		child_argv_add(&a, "-D");
+		child_argv_add(&a, "%s", p->data);
+		child_argv_add(&a, "-m");
+		child_argv_add(&a, "fast");
+		child_argv_add(&a, "-w");
+		child_argv_add(&a, "-t");
+		child_argv_add(&a, "60");
+		child_argv_add(&a, "stop");
 		rc = pg_exec(p, &a, 1, 0, "pg-stop.log", NULL, NULL, 0);
-		argl_free(&a);
+		child_argv_release(&a);
 		if (rc && pg_kill_postmaster(p->data) >= 0)
 			rc = 0;
 	}
@@ -1175,46 +1145,60 @@ static int pg_init(struct pg *p, struct ctx *c, const char *name,
 	int rc = chown_dir(p->data, p);
 	if (!rc)
 		rc = chown_dir(p->sock, p);
-	struct argl a = {.n = 0};
-	argl_add(&a, "%s/postgres", p->bin);
-	argl_add(&a, "--version");
+	struct child_argv a = CHILD_ARGV_INIT;
+	child_argv_add(&a, "%s/postgres", p->bin);
+	child_argv_add(&a, "--version");
 	if (!rc) {
 		rc = pg_exec(p, &a, 0, 1, "pg-version.log", NULL, p->version,
 			     sizeof(p->version));
 		p->version[strcspn(p->version, "\n")] = 0;
 	}
-	argl_free(&a);
-	argl_add(&a, "%s/initdb", p->bin);
-	argl_add(&a, "-D");
-	argl_add(&a, "%s", p->data);
-	argl_add(&a, "-A");
-	argl_add(&a, "trust");
-	argl_add(&a, "-U");
-	argl_add(&a, "postgres");
-	argl_add(&a, "--locale=C");
-	argl_add(&a, "-E");
-	argl_add(&a, "UTF8");
-	argl_add(&a, "-N"); /* the caller syncs the file system */
+	child_argv_release(&a);
+	child_argv_add(&a, "%s/initdb", p->bin);
+	child_argv_add(&a, "-D");
+	child_argv_add(&a, "%s", p->data);
+	child_argv_add(&a, "-A");
+	child_argv_add(&a, "trust");
+	child_argv_add(&a, "-U");
+	child_argv_add(&a, "postgres");
+	child_argv_add(&a, "--locale=C");
+	child_argv_add(&a, "-E");
+	child_argv_add(&a, "UTF8");
+	child_argv_add(&a, "-N"); /* the caller syncs the file system */
 	if (!rc)
 		rc = pg_exec(p, &a, 1, 1, "pg-initdb.log", NULL, NULL, 0);
-	argl_free(&a);
+	child_argv_release(&a);
 	if (!rc)
 		rc = pg_conf(p, lines);
-	argl_add(&a, "%s/pg_ctl", p->bin);
-	argl_add(&a, "-D");
-	argl_add(&a, "%s", p->data);
-	argl_add(&a, "-l");
-	argl_add(&a, "%s/server.log", p->data);
-	argl_add(&a, "-w");
-	argl_add(&a, "-t");
-	argl_add(&a, "120");
-	argl_add(&a, "start");
+	child_argv_add(&a, "%s/pg_ctl", p->bin);
+	child_argv_add(&a, "-D");
+	child_argv_add(&a, "%s", p->data);
+	child_argv_add(&a, "-l");
+	child_argv_add(&a, "%s/server.log", p->data);
+	child_argv_add(&a, "-w");
+	child_argv_add(&a, "-t");
+	child_argv_add(&a, "120");
+	child_argv_add(&a, "start");
 	if (!rc) {
 		p->started = 1; /* from here pg_stop stops it */
 		rc = pg_exec(p, &a, 1, 1, "pg-start.log", NULL, NULL, 0);
 	}
-	argl_free(&a);
+	child_argv_release(&a);
 	return rc;
+}
+
+/* "BIN/@prog -h SOCK -p PORT -U postgres" into @a: a client of the
+ * cluster over its socket (psql, pgbench). */
+static void pg_client_argv(const struct pg *p, struct child_argv *a,
+			   const char *prog)
+{
+	child_argv_add(a, "%s/%s", p->bin, prog);
+	child_argv_add(a, "-h");
+	child_argv_add(a, "%s", p->sock);
+	child_argv_add(a, "-p");
+	child_argv_add(a, "%d", PG_PORT);
+	child_argv_add(a, "-U");
+	child_argv_add(a, "postgres");
 }
 
 /* psql -c SQL for each of @sql (NULL-terminated), as postgres over the
@@ -1222,28 +1206,22 @@ static int pg_init(struct pg *p, struct ctx *c, const char *name,
 static int pg_sql(struct pg *p, const char *const *sql, char *cap,
 		  size_t caplen)
 {
-	struct argl a = {.n = 0};
-	argl_add(&a, "%s/psql", p->bin);
-	argl_add(&a, "-h");
-	argl_add(&a, "%s", p->sock);
-	argl_add(&a, "-p");
-	argl_add(&a, "%d", PG_PORT);
-	argl_add(&a, "-U");
-	argl_add(&a, "postgres");
-	argl_add(&a, "-X");
-	argl_add(&a, "-q");
-	argl_add(&a, "-At");
-	argl_add(&a, "-v");
-	argl_add(&a, "ON_ERROR_STOP=1");
+	struct child_argv a = CHILD_ARGV_INIT;
+	pg_client_argv(p, &a, "psql");
+	child_argv_add(&a, "-X");
+	child_argv_add(&a, "-q");
+	child_argv_add(&a, "-At");
+	child_argv_add(&a, "-v");
+	child_argv_add(&a, "ON_ERROR_STOP=1");
 	for (int i = 0; sql[i]; i++) {
-		argl_add(&a, "-c");
-		argl_add(&a, "%s", sql[i]);
+		child_argv_add(&a, "-c");
+		child_argv_add(&a, "%s", sql[i]);
 	}
-	argl_add(&a, "postgres");
+	child_argv_add(&a, "postgres");
 	char dummy[256];
 	int rc = pg_exec(p, &a, 0, 1, "pg-psql.log", NULL, cap ? cap : dummy,
 			 cap ? caplen : sizeof(dummy));
-	argl_free(&a);
+	child_argv_release(&a);
 	if (!rc && cap)
 		cap[strcspn(cap, "\n")] = 0;
 	return rc;
@@ -1252,21 +1230,15 @@ static int pg_sql(struct pg *p, const char *const *sql, char *cap,
 /* pgbench -i -s @scale into the cluster. */
 static int pg_pgbench_init(struct pg *p, int scale)
 {
-	struct argl a = {.n = 0};
-	argl_add(&a, "%s/pgbench", p->bin);
-	argl_add(&a, "-h");
-	argl_add(&a, "%s", p->sock);
-	argl_add(&a, "-p");
-	argl_add(&a, "%d", PG_PORT);
-	argl_add(&a, "-U");
-	argl_add(&a, "postgres");
-	argl_add(&a, "-i");
-	argl_add(&a, "-q");
-	argl_add(&a, "-s");
-	argl_add(&a, "%d", scale);
-	argl_add(&a, "postgres");
+	struct child_argv a = CHILD_ARGV_INIT;
+	pg_client_argv(p, &a, "pgbench");
+	child_argv_add(&a, "-i");
+	child_argv_add(&a, "-q");
+	child_argv_add(&a, "-s");
+	child_argv_add(&a, "%d", scale);
+	child_argv_add(&a, "postgres");
 	int rc = pg_exec(p, &a, 0, 1, "pg-pgbench-init.log", NULL, NULL, 0);
-	argl_free(&a);
+	child_argv_release(&a);
 	return rc;
 }
 
@@ -1388,32 +1360,26 @@ static int peer_000_run(struct ctx *c, struct pg *p, const char *fa,
 	struct stat st;
 	off_t off = stat(slog, &st) ? 0 : st.st_size;
 	int jobs = clients < 2 ? 1 : 2;
-	struct argl a = {.n = 0};
-	argl_add(&a, "%s/pgbench", p->bin);
-	argl_add(&a, "-h");
-	argl_add(&a, "%s", p->sock);
-	argl_add(&a, "-p");
-	argl_add(&a, "%d", PG_PORT);
-	argl_add(&a, "-U");
-	argl_add(&a, "postgres");
-	argl_add(&a, "-c");
-	argl_add(&a, "%d", clients);
-	argl_add(&a, "-j");
-	argl_add(&a, "%d", jobs);
-	argl_add(&a, "-T");
-	argl_add(&a, "%d", secs);
-	argl_add(&a, "-P");
-	argl_add(&a, "1");
-	argl_add(&a, "-l");
-	argl_add(&a, "--log-prefix=%s/pgbench_log", logs);
-	argl_add(&a, "postgres");
+	struct child_argv a = CHILD_ARGV_INIT;
+	pg_client_argv(p, &a, "pgbench");
+	child_argv_add(&a, "-c");
+	child_argv_add(&a, "%d", clients);
+	child_argv_add(&a, "-j");
+	child_argv_add(&a, "%d", jobs);
+	child_argv_add(&a, "-T");
+	child_argv_add(&a, "%d", secs);
+	child_argv_add(&a, "-P");
+	child_argv_add(&a, "1");
+	child_argv_add(&a, "-l");
+	child_argv_add(&a, "--log-prefix=%s/pgbench_log", logs);
+	child_argv_add(&a, "postgres");
 	char out[128], err[128];
 	snprintf(out, sizeof(out), "%s.out", tag);
 	snprintf(err, sizeof(err), "%s.log", tag);
 	double t0 = wall_s();
 	rc = pg_exec(p, &a, 0, 1, out, err, NULL, 0);
 	double t1 = wall_s();
-	argl_free(&a);
+	child_argv_release(&a);
 	if (!rc)
 		rc = pg_stats(p, after, sizeof(after));
 	char srv[2400];
@@ -1423,48 +1389,49 @@ static int peer_000_run(struct ctx *c, struct pg *p, const char *fa,
 		rm_tree(logs);
 		return rc;
 	}
-	argl_add(&a, "python3");
-	argl_add(&a, "%s", p->script);
-	argl_add(&a, "--out");
-	argl_add(&a, "%s/tpcb-%s.jsonl", dir, tag);
-	argl_add(&a, "--pgbench-out");
-	argl_add(&a, "%s/%s", c->seed_dir, out);
-	argl_add(&a, "--pgbench-err");
-	argl_add(&a, "%s/%s", c->seed_dir, err);
-	argl_add(&a, "--logs");
-	argl_add(&a, "%s", logs);
-	argl_add(&a, "--server-log");
-	argl_add(&a, "%s", srv);
-	argl_add(&a, "--stats-before");
-	argl_add(&a, "%s", before);
-	argl_add(&a, "--stats-after");
-	argl_add(&a, "%s", after);
-	argl_add(&a, "--t0");
-	argl_add(&a, "%.6f", t0);
-	argl_add(&a, "--t1");
-	argl_add(&a, "%.6f", t1);
-	argl_add(&a, "--version");
-	argl_add(&a, "%s", p->version);
-	argl_add(&a, "--command");
-	argl_add(&a, "pgbench -c %d -j %d -T %d -P 1 -l", clients, jobs, secs);
-	argl_add(&a, "--setting");
-	argl_add(&a, "scale=%d", scale);
-	argl_add(&a, "--setting");
-	argl_add(&a, "clients=%d", clients);
-	argl_add(&a, "--setting");
-	argl_add(&a, "duration_s=%d", secs);
-	argl_add(&a, "--setting");
-	argl_add(&a, "progress_s=1");
-	argl_add(&a, "--setting");
-	argl_add(&a, "shared_buffers=%s", sb);
-	argl_add(&a, "--setting");
-	argl_add(&a, "checkpoint_timeout=%s", cpt);
-	argl_add(&a, "--setting");
-	argl_add(&a, "checkpoint_flush_after=%s", fa);
+	child_argv_add(&a, "python3");
+	child_argv_add(&a, "%s", p->script);
+	child_argv_add(&a, "--out");
+	child_argv_add(&a, "%s/tpcb-%s.jsonl", dir, tag);
+	child_argv_add(&a, "--pgbench-out");
+	child_argv_add(&a, "%s/%s", c->seed_dir, out);
+	child_argv_add(&a, "--pgbench-err");
+	child_argv_add(&a, "%s/%s", c->seed_dir, err);
+	child_argv_add(&a, "--logs");
+	child_argv_add(&a, "%s", logs);
+	child_argv_add(&a, "--server-log");
+	child_argv_add(&a, "%s", srv);
+	child_argv_add(&a, "--stats-before");
+	child_argv_add(&a, "%s", before);
+	child_argv_add(&a, "--stats-after");
+	child_argv_add(&a, "%s", after);
+	child_argv_add(&a, "--t0");
+	child_argv_add(&a, "%.6f", t0);
+	child_argv_add(&a, "--t1");
+	child_argv_add(&a, "%.6f", t1);
+	child_argv_add(&a, "--version");
+	child_argv_add(&a, "%s", p->version);
+	child_argv_add(&a, "--command");
+	child_argv_add(&a, "pgbench -c %d -j %d -T %d -P 1 -l", clients, jobs,
+		       secs);
+	child_argv_add(&a, "--setting");
+	child_argv_add(&a, "scale=%d", scale);
+	child_argv_add(&a, "--setting");
+	child_argv_add(&a, "clients=%d", clients);
+	child_argv_add(&a, "--setting");
+	child_argv_add(&a, "duration_s=%d", secs);
+	child_argv_add(&a, "--setting");
+	child_argv_add(&a, "progress_s=1");
+	child_argv_add(&a, "--setting");
+	child_argv_add(&a, "shared_buffers=%s", sb);
+	child_argv_add(&a, "--setting");
+	child_argv_add(&a, "checkpoint_timeout=%s", cpt);
+	child_argv_add(&a, "--setting");
+	child_argv_add(&a, "checkpoint_flush_after=%s", fa);
 	char rlog[160];
 	snprintf(rlog, sizeof(rlog), "%s.result.log", tag);
 	rc = pg_exec(p, &a, 0, 1, rlog, NULL, NULL, 0);
-	argl_free(&a);
+	child_argv_release(&a);
 	rm_tree(logs); /* the per-transaction logs are large */
 	return rc;
 }
@@ -1559,39 +1526,39 @@ static int seed_000(struct ctx *c, struct disk *d)
 	snprintf(db, sizeof(db), "%s/b", c->seed_dir);
 	if (mkdir_p1(da) || mkdir_p1(db))
 		return -EIO;
-	struct args a = {.n = 0};
-	args_add(&a, "flushkit");
-	args_add(&a, "bench");
-	args_add(&a, "tpcb");
-	args_add(&a, "-i");
-	args_add(&a, "-s");
-	args_add(&a, "%d", scale);
-	args_add(&a, "--data-dir=%s/db", d->mnt);
-	args_add(&a, "--shared-buffers=%s", sb);
-	args_add(&a, "--no-results");
+	struct child_argv a = CHILD_ARGV_INIT;
+	child_argv_add(&a, "flushkit");
+	child_argv_add(&a, "bench");
+	child_argv_add(&a, "tpcb");
+	child_argv_add(&a, "-i");
+	child_argv_add(&a, "-s");
+	child_argv_add(&a, "%d", scale);
+	child_argv_add(&a, "--data-dir=%s/db", d->mnt);
+	child_argv_add(&a, "--shared-buffers=%s", sb);
+	child_argv_add(&a, "--no-results");
 	int rc = run_args(c, "init.log", &a);
 	for (unsigned r = 0; r < 2 * runs && !rc; r++) {
 		int side = (r % 2) ^ ((r / 2) % 2); /* A B B A A B ... */
-		a.n = 0;
-		args_add(&a, "flushkit");
-		args_add(&a, "bench");
-		args_add(&a, "tpcb");
-		args_add(&a, "-c");
-		args_add(&a, "%d", clients);
-		args_add(&a, "-j");
-		args_add(&a, "%d", clients < 2 ? 1 : 2);
-		args_add(&a, "-T");
-		args_add(&a, "%d", secs);
-		args_add(&a, "-P");
-		args_add(&a, "1");
-		args_add(&a, "--data-dir=%s/db", d->mnt);
-		args_add(&a, "--flush=smooth");
-		args_add(&a, "--shared-buffers=%s", sb);
-		args_add(&a, "--checkpoint-timeout=%s", cpt);
-		args_add(&a, "--checkpoint-flush-after=256kB");
-		args_add(&a, "--checkpoint-flush-wait=%s", side ? "off" : "on");
-		args_add(&a, "--log-checkpoints=off");
-		args_add(&a, "--results=%s", side ? db : da);
+		child_argv_add(&a, "flushkit");
+		child_argv_add(&a, "bench");
+		child_argv_add(&a, "tpcb");
+		child_argv_add(&a, "-c");
+		child_argv_add(&a, "%d", clients);
+		child_argv_add(&a, "-j");
+		child_argv_add(&a, "%d", clients < 2 ? 1 : 2);
+		child_argv_add(&a, "-T");
+		child_argv_add(&a, "%d", secs);
+		child_argv_add(&a, "-P");
+		child_argv_add(&a, "1");
+		child_argv_add(&a, "--data-dir=%s/db", d->mnt);
+		child_argv_add(&a, "--flush=smooth");
+		child_argv_add(&a, "--shared-buffers=%s", sb);
+		child_argv_add(&a, "--checkpoint-timeout=%s", cpt);
+		child_argv_add(&a, "--checkpoint-flush-after=256kB");
+		child_argv_add(&a, "--checkpoint-flush-wait=%s",
+			       side ? "off" : "on");
+		child_argv_add(&a, "--log-checkpoints=off");
+		child_argv_add(&a, "--results=%s", side ? db : da);
 		char logname[64];
 		snprintf(logname, sizeof(logname), "%c-%u.log",
 			 side ? 'b' : 'a', r / 2 + 1);
@@ -1623,8 +1590,7 @@ static int seed_000(struct ctx *c, struct disk *d)
 	snprintf(pa, sizeof(pa), "%s/pg-a", c->seed_dir);
 	snprintf(pb, sizeof(pb), "%s/pg-b", c->seed_dir);
 	const char *dirs[] = {da, db, pa, pb};
-	make_report(c, dirs, ran ? 4 : 2);
-	return 0;
+	return make_report(c, dirs, ran ? 4 : 2);
 }
 
 /* ---- 001: many fsyncs in flight -------------------------------------- */
@@ -1686,22 +1652,22 @@ static int seed_001(struct ctx *c, struct disk *d)
 				if (fd >= 0)
 					close(fd);
 			}
-			struct args a = {.n = 0};
-			args_add(&a, "flushkit");
-			args_add(&a, "bench");
-			args_add(&a, "fsmark");
-			args_add(&a, "-d");
-			args_add(&a, "%s", fsd);
-			args_add(&a, "-t");
-			args_add(&a, "%d", threads);
-			args_add(&a, "-n");
-			args_add(&a, "%d", files);
-			args_add(&a, "-s");
-			args_add(&a, "4096");
-			args_add(&a, "-S");
-			args_add(&a, "%s", side ? "batch" : "1");
-			args_add(&a, "-k");
-			args_add(&a, "--results=%s", dir);
+			struct child_argv a = CHILD_ARGV_INIT;
+			child_argv_add(&a, "flushkit");
+			child_argv_add(&a, "bench");
+			child_argv_add(&a, "fsmark");
+			child_argv_add(&a, "-d");
+			child_argv_add(&a, "%s", fsd);
+			child_argv_add(&a, "-t");
+			child_argv_add(&a, "%d", threads);
+			child_argv_add(&a, "-n");
+			child_argv_add(&a, "%d", files);
+			child_argv_add(&a, "-s");
+			child_argv_add(&a, "4096");
+			child_argv_add(&a, "-S");
+			child_argv_add(&a, "%s", side ? "batch" : "1");
+			child_argv_add(&a, "-k");
+			child_argv_add(&a, "--results=%s", dir);
 			struct blk_counts b0, b1;
 			blk_read(d, &b0);
 			double t0 = now_s();
@@ -1763,9 +1729,9 @@ static int seed_001(struct ctx *c, struct disk *d)
 	snprintf(d1, sizeof(d1), "%s/cold-a", c->seed_dir);
 	snprintf(d2, sizeof(d2), "%s/cold-b", c->seed_dir);
 	const char *dirs[] = {d1, d2};
-	make_report(c, dirs, 2);
+	rc = make_report(c, dirs, 2);
 	table_close(&t);
-	return 0;
+	return rc;
 }
 
 /* ---- 002: fsync request queue compaction ----------------------------- */
@@ -1783,19 +1749,19 @@ static int seed_002(struct ctx *c, struct disk *d)
 		       "--checkpoint-timeout=15s --log-checkpoints=off";
 	char sdir[2300];
 	snprintf(sdir, sizeof(sdir), "%s/series", c->seed_dir);
-	struct args a = {.n = 0};
-	args_add(&a, "flushkit");
-	args_add(&a, "bench");
-	args_add(&a, "series");
-	args_add(&a, "--scales=%s", scales);
-	args_add(&a, "--clients=%s", clients);
-	args_add(&a, "-T");
-	args_add(&a, "%d", secs);
-	args_add(&a, "--runs=%u", runs);
-	args_add(&a, "--config-a=%s --fsyncq-compaction=off", common);
-	args_add(&a, "--config-b=%s --fsyncq-compaction=on", common);
-	args_add(&a, "--results=%s", sdir);
-	args_add(&a, "--data-dir=%s/series", d->mnt);
+	struct child_argv a = CHILD_ARGV_INIT;
+	child_argv_add(&a, "flushkit");
+	child_argv_add(&a, "bench");
+	child_argv_add(&a, "series");
+	child_argv_add(&a, "--scales=%s", scales);
+	child_argv_add(&a, "--clients=%s", clients);
+	child_argv_add(&a, "-T");
+	child_argv_add(&a, "%d", secs);
+	child_argv_add(&a, "--runs=%u", runs);
+	child_argv_add(&a, "--config-a=%s --fsyncq-compaction=off", common);
+	child_argv_add(&a, "--config-b=%s --fsyncq-compaction=on", common);
+	child_argv_add(&a, "--results=%s", sdir);
+	child_argv_add(&a, "--data-dir=%s/series", d->mnt);
 	int rc = run_args(c, "series.log", &a);
 	if (rc)
 		return rc;
@@ -1882,9 +1848,9 @@ static int seed_002(struct ctx *c, struct disk *d)
 		 (int)strcspn(scales, ","), scales, (int)strcspn(clients, ","),
 		 clients);
 	const char *dirs[] = {d1, d2};
-	make_report(c, dirs, 2);
+	rc = make_report(c, dirs, 2);
 	table_close(&t);
-	return 0;
+	return rc;
 }
 
 /* ---- 003: delayed fsync + DONTNEED in a bulk copy -------------------- */
@@ -1988,32 +1954,33 @@ static int seed_003_copy(struct ctx *c, struct disk *d, const char *src,
 				break;
 			}
 		}
-		struct args a = {.n = 0};
-		args_add(&a, "flushkit");
-		args_add(&a, "monitor");
-		args_add(&a, "--json");
-		args_add(&a, "-i");
-		args_add(&a, "100");
-		args_add(&a, "-p");
-		args_add(&a, "%s", d->mnt);
-		args_add(&a, "--");
-		args_add(&a, "/proc/self/exe");
-		args_add(&a, "cp");
+		struct child_argv a = CHILD_ARGV_INIT;
+		child_argv_add(&a, "flushkit");
+		child_argv_add(&a, "monitor");
+		child_argv_add(&a, "--json");
+		child_argv_add(&a, "-i");
+		child_argv_add(&a, "100");
+		child_argv_add(&a, "-p");
+		child_argv_add(&a, "%s", d->mnt);
+		child_argv_add(&a, "--");
+		child_argv_add(&a, "/proc/self/exe");
+		child_argv_add(&a, "cp");
 		if (side) {
-			args_add(&a, "--method=writeback");
-			args_add(&a, "--drop-cache");
+			child_argv_add(&a, "--method=writeback");
+			child_argv_add(&a, "--drop-cache");
 		} else {
-			args_add(&a, "--method=fsync-each");
+			child_argv_add(&a, "--method=fsync-each");
 		}
-		args_add(&a, "%s", src);
-		args_add(&a, "%s", dst);
+		child_argv_add(&a, "%s", src);
+		child_argv_add(&a, "%s", dst);
 		char log[2400];
 		snprintf(log, sizeof(log), "%s/monitor-%u.jsonl", sd[side],
 			 r / 2 + 1);
 		struct blk_counts b0, b1;
 		blk_read(d, &b0);
 		double t0 = now_s();
-		rc = run_flushkit(log, a.v);
+		rc = run_flushkit(log, &a);
+		child_argv_release(&a);
 		double dt = now_s() - t0;
 		char cplog[2400];
 		snprintf(cplog, sizeof(cplog), "%s/cp.log", c->seed_dir);
@@ -2088,9 +2055,9 @@ static int seed_003_copy(struct ctx *c, struct disk *d, const char *src,
 			   "tree: %s (%s).",
 			   tr.why, src, tree);
 	const char *dirs[] = {sd[0], sd[1]};
-	make_report(c, dirs, 2);
+	rc = make_report(c, dirs, 2);
 	table_close(&t);
-	return 0;
+	return rc;
 }
 
 /*
@@ -2172,39 +2139,42 @@ static int seed_004(struct ctx *c)
 	}
 	const char *counts = c->quick ? "1,2" : "1,2,4";
 	char ta[2300];
-	struct args a = {.n = 0};
+	struct child_argv a = CHILD_ARGV_INIT;
 	/* Under "flushkit monitor": Dirty and Writeback over the run. */
-	args_add(&a, "flushkit");
-	args_add(&a, "monitor");
-	args_add(&a, "--json");
-	args_add(&a, "-i");
-	args_add(&a, "500");
-	args_add(&a, "-p");
-	args_add(&a, "%s", c->run_dir);
-	args_add(&a, "--");
-	args_add(&a, "/proc/self/exe");
-	args_add(&a, "bench");
-	args_add(&a, "sync");
-	args_add(&a, "--fs=%s", types);
-	args_add(&a, "--fs-count=%s", counts);
-	args_add(&a, "--runs=%u", runs);
-	args_add(&a, "--empty-syncs=%d", empty_syncs);
+	child_argv_add(&a, "flushkit");
+	child_argv_add(&a, "monitor");
+	child_argv_add(&a, "--json");
+	child_argv_add(&a, "-i");
+	child_argv_add(&a, "500");
+	child_argv_add(&a, "-p");
+	child_argv_add(&a, "%s", c->run_dir);
+	child_argv_add(&a, "--");
+	child_argv_add(&a, "/proc/self/exe");
+	child_argv_add(&a, "bench");
+	child_argv_add(&a, "sync");
+	child_argv_add(&a, "--fs=%s", types);
+	child_argv_add(&a, "--fs-count=%s", counts);
+	child_argv_add(&a, "--runs=%u", runs);
+	child_argv_add(&a, "--empty-syncs=%d", empty_syncs);
 	if (small_limit)
-		args_add(&a, "--small-limit=%llu",
-			 (unsigned long long)small_limit);
-	args_add(&a, "--big-size=%s", c->quick ? "16M" : "512M");
-	args_add(&a, "--image-size=%s", c->quick ? "320M" : "1536M");
-	args_add(&a, "--sleep-scale=%s", c->quick ? "0.05" : "1");
-	args_add(&a, "--device=%s", c->prof.name);
-	args_add(&a, "--dir=%s", c->run_dir);
-	args_add(&a, "--results=%s", c->seed_dir);
+		child_argv_add(&a, "--small-limit=%llu",
+			       (unsigned long long)small_limit);
+	child_argv_add(&a, "--big-size=%s", c->quick ? "16M" : "512M");
+	child_argv_add(&a, "--image-size=%s", c->quick ? "320M" : "1536M");
+	child_argv_add(&a, "--sleep-scale=%s", c->quick ? "0.05" : "1");
+	child_argv_add(&a, "--device=%s", c->prof.name);
+	child_argv_add(&a, "--dir=%s", c->run_dir);
+	child_argv_add(&a, "--results=%s", c->seed_dir);
 	char mon[2300], log[2300];
 	snprintf(mon, sizeof(mon), "%s/monitor/monitor.jsonl", c->seed_dir);
 	snprintf(log, sizeof(log), "%s/sync.log", c->seed_dir);
 	snprintf(ta, sizeof(ta), "%s/monitor", c->seed_dir);
-	if (mkdir_p1(ta))
+	if (mkdir_p1(ta)) {
+		child_argv_release(&a);
 		return -EIO;
-	int rc = run_flushkit(mon, a.v);
+	}
+	int rc = run_flushkit(mon, &a);
+	child_argv_release(&a);
 	split_jsonl(mon, log);
 	if (rc)
 		return rc;
@@ -2269,9 +2239,9 @@ static int seed_004(struct ctx *c)
 		       "disk: each loop device gets half the profile.");
 	snprintf(ta, sizeof(ta), "%s/monitor", c->seed_dir);
 	const char *dirs[] = {c->seed_dir, ta};
-	make_report(c, dirs, 2);
+	rc = make_report(c, dirs, 2);
 	table_close(&t);
-	return 0;
+	return rc;
 }
 
 /* ---- driver ---------------------------------------------------------- */
@@ -2596,12 +2566,7 @@ int cmd_reproduce(int argc, char **argv)
 		if (rr)
 			return rr;
 	} else {
-		time_t now = time(NULL);
-		struct tm tm;
-		localtime_r(&now, &tm);
-		mkdir("results", 0755);
-		strftime(defdir, sizeof(defdir),
-			 "results/reproduce-%Y%m%d-%H%M%S", &tm);
+		results_default_dir("reproduce", defdir, sizeof(defdir));
 		/* Two runs started in the same second get a directory each
 		 * (the second one's name carries its PID). */
 		if (mkdir(defdir, 0755) && errno == EEXIST) {

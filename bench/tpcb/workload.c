@@ -142,27 +142,28 @@ int tpcb_create(struct fk_store *s, uint64_t scale, struct tpcb_tables *t,
 	return fk_store_bulk_load(s, t->accounts, a.total, fill_row, &a);
 }
 
-int tpcb_open(struct fk_store *s, struct tpcb_tables *t)
+/* Table @name's id into *@id; -FK_ECORRUPT unless its rows are
+ * @row_bytes long; else fk_store_table's error. */
+static int open_table(struct fk_store *s, const char *name, uint32_t *id,
+		      uint32_t row_bytes)
 {
 	uint32_t rb;
+	int ret = fk_store_table(s, name, id, &rb);
+	if (ret)
+		return ret;
+	return rb == row_bytes ? 0 : -FK_ECORRUPT;
+}
+
+int tpcb_open(struct fk_store *s, struct tpcb_tables *t)
+{
 	uint64_t nb, nt, na;
 	int ret;
-	if ((ret = fk_store_table(s, "branches", &t->branches, &rb)))
+	if ((ret = open_table(s, "branches", &t->branches, TPCB_ROW_BYTES)) ||
+	    (ret = open_table(s, "tellers", &t->tellers, TPCB_ROW_BYTES)) ||
+	    (ret = open_table(s, "accounts", &t->accounts, TPCB_ROW_BYTES)) ||
+	    (ret =
+		 open_table(s, "history", &t->history, TPCB_HISTORY_ROW_BYTES)))
 		return ret;
-	if (rb != TPCB_ROW_BYTES)
-		return -FK_ECORRUPT;
-	if ((ret = fk_store_table(s, "tellers", &t->tellers, &rb)))
-		return ret;
-	if (rb != TPCB_ROW_BYTES)
-		return -FK_ECORRUPT;
-	if ((ret = fk_store_table(s, "accounts", &t->accounts, &rb)))
-		return ret;
-	if (rb != TPCB_ROW_BYTES)
-		return -FK_ECORRUPT;
-	if ((ret = fk_store_table(s, "history", &t->history, &rb)))
-		return ret;
-	if (rb != TPCB_HISTORY_ROW_BYTES)
-		return -FK_ECORRUPT;
 	if ((ret = fk_store_table_rows(s, t->branches, &nb)) ||
 	    (ret = fk_store_table_rows(s, t->tellers, &nt)) ||
 	    (ret = fk_store_table_rows(s, t->accounts, &na)))
