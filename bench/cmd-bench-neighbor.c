@@ -1157,6 +1157,68 @@ static int bdi_lock(void)
 	return 0;
 }
 
+/*
+ * A --dir is one run's at a time: the victim's data, the neighbour's
+ * output and the PostgreSQL cluster live in it under fixed names, so a
+ * second run there would remove and overwrite the first one's mid-run.
+ * DIR/.flushkit-neighbor.lock (created 0600, opened through the
+ * directory's descriptor, no symlink followed) is flock()ed, its pid
+ * inside, until exit; the file stays (removing it would let a third run
+ * lock a new file while a second still holds the old one).  0, or -errno
+ * (printed; -EWOULDBLOCK: another run holds it).
+ */
+static int dir_lock_fd = -1;
+
+static int dir_lock(const char *dir)
+{
+	static const char name[] = ".flushkit-neighbor.lock";
+	char who[32] = "";
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		int e = errno;
+		cli_error("bench neighbor: open '%s': %s", dir, strerror(e));
+		return -e;
+	}
+	int fd =
+	    openat(dfd, name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	int e = fd < 0 ? errno : 0;
+	close(dfd);
+	if (fd < 0) {
+		cli_error("bench neighbor: create '%s/%s': %s", dir, name,
+			  strerror(e));
+		return -e;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		e = errno;
+		if (e == EWOULDBLOCK) {
+			ssize_t n = pread(fd, who, sizeof(who) - 1, 0);
+			who[n > 0 ? n : 0] = '\0';
+			who[strcspn(who, "\n")] = '\0';
+			cli_error(
+			    "bench neighbor: '%s' is in use by another "
+			    "bench neighbor run (pid %s), whose data, "
+			    "neighbour and PostgreSQL cluster live there: "
+			    "wait for it to end, or use another --dir",
+			    dir, who[0] ? who : "?");
+		} else {
+			cli_error("bench neighbor: flock '%s/%s': %s", dir,
+				  name, strerror(e));
+		}
+		close(fd);
+		return -e;
+	}
+	int w = snprintf(who, sizeof(who), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) || pwrite(fd, who, (size_t)w, 0) != w) {
+		e = errno;
+		cli_error("bench neighbor: write '%s/%s': %s", dir, name,
+			  strerror(e));
+		close(fd);
+		return -e;
+	}
+	dir_lock_fd = fd; /* released at exit */
+	return 0;
+}
+
 /* ---- one run ----------------------------------------------------------- */
 
 struct env {
@@ -2218,6 +2280,8 @@ int cmd_bench_neighbor(int argc, char **argv)
 		if (!access(p, F_OK))
 			bdi_ratio_knob = "max_ratio_fine";
 	}
+	if (dir_lock(env.dir))
+		goto out;
 	find_skips(&env);
 	if (!geteuid() && (op.configs & 1u << C_STRICT) &&
 	    !env.skip[C_STRICT] && bdi_lock())
@@ -2368,7 +2432,9 @@ out:
 		fclose(env.tsv);
 	else if (made_out)
 		rmdir(env.out);
-	if (env.dir[0] && !have_disk) {
+	/* only a run that held the directory removes what is in it: a
+	 * refused one would remove the holder's data mid-run */
+	if (env.dir[0] && !have_disk && dir_lock_fd >= 0) {
 		char p[1100];
 		snprintf(p, sizeof(p), "%s/nb", env.dir);
 		remove_tree(p);
