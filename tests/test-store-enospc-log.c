@@ -127,16 +127,8 @@ static void run(void)
 
 int main(void)
 {
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	seed = fkt_test_seed();
-	if (!fkt_is_root())
-		SKIP("needs root and loop devices");
-	fkt_fs_guard(&fs);
-	int r = fkt_fs_create_tmp(&fs, "ext4", "ext4", 48ull << 20);
-	if (r == 77)
-		SKIP("needs root and loop devices");
-	CHECK_EQ(r, 0);
-	if (r)
+	seed = fkt_full_test_start(&fs);
+	if (fkt_fs_create_or_skip(&fs, "ext4", "ext4", 48ull << 20))
 		return fkt_done();
 	snprintf(store_dir, sizeof(store_dir), "%s/store", fs.mnt);
 	snprintf(ballast, sizeof(ballast), "%s/ballast", fs.mnt);

@@ -49,14 +49,6 @@ static void store_opts(struct fk_store_opts *o)
 	fkt_full_store_opts(o, 8u << 20, 0);
 }
 
-static double free_mib(void)
-{
-	struct statfs sf;
-	if (statfs(fs.mnt, &sf))
-		return -1;
-	return (double)sf.f_bavail * (double)sf.f_bsize / 1048576.0;
-}
-
 /* The WAL directory's size in segments. */
 static unsigned wal_segments(void)
 {
@@ -103,12 +95,12 @@ static void run(void)
 	printf("WAL filled the fs after %zu commits: %u segments (%.1f MiB), "
 	       "%.2f MiB free\n",
 	       acks.n, full_segs, full_segs * (WAL_SEG / 1048576.0),
-	       free_mib());
+	       fkt_fs_free_mib(&fs));
 	CHECK(acks.n > 1000);
 
 	/* The user frees 4 MiB; commits go on. */
 	CHECK_EQ(fkt_fs_unfill(&fs, other), 0);
-	printf("freed 4 MiB: %.2f MiB free\n", free_mib());
+	printf("freed 4 MiB: %.2f MiB free\n", fkt_fs_free_mib(&fs));
 	uint64_t target = full_wal + ROUNDS * (uint64_t)full_segs * WAL_SEG;
 	uint64_t t0 = fk_now_ns(), waited_ns = 0;
 	unsigned nospc = 0, first_nospc_at = 0, max_segs = 0;
@@ -146,7 +138,7 @@ static void run(void)
 	       (double)(st.wal_bytes - full_wal) / 1048576.0,
 	       (double)(target - full_wal) / 1048576.0,
 	       (double)(fk_now_ns() - t0) / 1e9, max_segs, full_segs,
-	       free_mib(), (unsigned long long)st.checkpoints);
+	       fkt_fs_free_mib(&fs), (unsigned long long)st.checkpoints);
 	CHECK_EQ(nospc, 0);
 	char *text = fkt_store_log_copy();
 	const char *room = text ? strstr(text, "the WAL stays within") : NULL;
@@ -169,16 +161,8 @@ static void run(void)
 
 int main(void)
 {
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	seed = fkt_test_seed();
-	if (!fkt_is_root())
-		SKIP("needs root and loop devices");
-	fkt_fs_guard(&fs);
-	int r = fkt_fs_create_tmp(&fs, "ext4", "ext4", 24ull << 20);
-	if (r == 77)
-		SKIP("needs root and loop devices");
-	CHECK_EQ(r, 0);
-	if (r)
+	seed = fkt_full_test_start(&fs);
+	if (fkt_fs_create_or_skip(&fs, "ext4", "ext4", 24ull << 20))
 		return fkt_done();
 	snprintf(store_dir, sizeof(store_dir), "%s/store", fs.mnt);
 	snprintf(other, sizeof(other), "%s/other", fs.mnt);

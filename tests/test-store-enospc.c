@@ -316,11 +316,7 @@ static void run_cli(void)
 
 static void run_fs(const char *type, uint64_t bytes)
 {
-	int r = fkt_fs_create_tmp(&fs, type, type, bytes);
-	if (r == 77)
-		SKIP("needs root and loop devices");
-	CHECK_EQ(r, 0);
-	if (r)
+	if (fkt_fs_create_or_skip(&fs, type, type, bytes))
 		return;
 	snprintf(store_dir, sizeof(store_dir), "%s/store", fs.mnt);
 	snprintf(ballast, sizeof(ballast), "%s/ballast", fs.mnt);
@@ -334,11 +330,7 @@ static void run_fs(const char *type, uint64_t bytes)
 
 int main(void)
 {
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	seed = fkt_test_seed();
-	if (!fkt_is_root())
-		SKIP("needs root and loop devices");
-	fkt_fs_guard(&fs);
+	seed = fkt_full_test_start(&fs);
 	const char *only = getenv("FK_ENOSPC_FS");
 	if (!only || !strcmp(only, "ext4"))
 		run_fs("ext4", 48ull << 20);

@@ -53,14 +53,6 @@ static void store_opts(struct fk_store_opts *o)
 	fkt_full_store_opts(o, 8u << 20, 1);
 }
 
-static double free_mib(void)
-{
-	struct statfs sf;
-	if (statfs(fs.mnt, &sf))
-		return -1;
-	return (double)sf.f_bavail * (double)sf.f_bsize / 1048576.0;
-}
-
 /*
  * Create the store and commit until the WAL fills the file system.
  * Every acknowledged commit goes to @ackfile (outside the small file
@@ -95,14 +87,14 @@ static int fill_with_wal(int crash)
 	printf("%s: %llu commits tried, the last: %s; %.2f MiB free\n",
 	       crash ? "crash" : "close",
 	       (unsigned long long)acks.next_txid - 1, fk_strerror(r),
-	       free_mib());
+	       fkt_fs_free_mib(&fs));
 	fkt_acks_release(&acks);
 	fk_batch_release(&b);
 	/* Another writer takes the last blocks the WAL left: recovery
 	 * cannot get even the control file's temporary copy. */
 	uint64_t bal = fkt_fs_fill(ballast);
 	printf("ballast: %llu KiB; %.2f MiB free\n",
-	       (unsigned long long)bal >> 10, free_mib());
+	       (unsigned long long)bal >> 10, fkt_fs_free_mib(&fs));
 	if (crash) {
 		fflush(NULL);
 		_exit(r == -ENOSPC && !fkt_failures ? 0 : 1);
@@ -130,7 +122,7 @@ static void reopen_full(const char *how)
 	CHECK_EQ(fkt_acks_load(&acks, ackfile), 0);
 	CHECK(acks.n > 1000); /* the WAL really filled the fs */
 	printf("%s: %zu acknowledged; reopening with %.2f MiB free\n", how,
-	       acks.n, free_mib());
+	       acks.n, fkt_fs_free_mib(&fs));
 	fkt_store_log_clear();
 	int r = fk_store_open(store_dir, &o, &s);
 	printf("%s: fk_store_open on the full fs: %s\n", how,
@@ -182,11 +174,7 @@ static void reopen_full(const char *how)
 
 static void run(int crash)
 {
-	int r = fkt_fs_create_tmp(&fs, "ext4", "ext4", 24ull << 20);
-	if (r == 77)
-		SKIP("needs root and loop devices");
-	CHECK_EQ(r, 0);
-	if (r)
+	if (fkt_fs_create_or_skip(&fs, "ext4", "ext4", 24ull << 20))
 		return;
 	snprintf(store_dir, sizeof(store_dir), "%s/store", fs.mnt);
 	snprintf(ackfile, sizeof(ackfile), "%s/acks", fkt_tmpdir());
@@ -210,11 +198,7 @@ static void run(int crash)
 
 int main(void)
 {
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	seed = fkt_test_seed();
-	if (!fkt_is_root())
-		SKIP("needs root and loop devices");
-	fkt_fs_guard(&fs);
+	seed = fkt_full_test_start(&fs);
 	run(1);
 	if (!fkt_failures)
 		run(0);

@@ -199,3 +199,13 @@ void fkt_acks_reopen_check(const struct fkt_acks *a, const char *dir,
 	if (s)
 		CHECK_EQ(fk_store_close(s), 0);
 }
+
+unsigned fkt_full_test_start(struct fkt_fs *fs)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	unsigned seed = fkt_test_seed();
+	if (!fkt_is_root())
+		SKIP("needs root and loop devices");
+	fkt_fs_guard(fs);
+	return seed;
+}

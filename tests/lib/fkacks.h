@@ -19,6 +19,8 @@
 
 #include "workload.h"
 
+struct fkt_fs;
+
 #include <stdio.h>
 
 #include <stddef.h>
@@ -70,6 +72,13 @@ void fkt_acks_verify(const struct fkt_acks *a, struct fk_store *s,
 void fkt_full_store_opts(struct fk_store_opts *o, uint64_t shared_buffers_bytes,
 			 int print);
 
+/*
+ * The start of a full-disk test's main: stdout line-buffered, the seed
+ * of its draws (fkt_test_seed: printed), SKIP (exit 77) if not root,
+ * @fs guarded (fkt_fs_guard).  Returns the seed.
+ */
+unsigned fkt_full_test_start(struct fkt_fs *fs);
+
 /* Commit (fkt_acks_txn) until one fails, at most @max tries.  Returns
  * the failed commit's result, 0 if all @max were acknowledged. */
 int fkt_acks_until_error(struct fkt_acks *a, struct fk_store *s,
@@ -91,7 +100,6 @@ int fkt_acks_through_enospc(struct fkt_acks *a, struct fk_store *s,
  * fails (its shutdown checkpoint meets the down file system), that @fs
  * unmounts and mounts again (journal replay).  *@s is NULL after.
  */
-struct fkt_fs;
 void fkt_acks_power_cut(struct fkt_fs *fs, struct fk_store **s);
 
 /* CHECK that the store at @dir opens with @o, then fkt_acks_verify it

@@ -18,6 +18,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 /* linux/fs.h has FS_IOC_GOINGDOWN only since 6.x headers; same number as
@@ -274,4 +275,22 @@ int fkt_fs_unfill(struct fkt_fs *fs, const char *path)
 		close(fd);
 	}
 	return r;
+}
+
+int fkt_fs_create_or_skip(struct fkt_fs *fs, const char *type, const char *name,
+			  uint64_t size_bytes)
+{
+	int r = fkt_fs_create_tmp(fs, type, name, size_bytes);
+	if (r == 77)
+		SKIP("needs root and loop devices");
+	CHECK_EQ(r, 0);
+	return r ? -1 : 0;
+}
+
+double fkt_fs_free_mib(const struct fkt_fs *fs)
+{
+	struct statfs sf;
+	if (statfs(fs->mnt, &sf))
+		return -1;
+	return (double)sf.f_bavail * (double)sf.f_bsize / 1048576.0;
 }

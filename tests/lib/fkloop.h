@@ -93,6 +93,16 @@ void fkt_fs_destroy(struct fkt_fs *fs);
 int fkt_fs_create_tmp(struct fkt_fs *fs, const char *type, const char *name,
 		      uint64_t size_bytes);
 /*
+ * fkt_fs_create_tmp for a test that needs the file system: exits 77
+ * (SKIP) when fkt_fs_create_tmp says 77; another failure is a CHECK
+ * failure.  Returns 0 (created, mounted) or -1.
+ */
+int fkt_fs_create_or_skip(struct fkt_fs *fs, const char *type, const char *name,
+			  uint64_t size_bytes);
+/* The space @fs has free for an unprivileged writer (f_bavail), in MiB;
+ * -1 if statfs fails. */
+double fkt_fs_free_mib(const struct fkt_fs *fs);
+/*
  * Guard @fs (one at a time, the last call wins) for the rest of the
  * program: at exit fkt_fs_destroy (before the temporary directory goes),
  * on SIGINT or SIGTERM a lazy unmount and _exit(1), so an interrupted
