@@ -14,48 +14,24 @@
 set -u
 : "${FLUSHKIT:?FLUSHKIT must name the built flushkit command}"
 [ "$(id -u)" = 0 ] || { echo "SKIP: not root"; exit 77; }
-[ -e /dev/loop-control ] || { echo "SKIP: no loop devices"; exit 77; }
-command -v mkfs.ext4 >/dev/null || { echo "SKIP: no mkfs.ext4"; exit 77; }
+# shellcheck source=lib/fkloop.sh
+. "$(dirname "$0")/lib/fkloop.sh"
+fkt_loop_require
 fail=0
 err() { echo "FAIL: $*"; fail=1; }
-t=$(mktemp -d /var/tmp/fk-t-bench-neighbor-concurrent.XXXXXX) || exit 1
-loop=""
 pa=""
-cleanup() {
+fkt_loop_cleanup_hook() {
 	[ -n "$pa" ] && kill "$pa" 2>/dev/null && wait "$pa" 2>/dev/null
-	[ -n "${bdi:-}" ] && [ -n "${before:-}" ] && {
-		echo "${before#* }" >"$ratio"
-		echo "${before%% *}" >"$bdi/strict_limit"
-	} 2>/dev/null
-	mountpoint -q "$t/mnt" && umount "$t/mnt"
-	[ -n "$loop" ] && losetup -d "$loop"
-	rm -rf "$t"
 }
-trap cleanup EXIT
-truncate -s 2G "$t/img"
-loop=$(losetup --find --show "$t/img") || { echo "FAIL: losetup"; exit 1; }
-mkfs.ext4 -q -F "$loop" >/dev/null 2>&1 || { echo "FAIL: mkfs.ext4"; exit 1; }
-mkdir -p "$t/mnt"
-mount "$loop" "$t/mnt" || { echo "FAIL: mount $loop"; exit 1; }
+fkt_loop_setup t-bench-neighbor-concurrent
 mkdir -p "$t/mnt/a" "$t/mnt/b"
-mm=$(stat -c '%Hd:%Ld' "$t/mnt/a")
-bdi=/sys/class/bdi/$mm
-ratio=$bdi/max_ratio_fine
-[ -e "$ratio" ] || ratio=$bdi/max_ratio
-knobs() { echo "$(cat "$bdi/strict_limit") $(cat "$ratio")"; }
-before=$(knobs)
+fkt_loop_bdi "$t/mnt/a"
 
 "$FLUSHKIT" bench neighbor --quick --config=strict --neighbor=tree \
 	--tree-src=/usr/share/doc --dir "$t/mnt/a" --results "$t/ra" \
 	>"$t/a.out" 2>&1 &
 pa=$!
-seen=0
-for _ in $(seq 1 600); do
-	[ "$(cat "$bdi/strict_limit")" = 1 ] && { seen=1; break; }
-	kill -0 $pa 2>/dev/null || break
-	sleep 0.05
-done
-[ $seen = 1 ] || err "the first run never set strict_limit: $(cat "$t/a.out")"
+fkt_loop_wait_strict $pa || err "the first run never set strict_limit: $(cat "$t/a.out")"
 "$FLUSHKIT" bench neighbor --quick --config=strict --neighbor=tree \
 	--tree-src=/usr/share/doc --dir "$t/mnt/b" --results "$t/rb" \
 	>"$t/b.out" 2>"$t/b.err"

@@ -14,49 +14,23 @@ set -u
 : "${FLUSHKIT:?FLUSHKIT must name the built flushkit command}"
 [ "$(id -u)" = 0 ] || { echo "SKIP: not root"; exit 77; }
 [ -d /sys/fs/cgroup/blkio ] || { echo "SKIP: no cgroup v1 blkio"; exit 77; }
-[ -e /dev/loop-control ] || { echo "SKIP: no loop devices"; exit 77; }
-command -v mkfs.ext4 >/dev/null || { echo "SKIP: no mkfs.ext4"; exit 77; }
+# shellcheck source=lib/fkloop.sh
+. "$(dirname "$0")/lib/fkloop.sh"
+fkt_loop_require
 fail=0
 err() { echo "FAIL: $*"; fail=1; }
-t=$(mktemp -d /var/tmp/fk-t-bench-neighbor-killed.XXXXXX) || exit 1
-chmod 755 "$t" # the PostgreSQL server runs as postgres
-loop=""
-cleanup() {
-	# whatever the code under test left on the test's own bdi
-	[ -n "${bdi:-}" ] && [ -n "${before:-}" ] && {
-		echo "${before#* }" >"$ratio"
-		echo "${before%% *}" >"$bdi/strict_limit"
-	} 2>/dev/null
-	mountpoint -q "$t/mnt" && umount "$t/mnt"
-	[ -n "$loop" ] && losetup -d "$loop"
-	rm -rf "$t"
-}
-trap cleanup EXIT
-truncate -s 2G "$t/img"
-loop=$(losetup --find --show "$t/img") || { echo "FAIL: losetup"; exit 1; }
-mkfs.ext4 -q -F "$loop" >/dev/null 2>&1 || { echo "FAIL: mkfs.ext4"; exit 1; }
-mkdir -p "$t/mnt"
-mount "$loop" "$t/mnt" || { echo "FAIL: mount $loop"; exit 1; }
+# 755: the PostgreSQL server runs as postgres
+fkt_loop_setup t-bench-neighbor-killed 755
 dir=$t/mnt/fs
 mkdir -p "$dir"
-mm=$(stat -c '%Hd:%Ld' "$dir")
-bdi=/sys/class/bdi/$mm
-ratio=$bdi/max_ratio_fine
-[ -e "$ratio" ] || ratio=$bdi/max_ratio
-knobs() { echo "$(cat "$bdi/strict_limit") $(cat "$ratio")"; }
-before=$(knobs)
+fkt_loop_bdi "$dir"
 
 # 1. SIGKILL while strict_limit is set; the next run restores it.
 "$FLUSHKIT" bench neighbor --quick --config=strict --neighbor=tree \
 	--tree-src=/usr/share --dir "$dir" --results "$t/k1" >"$t/k1.out" 2>&1 &
 pid=$!
-seen=0
-for _ in $(seq 1 600); do
-	[ "$(cat "$bdi/strict_limit")" = 1 ] && { seen=1; break; }
-	kill -0 $pid 2>/dev/null || break
-	sleep 0.05
-done
-[ $seen = 1 ] || err "strict_limit was never set: $(cat "$t/k1.out")"
+fkt_loop_wait_strict $pid ||
+	err "strict_limit was never set: $(cat "$t/k1.out")"
 kill -KILL $pid
 wait $pid 2>/dev/null
 sleep 0.5 # the children's PDEATHSIG

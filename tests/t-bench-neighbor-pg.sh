@@ -19,24 +19,13 @@ for p in initdb postgres pgbench pg_isready psql; do
 	[ -x $pgbin/$p ] || { echo "SKIP: no $pgbin/$p"; exit 77; }
 done
 id postgres >/dev/null 2>&1 || { echo "SKIP: no user postgres"; exit 77; }
-[ -e /dev/loop-control ] || { echo "SKIP: no loop devices"; exit 77; }
-command -v mkfs.ext4 >/dev/null || { echo "SKIP: no mkfs.ext4"; exit 77; }
+# shellcheck source=lib/fkloop.sh
+. "$(dirname "$0")/lib/fkloop.sh"
+fkt_loop_require
 fail=0
 err() { echo "FAIL: $*"; fail=1; }
-t=$(mktemp -d /var/tmp/fk-t-bench-neighbor-pg.XXXXXX) || exit 1
-chmod 755 "$t" # the server runs as postgres: it must reach its cluster
-loop=""
-cleanup() {
-	mountpoint -q "$t/mnt" && umount "$t/mnt"
-	[ -n "$loop" ] && losetup -d "$loop"
-	rm -rf "$t"
-}
-trap cleanup EXIT
-truncate -s 2G "$t/img"
-loop=$(losetup --find --show "$t/img") || { echo "FAIL: losetup"; exit 1; }
-mkfs.ext4 -q -F "$loop" >/dev/null 2>&1 || { echo "FAIL: mkfs.ext4"; exit 1; }
-mkdir -p "$t/mnt"
-mount "$loop" "$t/mnt" || { echo "FAIL: mount $loop"; exit 1; }
+# 755: the server runs as postgres: it must reach its cluster
+fkt_loop_setup t-bench-neighbor-pg 755
 dir=$t/mnt/fs
 
 # What a run whose output is $1 left behind: processes in the cluster,

@@ -21,16 +21,12 @@ for p in dd cp nocache; do
 done
 fail=0
 err() { echo "FAIL: $*"; fail=1; }
-[ -e /dev/loop-control ] || { echo "SKIP: no loop devices"; exit 77; }
-command -v mkfs.ext4 >/dev/null || { echo "SKIP: no mkfs.ext4"; exit 77; }
-t=$(mktemp -d /var/tmp/fk-t-bench-neighbor.XXXXXX)
-loop=""
-cleanup() {
-	mountpoint -q "$t/mnt" && umount "$t/mnt"
-	[ -n "$loop" ] && losetup -d "$loop"
-	rm -rf "$t"
-}
-trap cleanup EXIT
+# shellcheck source=lib/fkloop.sh
+. "$(dirname "$0")/lib/fkloop.sh"
+fkt_loop_require
+# The file system under test is the test's own (a loop device), so the
+# strict runs change the knobs of its bdi only, not the machine's disk.
+fkt_loop_setup t-bench-neighbor
 root=/var/tmp/flushkit-disks
 
 # 0. A --dir on tmpfs (no writeback, nothing to measure) is refused
@@ -45,23 +41,9 @@ if [ -d /dev/shm ] && [ "$(stat -f -c %T /dev/shm)" = tmpfs ]; then
 	[ -e "$t/shm" ] && err "--dir on tmpfs: results written to $t/shm"
 fi
 
-# The file system under test is the test's own (a loop device), so the
-# strict runs change the knobs of its bdi only, not the machine's disk.
-truncate -s 2G "$t/img"
-loop=$(losetup --find --show "$t/img") || { echo "FAIL: losetup"; exit 1; }
-mkfs.ext4 -q -F "$loop" >/dev/null 2>&1 || { echo "FAIL: mkfs.ext4"; exit 1; }
-mkdir -p "$t/mnt"
-mount "$loop" "$t/mnt" || { echo "FAIL: mount $loop"; exit 1; }
 dir=$t/mnt/fs
 mkdir -p "$dir"
-mm=$(stat -c '%Hd:%Ld' "$dir")
-part=/sys/dev/block/$mm/partition
-[ -e "$part" ] && mm=$(cat "/sys/dev/block/$mm/../dev")
-bdi=/sys/class/bdi/$mm
-ratio=$bdi/max_ratio_fine
-[ -e "$ratio" ] || ratio=$bdi/max_ratio
-knobs() { echo "$(cat "$bdi/strict_limit") $(cat "$ratio")"; }
-before=$(knobs)
+fkt_loop_bdi "$dir"
 
 # What a run with pid $1 left on the machine (beyond the bdi knobs).
 leftovers() {
@@ -129,13 +111,8 @@ l=$(leftovers $pid)
 "$FLUSHKIT" bench neighbor --quick --config=strict --neighbor=tree \
 	--tree-src=/usr/share --dir "$dir" --results "$t/s" >"$t/s.out" 2>&1 &
 pid=$!
-seen=0
-for _ in $(seq 1 600); do
-	[ "$(cat "$bdi/strict_limit")" = 1 ] && { seen=1; break; }
-	kill -0 $pid 2>/dev/null || break
-	sleep 0.05
-done
-[ $seen = 1 ] || err "strict_limit was never set: $(cat "$t/s.out")"
+fkt_loop_wait_strict $pid ||
+	err "strict_limit was never set: $(cat "$t/s.out")"
 kill -TERM $pid
 wait $pid
 rc=$?

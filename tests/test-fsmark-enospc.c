@@ -23,30 +23,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char *so, *se;
+static char *so, *se; /* what the last run() printed */
 
-static int run(int (*fn)(int, char **), const char *a0, ...)
-{
-	char *argv[40];
-	int argc = 0;
-	va_list ap;
-	va_start(ap, a0);
-	for (const char *a = a0; a && argc < 39; a = va_arg(ap, const char *))
-		argv[argc++] = (char *)a;
-	va_end(ap);
-	argv[argc] = NULL;
-	free(so);
-	free(se);
-	return fkt_run_cmd(fn, argv, &so, &se);
-}
-
-static const char *jstr(struct json_object *o, const char *k)
-{
-	struct json_object *v;
-	return o && json_object_object_get_ex(o, k, &v) && v
-		   ? json_object_get_string(v)
-		   : "";
-}
+/* Run @fn with the NULL-terminated arguments, output into so and se. */
+#define run(fn, ...) fkt_run_cmdl(fn, &so, &se, __VA_ARGS__)
 
 int main(void)
 {
@@ -72,7 +52,7 @@ int main(void)
 		 0);
 	CHECK_EQ(fkt_only_result(good, goodf, sizeof(goodf)), 1);
 	struct json_object *sum = fkt_result_summary(goodf);
-	CHECK(sum && !strcmp(jstr(sum, "status"), "ok"));
+	CHECK(sum && !strcmp(fkt_json_str(sum, "status"), "ok"));
 	json_object_put(sum);
 
 	/* 1: 80 MiB on 16 MiB */
@@ -100,8 +80,8 @@ int main(void)
 	CHECK_EQ(fkt_only_result(bad, badf, sizeof(badf)), 1);
 	sum = fkt_result_summary(badf);
 	CHECK(sum != NULL);
-	CHECK(!strcmp(jstr(sum, "status"), "failed"));
-	CHECK(strstr(jstr(sum, "error"), "No space left on device"));
+	CHECK(!strcmp(fkt_json_str(sum, "status"), "failed"));
+	CHECK(strstr(fkt_json_str(sum, "error"), "No space left on device"));
 	json_object_put(sum);
 
 	/* 3: report and compare refuse it */
@@ -117,7 +97,7 @@ int main(void)
 		  "-s", "1048576", "-S", "1", "--no-results", "--json", NULL);
 	CHECK_EQ(ret, 1);
 	struct json_object *j = json_tokener_parse(so);
-	CHECK(j && !strcmp(jstr(j, "status"), "failed"));
+	CHECK(j && !strcmp(fkt_json_str(j, "status"), "failed"));
 	json_object_put(j);
 
 	/* -L 3: no loop after the one that met it; a post-fsync method

@@ -32,25 +32,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define WAL_SEG (256u << 10)
 #define FAIL_SECONDS 5
 
 static struct fkt_fs fs;
 static char store_dir[700], ballast[700];
 static unsigned seed;
-
-static void cleanup(void)
-{
-	fkt_fs_destroy(&fs);
-}
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	if (fs.mounted)
-		umount2(fs.mnt, MNT_DETACH);
-	_exit(1);
-}
 
 /* Lines of the kept store log that contain @s (under its lock: the
  * checkpointer logs meanwhile). */
@@ -70,15 +56,7 @@ static void run(void)
 	struct fkt_acks acks;
 	int r;
 
-	fk_store_opts_init(&o);
-	o.create_mode = FK_STORE_CREATE_IF_MISSING;
-	o.shared_buffers_bytes = 32u << 20;
-	o.segment_bytes = 1u << 20;
-	o.wal_segment_bytes = WAL_SEG;
-	o.max_wal_size_bytes = 1ull << 30;
-	o.checkpoint_timeout_ms = 3600000;
-	o.log = fkt_store_log;
-	o.log_arg = stderr;
+	fkt_full_store_opts(&o, 32u << 20, 1);
 	tpcb_rng_seed(&rng, seed);
 	fk_batch_init(&b);
 	fkt_acks_init(&acks, 1);
@@ -91,9 +69,7 @@ static void run(void)
 	fkt_store_log_clear();
 	uint64_t bal = fkt_fs_fill(ballast);
 	CHECK(bal > 0);
-	r = 0;
-	for (int i = 0; i < 20000 && !r; i++)
-		r = fkt_acks_txn(&acks, s, &t, &rng, &b);
+	r = fkt_acks_until_error(&acks, s, &t, &rng, &b, 20000);
 	printf("ballast %llu KiB; commits until: %s\n",
 	       (unsigned long long)bal >> 10, fk_strerror(r));
 	CHECK_EQ(r, -ENOSPC);
@@ -119,12 +95,7 @@ static void run(void)
 	CHECK_EQ(condensed, 0);
 
 	/* Space freed: the next retry completes, and says so once. */
-	CHECK_EQ(unlink(ballast), 0);
-	int fd = open(fs.mnt, O_RDONLY | O_DIRECTORY);
-	if (fd >= 0) {
-		syncfs(fd);
-		close(fd);
-	}
+	CHECK_EQ(fkt_fs_unfill(&fs, ballast), 0);
 	int again = 0;
 	for (int i = 0; i < 1000 && !again; i++) {
 		again = log_lines("checkpoint ok again after ");
@@ -149,40 +120,18 @@ static void run(void)
 	CHECK_EQ(st.error, 0);
 	fk_batch_release(&b);
 	CHECK_EQ(fk_store_close(s), 0);
-	s = NULL;
 	o.create_mode = FK_STORE_OPEN_EXISTING;
-	CHECK_EQ(fk_store_open(store_dir, &o, &s), 0);
-	if (s) {
-		fkt_acks_verify(&acks, s, "after a clean reopen");
-		CHECK_EQ(fk_store_close(s), 0);
-	}
+	fkt_acks_reopen_check(&acks, store_dir, &o, "after a clean reopen");
 	fkt_acks_release(&acks);
 }
 
 int main(void)
 {
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	const char *e = getenv("FK_TEST_SEED");
-	seed = e ? (unsigned)strtoul(e, NULL, 10)
-		 : (unsigned)time(NULL) ^ (unsigned)getpid();
-	printf("seed %u (FK_TEST_SEED)\n", seed);
-	if (!fkt_is_root())
-		SKIP("needs root and loop devices");
-	fkt_tmpdir();
-	atexit(cleanup);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	char img[512], mnt[512];
-	snprintf(img, sizeof(img), "%s/ext4.img", fkt_tmpdir());
-	snprintf(mnt, sizeof(mnt), "%s/mnt", fkt_tmpdir());
-	int r = fkt_fs_create(&fs, "ext4", img, 48ull << 20, mnt);
-	if (r == 77)
-		SKIP("needs root and loop devices");
-	CHECK_EQ(r, 0);
-	if (r)
+	seed = fkt_full_test_start(&fs);
+	if (fkt_fs_create_or_skip(&fs, "ext4", "ext4", 48ull << 20))
 		return fkt_done();
-	snprintf(store_dir, sizeof(store_dir), "%s/store", mnt);
-	snprintf(ballast, sizeof(ballast), "%s/ballast", mnt);
+	snprintf(store_dir, sizeof(store_dir), "%s/store", fs.mnt);
+	snprintf(ballast, sizeof(ballast), "%s/ballast", fs.mnt);
 	run();
 	fkt_fs_destroy(&fs);
 	return fkt_done();

@@ -40,38 +40,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#define WAL_SEG (256u << 10)
-
 static struct fkt_fs fs;
 static char store_dir[700], ballast[700], ackfile[700];
 static unsigned seed;
 static struct fkt_acks acks;
 
-static void cleanup(void)
-{
-	fkt_fs_destroy(&fs);
-}
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	if (fs.mounted)
-		umount2(fs.mnt, MNT_DETACH);
-	_exit(1);
-}
-
 static void store_opts(struct fk_store_opts *o, int create)
 {
-	fk_store_opts_init(o);
-	o->create_mode =
-	    create ? FK_STORE_CREATE_IF_MISSING : FK_STORE_OPEN_EXISTING;
-	o->shared_buffers_bytes = 8u << 20;
-	o->segment_bytes = 1u << 20;
-	o->wal_segment_bytes = WAL_SEG;
-	o->max_wal_size_bytes = 1ull << 30;
-	o->checkpoint_timeout_ms = 3600000;
-	o->log = fkt_store_log;
-	o->log_arg = NULL;
+	fkt_full_store_opts(o, 8u << 20, 0);
+	if (!create)
+		o->create_mode = FK_STORE_OPEN_EXISTING;
 }
 
 static int store_error(struct fk_store *s)
@@ -84,12 +62,7 @@ static int store_error(struct fk_store *s)
 /* Power cut with @s (may be NULL) still open: the close fails. */
 static void power_cut(struct fk_store **s, const char *step)
 {
-	CHECK_EQ(fkt_fs_goingdown(&fs, FKT_GOINGDOWN_NOLOGFLUSH), 0);
-	if (*s)
-		CHECK(fk_store_close(*s) != 0); /* the fs is down */
-	*s = NULL;
-	CHECK_EQ(fkt_fs_umount(&fs), 0);
-	CHECK_EQ(fkt_fs_mount(&fs), 0);
+	fkt_acks_power_cut(&fs, s);
 	printf("%s %s: power cut\n", fs.type, step);
 }
 
@@ -168,12 +141,7 @@ static void run(void)
 		close(rfd);
 	uint64_t bal = fkt_fs_fill(ballast);
 	CHECK(bal > 0);
-	CHECK_EQ(unlink(reserve), 0);
-	int dfd = open(fs.mnt, O_RDONLY | O_DIRECTORY);
-	if (dfd >= 0) {
-		syncfs(dfd);
-		close(dfd);
-	}
+	CHECK_EQ(fkt_fs_unfill(&fs, reserve), 0);
 
 	/* 1: two processes. */
 	int pfd[2];
@@ -222,9 +190,7 @@ static void run(void)
 	fk_batch_init(&b);
 	CHECK_EQ(tpcb_open(s, &t), 0);
 	size_t before = acks.n;
-	r = 0;
-	for (int i = 0; i < 20000 && !r; i++)
-		r = fkt_acks_txn(&acks, s, &t, &rng, &b);
+	r = fkt_acks_until_error(&acks, s, &t, &rng, &b, 20000);
 	printf("%s 2: %zu commits on the full fs, then: %s\n", fs.type,
 	       acks.n - before, fk_strerror(r));
 	CHECK_EQ(r, -ENOSPC);
@@ -241,9 +207,7 @@ static void run(void)
 	       fk_strerror(r));
 	CHECK(r == -ENOSPC || r == 0);
 	CHECK_EQ(store_error(s), 0);
-	r = 0;
-	for (int i = 0; i < 20000 && !r; i++)
-		r = fkt_acks_txn(&acks, s, &t, &rng, &b);
+	r = fkt_acks_until_error(&acks, s, &t, &rng, &b, 20000);
 	CHECK_EQ(r, -ENOSPC);
 	CHECK_EQ(fk_store_checkpoint(s), -ENOSPC);
 	CHECK_EQ(store_error(s), 0);
@@ -255,25 +219,10 @@ static void run(void)
 
 	/* 4: space freed; commits go on. */
 	CHECK_EQ(tpcb_open(s, &t), 0);
-	CHECK_EQ(unlink(ballast), 0);
-	int fd = open(fs.mnt, O_RDONLY | O_DIRECTORY);
-	if (fd >= 0) {
-		syncfs(fd);
-		close(fd);
-	}
-	int ok = 0, waits = 0;
-	while (ok < 300 && waits < 2000) {
-		r = fkt_acks_txn(&acks, s, &t, &rng, &b);
-		if (r == -ENOSPC) {
-			waits++;
-			usleep(10000);
-			continue;
-		}
-		CHECK_EQ(r, 0);
-		if (r)
-			break;
-		ok++;
-	}
+	CHECK_EQ(fkt_fs_unfill(&fs, ballast), 0);
+	int waits = 0;
+	int ok =
+	    fkt_acks_through_enospc(&acks, s, &t, &rng, &b, 300, 2000, &waits);
 	printf("%s 4: space freed: %d commits ok (%d waits for space)\n",
 	       fs.type, ok, waits);
 	CHECK_EQ(ok, 300);
@@ -287,31 +236,19 @@ static void run(void)
 	CHECK_EQ(fk_store_close(s), 0);
 	s = NULL;
 	store_opts(&o, 0);
-	CHECK_EQ(fk_store_open(store_dir, &o, &s), 0);
-	if (s) {
-		char when[64];
-		snprintf(when, sizeof(when), "%s: after a clean reopen",
-			 fs.type);
-		fkt_acks_verify(&acks, s, when);
-		CHECK_EQ(fk_store_close(s), 0);
-	}
+	char when[64];
+	snprintf(when, sizeof(when), "%s: after a clean reopen", fs.type);
+	fkt_acks_reopen_check(&acks, store_dir, &o, when);
 out:
 	fk_batch_release(&b);
 }
 
 static void run_fs(const char *type, uint64_t bytes)
 {
-	char img[512], mnt[512];
-	snprintf(img, sizeof(img), "%s/%s.img", fkt_tmpdir(), type);
-	snprintf(mnt, sizeof(mnt), "%s/mnt-%s", fkt_tmpdir(), type);
-	int r = fkt_fs_create(&fs, type, img, bytes, mnt);
-	if (r == 77)
-		SKIP("needs root and loop devices");
-	CHECK_EQ(r, 0);
-	if (r)
+	if (fkt_fs_create_or_skip(&fs, type, type, bytes))
 		return;
-	snprintf(store_dir, sizeof(store_dir), "%s/store", mnt);
-	snprintf(ballast, sizeof(ballast), "%s/ballast", mnt);
+	snprintf(store_dir, sizeof(store_dir), "%s/store", fs.mnt);
+	snprintf(ballast, sizeof(ballast), "%s/ballast", fs.mnt);
 	snprintf(ackfile, sizeof(ackfile), "%s/acks-%s", fkt_tmpdir(), type);
 	fkt_acks_init(&acks, 1);
 	run();
@@ -321,17 +258,7 @@ static void run_fs(const char *type, uint64_t bytes)
 
 int main(void)
 {
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	const char *e = getenv("FK_TEST_SEED");
-	seed = e ? (unsigned)strtoul(e, NULL, 10)
-		 : (unsigned)time(NULL) ^ (unsigned)getpid();
-	printf("seed %u (FK_TEST_SEED)\n", seed);
-	if (!fkt_is_root())
-		SKIP("needs root and loop devices");
-	fkt_tmpdir();
-	atexit(cleanup);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	seed = fkt_full_test_start(&fs);
 	const char *only = getenv("FK_ENOSPC_FS");
 	if (!only || !strcmp(only, "ext4"))
 		run_fs("ext4", 32ull << 20);

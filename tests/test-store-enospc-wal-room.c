@@ -35,7 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define WAL_SEG (256u << 10)
+#define WAL_SEG FKT_FULL_WAL_SEG
 #define ROUNDS 2
 #define MAX_WAIT_S 20
 
@@ -43,38 +43,10 @@ static struct fkt_fs fs;
 static char store_dir[700], other[700];
 static unsigned seed;
 
-static void cleanup(void)
-{
-	fkt_fs_destroy(&fs);
-}
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	if (fs.mounted)
-		umount2(fs.mnt, MNT_DETACH);
-	_exit(1);
-}
-
+/* max_wal_size far above the fs; the log kept, not printed. */
 static void store_opts(struct fk_store_opts *o)
 {
-	fk_store_opts_init(o);
-	o->create_mode = FK_STORE_CREATE_IF_MISSING;
-	o->shared_buffers_bytes = 8u << 20;
-	o->segment_bytes = 1u << 20;
-	o->wal_segment_bytes = WAL_SEG;
-	o->max_wal_size_bytes = 1ull << 30; /* far above the fs */
-	o->checkpoint_timeout_ms = 3600000;
-	o->log = fkt_store_log;
-	o->log_arg = NULL;
-}
-
-static double free_mib(void)
-{
-	struct statfs sf;
-	if (statfs(fs.mnt, &sf))
-		return -1;
-	return (double)sf.f_bavail * (double)sf.f_bsize / 1048576.0;
+	fkt_full_store_opts(o, 8u << 20, 0);
 }
 
 /* The WAL directory's size in segments. */
@@ -115,9 +87,7 @@ static void run(void)
 	CHECK_EQ(fk_store_checkpoint(s), 0);
 
 	/* The WAL fills the file system. */
-	r = 0;
-	for (int i = 0; i < 200000 && !r; i++)
-		r = fkt_acks_txn(&acks, s, &t, &rng, &b);
+	r = fkt_acks_until_error(&acks, s, &t, &rng, &b, 200000);
 	CHECK_EQ(r, -ENOSPC);
 	fk_store_get_stats(s, &st);
 	unsigned full_segs = wal_segments();
@@ -125,17 +95,12 @@ static void run(void)
 	printf("WAL filled the fs after %zu commits: %u segments (%.1f MiB), "
 	       "%.2f MiB free\n",
 	       acks.n, full_segs, full_segs * (WAL_SEG / 1048576.0),
-	       free_mib());
+	       fkt_fs_free_mib(&fs));
 	CHECK(acks.n > 1000);
 
 	/* The user frees 4 MiB; commits go on. */
-	CHECK_EQ(unlink(other), 0);
-	int fd = open(fs.mnt, O_RDONLY | O_DIRECTORY);
-	if (fd >= 0) {
-		syncfs(fd);
-		close(fd);
-	}
-	printf("freed 4 MiB: %.2f MiB free\n", free_mib());
+	CHECK_EQ(fkt_fs_unfill(&fs, other), 0);
+	printf("freed 4 MiB: %.2f MiB free\n", fkt_fs_free_mib(&fs));
 	uint64_t target = full_wal + ROUNDS * (uint64_t)full_segs * WAL_SEG;
 	uint64_t t0 = fk_now_ns(), waited_ns = 0;
 	unsigned nospc = 0, first_nospc_at = 0, max_segs = 0;
@@ -173,7 +138,7 @@ static void run(void)
 	       (double)(st.wal_bytes - full_wal) / 1048576.0,
 	       (double)(target - full_wal) / 1048576.0,
 	       (double)(fk_now_ns() - t0) / 1e9, max_segs, full_segs,
-	       free_mib(), (unsigned long long)st.checkpoints);
+	       fkt_fs_free_mib(&fs), (unsigned long long)st.checkpoints);
 	CHECK_EQ(nospc, 0);
 	char *text = fkt_store_log_copy();
 	const char *room = text ? strstr(text, "the WAL stays within") : NULL;
@@ -186,51 +151,21 @@ static void run(void)
 	CHECK_EQ(st.error, 0);
 
 	/* Every acknowledged commit survives a power cut. */
-	CHECK_EQ(fkt_fs_goingdown(&fs, FKT_GOINGDOWN_NOLOGFLUSH), 0);
-	fk_store_close(s); /* fails: the file system is down */
-	s = NULL;
-	CHECK_EQ(fkt_fs_umount(&fs), 0);
-	CHECK_EQ(fkt_fs_mount(&fs), 0);
+	fkt_acks_power_cut(&fs, &s);
 	o.create_mode = FK_STORE_OPEN_EXISTING;
-	CHECK_EQ(fk_store_open(store_dir, &o, &s), 0);
-	if (s) {
-		fkt_acks_verify(&acks, s, "after a power cut");
-		CHECK_EQ(fk_store_close(s), 0);
-		s = NULL;
-	}
-	CHECK_EQ(fk_store_open(store_dir, &o, &s), 0);
-	if (s) {
-		fkt_acks_verify(&acks, s, "after a clean reopen");
-		CHECK_EQ(fk_store_close(s), 0);
-	}
+	fkt_acks_reopen_check(&acks, store_dir, &o, "after a power cut");
+	fkt_acks_reopen_check(&acks, store_dir, &o, "after a clean reopen");
 	fk_batch_release(&b);
 	fkt_acks_release(&acks);
 }
 
 int main(void)
 {
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	const char *e = getenv("FK_TEST_SEED");
-	seed = e ? (unsigned)strtoul(e, NULL, 10)
-		 : (unsigned)time(NULL) ^ (unsigned)getpid();
-	printf("seed %u (FK_TEST_SEED)\n", seed);
-	if (!fkt_is_root())
-		SKIP("needs root and loop devices");
-	fkt_tmpdir();
-	atexit(cleanup);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	char img[512], mnt[512];
-	snprintf(img, sizeof(img), "%s/ext4.img", fkt_tmpdir());
-	snprintf(mnt, sizeof(mnt), "%s/mnt", fkt_tmpdir());
-	int r = fkt_fs_create(&fs, "ext4", img, 24ull << 20, mnt);
-	if (r == 77)
-		SKIP("needs root and loop devices");
-	CHECK_EQ(r, 0);
-	if (r)
+	seed = fkt_full_test_start(&fs);
+	if (fkt_fs_create_or_skip(&fs, "ext4", "ext4", 24ull << 20))
 		return fkt_done();
-	snprintf(store_dir, sizeof(store_dir), "%s/store", mnt);
-	snprintf(other, sizeof(other), "%s/other", mnt);
+	snprintf(store_dir, sizeof(store_dir), "%s/store", fs.mnt);
+	snprintf(other, sizeof(other), "%s/other", fs.mnt);
 	run();
 	if (fkt_failures)
 		fprintf(stderr, "store log:\n%s", fkt_store_log_text());

@@ -51,24 +51,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define WAL_SEG (256u << 10)
+#define WAL_SEG FKT_FULL_WAL_SEG
 
 static struct fkt_fs fs;
 static char store_dir[700], ballast[700];
 static unsigned seed;
-
-static void cleanup(void)
-{
-	fkt_fs_destroy(&fs);
-}
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	if (fs.mounted)
-		umount2(fs.mnt, MNT_DETACH);
-	_exit(1);
-}
 
 /* ---- ballast ---- */
 
@@ -84,12 +71,7 @@ static uint64_t fill(void)
 
 static void unfill(void)
 {
-	CHECK_EQ(unlink(ballast), 0);
-	int fd = open(fs.mnt, O_RDONLY | O_DIRECTORY);
-	if (fd >= 0) {
-		syncfs(fd); /* the freed blocks count again */
-		close(fd);
-	}
+	CHECK_EQ(fkt_fs_unfill(&fs, ballast), 0);
 }
 
 /* ---- acknowledged transactions (fkacks.h) ---- */
@@ -156,17 +138,10 @@ static void wait_prealloc(struct fk_store *s)
 	CHECK(!"WAL segments preallocated ahead");
 }
 
+/* 32 MiB of buffers: no evictions, A is the WAL; the log printed. */
 static void store_opts(struct fk_store_opts *o)
 {
-	fk_store_opts_init(o);
-	o->create_mode = FK_STORE_CREATE_IF_MISSING;
-	o->shared_buffers_bytes = 32u << 20; /* no evictions: A is the WAL */
-	o->segment_bytes = 1u << 20;
-	o->wal_segment_bytes = WAL_SEG;
-	o->max_wal_size_bytes = 1ull << 30;
-	o->checkpoint_timeout_ms = 3600000;
-	o->log = fkt_store_log;
-	o->log_arg = stderr; /* and print them */
+	fkt_full_store_opts(o, 32u << 20, 1);
 }
 
 static void run_store(void)
@@ -195,9 +170,7 @@ static void run_store(void)
 	fkt_store_log_clear();
 	uint64_t bal = fill();
 	size_t before = acks.n;
-	r = 0;
-	for (int i = 0; i < 20000 && !r; i++)
-		r = txn(s, &t, &rng, &b);
+	r = fkt_acks_until_error(&acks, s, &t, &rng, &b, 20000);
 	printf("%s A: ballast %llu KiB; %zu commits into preallocated WAL, "
 	       "then: %s\n",
 	       fs.type, (unsigned long long)bal >> 10, acks.n - before,
@@ -212,9 +185,7 @@ static void run_store(void)
 	 * (a smaller record, without a full-page image, may still fit into
 	 * the rest of the current segment: commits until one needs a new
 	 * segment); reads work. */
-	r = 0;
-	for (int i = 0; i < 20000 && !r; i++)
-		r = txn(s, &t, &rng, &b);
+	r = fkt_acks_until_error(&acks, s, &t, &rng, &b, 20000);
 	CHECK_EQ(r, -ENOSPC);
 	CHECK_EQ(store_error(s), 0);
 	uint8_t row[TPCB_ROW_BYTES];
@@ -272,29 +243,18 @@ static void run_store(void)
 	/* D: a power cut while full, dirty pages and unfinished WAL. */
 	wait_prealloc(s);
 	fill();
-	r = 0;
-	for (int i = 0; i < 20000 && !r; i++)
-		r = txn(s, &t, &rng, &b);
+	r = fkt_acks_until_error(&acks, s, &t, &rng, &b, 20000);
 	CHECK_EQ(r, -ENOSPC);
-	CHECK_EQ(fkt_fs_goingdown(&fs, FKT_GOINGDOWN_NOLOGFLUSH), 0);
-	r = fk_store_close(s); /* its shutdown checkpoint fails: EIO */
-	CHECK(r != 0);
-	CHECK_EQ(fkt_fs_umount(&fs), 0);
-	CHECK_EQ(fkt_fs_mount(&fs), 0);
+	/* Its close fails: the shutdown checkpoint meets EIO. */
+	fkt_acks_power_cut(&fs, &s);
 	unlink(ballast);
-	CHECK_EQ(fk_store_open(store_dir, &o, &s), 0);
-	if (fkt_failures)
+	s = fkt_acks_open_verify(&acks, store_dir, &o, "after the power cut");
+	if (!s || fkt_failures)
 		goto out;
-	fkt_acks_verify(&acks, s, "after the power cut");
 	for (int i = 0; i < 100; i++)
 		CHECK_EQ(txn(s, &t, &rng, &b), 0);
 	CHECK_EQ(fk_store_close(s), 0);
-
-	CHECK_EQ(fk_store_open(store_dir, &o, &s), 0);
-	if (fkt_failures)
-		goto out;
-	fkt_acks_verify(&acks, s, "after a clean reopen");
-	CHECK_EQ(fk_store_close(s), 0);
+	fkt_acks_reopen_check(&acks, store_dir, &o, "after a clean reopen");
 out:
 	fk_batch_release(&b);
 	fkt_acks_release(&acks);
@@ -302,35 +262,11 @@ out:
 
 /* ---- the command ---- */
 
-static int bench(const char *errfile, const char *a0, ...)
-{
-	char *argv[32];
-	int argc = 0;
-	va_list ap;
-	argv[argc++] = (char *)"tpcb";
-	argv[argc++] = (char *)"--no-results";
-	va_start(ap, a0);
-	for (const char *a = a0; a && argc < 31; a = va_arg(ap, const char *))
-		argv[argc++] = (char *)a;
-	va_end(ap);
-	argv[argc] = NULL;
-	fflush(NULL);
-	int saved = -1, efd = -1;
-	if (errfile) {
-		saved = dup(2);
-		efd = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		CHECK(saved >= 0 && efd >= 0);
-		dup2(efd, 2);
-	}
-	int ret = cmd_bench_tpcb(argc, argv);
-	fflush(NULL);
-	if (errfile) {
-		dup2(saved, 2);
-		close(saved);
-		close(efd);
-	}
-	return ret;
-}
+/* "flushkit bench tpcb --no-results ARGS..." in this process, its
+ * stderr into @errfile (NULL: left alone). */
+#define bench(errfile, ...)                                                    \
+	fkt_run_cmd_err(cmd_bench_tpcb, errfile, "tpcb", "--no-results",       \
+			__VA_ARGS__)
 
 static void run_cli(void)
 {
@@ -380,17 +316,10 @@ static void run_cli(void)
 
 static void run_fs(const char *type, uint64_t bytes)
 {
-	char img[512], mnt[512];
-	snprintf(img, sizeof(img), "%s/%s.img", fkt_tmpdir(), type);
-	snprintf(mnt, sizeof(mnt), "%s/mnt-%s", fkt_tmpdir(), type);
-	int r = fkt_fs_create(&fs, type, img, bytes, mnt);
-	if (r == 77)
-		SKIP("needs root and loop devices");
-	CHECK_EQ(r, 0);
-	if (r)
+	if (fkt_fs_create_or_skip(&fs, type, type, bytes))
 		return;
-	snprintf(store_dir, sizeof(store_dir), "%s/store", mnt);
-	snprintf(ballast, sizeof(ballast), "%s/ballast", mnt);
+	snprintf(store_dir, sizeof(store_dir), "%s/store", fs.mnt);
+	snprintf(ballast, sizeof(ballast), "%s/ballast", fs.mnt);
 	run_store();
 	fkt_rm_rf(store_dir);
 	unlink(ballast);
@@ -401,17 +330,7 @@ static void run_fs(const char *type, uint64_t bytes)
 
 int main(void)
 {
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	const char *e = getenv("FK_TEST_SEED");
-	seed = e ? (unsigned)strtoul(e, NULL, 10)
-		 : (unsigned)time(NULL) ^ (unsigned)getpid();
-	printf("seed %u (FK_TEST_SEED)\n", seed);
-	if (!fkt_is_root())
-		SKIP("needs root and loop devices");
-	fkt_tmpdir();
-	atexit(cleanup); /* runs before the temporary directory goes */
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	seed = fkt_full_test_start(&fs);
 	const char *only = getenv("FK_ENOSPC_FS");
 	if (!only || !strcmp(only, "ext4"))
 		run_fs("ext4", 48ull << 20);

@@ -39,7 +39,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define WAL_SEG (256u << 10)
 #define MAX_ACKS 200000
 
 static struct fkt_fs fs;
@@ -48,38 +47,10 @@ static unsigned seed;
 
 static struct fkt_acks acks;
 
-static void cleanup(void)
-{
-	fkt_fs_destroy(&fs);
-}
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	if (fs.mounted)
-		umount2(fs.mnt, MNT_DETACH);
-	_exit(1);
-}
-
+/* max_wal_size far above the fs; the log printed. */
 static void store_opts(struct fk_store_opts *o)
 {
-	fk_store_opts_init(o);
-	o->create_mode = FK_STORE_CREATE_IF_MISSING;
-	o->shared_buffers_bytes = 8u << 20;
-	o->segment_bytes = 1u << 20;
-	o->wal_segment_bytes = WAL_SEG;
-	o->max_wal_size_bytes = 1ull << 30; /* far above the fs */
-	o->checkpoint_timeout_ms = 3600000;
-	o->log = fkt_store_log;
-	o->log_arg = stderr;
-}
-
-static double free_mib(void)
-{
-	struct statfs sf;
-	if (statfs(fs.mnt, &sf))
-		return -1;
-	return (double)sf.f_bavail * (double)sf.f_bsize / 1048576.0;
+	fkt_full_store_opts(o, 8u << 20, 1);
 }
 
 /*
@@ -112,20 +83,18 @@ static int fill_with_wal(int crash)
 		return -EIO;
 	CHECK_EQ(tpcb_create(s, 1, &t, NULL, NULL), 0);
 	CHECK_EQ(fk_store_checkpoint(s), 0);
-	r = 0;
-	for (int i = 0; i < MAX_ACKS && !r; i++)
-		r = fkt_acks_txn(&acks, s, &t, &rng, &b);
+	r = fkt_acks_until_error(&acks, s, &t, &rng, &b, MAX_ACKS);
 	printf("%s: %llu commits tried, the last: %s; %.2f MiB free\n",
 	       crash ? "crash" : "close",
 	       (unsigned long long)acks.next_txid - 1, fk_strerror(r),
-	       free_mib());
+	       fkt_fs_free_mib(&fs));
 	fkt_acks_release(&acks);
 	fk_batch_release(&b);
 	/* Another writer takes the last blocks the WAL left: recovery
 	 * cannot get even the control file's temporary copy. */
 	uint64_t bal = fkt_fs_fill(ballast);
 	printf("ballast: %llu KiB; %.2f MiB free\n",
-	       (unsigned long long)bal >> 10, free_mib());
+	       (unsigned long long)bal >> 10, fkt_fs_free_mib(&fs));
 	if (crash) {
 		fflush(NULL);
 		_exit(r == -ENOSPC && !fkt_failures ? 0 : 1);
@@ -153,7 +122,7 @@ static void reopen_full(const char *how)
 	CHECK_EQ(fkt_acks_load(&acks, ackfile), 0);
 	CHECK(acks.n > 1000); /* the WAL really filled the fs */
 	printf("%s: %zu acknowledged; reopening with %.2f MiB free\n", how,
-	       acks.n, free_mib());
+	       acks.n, fkt_fs_free_mib(&fs));
 	fkt_store_log_clear();
 	int r = fk_store_open(store_dir, &o, &s);
 	printf("%s: fk_store_open on the full fs: %s\n", how,
@@ -168,9 +137,7 @@ static void reopen_full(const char *how)
 	fk_batch_init(&b);
 	tpcb_rng_seed(&rng, seed + 1);
 	CHECK_EQ(tpcb_open(s, &t), 0);
-	r = 0;
-	for (int i = 0; i < 2000 && !r; i++)
-		r = fkt_acks_txn(&acks, s, &t, &rng, &b);
+	r = fkt_acks_until_error(&acks, s, &t, &rng, &b, 2000);
 	printf("%s: commits on the full fs, the last: %s\n", how,
 	       fk_strerror(r));
 	CHECK_EQ(r, -ENOSPC);
@@ -183,18 +150,8 @@ static void reopen_full(const char *how)
 	CHECK_EQ(unlink(other), 0);
 	CHECK_EQ(unlink(ballast), 0);
 	sync();
-	int ok = 0;
-	for (int i = 0; i < 2000 && ok < 200; i++) {
-		r = fkt_acks_txn(&acks, s, &t, &rng, &b);
-		if (r == -ENOSPC) {
-			usleep(10000);
-			continue;
-		}
-		CHECK_EQ(r, 0);
-		if (r)
-			break;
-		ok++;
-	}
+	int ok =
+	    fkt_acks_through_enospc(&acks, s, &t, &rng, &b, 200, 2000, NULL);
 	/* The deferred checkpoint completes on its own (retried every
 	 * second; 10 s at most here). */
 	for (int i = 0; i < 1000; i++) {
@@ -210,31 +167,19 @@ static void reopen_full(const char *how)
 	CHECK_EQ(st.error, 0);
 	fk_batch_release(&b);
 	CHECK_EQ(fk_store_close(s), 0);
-	s = NULL;
-	CHECK_EQ(fk_store_open(store_dir, &o, &s), 0);
-	if (!s)
-		return;
 	snprintf(when, sizeof(when), "%s: after a clean reopen", how);
-	fkt_acks_verify(&acks, s, when);
-	CHECK_EQ(fk_store_close(s), 0);
+	fkt_acks_reopen_check(&acks, store_dir, &o, when);
 	fkt_acks_release(&acks);
 }
 
 static void run(int crash)
 {
-	char img[512], mnt[512];
-	snprintf(img, sizeof(img), "%s/ext4.img", fkt_tmpdir());
-	snprintf(mnt, sizeof(mnt), "%s/mnt", fkt_tmpdir());
-	int r = fkt_fs_create(&fs, "ext4", img, 24ull << 20, mnt);
-	if (r == 77)
-		SKIP("needs root and loop devices");
-	CHECK_EQ(r, 0);
-	if (r)
+	if (fkt_fs_create_or_skip(&fs, "ext4", "ext4", 24ull << 20))
 		return;
-	snprintf(store_dir, sizeof(store_dir), "%s/store", mnt);
+	snprintf(store_dir, sizeof(store_dir), "%s/store", fs.mnt);
 	snprintf(ackfile, sizeof(ackfile), "%s/acks", fkt_tmpdir());
-	snprintf(other, sizeof(other), "%s/other", mnt);
-	snprintf(ballast, sizeof(ballast), "%s/ballast", mnt);
+	snprintf(other, sizeof(other), "%s/other", fs.mnt);
+	snprintf(ballast, sizeof(ballast), "%s/ballast", fs.mnt);
 	if (crash) {
 		fflush(NULL);
 		pid_t pid = fork();
@@ -253,17 +198,7 @@ static void run(int crash)
 
 int main(void)
 {
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	const char *e = getenv("FK_TEST_SEED");
-	seed = e ? (unsigned)strtoul(e, NULL, 10)
-		 : (unsigned)time(NULL) ^ (unsigned)getpid();
-	printf("seed %u (FK_TEST_SEED)\n", seed);
-	if (!fkt_is_root())
-		SKIP("needs root and loop devices");
-	fkt_tmpdir();
-	atexit(cleanup);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	seed = fkt_full_test_start(&fs);
 	run(1);
 	if (!fkt_failures)
 		run(0);

@@ -20,23 +20,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int run(const char *a0, ...)
-{
-	char *argv[32];
-	int argc = 0;
-	va_list ap;
-	argv[argc++] = (char *)"tpcb";
-	argv[argc++] = (char *)"--no-results"; /* nothing in the cwd */
-	va_start(ap, a0);
-	for (const char *a = a0; a && argc < 31; a = va_arg(ap, const char *))
-		argv[argc++] = (char *)a;
-	va_end(ap);
-	argv[argc] = NULL;
-	fflush(NULL);
-	int ret = cmd_bench_tpcb(argc, argv);
-	fflush(NULL);
-	return ret;
-}
+/* "flushkit bench tpcb --no-results ARGS..." in this process
+ * (--no-results: nothing in the cwd); stderr left alone. */
+#define run(...)                                                               \
+	fkt_run_cmd_err(cmd_bench_tpcb, NULL, "tpcb", "--no-results",          \
+			__VA_ARGS__)
 
 int main(void)
 {

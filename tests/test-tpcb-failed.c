@@ -31,28 +31,7 @@
 static char *so, *se; /* what the last run() printed */
 
 /* Run @fn with the NULL-terminated arguments, output into so and se. */
-static int run(int (*fn)(int, char **), const char *a0, ...)
-{
-	char *argv[40];
-	int argc = 0;
-	va_list ap;
-	va_start(ap, a0);
-	for (const char *a = a0; a && argc < 39; a = va_arg(ap, const char *))
-		argv[argc++] = (char *)a;
-	va_end(ap);
-	argv[argc] = NULL;
-	free(so);
-	free(se);
-	return fkt_run_cmd(fn, argv, &so, &se);
-}
-
-static const char *jstr(struct json_object *o, const char *k)
-{
-	struct json_object *v;
-	return o && json_object_object_get_ex(o, k, &v) && v
-		   ? json_object_get_string(v)
-		   : "";
-}
+#define run(fn, ...) fkt_run_cmdl(fn, &so, &se, __VA_ARGS__)
 
 static double jnum(struct json_object *o, const char *k)
 {
@@ -83,7 +62,7 @@ int main(void)
 		 0);
 	CHECK_EQ(fkt_only_result(good, goodf, sizeof(goodf)), 1);
 	struct json_object *sum = fkt_result_summary(goodf);
-	CHECK(sum && !strcmp(jstr(sum, "status"), "ok"));
+	CHECK(sum && !strcmp(fkt_json_str(sum, "status"), "ok"));
 	json_object_put(sum);
 
 	/* 1: the clients die about 0.4 s into a 5 s run */
@@ -141,9 +120,10 @@ int main(void)
 	CHECK_EQ(fkt_only_result(bad, badf, sizeof(badf)), 1);
 	sum = fkt_result_summary(badf);
 	CHECK(sum != NULL);
-	CHECK(!strcmp(jstr(sum, "status"), "failed"));
-	CHECK(strstr(jstr(sum, "error"), "client 0: commit: Input/output "
-					 "error"));
+	CHECK(!strcmp(fkt_json_str(sum, "status"), "failed"));
+	CHECK(strstr(fkt_json_str(sum, "error"),
+		     "client 0: commit: Input/output "
+		     "error"));
 	CHECK(jnum(sum, "duration_s") > 0 && jnum(sum, "duration_s") < 4.5);
 	CHECK_EQ(jnum(sum, "exit_status"), 1);
 	json_object_put(sum);

@@ -32,54 +32,18 @@
 
 static struct fkt_fs fs;
 
-static void cleanup(void)
-{
-	fkt_fs_destroy(&fs);
-}
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	if (fs.mounted)
-		umount2(fs.mnt, MNT_DETACH);
-	_exit(1);
-}
-
-/* Run "flushkit bench tpcb ARGS..." in this process, its stderr into
- * @errfile. */
-static int bench(const char *errfile, const char *a0, ...)
-{
-	char *argv[32];
-	int argc = 0;
-	va_list ap;
-	argv[argc++] = (char *)"tpcb";
-	argv[argc++] = (char *)"--no-results";
-	va_start(ap, a0);
-	for (const char *a = a0; a && argc < 31; a = va_arg(ap, const char *))
-		argv[argc++] = (char *)a;
-	va_end(ap);
-	argv[argc] = NULL;
-	fflush(NULL);
-	int saved = dup(2);
-	int efd = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	CHECK(saved >= 0 && efd >= 0);
-	dup2(efd, 2);
-	int ret = cmd_bench_tpcb(argc, argv);
-	fflush(NULL);
-	dup2(saved, 2);
-	close(saved);
-	close(efd);
-	return ret;
-}
+/* Run "flushkit bench tpcb --no-results ARGS..." in this process, its
+ * stderr into @errfile. */
+#define bench(errfile, ...)                                                    \
+	fkt_run_cmd_err(cmd_bench_tpcb, errfile, "tpcb", "--no-results",       \
+			__VA_ARGS__)
 
 /* The 40 MiB case: the creation itself fails. */
 static void wal_does_not_fit(void)
 {
-	char img[700], mnt[700], dir[800], errfile[700], p[900];
-	snprintf(img, sizeof(img), "%s/fs40.img", fkt_tmpdir());
-	snprintf(mnt, sizeof(mnt), "%s/mnt40", fkt_tmpdir());
+	char dir[800], errfile[700], p[900];
 	snprintf(errfile, sizeof(errfile), "%s/stderr40", fkt_tmpdir());
-	if (fkt_fs_create(&fs, "ext4", img, 40ull << 20, mnt)) {
+	if (fkt_fs_create_tmp(&fs, "ext4", "fs40", 40ull << 20)) {
 		CHECK(0);
 		return;
 	}
@@ -110,18 +74,14 @@ static void wal_does_not_fit(void)
 
 int main(void)
 {
-	char img[700], mnt[700], dir[800], errfile[700], opt[64] = "";
-	snprintf(img, sizeof(img), "%s/fs.img", fkt_tmpdir());
-	snprintf(mnt, sizeof(mnt), "%s/mnt", fkt_tmpdir());
+	char dir[800], errfile[700], opt[64] = "";
 	snprintf(errfile, sizeof(errfile), "%s/stderr", fkt_tmpdir());
-	int r = fkt_fs_create(&fs, "ext4", img, 64ull << 20, mnt);
+	int r = fkt_fs_create_tmp(&fs, "ext4", "fs", 64ull << 20);
 	if (r == 77)
 		SKIP("needs root, loop devices and mkfs.ext4");
 	if (r)
 		return 1;
-	atexit(cleanup);
-	signal(SIGTERM, on_signal);
-	signal(SIGINT, on_signal);
+	fkt_fs_guard(&fs);
 	snprintf(dir, sizeof(dir), "%s/tpcb", fs.mnt);
 
 	/* The default 16 MiB WAL segments. */

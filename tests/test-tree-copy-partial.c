@@ -28,38 +28,11 @@
 
 static char out_buf[65536], err_buf[65536];
 
-static void slurp(int fd, char *buf, size_t len)
-{
-	lseek(fd, 0, SEEK_SET);
-	ssize_t n = read(fd, buf, len - 1);
-	buf[n > 0 ? n : 0] = 0;
-	close(fd);
-}
-
 /* Run cmd_cp with stdout and stderr captured into out_buf/err_buf. */
 static int run_cp(int argc, const char **argv)
 {
-	char p1[PATH_MAX], p2[PATH_MAX];
-	snprintf(p1, sizeof(p1), "%s/.out.XXXXXX", fkt_tmpdir());
-	snprintf(p2, sizeof(p2), "%s/.err.XXXXXX", fkt_tmpdir());
-	int fo = mkstemp(p1), fe = mkstemp(p2);
-	unlink(p1);
-	unlink(p2);
-	fflush(stdout);
-	fflush(stderr);
-	int so = dup(1), se = dup(2);
-	dup2(fo, 1);
-	dup2(fe, 2);
-	int rc = cmd_cp(argc, (char **)argv);
-	fflush(stdout);
-	fflush(stderr);
-	dup2(so, 1);
-	dup2(se, 2);
-	close(so);
-	close(se);
-	slurp(fo, out_buf, sizeof(out_buf));
-	slurp(fe, err_buf, sizeof(err_buf));
-	return rc;
+	return fkt_run_cmd_buf(cmd_cp, argc, argv, out_buf, err_buf,
+			       sizeof(out_buf));
 }
 
 static int same_mtime(const char *a, const char *b)

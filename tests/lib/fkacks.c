@@ -3,6 +3,7 @@
  * fkacks.c - acknowledged TPC-B commits and their check (fkacks.h).
  */
 #include "fkacks.h"
+#include "fkloop.h"
 #include "fktest.h"
 
 #include <errno.h>
@@ -119,4 +120,92 @@ void fkt_acks_verify(const struct fkt_acks *a, struct fk_store *s,
 	       (long long)sums.accounts, (long long)sums.tellers,
 	       (long long)sums.branches, (long long)sums.history,
 	       tpcb_sums_ok(&sums) ? "hold" : "DO NOT HOLD");
+}
+
+void fkt_full_store_opts(struct fk_store_opts *o, uint64_t shared_buffers_bytes,
+			 int print)
+{
+	fk_store_opts_init(o);
+	o->create_mode = FK_STORE_CREATE_IF_MISSING;
+	o->shared_buffers_bytes = shared_buffers_bytes;
+	o->segment_bytes = 1u << 20;
+	o->wal_segment_bytes = FKT_FULL_WAL_SEG;
+	o->max_wal_size_bytes = 1ull << 30;
+	o->checkpoint_timeout_ms = 3600000;
+	o->log = fkt_store_log;
+	o->log_arg = print ? stderr : NULL;
+}
+
+int fkt_acks_until_error(struct fkt_acks *a, struct fk_store *s,
+			 const struct tpcb_tables *t, struct tpcb_rng *rng,
+			 struct fk_batch *b, int max)
+{
+	int r = 0;
+	for (int i = 0; i < max && !r; i++)
+		r = fkt_acks_txn(a, s, t, rng, b);
+	return r;
+}
+
+int fkt_acks_through_enospc(struct fkt_acks *a, struct fk_store *s,
+			    const struct tpcb_tables *t, struct tpcb_rng *rng,
+			    struct fk_batch *b, int want, int max_waits,
+			    int *waits)
+{
+	int ok = 0, w = 0;
+	while (ok < want && w < max_waits) {
+		int r = fkt_acks_txn(a, s, t, rng, b);
+		if (r == -ENOSPC) {
+			w++;
+			usleep(10000);
+			continue;
+		}
+		CHECK_EQ(r, 0);
+		if (r)
+			break;
+		ok++;
+	}
+	if (waits)
+		*waits = w;
+	return ok;
+}
+
+void fkt_acks_power_cut(struct fkt_fs *fs, struct fk_store **s)
+{
+	CHECK_EQ(fkt_fs_goingdown(fs, FKT_GOINGDOWN_NOLOGFLUSH), 0);
+	if (*s)
+		CHECK(fk_store_close(*s) != 0); /* the fs is down */
+	*s = NULL;
+	CHECK_EQ(fkt_fs_umount(fs), 0);
+	CHECK_EQ(fkt_fs_mount(fs), 0);
+}
+
+struct fk_store *fkt_acks_open_verify(const struct fkt_acks *a, const char *dir,
+				      const struct fk_store_opts *o,
+				      const char *when)
+{
+	struct fk_store *s = NULL;
+	int r = fk_store_open(dir, o, &s);
+	CHECK_EQ(r, 0);
+	if (r)
+		return NULL;
+	fkt_acks_verify(a, s, when);
+	return s;
+}
+
+void fkt_acks_reopen_check(const struct fkt_acks *a, const char *dir,
+			   const struct fk_store_opts *o, const char *when)
+{
+	struct fk_store *s = fkt_acks_open_verify(a, dir, o, when);
+	if (s)
+		CHECK_EQ(fk_store_close(s), 0);
+}
+
+unsigned fkt_full_test_start(struct fkt_fs *fs)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	unsigned seed = fkt_test_seed();
+	if (!fkt_is_root())
+		SKIP("needs root and loop devices");
+	fkt_fs_guard(fs);
+	return seed;
 }

@@ -11,11 +11,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 /* linux/fs.h has FS_IOC_GOINGDOWN only since 6.x headers; same number as
@@ -220,4 +223,74 @@ uint64_t fkt_fs_fill(const char *path)
 	} while (off != before);
 	close(fd);
 	return off;
+}
+
+int fkt_fs_create_tmp(struct fkt_fs *fs, const char *type, const char *name,
+		      uint64_t size_bytes)
+{
+	char img[512], mnt[512];
+	if (snprintf(img, sizeof(img), "%s/%s.img", fkt_tmpdir(), name) >=
+		(int)sizeof(img) ||
+	    snprintf(mnt, sizeof(mnt), "%s/mnt-%s", fkt_tmpdir(), name) >=
+		(int)sizeof(mnt))
+		return -1;
+	return fkt_fs_create(fs, type, img, size_bytes, mnt);
+}
+
+static struct fkt_fs *guarded;
+
+static void guard_exit(void)
+{
+	if (guarded)
+		fkt_fs_destroy(guarded);
+}
+
+static void guard_signal(int sig)
+{
+	(void)sig;
+	if (guarded && guarded->mounted)
+		umount2(guarded->mnt, MNT_DETACH);
+	_exit(1);
+}
+
+void fkt_fs_guard(struct fkt_fs *fs)
+{
+	static int installed;
+	guarded = fs;
+	if (installed)
+		return;
+	installed = 1;
+	fkt_tmpdir(); /* its removal is registered first: it runs last */
+	atexit(guard_exit);
+	signal(SIGINT, guard_signal);
+	signal(SIGTERM, guard_signal);
+}
+
+int fkt_fs_unfill(struct fkt_fs *fs, const char *path)
+{
+	int r = unlink(path) ? -errno : 0;
+	int fd = open(fs->mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		syncfs(fd);
+		close(fd);
+	}
+	return r;
+}
+
+int fkt_fs_create_or_skip(struct fkt_fs *fs, const char *type, const char *name,
+			  uint64_t size_bytes)
+{
+	int r = fkt_fs_create_tmp(fs, type, name, size_bytes);
+	if (r == 77)
+		SKIP("needs root and loop devices");
+	CHECK_EQ(r, 0);
+	return r ? -1 : 0;
+}
+
+double fkt_fs_free_mib(const struct fkt_fs *fs)
+{
+	struct statfs sf;
+	if (statfs(fs->mnt, &sf))
+		return -1;
+	return (double)sf.f_bavail * (double)sf.f_bsize / 1048576.0;
 }

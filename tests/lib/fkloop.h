@@ -86,5 +86,34 @@ int fkt_fill_fd(int fd, uint64_t len, char c);
 int fkt_make_file(const char *path, uint64_t len, char c);
 /* Unmount if mounted, remove the image.  Idempotent. */
 void fkt_fs_destroy(struct fkt_fs *fs);
+/*
+ * fkt_fs_create with the image at fkt_tmpdir()/@name.img and the mount
+ * point at fkt_tmpdir()/mnt-@name.  Same returns (0, 77 or -1).
+ */
+int fkt_fs_create_tmp(struct fkt_fs *fs, const char *type, const char *name,
+		      uint64_t size_bytes);
+/*
+ * fkt_fs_create_tmp for a test that needs the file system: exits 77
+ * (SKIP) when fkt_fs_create_tmp says 77; another failure is a CHECK
+ * failure.  Returns 0 (created, mounted) or -1.
+ */
+int fkt_fs_create_or_skip(struct fkt_fs *fs, const char *type, const char *name,
+			  uint64_t size_bytes);
+/* The space @fs has free for an unprivileged writer (f_bavail), in MiB;
+ * -1 if statfs fails. */
+double fkt_fs_free_mib(const struct fkt_fs *fs);
+/*
+ * Guard @fs (one at a time, the last call wins) for the rest of the
+ * program: at exit fkt_fs_destroy (before the temporary directory goes),
+ * on SIGINT or SIGTERM a lazy unmount and _exit(1), so an interrupted
+ * test leaves no mount behind.  @fs must outlive the program (static).
+ */
+void fkt_fs_guard(struct fkt_fs *fs);
+/*
+ * Give back what fkt_fs_fill took: unlink the ballast @path, then
+ * syncfs @fs so the freed blocks count again.  0 or -errno (of the
+ * unlink; the syncfs is best effort).
+ */
+int fkt_fs_unfill(struct fkt_fs *fs, const char *path);
 
 #endif

@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 int fkt_failures;
@@ -643,4 +644,102 @@ int fkt_only_result(const char *dir, char *out, size_t len)
 	}
 	closedir(d);
 	return n;
+}
+
+int fkt_run_cmd_err(int (*fn)(int, char **), const char *errfile,
+		    const char *a0, ...)
+{
+	char *argv[32];
+	int argc = 0;
+	va_list ap;
+	va_start(ap, a0);
+	for (const char *a = a0; a && argc < 31; a = va_arg(ap, const char *))
+		argv[argc++] = (char *)a;
+	va_end(ap);
+	argv[argc] = NULL;
+	fflush(NULL);
+	int saved = -1, efd = -1;
+	if (errfile) {
+		saved = dup(2);
+		efd = open(errfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+			   0600);
+		CHECK(saved >= 0 && efd >= 0);
+		dup2(efd, 2);
+	}
+	int ret = fn(argc, argv);
+	fflush(NULL);
+	if (errfile) {
+		dup2(saved, 2);
+		close(saved);
+		close(efd);
+	}
+	return ret;
+}
+
+unsigned fkt_test_seed(void)
+{
+	const char *e = getenv("FK_TEST_SEED");
+	unsigned seed = e ? (unsigned)strtoul(e, NULL, 10)
+			  : (unsigned)time(NULL) ^ (unsigned)getpid();
+	printf("seed %u (FK_TEST_SEED)\n", seed);
+	return seed;
+}
+
+int fkt_run_cmdl(int (*fn)(int, char **), char **out, char **err,
+		 const char *a0, ...)
+{
+	char *argv[40];
+	int argc = 0;
+	va_list ap;
+	va_start(ap, a0);
+	for (const char *a = a0; a && argc < 39; a = va_arg(ap, const char *))
+		argv[argc++] = (char *)a;
+	va_end(ap);
+	argv[argc] = NULL;
+	free(*out);
+	free(*err);
+	*out = *err = NULL;
+	return fkt_run_cmd(fn, argv, out, err);
+}
+
+const char *fkt_json_str(struct json_object *o, const char *k)
+{
+	struct json_object *v;
+	return o && json_object_object_get_ex(o, k, &v) && v
+		   ? json_object_get_string(v)
+		   : "";
+}
+
+static void slurp(int fd, char *buf, size_t len)
+{
+	lseek(fd, 0, SEEK_SET);
+	ssize_t n = read(fd, buf, len - 1);
+	buf[n > 0 ? n : 0] = 0;
+	close(fd);
+}
+
+int fkt_run_cmd_buf(int (*fn)(int, char **), int argc, const char **argv,
+		    char *out, char *err, size_t len)
+{
+	char p1[PATH_MAX], p2[PATH_MAX];
+	snprintf(p1, sizeof(p1), "%s/.out.XXXXXX", fkt_tmpdir());
+	snprintf(p2, sizeof(p2), "%s/.err.XXXXXX", fkt_tmpdir());
+	int fo = mkstemp(p1), fe = mkstemp(p2);
+	unlink(p1);
+	unlink(p2);
+	fflush(stdout);
+	fflush(stderr);
+	int so = dup(1), se = dup(2);
+	dup2(fo, 1);
+	dup2(fe, 2);
+	int rc = fn(argc, (char **)argv);
+	fflush(stdout);
+	fflush(stderr);
+	dup2(so, 1);
+	dup2(se, 2);
+	close(so);
+	close(se);
+	slurp(fo, out, len);
+	slurp(fe, err, len);
+	return rc;
 }

@@ -71,6 +71,40 @@ int fkt_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int fkt_run_cmd(int (*fn)(int, char **), char *const *argv, char **out,
 		char **err);
 
+/*
+ * Run @fn in-process with the arguments @a0, ... (NULL-terminated; at
+ * most 31), its stderr into @errfile (created 0600, truncated) unless
+ * @errfile is NULL; stdout is left alone.  Returns its exit status.
+ */
+int fkt_run_cmd_err(int (*fn)(int, char **), const char *errfile,
+		    const char *a0, ...);
+
+/* The seed of the test's random draws: $FK_TEST_SEED, else time and
+ * pid; printed as "seed N (FK_TEST_SEED)" so a failure can be replayed. */
+unsigned fkt_test_seed(void);
+
+/*
+ * fkt_run_cmd with the arguments @a0, ... (NULL-terminated; at most 39)
+ * in place of an argv; what *@out and *@err held before (NULL or an
+ * earlier call's output) is freed first.  Returns its exit status.
+ */
+int fkt_run_cmdl(int (*fn)(int, char **), char **out, char **err,
+		 const char *a0, ...);
+
+/*
+ * Run @fn in-process with @argc and @argv, its stdout and stderr into
+ * @out and @err (each up to @len - 1 bytes, NUL-terminated; the rest is
+ * cut) through unlinked temporary files of fkt_tmpdir.  Returns its
+ * exit status.  Not thread-safe.
+ */
+int fkt_run_cmd_buf(int (*fn)(int, char **), int argc, const char **argv,
+		    char *out, char *err, size_t len);
+
+/* The string member @k of the JSON object @o (may be NULL), "" if it
+ * has none.  Valid while @o is. */
+struct json_object;
+const char *fkt_json_str(struct json_object *o, const char *k);
+
 /* Result files (bench/lib/results.h): the last "summary" line of @path
  * (caller json_object_put), or NULL if it has none. */
 struct json_object;
