@@ -1161,17 +1161,19 @@ static int bdi_lock(void)
  * A --dir is one run's at a time: the victim's data, the neighbour's
  * output and the PostgreSQL cluster live in it under fixed names, so a
  * second run there would remove and overwrite the first one's mid-run.
- * DIR/.flushkit-neighbor.lock (created 0600, opened through the
- * directory's descriptor, no symlink followed) is flock()ed, its pid
- * inside, until exit; the file stays (removing it would let a third run
- * lock a new file while a second still holds the old one).  0, or -errno
- * (printed; -EWOULDBLOCK: another run holds it).
+ * DIR/.flushkit-neighbor.lock (created 0600 through the directory's
+ * descriptor, no symlink followed) is flock()ed, its pid inside, until
+ * dir_unlock removes it at exit.  A lock taken on a file its holder
+ * removed meanwhile is no lock: after the flock the file must still be
+ * the one at the name (st_dev, st_ino), else it is opened again.  0, or
+ * -errno (printed; -EWOULDBLOCK: another run holds it).
  */
-static int dir_lock_fd = -1;
+static const char dir_lock_name[] = ".flushkit-neighbor.lock";
+static int dir_lock_fd = -1, dir_lock_dfd = -1;
 
 static int dir_lock(const char *dir)
 {
-	static const char name[] = ".flushkit-neighbor.lock";
+	const char *name = dir_lock_name;
 	char who[32] = "";
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0) {
@@ -1179,44 +1181,80 @@ static int dir_lock(const char *dir)
 		cli_error("bench neighbor: open '%s': %s", dir, strerror(e));
 		return -e;
 	}
-	int fd =
-	    openat(dfd, name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	int e = fd < 0 ? errno : 0;
-	close(dfd);
-	if (fd < 0) {
-		cli_error("bench neighbor: create '%s/%s': %s", dir, name,
-			  strerror(e));
-		return -e;
-	}
-	if (flock(fd, LOCK_EX | LOCK_NB)) {
-		e = errno;
-		if (e == EWOULDBLOCK) {
-			ssize_t n = pread(fd, who, sizeof(who) - 1, 0);
-			who[n > 0 ? n : 0] = '\0';
-			who[strcspn(who, "\n")] = '\0';
-			cli_error(
-			    "bench neighbor: '%s' is in use by another "
-			    "bench neighbor run (pid %s), whose data, "
-			    "neighbour and PostgreSQL cluster live there: "
-			    "wait for it to end, or use another --dir",
-			    dir, who[0] ? who : "?");
-		} else {
-			cli_error("bench neighbor: flock '%s/%s': %s", dir,
+	for (int tries = 0;; tries++) {
+		int e, fd = openat(dfd, name,
+				   O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+				   0600);
+		if (fd < 0) {
+			e = errno;
+			cli_error("bench neighbor: create '%s/%s': %s", dir,
 				  name, strerror(e));
+			close(dfd);
+			return -e;
 		}
-		close(fd);
-		return -e;
+		if (flock(fd, LOCK_EX | LOCK_NB)) {
+			e = errno;
+			if (e == EWOULDBLOCK) {
+				ssize_t n = pread(fd, who, sizeof(who) - 1, 0);
+				who[n > 0 ? n : 0] = '\0';
+				who[strcspn(who, "\n")] = '\0';
+				cli_error(
+				    "bench neighbor: '%s' is in use by "
+				    "another bench neighbor run (pid %s), "
+				    "whose data, neighbour and PostgreSQL "
+				    "cluster live there: wait for it to "
+				    "end, or use another --dir",
+				    dir, who[0] ? who : "?");
+			} else {
+				cli_error("bench neighbor: flock '%s/%s': %s",
+					  dir, name, strerror(e));
+			}
+			close(fd);
+			close(dfd);
+			return -e;
+		}
+		struct stat held, named;
+		if (fstat(fd, &held) ||
+		    fstatat(dfd, name, &named, AT_SYMLINK_NOFOLLOW) ||
+		    held.st_dev != named.st_dev ||
+		    held.st_ino != named.st_ino) {
+			/* its holder removed it between our open and
+			 * flock: take the one at the name now */
+			close(fd);
+			if (tries < 100)
+				continue;
+			cli_error("bench neighbor: '%s/%s' keeps being "
+				  "replaced: another run is starting and "
+				  "ending there",
+				  dir, name);
+			close(dfd);
+			return -EBUSY;
+		}
+		int w = snprintf(who, sizeof(who), "%d\n", (int)getpid());
+		if (ftruncate(fd, 0) || pwrite(fd, who, (size_t)w, 0) != w) {
+			e = errno;
+			cli_error("bench neighbor: write '%s/%s': %s", dir,
+				  name, strerror(e));
+			close(fd);
+			close(dfd);
+			return -e;
+		}
+		dir_lock_fd = fd;
+		dir_lock_dfd = dfd;
+		return 0;
 	}
-	int w = snprintf(who, sizeof(who), "%d\n", (int)getpid());
-	if (ftruncate(fd, 0) || pwrite(fd, who, (size_t)w, 0) != w) {
-		e = errno;
-		cli_error("bench neighbor: write '%s/%s': %s", dir, name,
-			  strerror(e));
-		close(fd);
-		return -e;
-	}
-	dir_lock_fd = fd; /* released at exit */
-	return 0;
+}
+
+/* Remove the lock file while still holding it, then release it (before
+ * the file system it is on is unmounted). */
+static void dir_unlock(void)
+{
+	if (dir_lock_fd < 0)
+		return;
+	unlinkat(dir_lock_dfd, dir_lock_name, 0);
+	close(dir_lock_fd);
+	close(dir_lock_dfd);
+	dir_lock_fd = dir_lock_dfd = -1;
 }
 
 /* ---- one run ----------------------------------------------------------- */
@@ -2441,6 +2479,7 @@ out:
 		snprintf(p, sizeof(p), "%s/tpcb", env.dir);
 		remove_tree(p);
 	}
+	dir_unlock();
 	if (have_disk && disk_destroy(&d))
 		status = FK_EXIT_FAILURE;
 	if (disk_dir[0])
