@@ -10,9 +10,9 @@
  *   3. -i refuses to remove a directory that is not a tpcb data
  *      directory, and leaves it alone.
  */
-#include "workload.h"
 #include "cli.h"
 #include "fktest.h"
+#include "workload.h"
 
 #include <errno.h>
 #include <fcntl.h>

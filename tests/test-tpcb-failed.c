@@ -16,10 +16,10 @@
  * transactions line; and a good run's summary says "status": "ok"
  * (report and compare take it).
  */
-#include "workload.h"
 #include "cli.h"
 #include "fktest.h"
 #include "sys.h"
+#include "workload.h"
 
 #include <errno.h>
 #include <fcntl.h>

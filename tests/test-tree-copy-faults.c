@@ -22,7 +22,6 @@
 #include <sys/stat.h>
 
 static char tmp_real[4096], src[4200];
-static int run_no;
 
 static void make_tree(void)
 {
@@ -44,35 +43,12 @@ static void make_tree(void)
 /* Run 'flushkit cp ARGS... SRC DST' in-process; capture stdout, stderr. */
 static int run_cp(const char *method, const char *dst, char **out, char **err)
 {
-	char o_path[4300], e_path[4300], m[64];
-	snprintf(o_path, sizeof(o_path), "%s/out.%d", tmp_real, run_no);
-	snprintf(e_path, sizeof(e_path), "%s/err.%d", tmp_real, run_no++);
+	char m[64];
 	snprintf(m, sizeof(m), "--method=%s", method);
 	/* Pinned: io_uring's fsyncs do not go through the traced table. */
-	char *argv[] = {"cp", m, "--sync-io=threads", "--json", src,
+	char *argv[] = {"cp",	     m,	  "--sync-io=threads", "--json", src,
 			(char *)dst, NULL};
-	fflush(stdout);
-	fflush(stderr);
-	int so = dup(1), se = dup(2);
-	int fo = open(o_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	int fe = open(e_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	dup2(fo, 1);
-	dup2(fe, 2);
-	close(fo);
-	close(fe);
-	int rc = cmd_cp(6, argv);
-	fflush(stdout);
-	fflush(stderr);
-	dup2(so, 1);
-	dup2(se, 2);
-	close(so);
-	close(se);
-	*out = fkt_read_file(o_path, NULL);
-	*err = fkt_read_file(e_path, NULL);
-	if (!*out)
-		*out = strdup("");
-	if (!*err)
-		*err = strdup("");
+	int rc = fkt_run_cmd(cmd_cp, argv, out, err);
 	fprintf(stderr, "cp --method=%s -> %d\n--- stderr:\n%s--- stdout:\n%s",
 		method, rc, *err, *out);
 	return rc;
@@ -106,7 +82,7 @@ static void test_fsync_eio(void)
 		fkt_fault_set("fsync", "/d1/f2", 0, -EIO);
 		char *out, *err;
 		int rc = run_cp(methods[i], dst, &out, &err);
-		CHECK_EQ(fkt_fault_fired(), 1);	/* never retried */
+		CHECK_EQ(fkt_fault_fired(), 1); /* never retried */
 		fkt_fault_clear();
 		char p[4400];
 		snprintf(p, sizeof(p), "%s/d1/f2", dst);

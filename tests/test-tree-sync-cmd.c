@@ -15,8 +15,8 @@
  *    error_list entry names the op, path and errno; --progress writes
  *    progress to stderr; usage errors exit 2.
  */
-#include "fktest.h"
 #include "cli.h"
+#include "fktest.h"
 #include "sys.h"
 #include "test-tree-sync-fixture.h"
 
@@ -69,8 +69,10 @@ static void test_fsync_eio(const char *method)
 	int rc = sync_tree(method, root);
 	CHECK_EQ(rc, FK_EXIT_FAILURE);
 	char want[PATH_MAX + 64];
-	snprintf(want, sizeof(want), "flushkit: fsync '%s/a': Input/output "
-		 "error\n", root);
+	snprintf(want, sizeof(want),
+		 "flushkit: fsync '%s/a': Input/output "
+		 "error\n",
+		 root);
 	CHECK(strstr(err_buf, want) != NULL);
 	/* Never retried, never reopened-and-retried. */
 	CHECK_EQ(fkt_trace_nr("fsync", "/a"), 1);
@@ -94,7 +96,11 @@ static void test_dir_einval(void)
 	int rc = sync_tree("twopass", root);
 	CHECK_EQ(rc, FK_EXIT_DEGRADED);
 	CHECK(strstr(err_buf, "flushkit: warning: fsync '") != NULL);
-	CHECK(strstr(err_buf, "durability degraded (a directory or file cannot be fsynced") != NULL);
+	CHECK(
+	    strstr(
+		err_buf,
+		"durability degraded (a directory or file cannot be fsynced") !=
+	    NULL);
 	CHECK(strstr(out_buf, "degraded") != NULL);
 	/* Still everything else synced, the parent after the child. */
 	CHECK_EQ(fkt_trace_nr("fsync", "/sub/c"), 1);
@@ -145,7 +151,8 @@ static void test_eacces(void)
 		CHECK_EQ(rc, FK_EXIT_FAILURE);
 		char want[PATH_MAX + 64];
 		snprintf(want, sizeof(want),
-			 "flushkit: open '%s/sub/c': Permission denied\n", root);
+			 "flushkit: open '%s/sub/c': Permission denied\n",
+			 root);
 		CHECK(strstr(err_buf, want) != NULL);
 		/* Reported once, even with two passes. */
 		CHECK(strstr(strstr(err_buf, want) + 1, want) == NULL);
@@ -187,13 +194,33 @@ static void test_json(void)
 	CHECK(o != NULL);
 	if (!o)
 		return;
-	static const char *fields[] = {
-		"method", "result", "files", "dirs", "symlinks", "specials",
-		"hardlinks", "bytes", "fsync_calls", "dir_fsync_calls",
-		"syncfs_calls", "writeback_ranges", "writeback_bytes",
-		"vanished", "errors", "warnings", "walk_s", "writeback_s",
-		"fsync_s", "total_s", "degraded", "command", "paths",
-		"sync_io", "sync_jobs", "error", "exit"};
+	static const char *fields[] = {"method",
+				       "result",
+				       "files",
+				       "dirs",
+				       "symlinks",
+				       "specials",
+				       "hardlinks",
+				       "bytes",
+				       "fsync_calls",
+				       "dir_fsync_calls",
+				       "syncfs_calls",
+				       "writeback_ranges",
+				       "writeback_bytes",
+				       "vanished",
+				       "errors",
+				       "warnings",
+				       "walk_s",
+				       "writeback_s",
+				       "fsync_s",
+				       "total_s",
+				       "degraded",
+				       "command",
+				       "paths",
+				       "sync_io",
+				       "sync_jobs",
+				       "error",
+				       "exit"};
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
 		struct json_object *v;
 		if (!json_object_object_get_ex(o, fields[i], &v)) {

@@ -1187,6 +1187,22 @@ static int pg_init(struct pg *p, struct ctx *c, const char *name,
 	return rc;
 }
 
+/* The head of a step run under "flushkit monitor --json -i MS -p PATH --
+ * /proc/self/exe": the step's own arguments follow. */
+static void monitor_argv(struct child_argv *a, unsigned interval_ms,
+			 const char *path)
+{
+	child_argv_add(a, "flushkit");
+	child_argv_add(a, "monitor");
+	child_argv_add(a, "--json");
+	child_argv_add(a, "-i");
+	child_argv_add(a, "%u", interval_ms);
+	child_argv_add(a, "-p");
+	child_argv_add(a, "%s", path);
+	child_argv_add(a, "--");
+	child_argv_add(a, "/proc/self/exe");
+}
+
 /* "BIN/@prog -h SOCK -p PORT -U postgres" into @a: a client of the
  * cluster over its socket (psql, pgbench). */
 static void pg_client_argv(const struct pg *p, struct child_argv *a,
@@ -1955,15 +1971,7 @@ static int seed_003_copy(struct ctx *c, struct disk *d, const char *src,
 			}
 		}
 		struct child_argv a = CHILD_ARGV_INIT;
-		child_argv_add(&a, "flushkit");
-		child_argv_add(&a, "monitor");
-		child_argv_add(&a, "--json");
-		child_argv_add(&a, "-i");
-		child_argv_add(&a, "100");
-		child_argv_add(&a, "-p");
-		child_argv_add(&a, "%s", d->mnt);
-		child_argv_add(&a, "--");
-		child_argv_add(&a, "/proc/self/exe");
+		monitor_argv(&a, 100, d->mnt);
 		child_argv_add(&a, "cp");
 		if (side) {
 			child_argv_add(&a, "--method=writeback");
@@ -2141,15 +2149,7 @@ static int seed_004(struct ctx *c)
 	char ta[2300];
 	struct child_argv a = CHILD_ARGV_INIT;
 	/* Under "flushkit monitor": Dirty and Writeback over the run. */
-	child_argv_add(&a, "flushkit");
-	child_argv_add(&a, "monitor");
-	child_argv_add(&a, "--json");
-	child_argv_add(&a, "-i");
-	child_argv_add(&a, "500");
-	child_argv_add(&a, "-p");
-	child_argv_add(&a, "%s", c->run_dir);
-	child_argv_add(&a, "--");
-	child_argv_add(&a, "/proc/self/exe");
+	monitor_argv(&a, 500, c->run_dir);
 	child_argv_add(&a, "bench");
 	child_argv_add(&a, "sync");
 	child_argv_add(&a, "--fs=%s", types);

@@ -646,17 +646,26 @@ int fkt_only_result(const char *dir, char *out, size_t len)
 	return n;
 }
 
+/* @a0 and the rest of @ap up to NULL into @argv (at most @cap - 1, the
+ * rest dropped), NULL-terminated; returns the count. */
+static int collect_args(char **argv, int cap, const char *a0, va_list ap)
+{
+	int argc = 0;
+	for (const char *a = a0; a && argc < cap - 1;
+	     a = va_arg(ap, const char *))
+		argv[argc++] = (char *)a;
+	argv[argc] = NULL;
+	return argc;
+}
+
 int fkt_run_cmd_err(int (*fn)(int, char **), const char *errfile,
 		    const char *a0, ...)
 {
 	char *argv[32];
-	int argc = 0;
 	va_list ap;
 	va_start(ap, a0);
-	for (const char *a = a0; a && argc < 31; a = va_arg(ap, const char *))
-		argv[argc++] = (char *)a;
+	int argc = collect_args(argv, 32, a0, ap);
 	va_end(ap);
-	argv[argc] = NULL;
 	fflush(NULL);
 	int saved = -1, efd = -1;
 	if (errfile) {
@@ -689,13 +698,10 @@ int fkt_run_cmdl(int (*fn)(int, char **), char **out, char **err,
 		 const char *a0, ...)
 {
 	char *argv[40];
-	int argc = 0;
 	va_list ap;
 	va_start(ap, a0);
-	for (const char *a = a0; a && argc < 39; a = va_arg(ap, const char *))
-		argv[argc++] = (char *)a;
+	collect_args(argv, 40, a0, ap);
 	va_end(ap);
-	argv[argc] = NULL;
 	free(*out);
 	free(*err);
 	*out = *err = NULL;
