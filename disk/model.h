@@ -48,7 +48,8 @@
 enum dreq_op {
 	DREQ_READ,
 	DREQ_WRITE,
-	DREQ_FLUSH, /* REQ_OP_FLUSH (the loop device's vfs_fsync of the image) */
+	DREQ_FLUSH, /* REQ_OP_FLUSH (the loop device's vfs_fsync of the image)
+		     */
 };
 
 enum dreq_ev {
@@ -75,14 +76,14 @@ typedef void (*dreq_event_fn)(void *ctx, struct dreq *r, enum dreq_ev ev,
 
 /* What a model reports of itself (flushkit disk stats). */
 struct disk_model_stats {
-	uint64_t queued;	/* requests submitted, not yet DONE */
-	uint64_t cache_bytes;	/* in the write cache, not yet DURABLE */
-	uint64_t cache_limit;	/* its size; 0 = no volatile cache */
-	uint64_t busy_ns;	/* virtual time some unit was busy */
-	uint64_t seeks;		/* hdd: head movements; others 0 */
-	uint64_t slc_used;	/* ssd: bytes in the SLC buffer; others 0 */
-	uint64_t slc_limit;	/* ssd: SLC buffer size; others 0 */
-	uint64_t merged;	/* requests the model served together */
+	uint64_t queued;      /* requests submitted, not yet DONE */
+	uint64_t cache_bytes; /* in the write cache, not yet DURABLE */
+	uint64_t cache_limit; /* its size; 0 = no volatile cache */
+	uint64_t busy_ns;     /* virtual time some unit was busy */
+	uint64_t seeks;	      /* hdd: head movements; others 0 */
+	uint64_t slc_used;    /* ssd: bytes in the SLC buffer; others 0 */
+	uint64_t slc_limit;   /* ssd: SLC buffer size; others 0 */
+	uint64_t merged;      /* requests the model served together */
 };
 
 struct disk_model {
@@ -123,5 +124,15 @@ extern const struct disk_model disk_model_ram; /* no timing: faults only */
  * nothing).  NULL if there is no such model.
  */
 const struct disk_model *disk_model_find(const char *spec, const char **arg);
+/* The @i-th model (0, 1, ...), NULL past the last. */
+const struct disk_model *disk_model_at(size_t i);
+
+/*
+ * Parse throttle's "BPS:IOPS" (disk/model/throttle.c; the one parser of
+ * that value in the tree).  BPS: digits with an optional decimal suffix
+ * k, M or G (10^3, 10^6, 10^9), then optionally "B" or "B/s"; IOPS:
+ * digits; 0 = no limit on that axis, not both.  0 or -EINVAL.
+ */
+int disk_throttle_parse(const char *s, uint64_t *bps, uint64_t *iops);
 
 #endif
