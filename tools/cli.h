@@ -38,6 +38,7 @@ int cmd_bench_sync(int argc, char **argv);
 int cmd_bench_series(int argc, char **argv);
 int cmd_bench_neighbor(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
+int cmd_disk(int argc, char **argv); /* disk/cmd-disk.c */
 
 /* Print "flushkit: MESSAGE\n" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

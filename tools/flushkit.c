@@ -23,6 +23,8 @@ static const struct subcommand commands[] = {
     {"report", cmd_report, "HTML page with plots from result files"},
     {"compare", cmd_compare, "two sets of runs: AVG, STDDEV, +/-/0 marker"},
     {"exec", cmd_exec, "run a program with early writeback of what it writes"},
+    {"disk", cmd_disk,
+     "lab disks: modelled block devices (hdd, ssd, nvme, ram), power cuts"},
     {"reproduce", cmd_reproduce,
      "run the seed experiments on emulated disks, seed figures beside ours"},
 };

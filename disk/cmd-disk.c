@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cmd-disk.c - `flushkit disk`: the lab disk, a modelled block device
+ * (a loop device with direct I/O on the image of flushkit-diskd, a FUSE
+ * daemon whose replies follow a timing model; disk/labdisk.h).
+ *
+ *   flushkit disk create --model=MODEL [--size SIZE] [--slowdown K]
+ *                        [--backing FILE] [--no-write-cache] [--name N]
+ *   flushkit disk list
+ *   flushkit disk stats DEV [--json]
+ *   flushkit disk cut DEV [--mode=drop|subset|reorder] [--seed N]
+ *   flushkit disk poweron DEV
+ *   flushkit disk fault DEV RULE...
+ *   flushkit disk destroy DEV|--all
+ *   flushkit disk cleanup
+ *
+ * DEV is /dev/loopN or the disk's name.  Exit 0, 1 (failure), 2 (usage,
+ * a bad model or option).
+ */
+#include "cli.h"
+#include "labdisk.h"
+#include "model.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: flushkit disk create --model=MODEL [--size SIZE] "
+		"[--slowdown K]\n"
+		"                            [--backing FILE] "
+		"[--no-write-cache] [--name N]\n"
+		"       flushkit disk list\n"
+		"       flushkit disk stats DEV [--json]\n"
+		"       flushkit disk cut DEV [--mode=drop|subset|reorder] "
+		"[--seed N]\n"
+		"       flushkit disk poweron DEV\n"
+		"       flushkit disk fault DEV RULE...\n"
+		"       flushkit disk destroy DEV|--all\n"
+		"       flushkit disk cleanup\n\n"
+		"A modelled block device: a loop device (direct I/O) on the "
+		"image of\nflushkit-diskd, a FUSE daemon that answers each "
+		"request when its timing\nmodel says it completes; RAM-backed "
+		"(a memfd) unless --backing.\n"
+		"create prints the device (/dev/loopN).  DEV: /dev/loopN or "
+		"the disk's name.\n\n"
+		"  --model=MODEL     ");
+	for (size_t i = 0; disk_model_at(i); i++)
+		fprintf(f, "%s%s", i ? ", " : "", disk_model_at(i)->name);
+	fprintf(f,
+		" (throttle:BPS:IOPS)\n"
+		"  --size SIZE       the disk's size (default 4G)\n"
+		"  --slowdown K      every model time K times longer\n"
+		"  --backing FILE    the durable image in FILE, not in RAM\n"
+		"  --no-write-cache  write-through: a write is durable when "
+		"done\n"
+		"  --name N          the disk's name (default disk0, disk1, "
+		"...)\n"
+		"  --mode=MODE       cut: drop (lose every unflushed block, "
+		"default),\n"
+		"                    subset (keep a random subset), reorder "
+		"(a random\n"
+		"                    prefix of the cached writes in a random "
+		"order)\n"
+		"  --seed N          cut: the random choice (default: the "
+		"clock; printed)\n"
+		"  --json            stats as a JSON object\n\n"
+		"RULE (fault): fail OPS ERR OFF LEN | after N OPS ERR | all "
+		"OPS ERR |\n"
+		"              clear | reset (OPS: r, w, f; ERR: EIO, ENOSPC, "
+		"...).\n"
+		"Each RULE argument with a space is one line; else all "
+		"arguments form one.\n");
+}
+
+static int open_dev(const char *which, struct labdisk *d)
+{
+	int r = labdisk_open(which, d);
+	if (r)
+		return r;
+	if (!d->alive) {
+		cli_error("disk: %s: its daemon is gone (flushkit disk "
+			  "cleanup)",
+			  which);
+		return -ENOTCONN;
+	}
+	return 0;
+}
+
+static int do_create(int argc, char **argv)
+{
+	enum { O_MODEL = 256, O_SIZE, O_SLOW, O_BACK, O_NOWC, O_NAME, O_HELP };
+	static const struct option opts[] = {
+	    {"model", required_argument, NULL, O_MODEL},
+	    {"size", required_argument, NULL, O_SIZE},
+	    {"slowdown", required_argument, NULL, O_SLOW},
+	    {"backing", required_argument, NULL, O_BACK},
+	    {"no-write-cache", no_argument, NULL, O_NOWC},
+	    {"name", required_argument, NULL, O_NAME},
+	    {"help", no_argument, NULL, O_HELP},
+	    {NULL, 0, NULL, 0}};
+	struct labdisk_opts o = {0};
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case O_MODEL:
+			o.model = optarg;
+			break;
+		case O_SIZE:
+			if (cli_parse_size(optarg, &o.size) || !o.size) {
+				cli_error("disk create: bad --size '%s'",
+					  optarg);
+				return FK_EXIT_USAGE;
+			}
+			break;
+		case O_SLOW:
+			if (cli_parse_decimal(optarg, &o.slowdown) ||
+			    !(o.slowdown > 0)) {
+				cli_error("disk create: bad --slowdown '%s' "
+					  "(a number > 0)",
+					  optarg);
+				return FK_EXIT_USAGE;
+			}
+			break;
+		case O_BACK:
+			o.backing = optarg;
+			break;
+		case O_NOWC:
+			o.no_write_cache = 1;
+			break;
+		case O_NAME:
+			o.name = optarg;
+			break;
+		case O_HELP:
+			usage(stdout);
+			return FK_EXIT_OK;
+		default:
+			return FK_EXIT_USAGE;
+		}
+	}
+	if (optind != argc || !o.model) {
+		cli_error("disk create: %s", o.model ? "unexpected argument"
+						     : "--model is needed");
+		return FK_EXIT_USAGE;
+	}
+	struct labdisk d;
+	int r = labdisk_create(&o, &d);
+	if (r == -EINVAL)
+		return FK_EXIT_USAGE;
+	if (r)
+		return FK_EXIT_FAILURE;
+	printf("%s\n", d.dev);
+	return FK_EXIT_OK;
+}
+
+static int do_list(void)
+{
+	struct labdisk *v;
+	int n = labdisk_list(&v);
+	if (n < 0) {
+		cli_error("disk list: read '%s': %s", LABDISK_ROOT,
+			  strerror(-n));
+		return FK_EXIT_FAILURE;
+	}
+	if (n)
+		printf("%-10s %-12s %-24s %10s %8s %s\n", "NAME", "DEVICE",
+		       "MODEL", "SIZE", "PID", "STATE");
+	for (int i = 0; i < n; i++) {
+		char sz[32];
+		printf("%-10s %-12s %-24s %10s %8ld %s\n", v[i].name,
+		       v[i].dev[0] ? v[i].dev : "-",
+		       v[i].model[0] ? v[i].model : "-",
+		       cli_human_bytes(v[i].size, sz, sizeof(sz)),
+		       (long)v[i].pid, v[i].alive ? "alive" : "stale");
+	}
+	free(v);
+	return FK_EXIT_OK;
+}
+
+/* "the daemon was the bottleneck": more than 1% of the replies went
+ * out over 1 ms after their model time. */
+static void warn_late(const char *text)
+{
+	char *v = labdisk_stat(text, "late_over_1ms");
+	char *r = labdisk_stat(text, "replies");
+	if (v && r && strtoull(v, NULL, 10) * 100 > strtoull(r, NULL, 10))
+		cli_warn("disk: %s of %s replies went out more than 1 ms late:"
+			 " the daemon was the bottleneck (try --slowdown)",
+			 v, r);
+	free(v);
+	free(r);
+}
+
+static int do_stats(int argc, char **argv)
+{
+	int json = 0;
+	const char *which = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = 1;
+		else if (argv[i][0] == '-' || which) {
+			cli_error("disk stats: unexpected '%s'", argv[i]);
+			return FK_EXIT_USAGE;
+		} else
+			which = argv[i];
+	}
+	if (!which) {
+		cli_error("disk stats: which disk? (DEV)");
+		return FK_EXIT_USAGE;
+	}
+	struct labdisk d;
+	char *text;
+	if (open_dev(which, &d) || labdisk_stats(&d, &text))
+		return FK_EXIT_FAILURE;
+	if (!json) {
+		printf("name %s\ndevice %s\n%s", d.name, d.dev, text);
+		warn_late(text);
+		free(text);
+		return FK_EXIT_OK;
+	}
+	struct json_object *o = json_object_new_object();
+	struct json_object *rules = json_object_new_array();
+	json_object_object_add(o, "name", json_object_new_string(d.name));
+	json_object_object_add(o, "device", json_object_new_string(d.dev));
+	char *save = NULL;
+	for (char *line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *sp = strchr(line, ' ');
+		if (!sp)
+			continue;
+		*sp++ = 0;
+		if (!strcmp(line, "rule")) {
+			json_object_array_add(rules,
+					      json_object_new_string(sp));
+			continue;
+		}
+		char *end;
+		errno = 0;
+		unsigned long long u = strtoull(sp, &end, 10);
+		if (!*end && *sp && !errno && *sp != '-') {
+			json_object_object_add(o, line,
+					       json_object_new_uint64(u));
+			continue;
+		}
+		double x;
+		if (!cli_parse_decimal(sp, &x))
+			json_object_object_add(o, line,
+					       json_object_new_double(x));
+		else
+			json_object_object_add(o, line,
+					       json_object_new_string(sp));
+	}
+	json_object_object_add(o, "rule_list", rules);
+	printf("%s\n", json_object_to_json_string_ext(
+			   o, JSON_C_TO_STRING_PRETTY |
+				  JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+	free(text);
+	return FK_EXIT_OK;
+}
+
+static int do_cut(int argc, char **argv)
+{
+	enum { O_MODE = 256, O_SEED };
+	static const struct option opts[] = {
+	    {"mode", required_argument, NULL, O_MODE},
+	    {"seed", required_argument, NULL, O_SEED},
+	    {NULL, 0, NULL, 0}};
+	const char *mode = "drop", *seed = NULL;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c == O_MODE)
+			mode = optarg;
+		else if (c == O_SEED)
+			seed = optarg;
+		else
+			return FK_EXIT_USAGE;
+	}
+	uint64_t s;
+	if (strcmp(mode, "drop") && strcmp(mode, "subset") &&
+	    strcmp(mode, "reorder")) {
+		cli_error("disk cut: bad --mode '%s' (drop, subset or reorder)",
+			  mode);
+		return FK_EXIT_USAGE;
+	}
+	if (seed && cli_parse_u64(seed, &s)) {
+		cli_error("disk cut: bad --seed '%s'", seed);
+		return FK_EXIT_USAGE;
+	}
+	if (optind != argc - 1) {
+		cli_error("disk cut: which disk? (DEV)");
+		return FK_EXIT_USAGE;
+	}
+	struct labdisk d;
+	if (open_dev(argv[optind], &d))
+		return FK_EXIT_FAILURE;
+	char line[96];
+	if (seed)
+		snprintf(line, sizeof(line), "cut %s %" PRIu64 "\n", mode, s);
+	else
+		snprintf(line, sizeof(line), "cut %s\n", mode);
+	char *text;
+	if (labdisk_ctl(&d, line) || labdisk_stats(&d, &text))
+		return FK_EXIT_FAILURE;
+	char *sd = labdisk_stat(text, "cut_seed");
+	char *k = labdisk_stat(text, "cut_kept_blocks");
+	char *l = labdisk_stat(text, "cut_lost_blocks");
+	printf("cut %s: mode %s seed %s, %s cached blocks kept, %s lost\n",
+	       d.dev, mode, sd ? sd : "?", k ? k : "?", l ? l : "?");
+	free(sd);
+	free(k);
+	free(l);
+	free(text);
+	return FK_EXIT_OK;
+}
+
+static int do_simple_ctl(const char *which, const char *line)
+{
+	struct labdisk d;
+	if (open_dev(which, &d) || labdisk_ctl(&d, line))
+		return FK_EXIT_FAILURE;
+	return FK_EXIT_OK;
+}
+
+static int do_fault(int argc, char **argv)
+{
+	if (argc < 3) {
+		cli_error("disk fault: DEV RULE... needed");
+		return FK_EXIT_USAGE;
+	}
+	int lines = 0;
+	for (int i = 2; i < argc; i++)
+		lines |= strchr(argv[i], ' ') != NULL;
+	size_t len = 2;
+	for (int i = 2; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	char *text = calloc(1, len);
+	if (!text)
+		return FK_EXIT_FAILURE;
+	for (int i = 2; i < argc; i++) {
+		strcat(text, argv[i]);
+		strcat(text, lines || i == argc - 1 ? "\n" : " ");
+	}
+	int r = do_simple_ctl(argv[1], text);
+	free(text);
+	return r;
+}
+
+static int do_destroy(int argc, char **argv)
+{
+	if (argc != 2) {
+		cli_error("disk destroy: DEV or --all");
+		return FK_EXIT_USAGE;
+	}
+	int bad = 0;
+	if (!strcmp(argv[1], "--all")) {
+		struct labdisk *v;
+		int n = labdisk_list(&v);
+		if (n < 0)
+			return FK_EXIT_FAILURE;
+		for (int i = 0; i < n; i++)
+			bad |= labdisk_destroy(&v[i]) != 0;
+		free(v);
+		return bad ? FK_EXIT_FAILURE : FK_EXIT_OK;
+	}
+	struct labdisk d;
+	if (labdisk_open(argv[1], &d))
+		return FK_EXIT_FAILURE;
+	return labdisk_destroy(&d) ? FK_EXIT_FAILURE : FK_EXIT_OK;
+}
+
+int cmd_disk(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return FK_EXIT_USAGE;
+	}
+	const char *sub = argv[1];
+	if (!strcmp(sub, "--help") || !strcmp(sub, "-h") ||
+	    !strcmp(sub, "help")) {
+		usage(stdout);
+		return FK_EXIT_OK;
+	}
+	for (int i = 2; i < argc; i++)
+		if (!strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return FK_EXIT_OK;
+		}
+	if (geteuid() != 0 && strcmp(sub, "list")) {
+		cli_error("disk %s: needs root (loop devices, mounts)", sub);
+		return FK_EXIT_FAILURE;
+	}
+	if (!strcmp(sub, "create"))
+		return do_create(argc - 1, argv + 1);
+	if (!strcmp(sub, "list") && argc == 2)
+		return do_list();
+	if (!strcmp(sub, "stats"))
+		return do_stats(argc - 1, argv + 1);
+	if (!strcmp(sub, "cut"))
+		return do_cut(argc - 1, argv + 1);
+	if (!strcmp(sub, "poweron") && argc == 3)
+		return do_simple_ctl(argv[2], "poweron\n");
+	if (!strcmp(sub, "fault"))
+		return do_fault(argc - 1, argv + 1);
+	if (!strcmp(sub, "destroy"))
+		return do_destroy(argc - 1, argv + 1);
+	if (!strcmp(sub, "cleanup") && argc == 2) {
+		int n = labdisk_cleanup_stale();
+		if (n < 0) {
+			cli_error("disk cleanup: %s: %s", LABDISK_ROOT,
+				  strerror(-n));
+			return FK_EXIT_FAILURE;
+		}
+		printf("%d stale disk%s removed\n", n, n == 1 ? "" : "s");
+		return FK_EXIT_OK;
+	}
+	cli_error("disk: bad subcommand or arguments '%s'; see 'flushkit disk "
+		  "--help'",
+		  sub);
+	return FK_EXIT_USAGE;
+}
