@@ -84,15 +84,18 @@ static uint64_t ram_advance(void *mp, uint64_t now, dreq_event_fn fn, void *ctx)
 			while (m->dirty.head)
 				ram_destage(m, at, fn, ctx);
 		}
-		fn(ctx, r, DREQ_EV_DONE, at);
-		if (r->op == DREQ_WRITE) {
-			/* Appended in DONE order; m_done_ns nondecreasing,
-			 * so evlist_insert appends. */
-			evlist_insert(&m->dirty, r);
-			m->dirty_bytes += r->len;
-			while (m->dirty_bytes > RAM_CACHE_LIMIT)
-				ram_destage(m, at, fn, ctx);
+		if (r->op != DREQ_WRITE) {
+			fn(ctx, r, DREQ_EV_DONE, at); /* r is the caller's */
+			continue;
 		}
+		/* Into the cache before its DONE (after it, r is the
+		 * caller's until its DURABLE; the daemon keeps it).
+		 * Appended: m_done_ns is nondecreasing. */
+		evlist_insert(&m->dirty, r);
+		m->dirty_bytes += r->len;
+		fn(ctx, r, DREQ_EV_DONE, at);
+		while (m->dirty_bytes > RAM_CACHE_LIMIT)
+			ram_destage(m, at, fn, ctx);
 	}
 	return m->due.head ? m->due.head->m_done_ns : UINT64_MAX;
 }
