@@ -51,6 +51,8 @@ PAGES = [
      "a database next to a dd or cp -a neighbour, plain or tamed"),
     ("flushkit-reproduce", 1, "reproduce.md",
      "run the seed experiments on emulated disks, seed figures beside ours"),
+    ("flushkit-disk", 1, "disk.md",
+     "lab disks: modelled block devices with a write cache a cut can lose"),
     ("flushkit-exec", 1, "exec.md",
      "run a program with early writeback of the files it writes"),
     ("flushkit-monitor", 1, "monitor.md",
