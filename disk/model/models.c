@@ -7,12 +7,6 @@
 #include <stddef.h>
 #include <string.h>
 
-/* Weak until every model is in the tree: a model not linked in is not
- * offered. */
-extern const struct disk_model disk_model_hdd __attribute__((weak));
-extern const struct disk_model disk_model_ssd __attribute__((weak));
-extern const struct disk_model disk_model_nvme __attribute__((weak));
-
 static const struct disk_model *const models[] = {
     &disk_model_hdd, &disk_model_ssd,	   &disk_model_nvme,
     &disk_model_ram, &disk_model_throttle,
