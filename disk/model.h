@@ -98,13 +98,17 @@ struct disk_model {
 	 */
 	void *(*create)(uint64_t bytes, const char *arg, int write_cache,
 			int *err);
+	/* Free the instance.  It may still hold requests (a power cut
+	 * destroys a busy model): it must not touch them. */
 	void (*destroy)(void *m);
 	/* A request arrives at r->arrive_ns (>= every earlier arrival). */
 	void (*submit)(void *m, struct dreq *r);
 	/*
 	 * Report every event at or before @now_ns through @fn and return
 	 * the time of the next event the model knows of (M4).  A request
-	 * whose DONE was reported belongs to the caller again.
+	 * belongs to the caller again once its last event was reported:
+	 * DONE for a read or a flush, the later of DONE and DURABLE for a
+	 * write (the model keeps a write's pointer until its DURABLE).
 	 */
 	uint64_t (*advance)(void *m, uint64_t now_ns, dreq_event_fn fn,
 			    void *ctx);
