@@ -225,19 +225,29 @@ struct fk_writeback_range {
  * range; treat it as a warning of what the file's fsync will report,
  * never as a replacement for that fsync.
  *
- * Waiting hints (@wait set to 1 after fk_writeback_init; 0 there): each
- * merged range is issued with sync_file_range(SYNC_FILE_RANGE_WAIT_BEFORE
- * | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER), which returns
- * only when the range's writeback has completed: what a data-integrity
- * (WB_SYNC_ALL) writeback hint amounted to before Linux 4.x made the
- * call's writes WB_SYNC_NONE.  It blocks for the device's time, and the
- * wait CONSUMES the descriptor's pending writeback error: the fsync
- * after it may return 0 for data that never reached the disk.  So with
- * @wait, first_error (or a call's error return) IS that file's fsync
- * error, and the caller must fail as if its fsync had failed (the
- * store's checkpointer does).  The DONTNEED fallback and the no-op file
- * systems are as without @wait (the fallback does not wait).  For
- * reproducing the old behaviour (flushkit reproduce 000); not for use.
+ * Waiting hints (@wait set after fk_writeback_init, which sets
+ * FK_WRITEBACK_WAIT_NONE), for reproducing the old kernels' behaviour
+ * (flushkit reproduce 000); not for use:
+ *   FK_WRITEBACK_WAIT_BEFORE  sync_file_range(SYNC_FILE_RANGE_WAIT_BEFORE
+ *        | SYNC_FILE_RANGE_WRITE): first wait for the range's pages
+ *        already under writeback, then start writeback of the rest and
+ *        return without waiting for it.  This is what the call did
+ *        before Linux 4.4 (commit "fs: Make sync_file_range(2) use
+ *        WB_SYNC_NONE writeback", seed 000): its writeback was
+ *        WB_SYNC_ALL, whose pass waits on every page it meets under
+ *        writeback (and on page locks) before submitting, and the call
+ *        did not wait for its own writes.
+ *   FK_WRITEBACK_WAIT_ALL  WAIT_BEFORE | WRITE | WAIT_AFTER: also wait
+ *        until the range's own writeback has completed, so every hint
+ *        is a synchronous write of its range (a different experiment
+ *        from the seed's: no kernel made the plain call do that).
+ * Both block for the device's time, and both waits CONSUME the
+ * descriptor's pending writeback error: the fsync after them may return
+ * 0 for data that never reached the disk.  So with @wait, first_error
+ * (or a call's error return) IS that file's fsync error, and the caller
+ * must fail as if its fsync had failed (the store's checkpointer does).
+ * The DONTNEED fallback and the no-op file systems are as without @wait
+ * (the fallback does not wait).
  *
  * Memory: at most 4096 ranges are held; when the array fills they are
  * merged, and issued early if merging did not free half of it.
@@ -247,6 +257,14 @@ struct fk_writeback_range {
  * The descriptors stay the caller's: call fk_writeback_issue_fd or
  * fk_writeback_forget before closing one.
  */
+/* How a writeback hint waits (struct fk_writeback's @wait, the store's
+ * checkpoint_flush_wait); see above. */
+enum fk_writeback_wait {
+	FK_WRITEBACK_WAIT_NONE = 0,   /* SYNC_FILE_RANGE_WRITE only */
+	FK_WRITEBACK_WAIT_ALL = 1,    /* WAIT_BEFORE | WRITE | WAIT_AFTER */
+	FK_WRITEBACK_WAIT_BEFORE = 2, /* WAIT_BEFORE | WRITE (pre-4.4) */
+};
+
 struct fk_writeback {
 	uint64_t flush_after_bytes;	   /* 0 disables hints */
 	struct fk_writeback_range *ranges; /* private */
@@ -262,7 +280,7 @@ struct fk_writeback {
 	uint64_t bytes_noted;	 /* bytes in those */
 	uint64_t ranges_skipped; /* merged ranges not issued: no-op
 				  * file system, or the call failed */
-	int wait; /* 1: waiting hints (see above); set after init */
+	int wait; /* enum fk_writeback_wait (see above); set after init */
 };
 
 /* Default threshold: 256 KiB, as PostgreSQL's checkpoint_flush_after. */
@@ -1868,12 +1886,13 @@ struct fk_store_opts {
 	uint64_t checkpoint_timeout_ms;	       /* 300000 */
 	double checkpoint_completion_target;   /* 0.9, in (0, 1] */
 	uint64_t checkpoint_flush_after_bytes; /* 256 KiB; 0 = no hints */
-	int checkpoint_flush_wait;	       /* 0; 1 = the checkpoint's
-						* hints wait for their
-						* writes (struct
-						* fk_writeback's wait; an
-						* error fails the checkpoint
-						* as a failed fsync) */
+	int checkpoint_flush_wait;	       /* enum fk_writeback_wait,
+						* 0 = none: how the
+						* checkpoint's hints wait
+						* (struct fk_writeback's
+						* wait; an error fails the
+						* checkpoint as a failed
+						* fsync) */
 	int checkpoint_sorted;		       /* sort writes by file/block */
 	uint64_t checkpoint_sync_spread_ms;    /* 0 = back-to-back fsyncs;
 						* FK_SYNC_SPREAD_AUTO */

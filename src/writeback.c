@@ -137,6 +137,21 @@ static int fadvise_range(struct fk_writeback *wb,
  * Issue @n sorted, merged ranges that all belong to one descriptor.
  * Returns 0 or the first unexpected -errno (also kept in first_error).
  */
+/* The sync_file_range flags of a hint that waits as @wait says
+ * (enum fk_writeback_wait; flushkit.h). */
+static unsigned sfr_flags(int wait)
+{
+	switch (wait) {
+	case FK_WRITEBACK_WAIT_ALL:
+		return SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+		       SYNC_FILE_RANGE_WAIT_AFTER;
+	case FK_WRITEBACK_WAIT_BEFORE:
+		return SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE;
+	default:
+		return SYNC_FILE_RANGE_WRITE;
+	}
+}
+
 static int issue_fd_ranges(struct fk_writeback *wb,
 			   const struct fk_writeback_range *r, size_t n)
 {
@@ -159,10 +174,7 @@ static int issue_fd_ranges(struct fk_writeback *wb,
 		if (support == FK_SFR_WORKS || support == FK_SFR_UNKNOWN) {
 			int e = fk_sys.sync_file_range(
 			    r[i].fd, (off_t)r[i].offset, (off_t)r[i].length,
-			    wb->wait ? SYNC_FILE_RANGE_WAIT_BEFORE |
-					   SYNC_FILE_RANGE_WRITE |
-					   SYNC_FILE_RANGE_WAIT_AFTER
-				     : SYNC_FILE_RANGE_WRITE);
+			    sfr_flags(wb->wait));
 			wb->calls_sfr++;
 			int s = fk_probe_sfr_classify(e);
 			if (s == FK_SFR_WORKS) {

@@ -95,6 +95,18 @@ grep -q '| test 1: 4 syncs, nothing to write' "$t/r/004/table.md" ||
 	err "004: test 1's row does not give the count of syncs run (4 with --quick)"
 grep -q 'progress: .* tps, lat .* ms stddev' "$t/r/000/table.md" ||
 	err "000: no worst progress seconds"
+# 000's A is the seed's before (WAIT_BEFORE|WRITE), and the hints that
+# wait for their own writes too are a third configuration in a table of
+# their own, counting no seed effect.
+grep -q '^Device profile: .*A: bench tpcb .*--checkpoint-flush-wait=before\.  B: .*--checkpoint-flush-wait=off\.$' "$t/r/000/table.md" ||
+	err "000: A is not --checkpoint-flush-wait=before beside B off"
+sed -n '/^### 000, a third configuration/,/^###/p' "$t/r/000/table.md" >"$t/c.md"
+grep -q 'A: bench tpcb .*--checkpoint-flush-wait=all\.  B: .*--checkpoint-flush-wait=off\.$' "$t/c.md" ||
+	err "000: no third table of --checkpoint-flush-wait=all beside off"
+grep -q '^| tps | seed — | seed — |\|^| tps | — | — | — |' "$t/c.md" ||
+	grep -q '^| tps | — | — |' "$t/c.md" || err "000: the third table's tps row: $(grep '^| tps' "$t/c.md")"
+grep -q 'Seed effects shown' "$t/c.md" && err "000: the third table counts seed effects"
+ls "$t/r/000/c/"*.jsonl >/dev/null 2>&1 || err "000: no result files of C"
 grep -q 'dirty.png\|dirty.svg' "$t/r/index.html" ||
 	err "index.html shows no Dirty/Writeback plot"
 # 000's peer: with PostgreSQL 15 its own table beside the store's, else
@@ -107,8 +119,8 @@ if [ -x /usr/lib/postgresql/15/bin/initdb ] &&
 		err "000: no peer table in $md"
 	for m in transactions 'latency average' 'latency stddev' tps \
 		'worst second' 'max latency'; do
-		[ "$(grep -c "^| $m" "$md")" = 2 ] ||
-			err "000: '$m' is not in both tables of $md"
+		[ "$(grep -c "^| $m" "$md")" = 3 ] ||
+			err "000: '$m' is not in the three tables of $md"
 	done
 	sed -n '/^### 000 peer/,$p' "$md" | grep -q '| [0-9.e+]* ± [0-9.e+]* (n=2) | [0-9.e+]* ± [0-9.e+]* (n=2) | [-+0] |' ||
 		err "000: the peer table has no rows with two runs a side and a marker"

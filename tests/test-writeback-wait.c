@@ -2,8 +2,10 @@
 /*
  * test-writeback-wait.c - waiting writeback hints (struct fk_writeback's
  * wait, the store's checkpoint_flush_wait): the hint is issued as
- * sync_file_range(WAIT_BEFORE | WRITE | WAIT_AFTER) only when asked
- * (WRITE alone otherwise), and because that wait consumes the file's
+ * sync_file_range(WAIT_BEFORE | WRITE | WAIT_AFTER) for
+ * FK_WRITEBACK_WAIT_ALL, as WAIT_BEFORE | WRITE for
+ * FK_WRITEBACK_WAIT_BEFORE (the pre-4.4 kernel's hint, seed 000), and
+ * WRITE alone otherwise; because either wait consumes the file's
  * pending writeback error - the fsync after it returns 0, as
  * test-eio-writeback checks on a real device - an error of a waiting
  * hint fails the checkpoint and stops the store like a failed fsync,
@@ -31,13 +33,17 @@
 	(SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |                 \
 	 SYNC_FILE_RANGE_WAIT_AFTER)
 
-static unsigned nr_plain, nr_waiting, nr_other;
+#define WAIT_BEFORE (SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE)
+
+static unsigned nr_plain, nr_waiting, nr_before, nr_other;
 static int fail_with; /* -errno for every call, 0: the real call */
 
 static int rec_sfr(int fd, off_t off, off_t len, unsigned int flags)
 {
 	if (flags == WAITING)
 		__atomic_add_fetch(&nr_waiting, 1, __ATOMIC_RELAXED);
+	else if (flags == WAIT_BEFORE)
+		__atomic_add_fetch(&nr_before, 1, __ATOMIC_RELAXED);
 	else if (flags == SYNC_FILE_RANGE_WRITE)
 		__atomic_add_fetch(&nr_plain, 1, __ATOMIC_RELAXED);
 	else
@@ -50,7 +56,7 @@ static int rec_sfr(int fd, off_t off, off_t len, unsigned int flags)
 
 static void counts_reset(void)
 {
-	nr_plain = nr_waiting = nr_other = 0;
+	nr_plain = nr_waiting = nr_before = nr_other = 0;
 }
 
 /* The module: which flags each mode passes, and the error kept. */
@@ -72,12 +78,22 @@ static void test_module(void)
 	CHECK_EQ(nr_plain, 1);
 	CHECK_EQ(nr_waiting, 0);
 
-	wb.wait = 1;
+	wb.wait = FK_WRITEBACK_WAIT_ALL;
 	counts_reset();
 	CHECK_EQ(fk_writeback_note(&wb, fd, 8192, 8192), 0);
 	CHECK_EQ(nr_waiting, 1);
 	CHECK_EQ(nr_plain, 0);
+	CHECK_EQ(nr_before, 0);
 	CHECK_EQ(nr_other, 0);
+
+	wb.wait = FK_WRITEBACK_WAIT_BEFORE;
+	counts_reset();
+	CHECK_EQ(fk_writeback_note(&wb, fd, 32768, 8192), 0);
+	CHECK_EQ(nr_before, 1);
+	CHECK_EQ(nr_waiting, 0);
+	CHECK_EQ(nr_plain, 0);
+	CHECK_EQ(nr_other, 0);
+	wb.wait = FK_WRITEBACK_WAIT_ALL;
 
 	fail_with = -EIO;
 	CHECK_EQ(fk_writeback_note(&wb, fd, 16384, 8192), -EIO);
@@ -147,12 +163,15 @@ static void test_store(int wait)
 	counts_reset();
 	CHECK_EQ(commit_rows(s, t, 200), 0);
 	CHECK_EQ(fk_store_checkpoint(s), 0);
-	if (wait) {
+	if (wait == FK_WRITEBACK_WAIT_ALL) {
 		CHECK(nr_waiting > 0);
-		CHECK_EQ(nr_plain, 0);
+		CHECK_EQ(nr_plain + nr_before, 0);
+	} else if (wait == FK_WRITEBACK_WAIT_BEFORE) {
+		CHECK(nr_before > 0);
+		CHECK_EQ(nr_plain + nr_waiting, 0);
 	} else {
 		CHECK(nr_plain > 0);
-		CHECK_EQ(nr_waiting, 0);
+		CHECK_EQ(nr_waiting + nr_before, 0);
 	}
 	CHECK_EQ(nr_other, 0);
 
@@ -190,8 +209,18 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	fk_sys.sync_file_range = rec_sfr;
 	test_module();
-	test_store(0);
-	test_store(1);
+	test_store(FK_WRITEBACK_WAIT_NONE);
+	test_store(FK_WRITEBACK_WAIT_ALL);
+	test_store(FK_WRITEBACK_WAIT_BEFORE);
+	/* Not a mode: the open refuses it. */
+	struct fk_store_opts o;
+	fk_store_opts_init(&o);
+	o.create_mode = FK_STORE_CREATE_IF_MISSING;
+	o.checkpoint_flush_wait = 3;
+	char dir[4200];
+	snprintf(dir, sizeof(dir), "%s/store-wait-bad", fkt_tmpdir());
+	struct fk_store *s = NULL;
+	CHECK_EQ(fk_store_open(dir, &o, &s), -EINVAL);
 	fk_sys = fk_sys_default;
 	return fkt_done();
 }

@@ -34,9 +34,11 @@ const struct tpcb_knob tpcb_knobs[] = {
     {"checkpoint-flush-after", F(checkpoint_flush_after_bytes), KNOB_SIZE,
      "checkpoint_flush_after", "checkpoint_flush_after_bytes", KNOB_SHOW_GIVEN,
      0, 0, "SIZE", "writeback hint every SIZE (0: none)"},
-    {"checkpoint-flush-wait", F(checkpoint_flush_wait), KNOB_BOOL,
+    {"checkpoint-flush-wait", F(checkpoint_flush_wait), KNOB_FLUSH_WAIT,
      "checkpoint_flush_wait", "checkpoint_flush_wait", KNOB_SHOW_GIVEN, 0, 0,
-     "on|off", "the hints wait for their writes (default off)"},
+     "off|before|all",
+     "hints wait: before = for writeback already under way (the pre-4.4 "
+     "kernel's call), all = also for their own writes (default off)"},
     {"checkpoint-sorted", F(checkpoint_sorted), KNOB_BOOL, "checkpoint_sorted",
      "checkpoint_sorted", KNOB_SHOW_GIVEN, 0, 0, "on|off",
      "sort checkpoint writes by file and block"},
@@ -97,6 +99,32 @@ static void *field(const struct tpcb_knob *k, const struct fk_store_opts *o)
 	return (char *)o + k->offset;
 }
 
+/* enum fk_writeback_wait's names: "off", "before", "all"; "on" (the
+ * knob was a boolean, and on meant all) is still taken for all. */
+static const char *const flush_wait_names[] = {
+    [FK_WRITEBACK_WAIT_NONE] = "off",
+    [FK_WRITEBACK_WAIT_ALL] = "all",
+    [FK_WRITEBACK_WAIT_BEFORE] = "before",
+};
+
+static int flush_wait_parse(const char *s)
+{
+	for (int i = 0;
+	     i < (int)(sizeof(flush_wait_names) / sizeof(flush_wait_names[0]));
+	     i++)
+		if (!strcmp(s, flush_wait_names[i]))
+			return i;
+	return strcmp(s, "on") ? -EINVAL : FK_WRITEBACK_WAIT_ALL;
+}
+
+static const char *flush_wait_name(int w)
+{
+	return w >= 0 && w < (int)(sizeof(flush_wait_names) /
+				   sizeof(flush_wait_names[0]))
+		   ? flush_wait_names[w]
+		   : "?";
+}
+
 int tpcb_knob_apply(const struct tpcb_knob *k, struct fk_store_opts *o,
 		    const char *val)
 {
@@ -143,6 +171,11 @@ int tpcb_knob_apply(const struct tpcb_knob *k, struct fk_store_opts *o,
 		return 0;
 	case KNOB_WAL_COMPRESSION:
 		if ((io = fk_wal_compression_parse(val)) < 0)
+			return -EINVAL;
+		*(int *)p = io;
+		return 0;
+	case KNOB_FLUSH_WAIT:
+		if ((io = flush_wait_parse(val)) < 0)
 			return -EINVAL;
 		*(int *)p = io;
 		return 0;
@@ -214,6 +247,8 @@ struct json_object *tpcb_knob_json(const struct tpcb_knob *k,
 	case KNOB_WAL_COMPRESSION:
 		return json_object_new_string(
 		    fk_wal_compression_name(*(const int *)p));
+	case KNOB_FLUSH_WAIT:
+		return json_object_new_string(flush_wait_name(*(const int *)p));
 	case KNOB_JOBS:
 		return json_object_new_int64(tpcb_sync_jobs(o));
 	}

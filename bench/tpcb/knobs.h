@@ -26,6 +26,8 @@ enum tpcb_knob_kind {
 	KNOB_WAL_SYNC, /* int enum fk_wal_sync_method */
 	KNOB_SYNC_IO,  /* int enum fk_sync_io (cli_parse_sync_io) */
 	KNOB_WAL_COMPRESSION, /* int enum fk_wal_compression */
+	KNOB_FLUSH_WAIT,      /* int enum fk_writeback_wait: off|before|all
+			       * ("on", the old boolean's, is all) */
 	KNOB_JOBS,	      /* uint32_t 1..FK_FSYNC_BATCH_MAX_QUEUE_DEPTH
 			       * (cli_parse_jobs); 0 (unset) is the default */
 };

@@ -686,7 +686,7 @@ void fk_ckpt_init(struct fk_store *s)
 {
 	fk_writeback_init(&s->ckpt_wb, s->o.checkpoint_flush_after_bytes);
 	s->ckpt_log.subject = "checkpoint";
-	s->ckpt_wb.wait = s->o.checkpoint_flush_wait != 0;
+	s->ckpt_wb.wait = s->o.checkpoint_flush_wait;
 }
 
 void fk_ckpt_release(struct fk_store *s)

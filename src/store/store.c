@@ -981,7 +981,9 @@ static int check_opts(const struct fk_store_opts *o)
 	    o->sync_io > FK_SYNC_IO_SEQUENTIAL ||
 	    o->sync_jobs > FK_FSYNC_BATCH_MAX_QUEUE_DEPTH ||
 	    o->create_mode < FK_STORE_OPEN_EXISTING ||
-	    o->create_mode > FK_STORE_CREATE_NEW)
+	    o->create_mode > FK_STORE_CREATE_NEW ||
+	    o->checkpoint_flush_wait < FK_WRITEBACK_WAIT_NONE ||
+	    o->checkpoint_flush_wait > FK_WRITEBACK_WAIT_BEFORE)
 		return -EINVAL;
 	return 0;
 }
