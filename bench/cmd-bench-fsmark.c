@@ -692,9 +692,9 @@ static void usage(FILE *fp)
 	    "fs_mark-compatible small-file benchmark: create, write and sync "
 	    "files.\n"
 	    "\n"
-	    "  -d DIR          directory, created if missing (repeatable; "
-	    "thread i\n"
-	    "                  uses DIR number i %% N)\n"
+	    "  -d DIR          directory, created with its parents if "
+	    "missing\n"
+	    "                  (repeatable; thread i uses DIR number i %% N)\n"
 	    "  -t N            threads, a multiple of the -d count (default: "
 	    "that)\n"
 	    "  -n N            files per thread per loop (default 1000)\n"
@@ -1186,9 +1186,12 @@ static int fsm_setup(struct fsm *f, const char **backend)
 		    !t->sub || fk_hist_init(&t->hist))
 			return -ENOMEM;
 		t->hist_ok = 1;
-		int err = make_dir(AT_FDCWD, t->dir, t->dir);
-		if (err)
+		const char *failed = t->dir;
+		int err = cli_mkdir_parents(t->dir, 0755, &failed);
+		if (err) {
+			cli_error("mkdir '%s': %s", failed, fk_strerror(err));
 			return err;
+		}
 		t->dirfd =
 		    cli_sys.openat(AT_FDCWD, t->dir, O_RDONLY | O_DIRECTORY, 0);
 		if (t->dirfd < 0) {

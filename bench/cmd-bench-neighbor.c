@@ -1759,13 +1759,19 @@ static int one_run(struct env *env, int vmode, int kind, int config,
 		snprintf(err, sizeof(err), "write the result file: %s",
 			 strerror(-e));
 
+	/* Not drained before the victim ended: "-", as in the tables. */
+	char drained_s[32];
+	if (isnan(row->nb_drain))
+		snprintf(drained_s, sizeof(drained_s), "%6s", "-");
+	else
+		snprintf(drained_s, sizeof(drained_s), "%6.1f", row->nb_drain);
 	printf("%-4s %-6s %-7s r%-2u tps %8.1f  p50 %7.2f  p99 %8.2f  "
 	       "p99.9 %8.2f  max %8.2f ms  stall %.3f  neighbour %6.1f s  "
-	       "drained %6.1f s  dirty %5.0f  wb %4.0f MiB%s%s\n",
+	       "drained %s s  dirty %5.0f  wb %4.0f MiB%s%s\n",
 	       victim_names[vmode], neighbor_names[kind], config_names[config],
 	       round + 1, row->tps, row->p50, row->p99, row->p999, row->max,
-	       row->stall, row->nb_wall, row->nb_drain, row->dirty_mib,
-	       row->wb_mib, err[0] ? "  FAILED: " : "", err);
+	       row->stall, row->nb_wall, drained_s, row->dirty_mib, row->wb_mib,
+	       err[0] ? "  FAILED: " : "", err);
 	fflush(stdout);
 	if (env->tsv) {
 		fprintf(env->tsv,

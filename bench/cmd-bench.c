@@ -42,9 +42,21 @@ int cmd_bench(int argc, char **argv)
 		usage(stdout);
 		return FK_EXIT_OK;
 	}
-	for (size_t i = 0; benches[i].name; i++)
-		if (!strcmp(argv[1], benches[i].name))
-			return benches[i].fn(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "--version")) {
+		printf("flushkit bench %s\n", fk_version());
+		return FK_EXIT_OK;
+	}
+	for (size_t i = 0; benches[i].name; i++) {
+		if (strcmp(argv[1], benches[i].name))
+			continue;
+		/* GNU's --version, as the first option of every benchmark. */
+		if (argc > 2 && !strcmp(argv[2], "--version")) {
+			printf("flushkit bench %s %s\n", benches[i].name,
+			       fk_version());
+			return FK_EXIT_OK;
+		}
+		return benches[i].fn(argc - 1, argv + 1);
+	}
 	cli_error("unknown benchmark '%s'; see 'flushkit bench --help'",
 		  argv[1]);
 	return FK_EXIT_USAGE;

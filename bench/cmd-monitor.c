@@ -55,36 +55,54 @@ struct summary {
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: flushkit monitor [--interval MS] "
-		"[--csv|--json|--prometheus[=FILE]]\n"
-		"                        [--path P]... [-- COMMAND ARGS]\n\n"
-		"Sample Dirty and Writeback (/proc/meminfo), the dirty "
-		"thresholds (/proc/vmstat)\nand the block-layer counts "
-		"(/sys/block/DEV/stat) of the disks under each\npath, until "
-		"interrupted or until COMMAND exits; then print a summary.\n\n"
-		"  -i, --interval MS   sample every MS milliseconds (default "
-		"1000, min 100;\n"
-		"                      a suffix is allowed: 2s, 500ms)\n"
-		"      --csv           samples as CSV (summary on stderr)\n"
-		"      --json          samples and summary as JSON lines\n"
-		"      --prometheus    samples in Prometheus' text format "
-		"(summary on stderr)\n"
-		"      --prometheus=FILE\n"
-		"                      rewrite FILE in that format at every "
-		"sample (for\n"
-		"                      node_exporter's textfile collector); "
-		"stdout keeps\n"
-		"                      the table\n"
-		"The default output, on a terminal or not, is a table: wall "
-		"clock (UTC),\nDirty and Writeback, and for each disk "
-		"writes/s, merged writes/s, MB/s\nwritten, write await (ms), "
-		"flushes/s, requests in flight and %%util.\n\n"
-		"  -p, --path P        watch the disks under P (repeatable; "
-		"default .)\n"
-		"  -h, --help          this help\n\n"
-		"Exit status: COMMAND's (128+N if killed by signal N), else 0;"
-		"\n1 on failure, 2 on usage errors.\n");
+	fprintf(
+	    f, "usage: flushkit monitor [--interval MS] "
+	       "[--csv|--json|--prometheus[=FILE]]\n"
+	       "                        [--path P]... [-- COMMAND ARGS]\n"
+	       "       flushkit monitor [OPTIONS] INTERVAL [COUNT]\n\n"
+	       "Sample Dirty and Writeback (/proc/meminfo), the dirty "
+	       "thresholds (/proc/vmstat)\nand the block-layer counts "
+	       "(/sys/block/DEV/stat) of the disks under each\npath, until "
+	       "interrupted or until COMMAND exits; then print a summary.\n\n"
+	       "  -i, --interval MS   sample every MS milliseconds (default "
+	       "1000, min 100;\n"
+	       "                      a suffix is allowed: 2s, 500ms)\n"
+	       "      --csv           samples as CSV (summary on stderr)\n"
+	       "      --json          samples and summary as JSON lines\n"
+	       "      --prometheus    samples in Prometheus' text format "
+	       "(summary on stderr)\n"
+	       "      --prometheus=FILE\n"
+	       "                      rewrite FILE in that format at every "
+	       "sample (for\n"
+	       "                      node_exporter's textfile collector); "
+	       "stdout keeps\n"
+	       "                      the table\n"
+	       "The default output, on a terminal or not, is a table: wall "
+	       "clock (UTC),\nDirty and Writeback, and for each disk "
+	       "writes/s, merged writes/s, MB/s\nwritten, write await (ms), "
+	       "flushes/s, requests in flight and %%util.\n\n"
+	       "  INTERVAL [COUNT]    as iostat: sample every INTERVAL seconds "
+	       "(0.1 or more),\n"
+	       "                      COUNT times (default: until "
+	       "interrupted)\n"
+	       "  -p, --path P        watch the disks under P (repeatable; "
+	       "default .)\n"
+	       "  -h, --help          this help\n\n"
+	       "Exit status: COMMAND's (128+N if killed by signal N), else 0;"
+	       "\n1 on failure, 2 on usage errors.\n");
+}
+
+/* Digits with an optional fraction: an INTERVAL or COUNT operand. */
+static int is_number(const char *s)
+{
+	int digits = 0;
+	for (; *s; s++) {
+		if (*s >= '0' && *s <= '9')
+			digits = 1;
+		else if (*s != '.')
+			return 0;
+	}
+	return digits;
 }
 
 static int parse_interval(const char *s, uint64_t *ms)
@@ -692,6 +710,40 @@ int cmd_monitor(int argc, char **argv)
 			return FK_EXIT_USAGE;
 		}
 	}
+	/* iostat's habit: "monitor 1" samples every second and "monitor 1
+	 * 5" five times; a COMMAND that is a number needs "--" before it. */
+	uint64_t count = 0;
+	int dashdash = optind > 1 && !strcmp(argv[optind - 1], "--");
+	if (!dashdash && optind < argc && is_number(argv[optind])) {
+		double sec;
+		if (cli_parse_decimal(argv[optind], &sec) || sec < 0.1 ||
+		    sec > 86400) {
+			cli_error("monitor: interval '%s' is not a number of "
+				  "seconds from 0.1 to 86400",
+				  argv[optind]);
+			free(paths);
+			return FK_EXIT_USAGE;
+		}
+		interval_ms = (uint64_t)(sec * 1000.0 + 0.5);
+		optind++;
+		if (optind < argc && is_number(argv[optind])) {
+			if (cli_parse_u64(argv[optind], &count) || !count) {
+				cli_error("monitor: count '%s' is not a "
+					  "positive whole number",
+					  argv[optind]);
+				free(paths);
+				return FK_EXIT_USAGE;
+			}
+			optind++;
+		}
+		if (optind < argc) {
+			cli_error("monitor: '%s' after INTERVAL [COUNT]: a "
+				  "COMMAND goes after '--'",
+				  argv[optind]);
+			free(paths);
+			return FK_EXIT_USAGE;
+		}
+	}
 	char **cmd = optind < argc ? argv + optind : NULL;
 	if (nr_paths == 0)
 		paths[nr_paths++] = ".";
@@ -781,6 +833,8 @@ int cmd_monitor(int argc, char **argv)
 			    (double)(s[cur].time_ns - prev->time_ns) / 1e9;
 		sum.samples = ++n;
 		cur = cur == 1 ? 2 : 1;
+		if (count && n >= count)
+			break;
 
 		/* wait for the next tick, a signal or the command's exit */
 		uint64_t next = t0 + n * interval_ms * 1000000ull;

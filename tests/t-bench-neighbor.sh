@@ -65,7 +65,7 @@ wait $pid
 rc=$?
 [ $rc -eq 0 ] || err "bench neighbor --quick: exit $rc: $(tail -5 "$t/err")"
 for c in plain exec nocache strict blkio; do
-	grep -Eq "^rate stream $c +r1 +tps +[0-9.]+ .*neighbour +[0-9.]+ s +drained +([0-9.]+|nan) s" \
+	grep -Eq "^rate stream $c +r1 +tps +[0-9.]+ .*neighbour +[0-9.]+ s +drained +([0-9.]+|-) s" \
 		"$t/out" || err "no line for $c: $(grep "$c" "$t/out")"
 	grep -q "FAILED" "$t/out" && err "a failed run: $(grep FAILED "$t/out")"
 	grep -Eq "^\| $c \| [0-9.]+ \|" "$t/r/table.md" ||

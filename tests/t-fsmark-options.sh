@@ -64,11 +64,16 @@ F -d "$base/th" -D 3 -n 20 -s 100 -S 0 -k >th.out || err "-D 3 exit $?"
 grep -q "Time based hash between directories across 3 subdirectories with 180 seconds per subdirectory." th.out ||
 	err "no time hash line: $(cat th.out)"
 
-# -d with a missing parent: fs_mark does not create parents: exit 1
-F -d "$base/no/such" -n 1 >/dev/null 2>np.err
-[ $? -eq 1 ] || err "missing parent: not exit 1"
-grep -q "mkdir '$base/no/such': No such file or directory" np.err ||
-	err "missing parent message: $(cat np.err)"
+# -d with missing parents: created (fs_mark creates the path; the
+# README's "-d /var/tmp/readme/fs" on a fresh machine)
+F -d "$base/no/such" -n 1 >/dev/null 2>np.err || err "missing parents: exit $?: $(cat np.err)"
+[ -d "$base/no/such" ] || err "missing parents: not created"
+# ... but not through a regular file: exit 1, the component named
+: >"$base/afile"
+F -d "$base/afile/such" -n 1 >/dev/null 2>np.err
+[ $? -eq 1 ] || err "parent a file: not exit 1"
+grep -q "mkdir '$base/afile': Not a directory" np.err ||
+	err "parent a file message: $(cat np.err)"
 
 # -p/-r: name lengths (16 bytes, 4 random at the end)
 F -d "$base/names" -n 10 -s 10 -S 0 -k -p 16 -r 4 >pr.out || err "-p -r exit $?"

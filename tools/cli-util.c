@@ -3,15 +3,18 @@
  * cli-util.c - helpers shared by the subcommands: messages, size and
  * duration parsing, the one parser each of --sync-io and --jobs.
  */
+#include "cli-sys.h"
 #include "cli.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 void cli_error(const char *fmt, ...)
@@ -271,4 +274,34 @@ const char *cli_human_bytes(uint64_t bytes, char *buf, size_t len)
 int cli_progress_wanted(int forced)
 {
 	return forced || isatty(STDERR_FILENO);
+}
+
+int cli_mkdir_parents(const char *path, mode_t mode, const char **failed)
+{
+	static char prefix[4096];
+	size_t n = strlen(path);
+	if (!n || n >= sizeof(prefix))
+		return n ? -ENAMETOOLONG : -ENOENT;
+	memcpy(prefix, path, n + 1);
+	for (size_t i = 1; i <= n; i++) {
+		if (prefix[i] != '/' && prefix[i] != '\0')
+			continue;
+		if (prefix[i - 1] == '/')
+			continue; /* "a//b" or a trailing slash */
+		char c = prefix[i];
+		prefix[i] = '\0';
+		int err = cli_sys.mkdirat(AT_FDCWD, prefix, mode);
+		struct stat st;
+		if (err == -EEXIST)
+			err = stat(prefix, &st)	    ? -errno
+			      : S_ISDIR(st.st_mode) ? 0
+						    : -ENOTDIR;
+		if (err) {
+			if (failed)
+				*failed = prefix;
+			return err;
+		}
+		prefix[i] = c;
+	}
+	return 0;
 }

@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "flushkit.h"
 
@@ -115,6 +116,15 @@ int cli_parse_jobs(const char *s, uint32_t *out);
  * threads or sequential)", "CMD: bad --jobs 'X' (1..1024)". */
 void cli_bad_sync_io(const char *cmd, const char *val);
 void cli_bad_jobs(const char *cmd, const char *val);
+
+/*
+ * mkdir -p: create @path and each missing parent with @mode (through
+ * cli_sys.mkdirat, so tests can fail it).  A component that exists must
+ * be a directory (or a symlink to one, as mkdir -p follows).  Returns 0
+ * or -errno; on failure *@failed (if not NULL) points into a static
+ * copy of the prefix that failed, for the message.
+ */
+int cli_mkdir_parents(const char *path, mode_t mode, const char **failed);
 
 /* Format bytes as "1.5 GiB" into buf. Returns buf. */
 const char *cli_human_bytes(uint64_t bytes, char *buf, size_t len);

@@ -18,7 +18,7 @@ static const struct subcommand commands[] = {
 
     {"sync", cmd_sync, "make files and directories durable"},
     {"cp", cmd_cp, "copy a tree like cp -a and make the copy durable"},
-    {"bench", cmd_bench, "benchmarks: tpcb, fsmark, sync, series"},
+    {"bench", cmd_bench, "benchmarks: tpcb, fsmark, sync, series, neighbor"},
     {"monitor", cmd_monitor, "watch Dirty, Writeback and disk writes"},
     {"report", cmd_report, "HTML page with plots from result files"},
     {"compare", cmd_compare, "two sets of runs: AVG, STDDEV, +/-/0 marker"},
@@ -55,9 +55,19 @@ int main(int argc, char **argv)
 		return FK_EXIT_OK;
 	}
 	results_set_command(argc, argv);
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].fn(argc - 1, argv + 1);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (strcmp(argv[1], commands[i].name))
+			continue;
+		/* GNU's --version for every command, as its first option
+		 * (only there: "flushkit exec tar --version" runs tar's). */
+		if (argc > 2 && !strcmp(argv[2], "--version") &&
+		    strcmp(commands[i].name, "bench")) {
+			printf("flushkit %s %s\n", commands[i].name,
+			       fk_version());
+			return FK_EXIT_OK;
+		}
+		return commands[i].fn(argc - 1, argv + 1);
+	}
 	cli_error("'%s' is not a flushkit command; see 'flushkit --help'",
 		  argv[1]);
 	return FK_EXIT_USAGE;
