@@ -12,7 +12,10 @@
 # indented table ("writeback   start writeback ...") lists them there.
 # The one placeholder whose values the help spells in prose, IO (the
 # --sync-io backends), completes to the names of fk_sync_io_name().
-# Placeholders DIR, PATH, SRC, DST, RESULT, P complete file names.
+# Placeholders DIR, PATH, SRC, DST, RESULT, P complete file names.  A
+# first operand whose words the usage lines spell (reproduce 000|...|all,
+# disk create|list|...) completes to them; exec's COMMAND to a command,
+# then to that command's own completion.
 
 _flushkit_help()
 {
@@ -26,10 +29,46 @@ _flushkit_list()
 	awk -v h="$1:" '$0 == h {c = 1; next} c && NF == 0 {c = 0} c {print $1}'
 }
 
+# The options a help text defines: those of its usage lines (up to the
+# first blank line) and of the option table (a line that starts, after
+# indentation, with an option; only that line's part before its
+# description, so "with --results" in prose is no option of its own).
 _flushkit_options()
 {
-	grep -oE -- '(^|[][ ,|])--?[A-Za-z0-9][A-Za-z0-9-]*(=|\[=)?' |
+	awk '
+	NR == 1 || (usage && NF) { usage = (NF > 0); print; next }
+	{ usage = 0 }
+	/^ +-/ { o = substr($0, match($0, /[^ ]/)); sub(/  .*$/, "", o); print o }' |
+		grep -oE -- '(^|[][ ,|])--?[A-Za-z0-9][A-Za-z0-9-]*(=|\[=)?' |
 		sed -E 's/^[][ ,|]//; s/\[=$/=/' | sort -u
+}
+
+# The words a command's first operand can be, from its usage lines:
+# "flushkit reproduce 000|001|...|all" -> 000 001 ... all; "flushkit
+# disk create ...", "flushkit disk list" -> create list; nothing where
+# the operand is a placeholder (PATH, SRC) or an option comes first.
+# $1: the command words' count after "flushkit" (1, or 2 for bench).
+_flushkit_operands()
+{
+	awk -v skip="$1" '
+	NF == 0 { exit }
+	{
+		for (i = 1; i <= NF && $i != "flushkit"; i++) ;
+		i += skip + 1
+		depth = 0
+		for (; i <= NF; i++) {
+			t = $i
+			if (depth > 0 || substr(t, 1, 1) == "[") {
+				depth += gsub(/\[/, "[", t) - gsub(/\]/, "]", t)
+				continue
+			}
+			if (t ~ /^[a-z0-9][a-z0-9|-]*$/) {
+				n = split(t, w, "|")
+				for (k = 1; k <= n; k++) print w[k]
+			}
+			break
+		}
+	}' | sort -u
 }
 
 # Values of option $1 in the help text on stdin.
@@ -128,6 +167,37 @@ _flushkit()
 			compopt -o nospace 2>/dev/null
 		fi
 		return
+	fi
+	# flushkit exec [OPTIONS] [--] COMMAND ARGS: a command, then its own
+	# completion (bash-completion's _command_offset where it is loaded).
+	if [[ ${COMP_WORDS[1]} == exec ]]; then
+		for ((i = 2; i < COMP_CWORD; i++)); do
+			[[ ${COMP_WORDS[i]} == -- ]] && { ((i++)); break; }
+			[[ ${COMP_WORDS[i]} == -* || ${COMP_WORDS[i]} == = ||
+				${COMP_WORDS[i - 1]} == = ]] || break
+		done
+		if ((COMP_CWORD == i)); then
+			COMPREPLY=($(compgen -c -- "$cur"))
+		elif declare -F _command_offset >/dev/null; then
+			_command_offset "$i"
+		else
+			COMPREPLY=($(compgen -f -- "$cur"))
+		fi
+		return
+	fi
+	# The first operand, where the usage lines name its words.
+	local given=0
+	for ((i = ${#cmd[@]}; i < COMP_CWORD; i++)); do
+		[[ ${COMP_WORDS[i]} == -* || ${COMP_WORDS[i]} == = ||
+			${COMP_WORDS[i - 1]} == = ]] || given=1
+	done
+	if ((!given)); then
+		words=($(_flushkit_help "${cmd[@]}" |
+			_flushkit_operands $((${#cmd[@]} - 1))))
+		if ((${#words[@]})); then
+			COMPREPLY=($(compgen -W "${words[*]}" -- "$cur"))
+			return
+		fi
 	fi
 	COMPREPLY=($(compgen -f -- "$cur"))
 }

@@ -52,6 +52,18 @@ want "cp --sync-io=" auto uring threads sequential -- cp --sync-io =
 want "tpcb --flush=" naive smooth -- bench tpcb --flush =
 want "unsplit --flush=sm" smooth -- bench tpcb --flush=sm
 [ "$(comp cp --method = | grep -c .)" -eq 5 ] || fail "cp --method= offers: $(comp cp --method = | tr '\n' ' ')"
+# The first operand where the usage spells its words; an option named
+# only in a help's prose is not offered (report's "--results").
+want "reproduce operands" 000 001 002 003 004 all -- reproduce ""
+want "disk subcommands" create list stats cut poweron fault destroy cleanup -- disk ""
+comp report -- | grep -qx -- --results && fail "report -- offers --results, which report refuses"
+want "report options" --output --svg -- report --
+comp sync "" | grep -qx 000 && fail "sync's operand completes to reproduce's words"
+# exec: the command, then (bash-completion loaded or not) its arguments.
+want "exec COMMAND" tar -- exec ta
+want "exec -- COMMAND" tar -- exec -- ta
+want "exec --stats COMMAND" tar -- exec --stats ta
+comp exec ta | grep -qx tar || fail "exec ta: no tar"
 
 base=$(mktemp -d "${TMPDIR:-/var/tmp}/t-completion.XXXXXX")
 trap 'rm -rf "$base"' EXIT
