@@ -1283,10 +1283,81 @@ static void usage(FILE *f)
 		"files (JSON\nlines, as written by 'flushkit bench ... "
 		"--results'): tps, latency, Dirty\nand Writeback, write IOPS "
 		"and MiB/s over time with checkpoints shaded, and\na summary "
-		"table.  Several results overlay on the same plots.\n\n"
+		"table.  Several results overlay on the same plots.  A RESULT "
+		"that is a\n"
+		"directory stands for every *.jsonl in it (as in compare).\n\n"
 		"  -o, --output DIR   where to write the page (created)\n"
 		"      --svg          SVG plots instead of PNG\n"
 		"  -h, --help         this help\n");
+}
+
+static void free_paths(char **paths, size_t nr)
+{
+	for (size_t i = 0; i < nr; i++)
+		free(paths[i]);
+	free(paths);
+}
+
+/* The result files of the @n operands @args: a file stands for itself,
+ * a directory for every *.jsonl in it (results_list: sorted, not
+ * recursive).  A directory without one is an error.  0 (*@paths and
+ * *@nr set) or -errno, printed. */
+static int expand_results(char *const *args, size_t n, char ***paths,
+			  size_t *nr)
+{
+	char **v = NULL;
+	size_t k = 0, cap = 0;
+	int err = 0;
+	for (size_t i = 0; i < n && !err; i++) {
+		struct stat st;
+		char **names = NULL;
+		size_t nn = 1;
+		int dir = !stat(args[i], &st) && S_ISDIR(st.st_mode);
+		if (dir) {
+			err = results_list(args[i], &names, &nn);
+			if (err) {
+				cli_error("open '%s': %s", args[i],
+					  strerror(-err));
+				break;
+			}
+			if (!nn) {
+				cli_error("report: '%s' holds no result file "
+					  "(*.jsonl)",
+					  args[i]);
+				err = -ENOENT;
+			}
+		}
+		for (size_t j = 0; j < nn && !err; j++) {
+			if (k == cap) {
+				size_t nc = cap ? 2 * cap : 16;
+				char **nv = realloc(v, nc * sizeof(*v));
+				if (!nv) {
+					err = -ENOMEM;
+					break;
+				}
+				v = nv;
+				cap = nc;
+			}
+			if (dir ? asprintf(&v[k], "%s/%s", args[i], names[j]) <
+				      0
+				: !(v[k] = strdup(args[i]))) {
+				err = -ENOMEM;
+				break;
+			}
+			k++;
+		}
+		if (names)
+			results_list_free(names, nn);
+	}
+	if (err) {
+		if (err == -ENOMEM)
+			cli_error("report: %s", strerror(ENOMEM));
+		free_paths(v, k);
+		return err;
+	}
+	*paths = v;
+	*nr = k;
+	return 0;
 }
 
 int cmd_report(int argc, char **argv)
@@ -1322,13 +1393,20 @@ int cmd_report(int argc, char **argv)
 		usage(stderr);
 		return FK_EXIT_USAGE;
 	}
-	size_t nr = (size_t)(argc - optind);
-	struct run *runs = calloc(nr, sizeof(*runs));
-	if (!runs)
+	/* A RESULT that is a directory stands for every *.jsonl in it, as
+	 * in compare. */
+	char **paths = NULL;
+	size_t nr = 0;
+	if (expand_results(argv + optind, (size_t)(argc - optind), &paths, &nr))
 		return FK_EXIT_FAILURE;
+	struct run *runs = calloc(nr, sizeof(*runs));
+	if (!runs) {
+		free_paths(paths, nr);
+		return FK_EXIT_FAILURE;
+	}
 	int ret = FK_EXIT_OK;
 	for (size_t i = 0; i < nr; i++) {
-		runs[i].path = argv[optind + (int)i];
+		runs[i].path = paths[i];
 		if (read_run(&runs[i])) {
 			ret = FK_EXIT_FAILURE;
 			goto out;
@@ -1403,5 +1481,6 @@ out:
 	for (size_t i = 0; i < nr; i++)
 		free_run(&runs[i]);
 	free(runs);
+	free_paths(paths, nr);
 	return ret;
 }

@@ -73,14 +73,22 @@ n=$(($(wc -l <"$good") + 1))
 grep -q "torn.jsonl:$n: not a JSON object, skipped" torn.err ||
 	err "torn line warning: $(cat torn.err)"
 
-# a directory given where a result file belongs: its own error (EISDIR),
-# not a made-up I/O error
+# a directory stands for its result files (as in compare); one with
+# none is an error of its own, and nothing is written
 mkdir adir
 "$FLUSHKIT" report adir -o adir-out >/dev/null 2>adir.err
 rc=$?
-[ $rc -eq 1 ] || err "report on a directory: exit $rc"
-grep -q "read 'adir': Is a directory" adir.err || err "report on a directory: $(cat adir.err)"
-[ -e adir-out ] && err "report on a directory wrote adir-out"
+[ $rc -eq 1 ] || err "report on an empty directory: exit $rc"
+grep -q "report: 'adir' holds no result file" adir.err || err "report on an empty directory: $(cat adir.err)"
+[ -e adir-out ] && err "report on an empty directory wrote adir-out"
+cp "$good" adir/one.jsonl
+cp "$good" adir/two.jsonl
+: >adir/.hidden.jsonl
+echo notjson >adir/notes.txt
+"$FLUSHKIT" report adir -o adir-out >adir.out 2>adir.err ||
+	err "report on a directory: exit $?: $(cat adir.err)"
+[ "$(grep -c 'one.jsonl\|two.jsonl' adir-out/index.html)" -ge 2 ] ||
+	err "report on a directory did not draw both of its result files"
 
 [ $fail -eq 0 ] && echo ok
 exit $fail

@@ -159,8 +159,11 @@ int results_open(const char *dir, const char *bench, struct result_file **out)
 {
 	if (!dir)
 		dir = "results";
-	if (mkdir(dir, 0755) && errno != EEXIST)
-		return -errno;
+	/* --results a/b: b and a missing a are created (the default
+	 * results/ too), as bench fsmark's -d. */
+	int me = cli_mkdir_parents(dir, 0755, NULL);
+	if (me)
+		return me;
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return -errno;

@@ -52,8 +52,8 @@
 struct result_file;
 
 /*
- * Create DIR (@dir, NULL for "results"; mode 0755, parents not created)
- * if missing, and in it a new file BENCH-YYYYMMDD-HHMMSS-PID.jsonl
+ * Create DIR (@dir, NULL for "results"; mode 0755, with its missing
+ * parents: cli_mkdir_parents) if missing, and in it a new file BENCH-YYYYMMDD-HHMMSS-PID.jsonl
  * (local time; mode 0644; never overwrites: O_EXCL).  Returns 0 or
  * -errno (the caller prints "flushkit: open 'DIR': ...").
  */
