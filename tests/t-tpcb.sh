@@ -112,7 +112,7 @@ grep -q "(0 rows)" check2.out || err "re-init kept history: $(cat check2.out)"
 # Usage errors exit 2.
 for args in "-c 0" "-c x" "-T 1 -t 1" "--no-such-option" "-i -c 2" \
 	"--flush=fast" "--shared-buffers=lots" "--checkpoint-sorted=maybe" \
-	"--wal-sync-method=none" "extra-arg" "-R 0" "-c"; do
+	"--wal-sync-method=none" "extra-arg two" "-R 0" "-c"; do
 	# shellcheck disable=SC2086
 	"$FLUSHKIT" bench tpcb $args --data-dir "$d" >/dev/null 2>&1
 	rc=$?

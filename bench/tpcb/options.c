@@ -22,8 +22,8 @@ static void usage(FILE *f)
 {
 	fprintf(
 	    f,
-	    "usage: flushkit bench tpcb -i [-s SCALE] [OPTIONS]\n"
-	    "       flushkit bench tpcb [OPTIONS]\n"
+	    "usage: flushkit bench tpcb -i [-s SCALE] [OPTIONS] [DBNAME]\n"
+	    "       flushkit bench tpcb [OPTIONS] [DBNAME]\n"
 	    "       flushkit bench tpcb --check [--data-dir DIR]\n"
 	    "\n"
 	    "pgbench's TPC-B (sort of) on flushkit's page store.\n"
@@ -47,6 +47,21 @@ static void usage(FILE *f)
 	    "  -M, --protocol=simple|extended|prepared  shown (no SQL "
 	    "here)\n"
 	    "  -n, --no-vacuum          accepted (nothing to vacuum)\n"
+	    "  -v, --vacuum-all         accepted (nothing to vacuum)\n"
+	    "  -q, --quiet              accepted (-i prints no per-row "
+	    "progress)\n"
+	    "  -C, --connect            accepted, ignored with a note: the "
+	    "store is\n"
+	    "                           embedded, there is no connection to "
+	    "make\n"
+	    "      --max-tries=N        shown as pgbench's; the store has no "
+	    "serialization\n"
+	    "                           failures, so nothing is retried\n"
+	    "  -f, -D                   refused: custom SQL scripts and their "
+	    "variables\n"
+	    "                           need SQL (use -b)\n"
+	    "  DBNAME                   accepted, ignored with a note (the "
+	    "data is --data-dir)\n"
 	    "  -r, --report-per-command per-statement latencies\n"
 	    "  -T, --time=S             run for S seconds\n"
 	    "  -t, --transactions=N     transactions per client (default 10)\n"
@@ -74,7 +89,11 @@ static void usage(FILE *f)
 	    "      --data-dir=DIR       default ./" DEFAULT_DATA_DIR "\n"
 	    "      --flush=naive|smooth flushing preset (default smooth)\n"
 	    "      --log-checkpoints[=on|off] checkpoint lines on stderr "
-	    "(default on)\n");
+	    "(default on)\n"
+	    "      (--jobs below is not pgbench's --jobs, which is -j here: "
+	    "it is the\n"
+	    "      checkpoint's fsyncs in flight, as --jobs of flushkit sync "
+	    "and cp)\n");
 	tpcb_knobs_help(f);
 }
 
@@ -93,6 +112,7 @@ enum {
 	OPT_AGG_INTERVAL,
 	OPT_SAMPLING_RATE,
 	OPT_LOG_CKPT,
+	OPT_MAX_TRIES,
 	OPT_KNOB = 512, /* store knob i of tpcb_knobs: OPT_KNOB + i */
 };
 
@@ -114,6 +134,12 @@ static const struct option base_opts[] = {
     {"select-only", no_argument, NULL, 'S'},
     {"protocol", required_argument, NULL, 'M'},
     {"no-vacuum", no_argument, NULL, 'n'},
+    {"vacuum-all", no_argument, NULL, 'v'},
+    {"quiet", no_argument, NULL, 'q'},
+    {"connect", no_argument, NULL, 'C'},
+    {"max-tries", required_argument, NULL, OPT_MAX_TRIES},
+    {"file", required_argument, NULL, 'f'},
+    {"define", required_argument, NULL, 'D'},
     {"report-per-command", no_argument, NULL, 'r'},
     {"progress-timestamp", no_argument, NULL, OPT_PROGRESS_TS},
     {"aggregate-interval", required_argument, NULL, OPT_AGG_INTERVAL},
@@ -129,7 +155,7 @@ static const struct option base_opts[] = {
 };
 
 #define NR_BASE_OPTS (sizeof(base_opts) / sizeof(base_opts[0]))
-#define SHORT_OPTS ":is:c:j:T:t:P:R:L:lhb:NSM:nr"
+#define SHORT_OPTS ":is:c:j:T:t:P:R:L:lhb:NSM:nrvqCf:D:"
 
 int tpcb_option_known(const char *word)
 {
@@ -285,7 +311,7 @@ int tpcb_parse_args(struct run *r, int argc, char **argv)
 {
 	struct knob knobs[32];
 	size_t nr_knobs = 0;
-	int have_scale = 0, have_run = 0, have_init_bad = 0;
+	int have_scale = 0, have_run = 0, have_init_bad = 0, connect_noted = 0;
 	uint64_t u;
 	int c;
 
@@ -384,7 +410,35 @@ int tpcb_parse_args(struct run *r, int argc, char **argv)
 			have_init_bad = 1;
 			break;
 		case 'n':
+		case 'v':
 			break; /* no vacuum: nothing to vacuum here */
+		case 'q':
+			break; /* -i prints no per-row progress anyway */
+		case 'C':
+			if (!connect_noted)
+				cli_warn(
+				    "bench tpcb: -C ignored: the page store "
+				    "is embedded, there is no connection "
+				    "to make per transaction");
+			connect_noted = 1;
+			have_run = have_init_bad = 1;
+			break;
+		case OPT_MAX_TRIES:
+			if (parse_pos_int(optarg, &u, INT32_MAX))
+				goto bad_value;
+			r->max_tries = (int)u;
+			have_run = have_init_bad = 1;
+			break;
+		case 'f':
+		case 'D':
+			cli_error(
+			    "bench tpcb: -%c: custom SQL scripts (-f) and "
+			    "their variables (-D) need SQL, and the page "
+			    "store has none; its builtin scripts are -b "
+			    "tpcb-like, simple-update (-N) and "
+			    "select-only (-S)",
+			    c);
+			return FK_EXIT_USAGE;
 		case 'r':
 			r->report_steps = 1;
 			have_run = have_init_bad = 1;
@@ -507,11 +561,17 @@ int tpcb_parse_args(struct run *r, int argc, char **argv)
 				  optarg ? optarg : "", c);
 		return FK_EXIT_USAGE;
 	}
-	if (optind < argc) {
-		cli_error("bench tpcb: unexpected argument '%s'", argv[optind]);
-		usage(stderr);
+	/* pgbench's trailing database name: no database here. */
+	if (optind + 1 < argc) {
+		cli_error("bench tpcb: too many command-line arguments (first "
+			  "is \"%s\")",
+			  argv[optind + 1]);
 		return FK_EXIT_USAGE;
 	}
+	if (optind < argc)
+		cli_warn("bench tpcb: database name '%s' ignored: the data is "
+			 "in --data-dir",
+			 argv[optind]);
 	if (r->duration_s && r->nxacts) {
 		cli_error("bench tpcb: specify either a number of transactions "
 			  "(-t) or a duration (-T), not both");

@@ -147,7 +147,8 @@ void tpcb_print_summary(struct run *r, const struct results *res)
 	printf("query mode: %s\n", r->query_mode);
 	printf("number of clients: %d\n", r->nclients);
 	printf("number of threads: %d\n", r->nthreads);
-	printf("maximum number of tries: 1\n");
+	printf("maximum number of tries: %d\n",
+	       r->max_tries ? r->max_tries : 1);
 	if (r->duration_s) {
 		print_duration(r, res);
 		printf("number of transactions actually processed: %" PRIu64

@@ -119,6 +119,7 @@ struct run {
 	int nr_scripts;
 	uint64_t total_weight;
 	int report_steps;	/* -r */
+	int max_tries;		/* --max-tries, shown; 1 by default */
 	int progress_timestamp; /* --progress-timestamp */
 	uint64_t agg_interval_s;
 	double sample_rate;    /* 0: every transaction */
