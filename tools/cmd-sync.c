@@ -97,6 +97,11 @@ static void print_json(int method, int r, const struct fk_tree_stats *st,
 	json_object_object_add(o, "paths", a);
 	json_object_object_add(
 	    o, "method", json_object_new_string(fk_sync_method_name(method)));
+	if (method == FK_SYNC_AUTO)
+		json_object_object_add(o, "method_chosen",
+				       json_object_new_string(st->syncfs_calls
+								  ? "syncfs"
+								  : "twopass"));
 	json_object_object_add(o, "sync_io",
 			       json_object_new_string(cli_tree_sync_io(st)));
 	U64("sync_jobs", st->sync_jobs);
@@ -139,7 +144,14 @@ static void print_json(int method, int r, const struct fk_tree_stats *st,
 static void print_text(int method, int r, const struct fk_tree_stats *st)
 {
 	char b1[32], b2[32];
-	printf("method:            %s\n", fk_sync_method_name(method));
+	/* auto: what it chose (st->syncfs_calls > 0: it swept). */
+	if (method == FK_SYNC_AUTO)
+		printf("method:            auto: %s\n",
+		       st->syncfs_calls ? "syncfs (the tree held most of the "
+					  "dirty data)"
+					: "twopass");
+	else
+		printf("method:            %s\n", fk_sync_method_name(method));
 	printf("files:             %llu (%llu more hard links)\n",
 	       (unsigned long long)st->files,
 	       (unsigned long long)st->hardlinks);
