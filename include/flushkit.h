@@ -2203,6 +2203,21 @@ struct fk_store_stats {
 /* fk_store_get_stats - fill @st.  Thread-safe; no I/O; never fails. */
 FK_API void fk_store_get_stats(struct fk_store *s, struct fk_store_stats *st);
 
+/*
+ * fk_store_get_fsyncq_stats - the store's fsync request queue (the
+ * queue the backends' page writes register their fsync requests in, and
+ * the checkpointer absorbs): its counters and its fill now (@st->queued
+ * of fk_store_opts.fsyncq_capacity, which defaults to the number of
+ * buffers).  For watching the queue fill over a run, as the seed of
+ * flushkit reproduce 002 (Greg Smith's spread-sync runs) did with
+ * backend fsync counts.
+ * @s:  an open store.
+ * @st: filled (caller-owned).
+ * Thread-safe; no I/O; never fails.  Since FLUSHKIT_0.2.
+ */
+FK_API void fk_store_get_fsyncq_stats(struct fk_store *s,
+				      struct fk_fsyncq_stats *st);
+
 /* ===================================================================
  * 9. Clock
  * =================================================================== */

@@ -75,6 +75,11 @@ for p in prog:
     for k in ("tps", "lat_avg_ms", "lat_stddev_ms", "lat_max_ms"):
         assert p[k] >= 0, p
     assert p["lat_max_ms"] >= p["lat_avg_ms"], p
+    # the fsync request queue's fill and the backend fsyncs so far
+    assert 0 <= p["fsyncq_queued"] <= p["fsyncq_capacity"], p
+    assert p["fsyncq_capacity"] > 0 and p["backend_fsyncs"] >= 0, p
+bf = [p["backend_fsyncs"] for p in prog]
+assert bf == sorted(bf), bf
 mon = [l for l in lines if l["type"] == "monitor"]
 assert len(mon) >= 2 and "dirty_kb" in mon[-1], mon[-1:]
 ck = [l for l in lines if l["type"] == "checkpoint"]

@@ -325,6 +325,14 @@ static struct json_object *ji(int64_t v)
 int results_progress(struct result_file *rf, double t_s, double tps,
 		     double lat_avg_ms, double lat_stddev_ms, double lat_max_ms)
 {
+	return results_progress_ex(rf, t_s, tps, lat_avg_ms, lat_stddev_ms,
+				   lat_max_ms, NULL);
+}
+
+int results_progress_ex(struct result_file *rf, double t_s, double tps,
+			double lat_avg_ms, double lat_stddev_ms,
+			double lat_max_ms, struct json_object *extra)
+{
 	struct json_object *o = json_object_new_object();
 	json_object_object_add(o, "t_s", jd(t_s));
 	json_object_object_add(o, "tps", jd(tps));
@@ -332,6 +340,11 @@ int results_progress(struct result_file *rf, double t_s, double tps,
 	json_object_object_add(o, "lat_stddev_ms", jd(lat_stddev_ms));
 	if (lat_max_ms >= 0)
 		json_object_object_add(o, "lat_max_ms", jd(lat_max_ms));
+	if (extra) {
+		json_object_object_foreach(extra, key, val)
+		    json_object_object_add(o, key, json_object_get(val));
+		json_object_put(extra);
+	}
 	return results_write(rf, "progress", o);
 }
 

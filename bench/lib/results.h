@@ -53,9 +53,10 @@ struct result_file;
 
 /*
  * Create DIR (@dir, NULL for "results"; mode 0755, with its missing
- * parents: cli_mkdir_parents) if missing, and in it a new file BENCH-YYYYMMDD-HHMMSS-PID.jsonl
- * (local time; mode 0644; never overwrites: O_EXCL).  Returns 0 or
- * -errno (the caller prints "flushkit: open 'DIR': ...").
+ * parents: cli_mkdir_parents) if missing, and in it a new file
+ * BENCH-YYYYMMDD-HHMMSS-PID.jsonl (local time; mode 0644; never overwrites:
+ * O_EXCL).  Returns 0 or -errno (the caller prints "flushkit: open 'DIR':
+ * ...").
  */
 int results_open(const char *dir, const char *bench, struct result_file **out);
 /*
@@ -98,6 +99,12 @@ int results_summary(struct result_file *rf, struct json_object *obj,
 int results_progress(struct result_file *rf, double t_s, double tps,
 		     double lat_avg_ms, double lat_stddev_ms,
 		     double lat_max_ms);
+/* The same with the members of @extra (consumed; NULL: none) added:
+ * bench tpcb's fsync request queue fill ("fsyncq_queued",
+ * "fsyncq_capacity", "backend_fsyncs": cumulative since the run began). */
+int results_progress_ex(struct result_file *rf, double t_s, double tps,
+			double lat_avg_ms, double lat_stddev_ms,
+			double lat_max_ms, struct json_object *extra);
 /* A "checkpoint" line from the store's on_checkpoint callback. */
 int results_checkpoint(struct result_file *rf,
 		       const struct fk_checkpoint_info *ci);

@@ -364,9 +364,28 @@ void tpcb_result_interval(struct run *r, uint64_t begin_ns, uint64_t end_ns)
 	double lat, sd, len_s = (double)(end_ns - begin_ns) / 1e9;
 	take_interval(r, IV_RESULT, &sum);
 	interval_lat(&sum, &lat, &sd);
-	results_progress(r->rf, results_mono_s(r->rf, end_ns),
-			 len_s > 0 ? (double)sum.cnt / len_s : 0, lat / 1000.0,
-			 sd / 1000.0, sum.cnt ? sum.lat_max / 1000.0 : 0);
+	/* The fsync request queue's fill at the interval's end, and the
+	 * backend fsyncs so far: how full the queue runs, and when. */
+	struct fk_fsyncq_stats q;
+	struct fk_store_stats st;
+	fk_store_get_fsyncq_stats(r->store, &q);
+	fk_store_get_stats(r->store, &st);
+	struct json_object *x = json_object_new_object();
+	json_object_object_add(x, "fsyncq_queued",
+			       json_object_new_int64((int64_t)q.queued));
+	json_object_object_add(
+	    x, "fsyncq_capacity",
+	    json_object_new_int64((int64_t)(r->opts.fsyncq_capacity
+						? r->opts.fsyncq_capacity
+						: r->nbuffers)));
+	json_object_object_add(
+	    x, "backend_fsyncs",
+	    json_object_new_int64(
+		(int64_t)(st.backend_fsyncs - r->backend_fsyncs0)));
+	results_progress_ex(r->rf, results_mono_s(r->rf, end_ns),
+			    len_s > 0 ? (double)sum.cnt / len_s : 0,
+			    lat / 1000.0, sd / 1000.0,
+			    sum.cnt ? sum.lat_max / 1000.0 : 0, x);
 }
 
 void tpcb_progress_report(struct run *r, double at_s, double interval_s)

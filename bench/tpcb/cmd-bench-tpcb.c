@@ -387,6 +387,7 @@ static int do_run(struct run *r)
 	}
 
 	fk_store_get_stats(r->store, &res.st0);
+	r->backend_fsyncs0 = res.st0.backend_fsyncs;
 	pthread_mutex_lock(&r->ckpt_lock);
 	r->nr_ckpts = 0; /* only checkpoints of the run */
 	r->ckpt_sync_io = NULL;

@@ -146,6 +146,7 @@ struct run {
 	atomic_int stop;
 	atomic_int finished; /* clients that returned */
 	double conn_ms;
+	uint64_t backend_fsyncs0; /* fk_store_stats' at the run's start */
 
 	pthread_mutex_t ckpt_lock;
 	struct ckpt_event *ckpts;

@@ -27,7 +27,7 @@
  * Interface routines: fk_store_opts_init, fk_store_opts_preset,
  * fk_store_open, fk_store_close, fk_store_destroy, fk_store_read,
  * fk_store_commit, fk_store_checkpoint, fk_store_bulk_load,
- * fk_store_get_stats.
+ * fk_store_get_stats, fk_store_get_fsyncq_stats.
  *
  * Invariants:
  *  S1. A commit is one COMMIT record; its pages are pinned in (table,
@@ -1272,6 +1272,11 @@ int fk_store_destroy(const char *dir)
 		fk_sys.close(dlfd);
 	fk_sys.close(dfd);
 	return r;
+}
+
+void fk_store_get_fsyncq_stats(struct fk_store *s, struct fk_fsyncq_stats *st)
+{
+	fk_fsyncq_get_stats(s->fsq, st);
 }
 
 void fk_store_get_stats(struct fk_store *s, struct fk_store_stats *st)
