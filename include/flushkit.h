@@ -1210,6 +1210,14 @@ enum fk_copy_flags {
 					 * itself is copied, empty */
 	FK_COPY_CHECKSUM = 1 << 2,	/* FK_COPY_UPDATE_DIFFERENT
 					 * compares content, not mtime */
+	FK_COPY_REMOVE_DEST = 1 << 3,	/* cp --remove-destination: an
+					 * existing symlink or other hard
+					 * link of the source in the way is
+					 * replaced, never refused as the
+					 * same file or written through */
+	FK_COPY_FORCE = 1 << 4,		/* cp -f: a destination symlink
+					 * that cannot be resolved (a loop,
+					 * ELOOP) is replaced */
 };
 
 /* How fk_tree_copy copies a regular file's data. */
