@@ -1696,6 +1696,11 @@ static int keep_existing(struct copy_ctx *c, const struct fk_walk_entry *e,
 	    S_ISDIR(ds.st_mode))
 		return 0; /* nothing there, or an error for the copy */
 	const struct stat *s = &e->st;
+	/* cp -u: another name of a source inode copied (or left) in this
+	 * run is linked to that copy, even over a newer file. */
+	if (update == FK_COPY_UPDATE_OLDER && s->st_nlink > 1 &&
+	    link_find(c->links, s->st_dev, s->st_ino, dst_dev_of(ddir)))
+		return 0;
 	if (update == FK_COPY_UPDATE_OLDER &&
 	    (ds.st_mtim.tv_sec < s->st_mtim.tv_sec ||
 	     (ds.st_mtim.tv_sec == s->st_mtim.tv_sec &&
