@@ -1228,6 +1228,14 @@ enum fk_copy_flags {
 					 * itself is copied, empty */
 	FK_COPY_CHECKSUM = 1 << 2,	/* FK_COPY_UPDATE_DIFFERENT
 					 * compares content, not mtime */
+	FK_COPY_REMOVE_DEST = 1 << 3,	/* cp --remove-destination: an
+					 * existing symlink or other hard
+					 * link of the source in the way is
+					 * replaced, never refused as the
+					 * same file or written through */
+	FK_COPY_FORCE = 1 << 4,		/* cp -f: a destination symlink
+					 * that cannot be resolved (a loop,
+					 * ELOOP) is replaced */
 };
 
 /* How fk_tree_copy copies a regular file's data. */
@@ -1528,7 +1536,20 @@ FK_API int fk_tree_sync(const char *const *paths, size_t nr_paths,
  *      @src is merged into it; a non-directory @src fails with
  *      -EISDIR); FK_COPY_ONE_FS, directories on another file system
  *      than @src are created (mode, times) but not descended into;
- *      FK_COPY_CHECKSUM, see below.
+ *      FK_COPY_CHECKSUM, see below; FK_COPY_REMOVE_DEST and
+ *      FK_COPY_FORCE, see the next paragraph.
+ *      An existing destination non-directory that stands for the source
+ *      (the same entry; another hard link of it; a symlink to it; the
+ *      file a source symlink points to) is never replaced: "same file
+ *      as the source", -EEXIST for that entry (with FK_COPY_REMOVE_DEST
+ *      a destination symlink or another hard link is replaced).  Two
+ *      hard links of one symlink are left as they are.  A regular file
+ *      is never written through a dangling symlink (-ENOENT) and not
+ *      onto a symlink loop without FK_COPY_FORCE (-ELOOP); onto an
+ *      existing FIFO or device (without FK_COPY_REMOVE_DEST) it is
+ *      written into, a block device then fsynced.  A later source of
+ *      fk_tree_copy_sources never replaces a non-directory an earlier
+ *      one created at the top (-EEXIST), unless FK_COPY_UPDATE_NONE.
  *      @o->update (enum fk_copy_update): what happens to an existing
  *      destination non-directory in the way of a source entry: replaced
  *      (ALL), left (NONE), replaced only if its mtime is older than the

@@ -220,7 +220,26 @@ struct link_map {
 	/* durable[i]: source i's copy returned 0 or -FK_EDEGRADED, so each
 	 * file it copied was fsynced (or synced by a syncfs) */
 	unsigned char *durable;
+	/* The non-directories the sources so far made at the top (cp's
+	 * "just-created"): a later source never replaces one. */
+	struct made_top {
+		dev_t dev;
+		ino_t ino;
+	} * made;
+	size_t nr_made;
 };
+
+/* Remember the top @st a source made (best effort: without memory, the
+ * next source with the same name replaces it, as before). */
+static void link_made(struct link_map *m, const struct stat *st)
+{
+	struct made_top *p = realloc(m->made, (m->nr_made + 1) * sizeof(*p));
+	if (!p)
+		return;
+	m->made = p;
+	m->made[m->nr_made].dev = st->st_dev;
+	m->made[m->nr_made++].ino = st->st_ino;
+}
 
 static size_t link_hash(dev_t dev, ino_t ino, dev_t dst_dev)
 {
@@ -330,6 +349,7 @@ static void link_map_release(struct link_map *m)
 	free(m->slots);
 	free(m->mounts);
 	free(m->durable);
+	free(m->made);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -555,21 +575,41 @@ out:
 	drop_inherited_acls(dfd, mode, has_access, has_default);
 }
 
+/*
+ * The owner of a copy could not be set to its source's (chown failed
+ * with @err; @gid_r is the result of then setting the group alone).
+ * As root that is an error; as anyone else it is expected, as for
+ * cp -a: the copy is the user's, in the source's group where the user
+ * is a member of it (@gid_r 0), else the user's.  Either way a copy
+ * that is not its source's owner's must not carry the source's
+ * set-user-ID, set-group-ID or sticky bits (cp -a clears them too):
+ * returns @mode without them.
+ */
+static mode_t owner_failed(struct copy_ctx *c, int err, const char *path,
+			   mode_t mode, int gid_r)
+{
+	(void)gid_r; /* the group is kept if it could be; never an error */
+	if (c->is_root)
+		report(c, FK_REPORT_ERROR, "chown", path, err);
+	return mode & ~(mode_t)(S_ISUID | S_ISGID | S_ISVTX);
+}
+
 /* Owner, xattrs, mode, and with @set_times the times of an open
- * destination file or directory. */
+ * destination file or directory.  The owner is always tried: as
+ * non-root a chown to oneself and one of one's groups succeeds (cp -a
+ * keeps the group then), anything else fails (owner_failed). */
 static int set_meta_fd(struct copy_ctx *c, int sfd, int dfd,
 		       const struct stat *s, const char *path, int set_times)
 {
-	int r;
-	if (c->is_root) {
-		r = fk_sys.fchown(dfd, s->st_uid, s->st_gid);
-		if (r < 0)
-			report(c, FK_REPORT_ERROR, "chown", path, r);
-	}
+	mode_t mode = s->st_mode & 07777;
+	int r = fk_sys.fchown(dfd, s->st_uid, s->st_gid);
+	if (r < 0)
+		mode = owner_failed(c, r, path, mode,
+				    fk_sys.fchown(dfd, (uid_t)-1, s->st_gid));
 	if (sfd >= 0)
 		copy_xattrs(c, sfd, dfd, s->st_mode, path);
 	/* After chown, which clears set-user-ID and set-group-ID. */
-	r = fk_sys.fchmod(dfd, s->st_mode & 07777);
+	r = fk_sys.fchmod(dfd, mode);
 	if (r < 0) {
 		report(c, FK_REPORT_ERROR, "chmod", path, r);
 		return r;
@@ -589,20 +629,20 @@ static int set_meta_fd(struct copy_ctx *c, int sfd, int dfd,
 static void set_meta_at(struct copy_ctx *c, int ddir, const char *name,
 			const struct stat *s, const char *path)
 {
-	int r;
 	int is_lnk = S_ISLNK(s->st_mode);
-	if (c->is_root) {
-		r = fk_sys.fchownat(ddir, name, s->st_uid, s->st_gid,
-				    AT_SYMLINK_NOFOLLOW);
-		if (r < 0)
-			report(c, FK_REPORT_ERROR, "chown", path, r);
-	}
+	mode_t mode = s->st_mode & 07777;
+	int r = fk_sys.fchownat(ddir, name, s->st_uid, s->st_gid,
+				AT_SYMLINK_NOFOLLOW);
+	if (r < 0)
+		mode = owner_failed(c, r, path, mode,
+				    fk_sys.fchownat(ddir, name, (uid_t)-1,
+						    s->st_gid,
+						    AT_SYMLINK_NOFOLLOW));
 	if (!is_lnk) {
 		/* Never follow a symlink: the name was created by mknodat,
 		 * but in a directory others can write it may have been
 		 * replaced since (the chmod must not land elsewhere). */
-		r = fk_sys.fchmodat(ddir, name, s->st_mode & 07777,
-				    AT_SYMLINK_NOFOLLOW);
+		r = fk_sys.fchmodat(ddir, name, mode, AT_SYMLINK_NOFOLLOW);
 		if (r == -EOPNOTSUPP || r == -ENOTSUP) {
 			/* glibc refuses a symlink with EOPNOTSUPP, and says
 			 * the same when /proc is not mounted: tell apart. */
@@ -612,8 +652,7 @@ static void set_meta_at(struct copy_ctx *c, int ddir, const char *name,
 			if (r == 0 && S_ISLNK(now.st_mode))
 				r = -ELOOP;
 			else if (r == 0)
-				r = fk_sys.fchmodat(ddir, name,
-						    s->st_mode & 07777, 0);
+				r = fk_sys.fchmodat(ddir, name, mode, 0);
 		}
 		if (r < 0)
 			report(c, FK_REPORT_ERROR, "chmod", path, r);
@@ -624,22 +663,110 @@ static void set_meta_at(struct copy_ctx *c, int ddir, const char *name,
 		report(c, FK_REPORT_ERROR, "utimens", path, r);
 }
 
+/* Whether @a and @b are one inode. */
+static int same_inode(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* Whether @aname in the directory @adir and @bname in @bdir are one
+ * directory entry (coreutils' same_name: the same name in the same
+ * directory). */
+static int same_entry_at(int adir, const char *aname, int bdir,
+			 const char *bname)
+{
+	struct stat a, b;
+	return !strcmp(aname, bname) && fk_sys.fstat(adir, &a) == 0 &&
+	       fk_sys.fstat(bdir, &b) == 0 && same_inode(&a, &b);
+}
+
 /*
- * Make room for a new non-directory @name in @ddir: cp -a replaces an
- * existing file.  Returns 0 if something was removed, or -errno
- * (-EISDIR if a directory is in the way, -EEXIST if it is the source
- * @src itself, which is never removed).
+ * cp -a's checks of an existing destination @dname in @ddir (its lstat
+ * @d) in the way of the non-directory source @sname in @sdir (its lstat
+ * @s): coreutils' same_file_ok for a copy that never follows symlinks,
+ * and its refusal to write through a dangling symlink.  Returns 0 if the
+ * copy may replace it; 1 if there is nothing to do (@sname and @dname
+ * are two hard links of one symlink: cp -a leaves them, exit 0); or
+ * -errno with *@what, the words of the error to report for @dname:
+ *  - -EEXIST "same file as the source": @s and @d are one directory
+ *    entry; or one inode (two hard links, unless FK_COPY_REMOVE_DEST);
+ *    or one of them is a symlink to the other (without
+ *    FK_COPY_REMOVE_DEST a destination symlink to the source too).
+ *    Copying would remove the data it copies ("cp symlink foo" with
+ *    symlink -> foo would leave foo -> foo);
+ *  - -ENOENT "not writing through dangling symlink": a regular file
+ *    onto a symlink to nothing (without FK_COPY_REMOVE_DEST);
+ *  - -ELOOP "stat": onto a symlink loop, without FK_COPY_FORCE or
+ *    FK_COPY_REMOVE_DEST (cp -f replaces it).
  */
-static int remove_existing(int ddir, const char *name, const struct stat *src)
+static int existing_ok(int sdir, const char *sname, const struct stat *s,
+		       int ddir, const char *dname, const struct stat *d,
+		       unsigned flags, const char **what)
+{
+	int rm = !!(flags & FK_COPY_REMOVE_DEST);
+	int same = same_inode(s, d);
+	*what = "same file as the source";
+	if (S_ISLNK(s->st_mode) && S_ISLNK(d->st_mode)) {
+		/* Two symlinks: the new one replaces the old, unless they
+		 * are one entry, or one inode (nothing to do). */
+		if (same_entry_at(sdir, sname, ddir, dname))
+			return -EEXIST;
+		return same ? 1 : 0;
+	}
+	if (rm && S_ISLNK(d->st_mode))
+		return 0; /* the symlink is removed, never followed */
+	if (rm && same && d->st_nlink > 1 &&
+	    !same_entry_at(sdir, sname, ddir, dname))
+		return 0; /* another link of it: removed, then copied */
+	if (!S_ISLNK(s->st_mode) && !S_ISLNK(d->st_mode))
+		return same ? -EEXIST : 0;
+	/* One is a symlink: what does each name stand for? */
+	struct stat ts = *s, td = *d;
+	int sr = S_ISLNK(s->st_mode) ? fk_sys.fstatat(sdir, sname, &ts, 0) : 0;
+	int dr = S_ISLNK(d->st_mode) ? fk_sys.fstatat(ddir, dname, &td, 0) : 0;
+	if (sr == 0 && dr == 0 && same_inode(&ts, &td))
+		return -EEXIST;
+	if (S_ISREG(s->st_mode) && S_ISLNK(d->st_mode) && !rm) {
+		if (dr == -ENOENT) {
+			*what = "not writing through dangling symlink";
+			return -ENOENT;
+		}
+		if (dr == -ELOOP && !(flags & FK_COPY_FORCE)) {
+			*what = "stat";
+			return -ELOOP;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Make room for a new non-directory, the copy of the source entry @e,
+ * at @name in @ddir (@dpath): cp -a replaces an existing file, after
+ * existing_ok's checks.  Returns 0 if it was removed (or is gone);
+ * 1 if the entry is done with: existing_ok refused (reported: the
+ * same file, a dangling symlink, a loop) or found nothing to do; or
+ * -errno (-EISDIR if a directory is in the way).  Into *@ds (if not
+ * NULL) the lstat of what was there.
+ */
+static int remove_existing(struct copy_ctx *c, const struct fk_walk_entry *e,
+			   int ddir, const char *name, const char *dpath,
+			   struct stat *ds)
 {
 	struct stat s;
 	int r = fk_sys.fstatat(ddir, name, &s, AT_SYMLINK_NOFOLLOW);
 	if (r < 0)
 		return r;
+	if (ds)
+		*ds = s;
 	if (S_ISDIR(s.st_mode))
 		return -EISDIR;
-	if (s.st_dev == src->st_dev && s.st_ino == src->st_ino)
-		return -EEXIST;
+	const char *what;
+	r = existing_ok(e->dirfd, e->name, &e->st, ddir, name, &s,
+			c->o->copy_flags, &what);
+	if (r < 0)
+		report(c, FK_REPORT_ERROR, what, dpath, r);
+	if (r)
+		return 1;
 	return fk_sys.unlinkat(ddir, name, 0);
 }
 
@@ -986,17 +1113,89 @@ static int clone_data(struct copy_ctx *c, int sfd, int dfd,
 	return fk_sys.ioctl(dfd, FICLONE, (void *)(intptr_t)sfd);
 }
 
-static int create_file(int ddir, const char *name, const struct stat *src)
+/*
+ * Create the copy of the regular file @e at @name in @ddir.  Returns its
+ * descriptor, or -errno; *@done is set if there is nothing to write
+ * (remove_existing returned 1).  An existing FIFO or device in the way
+ * is written into, as cp -a does (without FK_COPY_REMOVE_DEST): its
+ * descriptor is returned with *@into set, and nothing is created.
+ */
+static int create_file(struct copy_ctx *c, const struct fk_walk_entry *e,
+		       int ddir, const char *name, const char *dpath, int *done,
+		       int *into)
 {
 	int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY;
+	*done = *into = 0;
 	int fd = fk_sys.openat(ddir, name, flags, 0600);
-	if (fd == -EEXIST) {
-		int r = remove_existing(ddir, name, src);
-		if (r < 0 && r != -ENOENT)
-			return r == -EISDIR ? -EEXIST : r;
-		fd = fk_sys.openat(ddir, name, flags, 0600);
+	if (fd != -EEXIST)
+		return fd;
+	struct stat ds;
+	int r = fk_sys.fstatat(ddir, name, &ds, AT_SYMLINK_NOFOLLOW);
+	if (r == 0 && !(c->o->copy_flags & FK_COPY_REMOVE_DEST) &&
+	    (S_ISFIFO(ds.st_mode) || S_ISCHR(ds.st_mode) ||
+	     S_ISBLK(ds.st_mode))) {
+		/* Blocks until a FIFO has a reader, as with cp. */
+		fd = fk_sys.openat(ddir, name, O_WRONLY | O_NOFOLLOW | O_NOCTTY,
+				   0);
+		*into = fd >= 0;
+		return fd;
 	}
-	return fd;
+	r = remove_existing(c, e, ddir, name, dpath, NULL);
+	if (r == 1) {
+		*done = 1;
+		return -EEXIST;
+	}
+	if (r < 0 && r != -ENOENT)
+		return r == -EISDIR ? -EEXIST : r;
+	return fk_sys.openat(ddir, name, flags, 0600);
+}
+
+/*
+ * Write the whole of @sfd into the FIFO or device @dfd (create_file's
+ * *into), read and write from the start, as cp does: no offsets (a
+ * FIFO has none), no holes.  A block device is fsynced: its data is
+ * the copy's, made durable (a FIFO or character device has nothing to
+ * make durable).  Returns 0 or -errno, reported.
+ */
+static int copy_into(struct copy_ctx *c, const struct fk_walk_entry *e, int sfd,
+		     int dfd, const char *dpath)
+{
+	if (!c->buf) {
+		c->buf = malloc(COPY_CHUNK_BYTES);
+		if (!c->buf)
+			return -ENOMEM;
+	}
+	for (off_t off = 0;;) {
+		ssize_t n = fk_sys.pread(sfd, c->buf, COPY_CHUNK_BYTES, off);
+		if (n < 0) {
+			report(c, FK_REPORT_ERROR, "read", e->path, (int)n);
+			return (int)n;
+		}
+		if (n == 0)
+			break;
+		for (ssize_t w = 0; w < n;) {
+			ssize_t k =
+			    fk_sys.write(dfd, c->buf + w, (size_t)(n - w));
+			if (k < 0) {
+				report(c, FK_REPORT_ERROR, "write", dpath,
+				       (int)k);
+				return (int)k;
+			}
+			w += k;
+		}
+		off += n;
+		c->st->bytes += (uint64_t)n;
+		progress(c);
+	}
+	struct stat ds;
+	int r = fk_sys.fstat(dfd, &ds);
+	if (r == 0 && S_ISBLK(ds.st_mode)) {
+		r = fk_sys.fsync(dfd);
+		c->st->fsync_calls++;
+		if (r < 0)
+			report(c, FK_REPORT_ERROR, "fsync", dpath, r);
+	}
+	return r;
 }
 
 static int copy_regular(struct copy_ctx *c, const struct fk_walk_entry *e,
@@ -1025,7 +1224,21 @@ static int copy_regular(struct copy_ctx *c, const struct fk_walk_entry *e,
 		goto out_src;
 	}
 
-	int dfd = create_file(ddir, name, &s);
+	int done, into;
+	int dfd = create_file(c, e, ddir, name, dpath, &done, &into);
+	if (done)
+		goto out_src;
+	if (into) {
+		/* A FIFO or device: its content, nothing else. */
+		c->st->files++;
+		copy_into(c, e, sfd, dfd, dpath);
+		r = fk_sys.close(dfd);
+		if (r < 0)
+			report(c, FK_REPORT_ERROR, "close", dpath, r);
+		else
+			copied(c, e, dpath);
+		goto out_src;
+	}
 	if (dfd < 0) {
 		report(c, FK_REPORT_ERROR, "create", dpath, dfd);
 		if (is_space_err(dfd))
@@ -1249,7 +1462,9 @@ static int try_hardlink(struct copy_ctx *c, const struct fk_walk_entry *e,
 	}
 	int r = link_relpath(c, first->relpath, ddir, name);
 	if (r == -EEXIST) {
-		r = remove_existing(ddir, name, &e->st);
+		r = remove_existing(c, e, ddir, name, dpath, NULL);
+		if (r == 1)
+			return 1; /* refused (reported), or nothing to do */
 		if (r == 0)
 			r = link_relpath(c, first->relpath, ddir, name);
 	}
@@ -1377,7 +1592,11 @@ static int copy_symlink(struct copy_ctx *c, const struct fk_walk_entry *e,
 	target[n] = 0;
 	int r = fk_sys.symlinkat(target, ddir, name);
 	if (r == -EEXIST) {
-		r = remove_existing(ddir, name, &e->st);
+		r = remove_existing(c, e, ddir, name, dpath, NULL);
+		if (r == 1) {
+			free(target);
+			return 0; /* refused (reported), or nothing to do */
+		}
 		if (r == 0)
 			r = fk_sys.symlinkat(target, ddir, name);
 		else if (r == -EISDIR)
@@ -1404,7 +1623,9 @@ static int copy_special(struct copy_ctx *c, const struct fk_walk_entry *e,
 	mode_t mode = (e->st.st_mode & S_IFMT) | (e->st.st_mode & 0600);
 	int r = fk_sys.mknodat(ddir, name, mode, e->st.st_rdev);
 	if (r == -EEXIST) {
-		r = remove_existing(ddir, name, &e->st);
+		r = remove_existing(c, e, ddir, name, dpath, NULL);
+		if (r == 1)
+			return 0; /* refused (reported), or nothing to do */
 		if (r == 0)
 			r = fk_sys.mknodat(ddir, name, mode, e->st.st_rdev);
 		else if (r == -EISDIR)
@@ -1475,6 +1696,11 @@ static int keep_existing(struct copy_ctx *c, const struct fk_walk_entry *e,
 	    S_ISDIR(ds.st_mode))
 		return 0; /* nothing there, or an error for the copy */
 	const struct stat *s = &e->st;
+	/* cp -u: another name of a source inode copied (or left) in this
+	 * run is linked to that copy, even over a newer file. */
+	if (update == FK_COPY_UPDATE_OLDER && s->st_nlink > 1 &&
+	    link_find(c->links, s->st_dev, s->st_ino, dst_dev_of(ddir)))
+		return 0;
 	if (update == FK_COPY_UPDATE_OLDER &&
 	    (ds.st_mtim.tv_sec < s->st_mtim.tv_sec ||
 	     (ds.st_mtim.tv_sec == s->st_mtim.tv_sec &&
@@ -1864,6 +2090,59 @@ static int dir_is_under(int dirfd, const struct stat *src)
 	return found;
 }
 
+/* Whether the destination @d is one that an earlier source of this call
+ * created (struct link_map, made). */
+static int made_earlier(const struct copy_ctx *c, const struct stat *d)
+{
+	for (size_t i = 0; i < c->links->nr_made; i++)
+		if (c->links->made[i].dev == d->st_dev &&
+		    c->links->made[i].ino == d->st_ino)
+			return 1;
+	return 0;
+}
+
+/*
+ * The checks of resolve_dst for the non-directory source @src (lstat
+ * @ss) whose copy would replace the non-directory @name (lstat @ds) in
+ * the directory @dfd (@display): existing_ok's, and cp's refusal to
+ * replace what an earlier source of the same call just created (two
+ * sources with one basename: the second would destroy the first's
+ * copy, or write through the symlink it made).  With
+ * FK_COPY_UPDATE_NONE nothing is checked: nothing is replaced.  Returns
+ * 0 to go on, 1 if there is nothing to do, or -errno (reported).
+ */
+static int top_existing_ok(struct copy_ctx *c, const char *src,
+			   const struct stat *ss, int dfd, const char *name,
+			   const struct stat *ds, const char *display)
+{
+	if (c->o->update == FK_COPY_UPDATE_NONE)
+		return 0;
+	if (made_earlier(c, ds)) {
+		report(c, FK_REPORT_ERROR,
+		       S_ISLNK(ds->st_mode)
+			   ? "will not copy through just-created symlink"
+			   : "will not overwrite just-created",
+		       display, -EEXIST);
+		return -EEXIST;
+	}
+	char *sdir_name = dir_name(src), *sname = base_name(src);
+	int sdir = sdir_name ? fk_sys.openat(AT_FDCWD, sdir_name,
+					     O_PATH | O_DIRECTORY, 0)
+			     : -ENOMEM;
+	const char *what = "open";
+	int r = sdir < 0 ? sdir : !sname ? -ENOMEM : 0;
+	if (r == 0)
+		r = existing_ok(sdir, sname, ss, dfd, name, ds,
+				c->o->copy_flags, &what);
+	if (sdir >= 0)
+		fk_sys.close(sdir);
+	free(sdir_name);
+	free(sname);
+	if (r < 0)
+		report(c, FK_REPORT_ERROR, what, display, r);
+	return r;
+}
+
 /*
  * Resolve where the copy goes, cp-style: an existing directory @dst
  * receives @dst/basename(@src); otherwise @dst itself is the copy.
@@ -1881,6 +2160,8 @@ static int resolve_dst(struct copy_ctx *c, const char *src, const char *dst,
 	}
 	char *parent = NULL, *name = NULL, *display = NULL;
 	r = fk_sys.fstatat(AT_FDCWD, dst, &ds, 0);
+	if (r == -ELOOP) /* a symlink loop: in the way, not a directory */
+		r = fk_sys.fstatat(AT_FDCWD, dst, &ds, AT_SYMLINK_NOFOLLOW);
 	int no_target = c->o->copy_flags & FK_COPY_NO_TARGET_DIR;
 	if (r == 0 && S_ISDIR(ds.st_mode) && no_target &&
 	    !S_ISDIR(ss.st_mode)) {
@@ -1949,14 +2230,17 @@ static int resolve_dst(struct copy_ctx *c, const char *src, const char *dst,
 		free(display);
 		return -EINVAL;
 	}
-	/* cp: 'f' and 'f' are the same file. */
-	if (fk_sys.fstatat(r, name, &ds, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    ds.st_dev == ss.st_dev && ds.st_ino == ss.st_ino) {
-		report(c, FK_REPORT_ERROR, "copy onto itself", display,
-		       -EEXIST);
+	/* A non-directory in the way of a non-directory source: cp -a's
+	 * checks, before anything is created or removed. */
+	int x = 0;
+	if (!S_ISDIR(ss.st_mode) &&
+	    fk_sys.fstatat(r, name, &ds, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    !S_ISDIR(ds.st_mode))
+		x = top_existing_ok(c, src, &ss, r, name, &ds, display);
+	if (x) {
 		free(name);
 		free(display);
-		return -EEXIST;
+		return x;
 	}
 	*name_out = name;
 	*display_out = display;
@@ -2285,7 +2569,8 @@ static int copy_opts_valid(const struct fk_tree_opts *o)
 		o->sparse == FK_COPY_SPARSE_AUTO) &&
 	       !(o->copy_flags &
 		 ~(unsigned int)(FK_COPY_NO_TARGET_DIR | FK_COPY_ONE_FS |
-				 FK_COPY_CHECKSUM));
+				 FK_COPY_CHECKSUM | FK_COPY_REMOVE_DEST |
+				 FK_COPY_FORCE));
 }
 
 /* Add the counts and times of one source's copy @st to @sum. */
@@ -2395,7 +2680,9 @@ static int copy_source(const char *src, const char *dst,
 		goto out;
 
 	r = resolve_dst(&c, src, dst, &name, &display);
-	if (r < 0)
+	if (r == 1)
+		r = 0; /* nothing to do: two links of one symlink */
+	if (r < 0 || !c.dst_name)
 		goto out;
 
 	struct fk_walk_ops ops = {
@@ -2412,6 +2699,13 @@ static int copy_source(const char *src, const char *dst,
 		if (!c.first_err)
 			report(&c, FK_REPORT_ERROR, "walk", src, r);
 	}
+	/* What this source made at the top, for the later ones'
+	 * (top_existing_ok). */
+	struct stat made;
+	if (fk_sys.fstatat(c.dst_parent_fd, c.dst_name, &made,
+			   AT_SYMLINK_NOFOLLOW) == 0 &&
+	    !S_ISDIR(made.st_mode))
+		link_made(links, &made);
 	/* Close the destination directories left open by an abort. */
 	for (size_t i = 1; i < c.nr_levels; i++)
 		if (c.levels[i].fd >= 0)

@@ -451,7 +451,9 @@ int fk_walk(int at_fd, const char *root, const struct fk_walk_ops *ops,
 	char *copy = strdup(root);
 	if (!copy)
 		return -ENOMEM;
-	/* Strip trailing slashes, but keep "/" itself. */
+	/* Strip trailing slashes, but keep "/" itself; a trailing slash
+	 * after a symlink still follows it (below), as it does for stat. */
+	int slashed = len > 1 && copy[len - 1] == '/';
 	while (len > 1 && copy[len - 1] == '/')
 		copy[--len] = 0;
 
@@ -484,6 +486,20 @@ int fk_walk(int at_fd, const char *root, const struct fk_walk_ops *ops,
 	}
 	struct stat st;
 	int r = fk_sys.fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW);
+	if (r == 0 && slashed && S_ISLNK(st.st_mode)) {
+		/* "link/": the directory the symlink names is the root,
+		 * examined as "dir/." is (ENOTDIR if it names no
+		 * directory, as for stat). */
+		fk_sys.close(pfd);
+		pfd = fk_sys.openat(at_fd, root,
+				    O_RDONLY | O_DIRECTORY | O_NOCTTY, 0);
+		if (pfd < 0) {
+			free(copy);
+			return pfd;
+		}
+		name = ".";
+		r = fk_sys.fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW);
+	}
 	if (r == 0) {
 		/* Display paths start from the root as the user gave it. */
 		char *path = strdup(root);

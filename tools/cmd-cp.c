@@ -43,8 +43,14 @@ static void usage(FILE *f)
 	    "cp options:\n"
 	    "  -a, --archive      accepted: what the copy always does (so are\n"
 	    "                     -R, -r, --recursive, -p, -d, -P,\n"
-	    "                     --no-dereference, -f, --force,\n"
-	    "                     --remove-destination, --preserve[=LIST])\n"
+	    "                     --no-dereference, --preserve[=LIST])\n"
+	    "  -f, --force        a destination symlink loop is replaced\n"
+	    "                     (without -f: an error, as cp)\n"
+	    "  --remove-destination  a destination symlink, or another hard\n"
+	    "                     link of the source, is replaced (without\n"
+	    "                     it: refused as the same file, or as a\n"
+	    "                     dangling symlink), a FIFO or device too\n"
+	    "                     (without it: written into, as cp)\n"
 	    "  -t, --target-directory=DIR  copy every SRC into DIR\n"
 	    "  -T, --no-target-directory   DST is the copy, even if it is\n"
 	    "                     an existing directory\n"
@@ -328,7 +334,7 @@ enum {
 	OPT_SPARSE,
 	OPT_PRESERVE,
 	OPT_NO_PRESERVE,
-	OPT_NOOP,
+	OPT_REMOVE_DEST,
 };
 
 /*
@@ -402,7 +408,7 @@ int cmd_cp(int argc, char **argv)
 	    {"recursive", no_argument, NULL, 'R'},
 	    {"no-dereference", no_argument, NULL, 'P'},
 	    {"force", no_argument, NULL, 'f'},
-	    {"remove-destination", no_argument, NULL, OPT_NOOP},
+	    {"remove-destination", no_argument, NULL, OPT_REMOVE_DEST},
 	    {"target-directory", required_argument, NULL, 't'},
 	    {"no-target-directory", no_argument, NULL, 'T'},
 	    {"no-clobber", no_argument, NULL, 'n'},
@@ -438,8 +444,12 @@ int cmd_cp(int argc, char **argv)
 		case 'P':
 		case 'p':
 		case 'd':
-		case 'f': /* an existing file is always replaced */
-		case OPT_NOOP:
+			break;
+		case 'f': /* a destination symlink loop is replaced */
+			o.copy_flags |= FK_COPY_FORCE;
+			break;
+		case OPT_REMOVE_DEST:
+			o.copy_flags |= FK_COPY_REMOVE_DEST;
 			break;
 		case 't':
 			target_dir = optarg;
@@ -566,8 +576,9 @@ int cmd_cp(int argc, char **argv)
 	}
 	if (o.reflink == FK_COPY_REFLINK_ALWAYS &&
 	    o.sparse != FK_COPY_SPARSE_AUTO) {
+		/* Refused combinations: exit 1, as cp. */
 		cli_error("cp: --reflink=always goes only with --sparse=auto");
-		return FK_EXIT_USAGE;
+		return FK_EXIT_FAILURE;
 	}
 	if ((o.copy_flags & FK_COPY_CHECKSUM) &&
 	    o.update != FK_COPY_UPDATE_DIFFERENT) {
@@ -580,7 +591,7 @@ int cmd_cp(int argc, char **argv)
 	if (target_dir && (o.copy_flags & FK_COPY_NO_TARGET_DIR)) {
 		cli_error("cp: cannot combine --target-directory (-t) and "
 			  "--no-target-directory (-T)");
-		return FK_EXIT_USAGE;
+		return FK_EXIT_FAILURE;
 	}
 	if (nr_ops == 0 || (nr_ops == 1 && !target_dir)) {
 		if (nr_ops == 0)
