@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * test-faultdev - self-test of faultdev and fkfault: the control protocol
- * on the bare image, then ext4 and xfs (loop device with and without
- * direct I/O) over faultdev, checking what the KERNEL does with a failed
- * data write:
+ * test-disk-faults - the lab disk daemon's fault rules (flushkit-diskd,
+ * disk/fault.h, the protocol the former tests/faultdev had) and
+ * fkfault's stack on it: the control protocol on the bare image (model
+ * ram, no write cache), the edges of rule matching, then ext4 and xfs
+ * (loop device with and without direct I/O) over the daemon, checking
+ * what the KERNEL does with a failed data write:
  *
  * 1. fsync() returns EIO (ENOSPC for an ENOSPC fault: loop turns the
  *    errno into BLK_STS_NOSPC and the file system passes it up).
@@ -20,7 +22,16 @@
  * 5. FIEMAP: delalloc data has no block address (fkt_fiemap -ENODATA)
  *    until written back; fallocate'd (unwritten) extents have one.
  *
- * Skips (77) when not root, without /dev/fuse, loop devices or faultdev.
+ * Rule matching (test_rules): a range rule fails a request that
+ * overlaps [OFF, OFF+LEN) by one byte and no request that only touches
+ * its edges; LEN 0 runs to the end of the image; an "after" rule counts
+ * only the requests of its kinds; the first matching rule's errno wins;
+ * an "f" rule fails the FUSE flush of a close too; several lines go in
+ * one write; a wrong line is refused (EINVAL) and adds nothing.
+ *
+ * fkfault fails the test if the daemon does not exit with status 0
+ * after its unmount (a crash or a sanitizer's report).  Skips (77) when
+ * not root, without /dev/fuse, loop devices or flushkit-diskd.
  */
 #include "fkfault.h"
 #include "fktest.h"
@@ -53,10 +64,10 @@ static int pwrite_all(int fd, const char *p, size_t len, off_t off)
 /* The control protocol on the bare image (no loop device). */
 static void test_protocol(void)
 {
-	struct fkt_faultdev d;
-	int r = fkt_faultdev_start(&d, 1 << 20, NULL);
+	struct fkt_dev d;
+	int r = fkt_dev_start(&d, 1 << 20, NULL);
 	if (r == 77)
-		SKIP("needs root, /dev/fuse and faultdev");
+		SKIP("needs root, /dev/fuse and flushkit-diskd");
 	CHECK_EQ(r, 0);
 	if (r)
 		return;
@@ -79,7 +90,7 @@ static void test_protocol(void)
 	/* range rules: reads only, the overlapping request only. */
 	CHECK_EQ(fkt_dev_fail_range(&d, FKT_OP_READ, EIO, 10000, 100), 0);
 	errno = 0;
-	CHECK_EQ(pread(fd, b, sizeof(b), 8192), -1);	/* 8192..12287 */
+	CHECK_EQ(pread(fd, b, sizeof(b), 8192), -1); /* 8192..12287 */
 	CHECK_EQ(errno, EIO);
 	CHECK_EQ(pread(fd, b, sizeof(b), 12288), (ssize_t)sizeof(b));
 	CHECK_EQ(pwrite(fd, b, sizeof(b), 8192), (ssize_t)sizeof(b));
@@ -114,11 +125,138 @@ static void test_protocol(void)
 	CHECK_EQ(errno, EINVAL);
 	close(cfd);
 	close(fd);
-	fkt_faultdev_stop(&d);
+	fkt_dev_stop(&d);
 }
 
-static void test_fs(const char *type, uint64_t bytes, unsigned flags,
-		    int err)
+static int ctl_write(struct fkt_dev *d, const char *text)
+{
+	int fd = open(d->ctl, O_WRONLY);
+	if (fd < 0)
+		return errno;
+	ssize_t n = write(fd, text, strlen(text));
+	int e = n == (ssize_t)strlen(text) ? 0 : n < 0 ? errno : EIO;
+	close(fd);
+	return e;
+}
+
+/* 0 if the request of @len bytes at @off passed, else its errno. */
+static int wr(int fd, const char *b, size_t len, off_t off)
+{
+	return pwrite(fd, b, len, off) == (ssize_t)len ? 0 : errno;
+}
+
+static int rd(int fd, char *b, size_t len, off_t off)
+{
+	return pread(fd, b, len, off) == (ssize_t)len ? 0 : errno;
+}
+
+/* The edges of rule matching, as faultdev matched (see the banner). */
+static void test_rules(void)
+{
+	struct fkt_dev d;
+	int r = fkt_dev_start(&d, 1 << 20, NULL);
+	if (r == 77)
+		SKIP("needs root, /dev/fuse and flushkit-diskd");
+	CHECK_EQ(r, 0);
+	if (r)
+		return;
+	/* The disk fkfault asked for: model ram, no write cache. */
+	char *text = fkt_read_file(d.ctl, NULL);
+	CHECK(text && strstr(text, "\nmodel ram\n"));
+	CHECK(text && strstr(text, "\nwrite_cache 0\n"));
+	CHECK(text && strstr(text, "\nsize 1048576\n"));
+	free(text);
+
+	int fd = open(d.image, O_RDWR);
+	CHECK(fd >= 0);
+	char b[8192];
+	memset(b, 'r', sizeof(b));
+
+	/* Range [8192, 12288): touching its edges is no overlap, one byte
+	 * in is. */
+	CHECK_EQ(fkt_dev_fail_range(&d, FKT_OP_WRITE, EIO, 8192, 4096), 0);
+	CHECK_EQ(wr(fd, b, 4096, 4096), 0);   /* ends at OFF */
+	CHECK_EQ(wr(fd, b, 4096, 12288), 0);  /* starts at OFF+LEN */
+	CHECK_EQ(wr(fd, b, 4097, 4096), EIO); /* one byte in, at the start */
+	CHECK_EQ(wr(fd, b, 1, 12287), EIO);   /* the last byte */
+	CHECK_EQ(wr(fd, b, 8192, 6144), EIO); /* straddles, fails whole */
+	CHECK_EQ(rd(fd, b, 4096, 8192), 0);   /* w only: reads pass */
+	CHECK_EQ(fsync_err(fd), 0);	      /* and fsyncs */
+	CHECK_EQ(fkt_dev_clear(&d), 0);
+	/* A failed write touched nothing: the bytes at 8192 are still the
+	 * zeros of the sparse backing file. */
+	CHECK_EQ(rd(fd, b, 4096, 8192), 0);
+	CHECK(b[0] == 0 && b[4095] == 0);
+	memset(b, 'r', sizeof(b));
+
+	/* LEN 0: from OFF to the end of the image. */
+	CHECK_EQ(fkt_dev_fail_range(&d, FKT_OP_READ, EIO, (1 << 20) - 4096, 0),
+		 0);
+	CHECK_EQ(rd(fd, b, 4096, (1 << 20) - 8192), 0);
+	CHECK_EQ(rd(fd, b, 4096, (1 << 20) - 4096), EIO);
+	CHECK_EQ(fkt_dev_clear(&d), 0);
+
+	/* after N counts its own kinds only: reads do not use up a write
+	 * rule's successes. */
+	CHECK_EQ(fkt_dev_fail_after(&d, FKT_OP_WRITE, EIO, 1), 0);
+	CHECK_EQ(rd(fd, b, 4096, 0), 0);
+	CHECK_EQ(rd(fd, b, 4096, 0), 0);
+	CHECK_EQ(wr(fd, b, 4096, 0), 0);
+	CHECK_EQ(wr(fd, b, 4096, 0), EIO);
+	CHECK_EQ(wr(fd, b, 4096, 0), EIO);
+	text = fkt_read_file(d.ctl, NULL);
+	CHECK(text && strstr(text, "\nrule after 0 w 5\n"));
+	free(text);
+	CHECK_EQ(fkt_dev_clear(&d), 0);
+
+	/* The first matching rule's errno wins; errno by number, several
+	 * lines in one write. */
+	CHECK_EQ(ctl_write(&d, "fail w 28 0 4096\nfail w EIO 0 0\n"), 0);
+	CHECK_EQ(wr(fd, b, 4096, 0), ENOSPC);
+	CHECK_EQ(wr(fd, b, 4096, 4096), EIO);
+	CHECK_EQ(fkt_dev_clear(&d), 0);
+
+	/* An f rule fails fsync and the flush of a close of the image. */
+	CHECK_EQ(ctl_write(&d, "all f EROFS\n"), 0);
+	CHECK_EQ(fsync_err(fd), EROFS);
+	int fd2 = open(d.image, O_RDWR);
+	CHECK(fd2 >= 0);
+	errno = 0;
+	CHECK_EQ(close(fd2), -1);
+	CHECK_EQ(errno, EROFS);
+	CHECK_EQ(wr(fd, b, 4096, 0), 0); /* writes are not f */
+	struct fkt_dev_counters c;
+	CHECK_EQ(fkt_dev_counters(&d, &c), 0);
+	CHECK(c.fsyncs >= 1 && c.flushes >= 1);
+	CHECK(c.fsync_faults >= 2);
+	CHECK_EQ(fkt_dev_clear(&d), 0);
+
+	/* Wrong lines are refused and add no rule; one bad line of a batch
+	 * fails the write. */
+	static const char *bad[] = {
+	    "fail w EIO 0\n",	 "fail w EIO 0 0 9\n",
+	    "fail q EIO 0 0\n",	 "fail w EFOO 0 0\n",
+	    "fail w EIO -1 0\n", "after w 1 EIO\n",
+	    "after 1 w\n",	 "all w\n",
+	    "all w EIO x\n",	 "clear now\n",
+	    "reset all\n",	 "explode\n",
+	    "fail w 0 0 0\n",	 "fail  EIO 0 0\n",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int e = ctl_write(&d, bad[i]);
+		if (e != EINVAL)
+			fprintf(stderr, "ctl line '%.*s': %s\n",
+				(int)strlen(bad[i]) - 1, bad[i], strerror(e));
+		CHECK_EQ(e, EINVAL);
+	}
+	CHECK_EQ(fkt_dev_counters(&d, &c), 0);
+	CHECK_EQ(c.rules, 0);
+	CHECK_EQ(wr(fd, b, 4096, 0), 0);
+	close(fd);
+	fkt_dev_stop(&d);
+}
+
+static void test_fs(const char *type, uint64_t bytes, unsigned flags, int err)
 {
 	fprintf(stderr, "-- %s%s, %s\n", type,
 		flags & FKT_STACK_DIO ? " (loop direct I/O)" : "",
@@ -139,7 +277,7 @@ static void test_fs(const char *type, uint64_t bytes, unsigned flags,
 	fill(want, 'o');
 	CHECK_EQ(pwrite_all(a, want, FILE_BYTES, 0), 0);
 	CHECK_EQ(fsync_err(a), 0);
-	int b = open(path, O_RDONLY);	/* opened before the error */
+	int b = open(path, O_RDONLY); /* opened before the error */
 	CHECK(b >= 0);
 
 	struct fkt_extent ext[16];
@@ -155,10 +293,10 @@ static void test_fs(const char *type, uint64_t bytes, unsigned flags,
 	fill(buf, 'n');
 	CHECK_EQ(pwrite_all(a, buf, FILE_BYTES, 0), 0);
 	CHECK_EQ(fsync_err(a), err);
-	CHECK_EQ(fsync_err(a), 0);	/* reported once per description */
-	CHECK_EQ(fsync_err(b), err);	/* b was open: it gets it, once */
+	CHECK_EQ(fsync_err(a), 0);   /* reported once per description */
+	CHECK_EQ(fsync_err(b), err); /* b was open: it gets it, once */
 	CHECK_EQ(fsync_err(b), 0);
-	int c = open(path, O_RDONLY);	/* opened after: nothing to report */
+	int c = open(path, O_RDONLY); /* opened after: nothing to report */
 	CHECK(c >= 0);
 	CHECK_EQ(fsync_err(c), 0);
 	close(c);
@@ -171,12 +309,13 @@ static void test_fs(const char *type, uint64_t bytes, unsigned flags,
 	CHECK(buf[0] == 'n' && buf[FILE_BYTES - 1] == 'n');
 	CHECK_EQ(fkt_drop_file_cache(path), 0);
 	CHECK_EQ(pread(a, buf, FILE_BYTES, 0), FILE_BYTES);
-	CHECK(!memcmp(buf, want, FILE_BYTES));	/* old data is back */
+	CHECK(!memcmp(buf, want, FILE_BYTES)); /* old data is back */
 
 	/* Reads of the failed range fail once they reach the device. */
 	CHECK_EQ(fkt_dev_clear(&st.dev), 0);
-	CHECK_EQ(fkt_dev_fail_range(&st.dev, FKT_OP_READ, EIO, ext[0].dev_off,
-				    4096), 0);
+	CHECK_EQ(
+	    fkt_dev_fail_range(&st.dev, FKT_OP_READ, EIO, ext[0].dev_off, 4096),
+	    0);
 	CHECK_EQ(fkt_drop_file_cache(path), 0);
 	errno = 0;
 	CHECK_EQ(pread(a, buf, 4096, 0), -1);
@@ -228,6 +367,7 @@ static void test_fs(const char *type, uint64_t bytes, unsigned flags,
 int main(void)
 {
 	test_protocol();
+	test_rules();
 	test_fs("ext4", 64 << 20, 0, EIO);
 	test_fs("ext4", 64 << 20, FKT_STACK_DIO, EIO);
 	test_fs("ext4", 64 << 20, 0, ENOSPC);
