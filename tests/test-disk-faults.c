@@ -29,6 +29,10 @@
  * an "f" rule fails the FUSE flush of a close too; several lines go in
  * one write; a wrong line is refused (EINVAL) and adds nothing.
  *
+ * Orphan cleanup (test_orphan): a child with ext4 mounted on a stack
+ * dies by SIGKILL; the daemon (--orphan-cleanup, its parent-death
+ * signal) unmounts the ext4 and itself and exits within 10 s.
+ *
  * fkfault fails the test if the daemon does not exit with status 0
  * after its unmount (a crash or a sanitizer's report).  Skips (77) when
  * not root, without /dev/fuse, loop devices or flushkit-diskd.
@@ -38,8 +42,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define FILE_BYTES (256 * 1024)
@@ -364,6 +371,86 @@ static void test_fs(const char *type, uint64_t bytes, unsigned flags, int err)
 	fkt_stack_destroy(&st);
 }
 
+/* Is anything mounted at a path that starts with @prefix? */
+static int mounted_under(const char *prefix)
+{
+	char *m = fkt_read_file("/proc/self/mountinfo", NULL);
+	int hit = 0;
+	for (char *line = m; line && *line && !hit;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = 0;
+		char mp[4096];
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) == 1 &&
+		    !strncmp(mp, prefix, strlen(prefix)))
+			hit = 1;
+		line = nl ? nl + 1 : line + strlen(line);
+	}
+	free(m);
+	return hit;
+}
+
+/* --orphan-cleanup: a test killed by SIGKILL with ext4 mounted on the
+ * daemon's loop device leaves no mount and no daemon behind. */
+static void test_orphan(void)
+{
+	fprintf(stderr, "-- orphan cleanup\n");
+	int p[2];
+	CHECK_EQ(pipe(p), 0);
+	fkt_tmpdir(); /* the child's stack goes into our temp dir */
+	fflush(NULL);
+	pid_t child = fork();
+	CHECK(child >= 0);
+	if (child < 0)
+		return;
+	if (child == 0) {
+		close(p[0]);
+		static struct fkt_stack st;
+		int r = fkt_stack_create(&st, "ext4", 64 << 20, 0);
+		char msg[400] = "";
+		if (r == 0) {
+			char path[700];
+			snprintf(path, sizeof(path), "%s/f", st.fs.mnt);
+			fkt_write_file(path, 65536, 'k');
+			snprintf(msg, sizeof(msg), "%d %s", (int)st.dev.pid,
+				 st.dev.dir);
+		}
+		if (write(p[1], msg, strlen(msg) + 1) < 0)
+			_exit(1);
+		if (r)
+			_exit(r == 77 ? 77 : 1);
+		raise(SIGKILL); /* no atexit, no signal handler */
+		_exit(1);
+	}
+	close(p[1]);
+	char msg[400] = "";
+	ssize_t n = read(p[0], msg, sizeof(msg) - 1);
+	close(p[0]);
+	int status;
+	waitpid(child, &status, 0);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
+		SKIP("needs root, /dev/fuse, loop devices, mkfs.ext4");
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	int pid = 0;
+	char dir[300] = "";
+	CHECK(n > 0 && sscanf(msg, "%d %299s", &pid, dir) == 2);
+	if (!pid || !dir[0])
+		return;
+	int gone = 0;
+	for (int i = 0; i < 200 && !gone; i++) {
+		gone =
+		    kill(pid, 0) != 0 && errno == ESRCH && !mounted_under(dir);
+		if (!gone)
+			usleep(50 * 1000);
+	}
+	if (!gone)
+		fprintf(stderr, "daemon %d alive: %d, mounts under %s: %d\n",
+			pid, kill(pid, 0) == 0, dir, mounted_under(dir));
+	CHECK(gone);
+	if (gone)
+		fkt_rm_rf(dir);
+}
+
 int main(void)
 {
 	test_protocol();
@@ -375,5 +462,6 @@ int main(void)
 		test_fs("xfs", 300 << 20, 0, EIO);
 		test_fs("xfs", 300 << 20, FKT_STACK_DIO, ENOSPC);
 	}
+	test_orphan();
 	return fkt_done();
 }
