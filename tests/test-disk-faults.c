@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * test-disk-faults - the lab disk daemon's fault rules (flushkit-diskd,
- * disk/fault.h, the protocol the former tests/faultdev had) and
- * fkfault's stack on it: the control protocol on the bare image (model
- * ram, no write cache), the edges of rule matching, then ext4 and xfs
- * (loop device with and without direct I/O) over the daemon, checking
- * what the KERNEL does with a failed data write:
+ * disk/fault.h) and fkfault's stack on it: the control protocol on the
+ * bare image (model ram, no write cache), the edges of rule matching,
+ * then ext4 and xfs (loop device with and without direct I/O) over the
+ * daemon, checking what the KERNEL does with a failed data write:
  *
  * 1. fsync() returns EIO (ENOSPC for an ENOSPC fault: loop turns the
  *    errno into BLK_STS_NOSPC and the file system passes it up).
@@ -25,7 +24,8 @@
  * Rule matching (test_rules): a range rule fails a request that
  * overlaps [OFF, OFF+LEN) by one byte and no request that only touches
  * its edges; LEN 0 runs to the end of the image; an "after" rule counts
- * only the requests of its kinds; the first matching rule's errno wins;
+ * only the requests of its kinds; the first matching rule's errno wins
+ * and the rules behind it do not see the request;
  * an "f" rule fails the FUSE flush of a close too; several lines go in
  * one write; a wrong line is refused (EINVAL) and adds nothing.
  *
@@ -157,7 +157,7 @@ static int rd(int fd, char *b, size_t len, off_t off)
 	return pread(fd, b, len, off) == (ssize_t)len ? 0 : errno;
 }
 
-/* The edges of rule matching, as faultdev matched (see the banner). */
+/* The edges of rule matching (see the banner). */
 static void test_rules(void)
 {
 	struct fkt_dev d;
@@ -221,6 +221,17 @@ static void test_rules(void)
 	CHECK_EQ(ctl_write(&d, "fail w 28 0 4096\nfail w EIO 0 0\n"), 0);
 	CHECK_EQ(wr(fd, b, 4096, 0), ENOSPC);
 	CHECK_EQ(wr(fd, b, 4096, 4096), EIO);
+	CHECK_EQ(fkt_dev_clear(&d), 0);
+	/* An "after" rule before the failing rule counts the request as a
+	 * success of its own; one behind it does not see it. */
+	CHECK_EQ(ctl_write(&d, "after 1 w EIO\nfail w ENOSPC 0 0\n"
+			       "after 1 w EROFS\n"),
+		 0);
+	CHECK_EQ(wr(fd, b, 4096, 0), ENOSPC); /* EIO rule: 1 -> 0 */
+	CHECK_EQ(wr(fd, b, 4096, 0), EIO);
+	text = fkt_read_file(d.ctl, NULL);
+	CHECK(text && strstr(text, "\nrule after 1 w 30\n"));
+	free(text);
 	CHECK_EQ(fkt_dev_clear(&d), 0);
 
 	/* An f rule fails fsync and the flush of a close of the image. */

@@ -18,6 +18,31 @@
  * the page clean, record the error in the mapping (errseq), and fsync()
  * reports it ONCE per open file description.
  *
+ * What the kernel does with it (Linux 6.18, ext4 and xfs;
+ * test-disk-faults and test-eio-* check it on every run):
+ * - A failed image write fails the loop device's bio, with and without
+ *   direct I/O on the loop device (FUSE files accept O_DIRECT: sysfs
+ *   loop/dio reads 1).  -EIO becomes BLK_STS_IOERR, -ENOSPC becomes
+ *   BLK_STS_NOSPC and the inner fsync returns ENOSPC, not EIO.
+ * - The failed pages are marked clean and keep the NEW data (read back
+ *   from the page cache); after POSIX_FADV_DONTNEED the OLD data comes
+ *   back from the disk.  fsync returns the error once per open file
+ *   description: each descriptor open before the error gets it once, a
+ *   second fsync on it (or one on a descriptor opened after the error
+ *   was seen) returns 0.  Two fsyncs of one descriptor in flight at
+ *   once: one gets EIO, the other 0.
+ * - sync_file_range(SYNC_FILE_RANGE_WRITE) only starts the (failing)
+ *   writeback; with SYNC_FILE_RANGE_WAIT_AFTER it returns EIO and the
+ *   next fsync on that descriptor returns 0.
+ * - A failed read fails the bio (pread EIO) once the inner page cache no
+ *   longer has the page; readahead reads around it separately.  The
+ *   daemon opens the image with FOPEN_DIRECT_IO, so FUSE's own cache
+ *   never hides a read fault or keeps a write.
+ * - REQ_OP_FLUSH / FUA from the inner file system becomes an fsync of
+ *   the image, i.e. a FUSE FSYNC: "f" rules fail the inner journal's
+ *   cache flushes and the journal aborts (ext4 goes read-only; tried by
+ *   hand with `flushkit disk fault DEV "all f EIO"`, no test).
+ *
  * Usage (a test; every call returns 0 or -errno unless said otherwise):
  *
  *	struct fkt_stack st;
