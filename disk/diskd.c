@@ -39,14 +39,14 @@
  * there and counted (m2_violations, a line on stderr): the model is
  * wrong, the data is not lost.
  *
- * ctl: the fault rules of disk/fault.h (faultdev's protocol), and
+ * ctl: the fault rules of disk/fault.h, and
  *   cut MODE [SEED]  power loss: MODE drop, subset or reorder (cache.h);
  *                    SEED a number (default: from the clock), reported
  *                    as cut_seed.  Every request in flight fails EIO,
  *                    and every later one until poweron.
  *   poweron          the disk comes back: the durable image is served,
  *                    the cache is empty, the model is new (time 0).
- * Reading ctl gives faultdev's counter lines, its "rule ..." lines, and
+ * Reading ctl gives fault.h's counter lines, its "rule ..." lines, and
  * the lab disk's: model, slowdown, write_cache, size, powered,
  * queue_depth, queue_depth_max, queue_depth_mean, requests, merges,
  * cache_bytes, cache_limit (the model's), model_cache_bytes, busy_ns,
@@ -55,7 +55,8 @@
  * cut_mode, cut_seed, cut_kept_blocks, cut_lost_blocks.  A snapshot is
  * taken at open, so one read sequence is consistent.
  *
- * Options kept from faultdev: -f (else daemonize once mounted),
+ * Options for the program that starts it (labdisk.c, the fault tests'
+ * tests/lib/fkfault.c): -f (else daemonize once mounted),
  * --ready-fd=N ("ready\n" once the mount exists), --orphan-cleanup (on
  * SIGUSR1, a parent-death signal: unmount what is mounted from a loop
  * device on our image, then our mount, and exit).  --lock-fd=N: a
@@ -774,7 +775,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 {
 	(void)fi;
 	/* The image's size is the disk's: it does not change.  Mode and
-	 * times are ignored (as faultdev did); O_TRUNC of ctl is fine. */
+	 * times are ignored; O_TRUNC of ctl is fine. */
 	if (ino == INO_IMAGE && (to_set & FUSE_SET_ATTR_SIZE) &&
 	    (uint64_t)attr->st_size != dev.size) {
 		fuse_reply_err(req, EPERM);
@@ -893,8 +894,8 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	(void)fi;
 	int err = 0;
 	if (ino == INO_IMAGE) {
-		/* A close of the image (faultdev's "flushes"): no device
-		 * FLUSH, but the f rules apply to it as they did. */
+		/* A close of the image (counted as "flushes"): no device
+		 * FLUSH, but the f rules apply to it (fault.h). */
 		pthread_mutex_lock(&dev.lock);
 		dev.faults.c.flushes++;
 		err = fault_account(&dev.faults, FAULT_OP_FSYNC, 0, 0);
@@ -928,7 +929,7 @@ static const struct fuse_lowlevel_ops ops = {
     .fsync = op_fsync,
 };
 
-/* ---- --orphan-cleanup (faultdev's) ---- */
+/* ---- --orphan-cleanup ---- */
 
 static char mountpoint[PATH_MAX];
 
@@ -1191,6 +1192,9 @@ int main(int argc, char **argv)
 	struct fuse_args args = FUSE_ARGS_INIT(3, fargv);
 	struct fuse_session *se =
 	    fuse_session_new(&args, &ops, sizeof(ops), NULL);
+	/* The parse made a malloc'ed copy of the arguments: ours to free
+	 * (LeakSanitizer reports it at exit otherwise). */
+	fuse_opt_free_args(&args);
 	if (!se)
 		return 1;
 	dev.se = se;

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * fault.c - fault rules and counters of the lab disk (see fault.h; the
- * code and the protocol are faultdev's).
+ * fault.c - fault rules and counters of the lab disk (see fault.h).
  *
  * Interface routines: fault_account, fault_control, fault_print.
  */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fault.h - the lab disk's fault rules and request counters, faultdev's
- * (tests/faultdev/faultdev.c) kept verbatim: the same ctl lines and the
- * same counter names, so the tests that used faultdev run on
- * flushkit-diskd by changing only how they start it.
+ * fault.h - the lab disk's fault rules and request counters: the ctl
+ * lines `flushkit disk fault` writes and the durability tests' stack
+ * (tests/lib/fkfault.c, model ram without a write cache) uses to get
+ * real kernel I/O errors.
  *
  *   fail OPS ERR OFF LEN   every OPS request overlapping image bytes
  *                          [OFF, OFF+LEN) fails with ERR (LEN 0: to the
@@ -17,9 +17,11 @@
  * OPS: letters r (read), w (write), f (FLUSH = fsync of the image, and
  * the FUSE flush of a close).  ERR: EIO, ENOSPC, EROFS, EDQUOT or a
  * positive errno number.  A failing request fails whole and touches no
- * data.
+ * data.  Rules are tried in the order they were given until one fails
+ * the request: an "after" rule before that one counts the request as
+ * one of its successes, an "after" rule behind it does not see it.
  *
- * Invariants (faultdev's):
+ * Invariants:
  * 1. Every image request is counted once, and once more as a fault if
  *    a rule failed it.
  * 2. An "after" rule's remaining count decreases only on requests it

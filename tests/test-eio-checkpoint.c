@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * test-eio-checkpoint.c - a table segment's
- * write-back fails with a REAL EIO during a checkpoint.  The store runs
- * TPC-B from 4 threads on ext4 and on xfs whose device is a faultdev
- * image (tests/lib/fkfault.h); at a random moment the blocks of the
- * accounts segment file (found with FIEMAP) start failing every write,
- * and a checkpoint is requested: its writes go to the page cache, the
- * kernel's write-back of them (writeback hints, backend evictions,
- * the sync phase) fails, the pages are marked clean with the new bytes
- * still cached, and the fsync of the segment returns EIO.
+ * test-eio-checkpoint.c - a table segment's write-back fails with a REAL
+ * EIO during a checkpoint.  The store runs TPC-B from 4 threads on ext4
+ * and on xfs whose device is the image of the lab disk daemon
+ * (flushkit-diskd, model ram; tests/lib/fkfault.h); at a random moment
+ * the blocks of the accounts segment file (found with FIEMAP) start
+ * failing every write, and a checkpoint is requested: its writes go to
+ * the page cache, the kernel's write-back of them (writeback hints,
+ * backend evictions, the sync phase) fails, the pages are marked clean
+ * with the new bytes still cached, and the fsync of the segment returns
+ * EIO.
  *
  * Each trial checks, on the running store: the checkpoint returns EIO
  * and reports it to on_checkpoint with no WAL segment recycled or
@@ -121,8 +122,8 @@ static int trial(struct eio_ctx *c, unsigned n)
 	c->opts.full_page_writes = n % 3 != 0;
 	if (eio_open(c))
 		return 1;
-	printf("trial %u (%s, preset %s, full_page_writes %d, reopen %s):\n",
-	       n, c->fstype, preset, c->opts.full_page_writes,
+	printf("trial %u (%s, preset %s, full_page_writes %d, reopen %s):\n", n,
+	       c->fstype, preset, c->opts.full_page_writes,
 	       same_mount ? "in the same mount, then after a remount"
 			  : "after a remount");
 	size_t first_ack = c->nr_acks;
@@ -184,7 +185,8 @@ static int trial(struct eio_ctx *c, unsigned n)
 	wal_names(c, wal1, sizeof(wal1));
 	CHECK(names_kept(wal0, wal1));
 	printf("  control file unchanged, WAL segments kept (%zu before, "
-	       "%zu after)\n", strlen(wal0) / 17, strlen(wal1) / 17);
+	       "%zu after)\n",
+	       strlen(wal0) / 17, strlen(wal1) / 17);
 
 	CHECK_EQ(fkt_dev_clear(&c->st.dev), 0);
 	c->opts.on_checkpoint = NULL;
@@ -193,8 +195,8 @@ static int trial(struct eio_ctx *c, unsigned n)
 		/* The premise: cached account pages the device lacks. */
 		long d = eio_cache_vs_disk(path);
 		printf("  page cache: %ld blocks of base/%u.0 differ from the "
-		       "device (written, failed, kept clean)\n", d,
-		       c->t.accounts);
+		       "device (written, failed, kept clean)\n",
+		       d, c->t.accounts);
 		CHECK(d > 0);
 		eio_verify(c, "reopen, same mount", &u1);
 		eio_remount(c);

@@ -6,12 +6,12 @@
  * whose flush failed gets the error, the other files' requests succeed,
  * and the error stays with the file in later runs without any retry.
  *
- * Stack: ext4 (and xfs) over faultdev (fkfault.h).  NR_FILES files are
- * written and fsynced (blocks allocated), then rewritten; the blocks of
- * two of them fail.  The run has one FSYNC request per file, plus a
- * second request for a failed file on the SAME descriptor and one for
- * the other failed file on ANOTHER descriptor (opened before the
- * error).
+ * Stack: ext4 (and xfs) over the lab disk daemon (flushkit-diskd, model
+ * ram; fkfault.h).  NR_FILES files are written and fsynced (blocks
+ * allocated), then rewritten; the blocks of two of them fail.  The run
+ * has one FSYNC request per file, plus a second request for a failed file
+ * on the SAME descriptor and one for the other failed file on ANOTHER
+ * descriptor (opened before the error).
  *
  * Kernel behaviour that makes the per-file stickiness necessary: the
  * mapping's error is reported once per open file description.  Two
@@ -19,9 +19,9 @@
  * gets EIO, the other 0.  After the run a plain fsync of the failed
  * file's descriptor returns 0 although its data never reached the disk.
  */
-#include "flushkit.h"
 #include "fkfault.h"
 #include "fktest.h"
+#include "flushkit.h"
 #include "fsync_batch.h"
 
 #include <errno.h>
@@ -32,8 +32,8 @@
 
 #define NR_FILES 8
 #define FILE_BYTES (128 * 1024)
-#define BAD_A 2		/* failed file, second request on the same fd */
-#define BAD_B 5		/* failed file, second request on another fd */
+#define BAD_A 2 /* failed file, second request on the same fd */
+#define BAD_B 5 /* failed file, second request on another fd */
 
 static char buf[FILE_BYTES];
 
@@ -47,9 +47,11 @@ static int cqe_hook(const struct fk_fsync_req *req, size_t index, int res)
 	(void)index;
 	if (req->fd >= 0 && req->fd < MAX_FD) {
 		if (res == -EIO)
-			__atomic_add_fetch(&raw_eio[req->fd], 1, __ATOMIC_RELAXED);
+			__atomic_add_fetch(&raw_eio[req->fd], 1,
+					   __ATOMIC_RELAXED);
 		else if (res == 0)
-			__atomic_add_fetch(&raw_ok[req->fd], 1, __ATOMIC_RELAXED);
+			__atomic_add_fetch(&raw_ok[req->fd], 1,
+					   __ATOMIC_RELAXED);
 	}
 	return res;
 }
@@ -122,12 +124,10 @@ static void run_mode(struct fkt_stack *st, int sync_io, int one_call)
 		req[i].op = i % 2 ? FK_FSYNC_OP_FDATASYNC : FK_FSYNC_OP_FSYNC;
 		req[i].cookie = (uint64_t)i;
 	}
-	req[NR_FILES] = (struct fk_fsync_req){.fd = fd[BAD_A],
-					       .op = FK_FSYNC_OP_FSYNC,
-					       .cookie = BAD_A};
-	req[NR_FILES + 1] = (struct fk_fsync_req){.fd = fd_b2,
-						   .op = FK_FSYNC_OP_FSYNC,
-						   .cookie = BAD_B};
+	req[NR_FILES] = (struct fk_fsync_req){
+	    .fd = fd[BAD_A], .op = FK_FSYNC_OP_FSYNC, .cookie = BAD_A};
+	req[NR_FILES + 1] = (struct fk_fsync_req){
+	    .fd = fd_b2, .op = FK_FSYNC_OP_FSYNC, .cookie = BAD_B};
 	size_t nr = NR_FILES + 2;
 	memset(raw_eio, 0, sizeof(raw_eio));
 	memset(raw_ok, 0, sizeof(raw_ok));
@@ -161,11 +161,12 @@ static void run_mode(struct fkt_stack *st, int sync_io, int one_call)
 	/* The kernel reports a writeback error once per open file
 	 * description: never more than one EIO per descriptor, however
 	 * many fsyncs of it ran. */
-	fprintf(stderr, "      kernel: file %d fd %d: %d EIO, %d ok; "
-		"file %d fds %d,%d: %d,%d EIO, %d,%d ok\n", BAD_A, fd[BAD_A],
-		raw_eio[fd[BAD_A]], raw_ok[fd[BAD_A]], BAD_B, fd[BAD_B], fd_b2,
-		raw_eio[fd[BAD_B]], raw_eio[fd_b2], raw_ok[fd[BAD_B]],
-		raw_ok[fd_b2]);
+	fprintf(stderr,
+		"      kernel: file %d fd %d: %d EIO, %d ok; "
+		"file %d fds %d,%d: %d,%d EIO, %d,%d ok\n",
+		BAD_A, fd[BAD_A], raw_eio[fd[BAD_A]], raw_ok[fd[BAD_A]], BAD_B,
+		fd[BAD_B], fd_b2, raw_eio[fd[BAD_B]], raw_eio[fd_b2],
+		raw_ok[fd[BAD_B]], raw_ok[fd_b2]);
 	CHECK(raw_eio[fd[BAD_A]] <= 1);
 	CHECK(raw_eio[fd[BAD_B]] <= 1 && raw_eio[fd_b2] <= 1);
 	CHECK(raw_eio[fd[BAD_A]] + raw_eio[fd[BAD_B]] + raw_eio[fd_b2] >= 2);
@@ -197,8 +198,8 @@ static void run_mode(struct fkt_stack *st, int sync_io, int one_call)
 		 * answered from its sticky error, never issued again; a good
 		 * file is issued and succeeds. */
 		struct fk_fsync_req again[2] = {
-			{.fd = fd[BAD_A], .op = FK_FSYNC_OP_FSYNC},
-			{.fd = fd[0], .op = FK_FSYNC_OP_FSYNC},
+		    {.fd = fd[BAD_A], .op = FK_FSYNC_OP_FSYNC},
+		    {.fd = fd[0], .op = FK_FSYNC_OP_FSYNC},
 		};
 		CHECK_EQ(fk_fsync_batch_run(b, again, 2), -EIO);
 		CHECK_EQ(again[0].result, -EIO);

@@ -11,7 +11,8 @@
  * registered after it see it) and the fsync is never retried, although
  * the kernel would now answer 0 to a retry (the data is not on disk).
  *
- * Stack: ext4 (and xfs) over faultdev (fkfault.h).
+ * Stack: ext4 (and xfs) over the lab disk daemon (flushkit-diskd, model
+ * ram; fkfault.h).
  *  1. fk_fsyncq_process: file X registered 12 times into a queue of 4
  *     (compacted), between two good files; afterwards, with the device
  *     working again, a retried fsync would say 0 while the covered
@@ -23,9 +24,9 @@
  *     issues one fsync of X per descriptor, the kernel reports EIO once;
  *     both ids get it.
  */
-#include "flushkit.h"
 #include "fkfault.h"
 #include "fktest.h"
+#include "flushkit.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -40,10 +41,10 @@ static char buf[CHUNK];
 
 struct files {
 	struct fkt_stack *st;
-	int fd[MAX_IDS];	/* by file id; -1 = none */
-	int calls[MAX_IDS];	/* sync callbacks per id */
-	uint64_t x_id;		/* the failing file, for case 2 */
-	struct fk_fsyncq *q;	/* case 2: register from the callback */
+	int fd[MAX_IDS];     /* by file id; -1 = none */
+	int calls[MAX_IDS];  /* sync callbacks per id */
+	uint64_t x_id;	     /* the failing file, for case 2 */
+	struct fk_fsyncq *q; /* case 2: register from the callback */
 	int redirty;
 };
 
@@ -56,7 +57,7 @@ static int open_file(struct fkt_stack *st, const char *name)
 	memset(buf, 'a', sizeof(buf));
 	for (int k = 0; k < 16; k++)
 		CHECK_EQ(pwrite(fd, buf, CHUNK, (off_t)k * CHUNK), CHUNK);
-	CHECK_EQ(fsync(fd), 0);	/* blocks allocated, on disk */
+	CHECK_EQ(fsync(fd), 0); /* blocks allocated, on disk */
 	return fd;
 }
 
@@ -110,7 +111,7 @@ static void test_process(struct fkt_stack *st)
 	memset(f.fd, -1, sizeof(f.fd));
 	f.st = st;
 	f.fd[1] = open_file(st, "p1");
-	f.fd[2] = open_file(st, "p2");	/* X */
+	f.fd[2] = open_file(st, "p2"); /* X */
 	f.fd[3] = open_file(st, "p3");
 	fail_fd(st, "p2");
 	struct fk_fsyncq *q;
@@ -133,8 +134,8 @@ static void test_process(struct fkt_stack *st)
 
 	CHECK_EQ(fk_fsyncq_process(q, sync_cb, &f, NULL, NULL), -EIO);
 	CHECK_EQ(f.calls[1], 1);
-	CHECK_EQ(f.calls[2], 1);	/* one fsync for the 12 requests */
-	CHECK_EQ(f.calls[3], 0);	/* the round stopped at the failure */
+	CHECK_EQ(f.calls[2], 1); /* one fsync for the 12 requests */
+	CHECK_EQ(f.calls[3], 0); /* the round stopped at the failure */
 	fk_fsyncq_get_stats(q, &s);
 	CHECK_EQ(s.error, -EIO);
 	CHECK_EQ(s.synced, 1);
@@ -146,7 +147,7 @@ static void test_process(struct fkt_stack *st)
 	CHECK_EQ(fk_fsyncq_register(q, 2), 0);
 	CHECK_EQ(fk_fsyncq_process(q, sync_cb, &f, NULL, NULL), -EIO);
 	CHECK_EQ(fk_fsyncq_begin(q), -EIO);
-	CHECK_EQ(f.calls[2], 1);	/* never retried */
+	CHECK_EQ(f.calls[2], 1); /* never retried */
 	CHECK_EQ(f.calls[3], 0);
 	/* What a retry would have said once the device works again: 0
 	 * (the newest write goes out fine)... */
@@ -173,7 +174,7 @@ static void test_redirtied(struct fkt_stack *st)
 	memset(&f, 0, sizeof(f));
 	memset(f.fd, -1, sizeof(f.fd));
 	f.st = st;
-	f.fd[4] = open_file(st, "r4");	/* X */
+	f.fd[4] = open_file(st, "r4"); /* X */
 	f.fd[5] = open_file(st, "r5");
 	fail_fd(st, "r4");
 	struct fk_fsyncq *q;
@@ -194,7 +195,7 @@ static void test_redirtied(struct fkt_stack *st)
 	fk_fsyncq_get_stats(q, &s);
 	CHECK_EQ(s.error, -EIO);
 	CHECK_EQ(s.synced, 0);
-	CHECK_EQ(s.pending, 2);	/* X (both requests) and 5 */
+	CHECK_EQ(s.pending, 2); /* X (both requests) and 5 */
 	CHECK_EQ(fk_fsyncq_process(q, sync_cb, &f, NULL, NULL), -EIO);
 	CHECK_EQ(f.calls[4], 1);
 	fk_fsyncq_destroy(q);
@@ -237,7 +238,7 @@ static void test_batched_round(struct fkt_stack *st, int sync_io)
 	struct fk_fsyncq *q;
 	CHECK_EQ(fk_fsyncq_create(6, 1, &q), 0);
 	for (int k = 0; k < 8; k++) {
-		int id = k % 2 ? 2 : 5;	/* X under both ids, many times */
+		int id = k % 2 ? 2 : 5; /* X under both ids, many times */
 		write_chunk(f.fd[id], k, 'b');
 		CHECK_EQ(fk_fsyncq_register(q, (uint64_t)id), 0);
 	}
@@ -276,7 +277,7 @@ static void test_batched_round(struct fkt_stack *st, int sync_io)
 	fk_fsyncq_get_stats(q, &s);
 	CHECK_EQ(s.error, -EIO);
 	CHECK_EQ(s.synced, 4);
-	CHECK_EQ(s.pending, 2);	/* ids 2 and 5 */
+	CHECK_EQ(s.pending, 2); /* ids 2 and 5 */
 	CHECK_EQ(fk_fsyncq_begin(q), -EIO);
 	CHECK_EQ(fk_fsyncq_process(q, sync_cb, &f, NULL, NULL), -EIO);
 	CHECK_EQ(f.calls[2] + f.calls[5], 0);

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test-eio-lib.h - what test-eio-wal.c and test-eio-checkpoint.c share:
- * the page store running TPC-B from several threads on a real ext4 or
- * xfs whose device is a faultdev image (tests/lib/fkfault.h), so the
- * I/O errors the store sees are the kernel's own (failed writeback,
- * pages marked clean, the error reported once per descriptor), and the
- * checks after a restart.
+ * the page store running TPC-B from several threads on a real ext4 or xfs
+ * whose device is the image of the lab disk daemon (flushkit-diskd, model
+ * ram; tests/lib/fkfault.h), so the I/O errors the store sees are the
+ * kernel's own (failed writeback, pages marked clean, the error reported
+ * once per descriptor), and the checks after a restart.
  *
  *   eio_setup()        the stack, the store (TPC-B scale 1), a probe of
  *                      the kernel's behaviour printed as evidence
@@ -29,9 +29,9 @@
 #ifndef TEST_EIO_LIB_H
 #define TEST_EIO_LIB_H
 
-#include "workload.h"
 #include "fkfault.h"
 #include "fktest.h"
+#include "workload.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -55,7 +55,7 @@ struct eio_ack {
 struct eio_ctx {
 	const char *fstype;
 	struct fkt_stack st;
-	char dir[700];			/* the store, on the inner fs */
+	char dir[700]; /* the store, on the inner fs */
 	struct fk_store_opts opts;
 	struct fk_store *s;
 	struct tpcb_tables t;
@@ -73,17 +73,17 @@ struct eio_client {
 	struct eio_run *run;
 	int id;
 	pthread_t th;
-	int first_err;		/* 0 until a commit fails */
-	unsigned errors;	/* commits that failed */
-	unsigned ok_after_err;	/* commits that returned 0 after that */
-	unsigned odd_err;	/* later errors neither ESTOPPED nor first */
+	int first_err;	       /* 0 until a commit fails */
+	unsigned errors;       /* commits that failed */
+	unsigned ok_after_err; /* commits that returned 0 after that */
+	unsigned odd_err;      /* later errors neither ESTOPPED nor first */
 };
 
 struct eio_run {
 	struct eio_ctx *c;
 	unsigned trial;
 	pthread_mutex_t mu;
-	atomic_uint acks;	/* acknowledged in this run */
+	atomic_uint acks; /* acknowledged in this run */
 	atomic_int stop;
 	struct eio_client cl[EIO_CLIENTS];
 };
@@ -110,8 +110,8 @@ static void eio_push_failed(struct eio_ctx *c, uint64_t txid)
 {
 	if (c->nr_failed == c->alloc_failed) {
 		c->alloc_failed = c->alloc_failed ? 2 * c->alloc_failed : 1024;
-		c->failed = realloc(c->failed,
-				    c->alloc_failed * sizeof(*c->failed));
+		c->failed =
+		    realloc(c->failed, c->alloc_failed * sizeof(*c->failed));
 		if (!c->failed)
 			abort();
 	}
@@ -152,14 +152,14 @@ static void eio_probe_kernel(struct eio_ctx *c)
 	char disk = got[0];
 	close(fd);
 	unlink(path);
-	printf("kernel (%s over faultdev): write-back of a failed block: "
+	printf("kernel (%s over flushkit-diskd): write-back of a failed block: "
 	       "fsync %s, fsync again %s; read after it: '%c' (%s); "
 	       "after dropping the cache: '%c' (%s)\n",
 	       c->fstype, e1 ? strerror(e1) : "0", e2 ? strerror(e2) : "0",
-	       cached, cached == 'N' ? "new bytes kept in the page cache" :
-	       "old", disk, disk == 'o' ? "the old bytes on the device" :
-	       "new");
-	CHECK_EQ(e1, EIO);	/* the premise of every check that follows */
+	       cached,
+	       cached == 'N' ? "new bytes kept in the page cache" : "old", disk,
+	       disk == 'o' ? "the old bytes on the device" : "new");
+	CHECK_EQ(e1, EIO); /* the premise of every check that follows */
 }
 
 static void eio_fill_opts(struct eio_ctx *c, const char *preset)
@@ -167,8 +167,8 @@ static void eio_fill_opts(struct eio_ctx *c, const char *preset)
 	fk_store_opts_init(&c->opts);
 	c->opts.create_mode = FK_STORE_CREATE_IF_MISSING;
 	fk_store_opts_preset(&c->opts, preset);
-	c->opts.shared_buffers_bytes = 2u << 20;	/* backends evict */
-	c->opts.segment_bytes = 16u << 20;	/* accounts in one file */
+	c->opts.shared_buffers_bytes = 2u << 20; /* backends evict */
+	c->opts.segment_bytes = 16u << 20;	 /* accounts in one file */
 	c->opts.wal_segment_bytes = 1u << 20;
 	c->opts.max_wal_size_bytes = 64u << 20;
 	c->opts.checkpoint_timeout_ms = 3600 * 1000;
@@ -239,8 +239,7 @@ static void *eio_client_main(void *arg)
 	unsigned after = 0;
 
 	tpcb_rng_seed(&rng, (uint64_t)c->seed * 1000003u +
-				    (uint64_t)run->trial * 131u +
-				    (uint64_t)cl->id);
+				(uint64_t)run->trial * 131u + (uint64_t)cl->id);
 	fk_batch_init(&b);
 	for (uint64_t seq = 0; !atomic_load(&run->stop); seq++) {
 		tpcb_txn_draw(&c->t, &rng, &x);
@@ -338,11 +337,11 @@ static int eio_run_join(struct eio_run *run, uint64_t ms)
 /*
  * The running store after the fault: every client got an error, the
  * first one of some client is @err (if @need_err; else each first
- * error may be -FK_ESTOPPED: nobody waited on a WAL flush), every later one -FK_ESTOPPED or
- * that error, no commit returned 0 after its client saw an error, the
- * store is stopped with @err, and every commit acknowledged in this run
- * (acks from index @first_ack on) ends at or below the flush position
- * the store stopped at.
+ * error may be -FK_ESTOPPED: nobody waited on a WAL flush), every later one
+ * -FK_ESTOPPED or that error, no commit returned 0 after its client saw an
+ * error, the store is stopped with @err, and every commit acknowledged in this
+ * run (acks from index @first_ack on) ends at or below the flush position the
+ * store stopped at.
  */
 static void eio_check_run(struct eio_run *run, size_t first_ack, int err,
 			  int need_err)
@@ -471,8 +470,8 @@ static int eio_verify(struct eio_ctx *c, const char *label, size_t *unacked)
 		if (bsearch(&key, byid, c->nr_acks, sizeof(*byid),
 			    eio_cmp_ack_txid))
 			continue;
-		if (bsearch(&tx[i], c->failed, c->nr_failed,
-			    sizeof(*c->failed), eio_cmp_u64))
+		if (bsearch(&tx[i], c->failed, c->nr_failed, sizeof(*c->failed),
+			    eio_cmp_u64))
 			failed_present++;
 		else
 			phantom++;
@@ -628,7 +627,7 @@ eio_main(struct eio_ctx *c, int (*trial)(struct eio_ctx *, unsigned),
 		any = 1;
 	}
 	if (!any)
-		SKIP("no faultdev stack (needs /dev/fuse, fusermount3, "
+		SKIP("no flushkit-diskd stack (needs /dev/fuse, fusermount3, "
 		     "loop devices)");
 	printf("trials: %u, failed: %u\n", ran, failed);
 	return fkt_done();

@@ -5,9 +5,10 @@
  * file), a file whose writeback failed is still named, and another
  * program's failed file on the same file system does not fail the sync.
  *
- * Stack: ext4 (and xfs) over faultdev (fkfault.h).  A tree of three
- * files of FILE_BYTES, allocated and on disk, is rewritten (dirty) and
- * some file's blocks made to fail; then fk_tree_sync with FK_SYNC_AUTO.
+ * Stack: ext4 (and xfs) over the lab disk daemon (flushkit-diskd, model
+ * ram; fkfault.h).  A tree of three files of FILE_BYTES, allocated and on
+ * disk, is rewritten (dirty) and some file's blocks made to fail; then
+ * fk_tree_sync with FK_SYNC_AUTO.
  *  - the failing file is in the tree: -EIO, exactly one error, naming
  *    that file (the sweep's syncfs fails, the fsyncs after it name it);
  *  - the failing file is outside the tree: 0, no error (the syncfs
@@ -64,7 +65,7 @@ static void test_sweep(struct fkt_stack *st, const char *name, int fail_in_tree)
 	snprintf(other, sizeof(other), "%s/%s-other", st->fs.mnt, name);
 	CHECK_EQ(mkdir(dir, 0755), 0);
 	/*
-	 * faultdev fails a whole request that overlaps a failing range,
+	 * The daemon fails a whole request that overlaps a failing range,
 	 * and the block layer merges the writeback of adjacent files into
 	 * one request: a spacer, never rewritten, after each file keeps
 	 * the failure to that file.

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * test-eio-wal.c - the WAL's fdatasync fails with a
- * REAL EIO.  The store runs TPC-B from 4 threads on ext4 and on xfs
- * whose device is a faultdev image (loop device on a FUSE file,
- * tests/lib/fkfault.h); at a random moment the blocks of the current
- * and the next WAL segment files (found with FIEMAP) start failing
- * every write, so the kernel's write-back of the WAL fails, it marks
- * the pages clean with the new bytes still in the page cache, and the
- * fdatasync of the flusher returns EIO - once: the next fdatasync on
+ * test-eio-wal.c - the WAL's fdatasync fails with a REAL EIO.  The store
+ * runs TPC-B from 4 threads on ext4 and on xfs whose device is the lab
+ * disk daemon's image (flushkit-diskd, model ram: a loop device on a FUSE
+ * file, tests/lib/fkfault.h); at a random moment the blocks of the
+ * current and the next WAL segment files (found with FIEMAP) start
+ * failing every write, so the kernel's write-back of the WAL fails, it
+ * marks the pages clean with the new bytes still in the page cache, and
+ * the fdatasync of the flusher returns EIO - once: the next fdatasync on
  * that descriptor would return 0.
  *
  * Each trial checks, on the running store: the commits waiting on that
@@ -62,8 +62,7 @@ static int fail_wal(struct eio_ctx *c)
 			 (unsigned long long)n);
 		if (access(path, F_OK))
 			continue;
-		int r = fkt_dev_fail_file(&c->st.dev, path, FKT_OP_WRITE,
-					  EIO);
+		int r = fkt_dev_fail_file(&c->st.dev, path, FKT_OP_WRITE, EIO);
 		CHECK(r > 0);
 		if (r > 0)
 			ranges += r;
@@ -84,8 +83,9 @@ static int trial(struct eio_ctx *c, unsigned n)
 	if (eio_open(c))
 		return 1;
 	printf("trial %u (%s, wal_sync_method %s, full_page_writes %d, "
-	       "reopen %s):\n", n, c->fstype,
-	       n % 2 ? "fsync" : "fdatasync", c->opts.full_page_writes,
+	       "reopen %s):\n",
+	       n, c->fstype, n % 2 ? "fsync" : "fdatasync",
+	       c->opts.full_page_writes,
 	       same_mount ? "in the same mount, then after a remount"
 			  : "after a remount");
 	size_t first_ack = c->nr_acks;
@@ -113,12 +113,14 @@ static int trial(struct eio_ctx *c, unsigned n)
 			char path[800];
 			snprintf(path, sizeof(path), "%s/wal/%016llX", c->dir,
 				 (unsigned long long)seg);
-			long k = access(path, F_OK) ? 0 : eio_cache_vs_disk(path);
+			long k =
+			    access(path, F_OK) ? 0 : eio_cache_vs_disk(path);
 			CHECK(k >= 0);
 			d += k;
 		}
 		printf("  page cache: %ld blocks of the WAL differ from the "
-		       "device (written, failed, kept clean)\n", d);
+		       "device (written, failed, kept clean)\n",
+		       d);
 		CHECK(d > 0);
 		eio_verify(c, "reopen, same mount", &u1);
 		eio_remount(c);
@@ -149,8 +151,8 @@ static int fsync_then_cut(int fd)
 	const char *b = strstr(path, "/store/base/");
 	if (!r && b && atoi(b + 12) != (int)ctx.t.history &&
 	    atomic_exchange(&cut_armed, 0)) {
-		CHECK_EQ(fkt_fs_goingdown(&ctx.st.fs,
-					  FKT_GOINGDOWN_NOLOGFLUSH), 0);
+		CHECK_EQ(fkt_fs_goingdown(&ctx.st.fs, FKT_GOINGDOWN_NOLOGFLUSH),
+			 0);
 		atomic_store(&cut_done, 1);
 	}
 	return r;
@@ -164,7 +166,8 @@ static int cut_during_recovery(struct eio_ctx *c)
 	struct tpcb_rng rng;
 
 	printf("power cut in the end-of-recovery checkpoint of a same-mount "
-	       "reopen after a WAL EIO (%s):\n", c->fstype);
+	       "reopen after a WAL EIO (%s):\n",
+	       c->fstype);
 	eio_fill_opts(c, "smooth");
 	if (eio_open(c))
 		return 1;
@@ -198,7 +201,7 @@ static int cut_during_recovery(struct eio_ctx *c)
 		       "end-of-recovery checkpoint (open: %s)\n",
 		       r ? fk_strerror(r) : "0");
 		if (s)
-			fk_store_close(s);	/* fails: the fs is down */
+			fk_store_close(s); /* fails: the fs is down */
 	} else {
 		printf("  recovery wrote no table page (the failed commit "
 		       "was not replayed): no power cut (open: %s)\n",
@@ -208,8 +211,10 @@ static int cut_during_recovery(struct eio_ctx *c)
 			CHECK_EQ(fk_store_close(s), 0);
 	}
 	eio_remount(c);
-	eio_verify(c, atomic_load(&cut_done) ? "after the power cut and a remount"
-					     : "after a remount", NULL);
+	eio_verify(c,
+		   atomic_load(&cut_done) ? "after the power cut and a remount"
+					  : "after a remount",
+		   NULL);
 	return fkt_failures != failures;
 }
 

@@ -5,11 +5,12 @@
  * FK_FSYNC_OP_WRITEBACK requests and of fk_tree_sync's first pass) still
  * reaches the final fsync and is reported; the hint never consumes it.
  *
- * Stack: ext4 (and xfs) over faultdev (fkfault.h).  A file's blocks are
- * made to fail, the file is rewritten and the hint issued; the test
- * waits until faultdev has failed the write (so the error happened
- * during the writeback the HINT started, before any fsync), then runs
- * the final fsync through the library.
+ * Stack: ext4 (and xfs) over the lab disk daemon (flushkit-diskd, model
+ * ram; fkfault.h).  A file's blocks are made to fail, the file is
+ * rewritten and the hint issued; the test waits until the daemon has
+ * failed the write (so the error happened during the writeback the HINT
+ * started, before any fsync), then runs the final fsync through the
+ * library.
  *
  * Kernel behaviour this relies on, checked here as well: sync_file_range
  * with SYNC_FILE_RANGE_WRITE alone starts writeback and does not look at

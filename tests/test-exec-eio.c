@@ -8,13 +8,14 @@
  * cursor of the struct file they are called on, so a shim that waited on
  * the program's descriptor would take the EIO and the program's fsync
  * would return 0.  The shim's waits start writeback without waiting
- * (SYNC_FILE_RANGE_WRITE) and poll cachestat(2), which consumes no
- * error (shim.c).  Here: ext4 on faultdev (fkfault.h), a file whose blocks fail
- * every write with EIO, and a child (this program with --child) that
- * overwrites 4 MiB of it and fsyncs, plain and under the shim with tiny
- * thresholds (so it hints and waits, and its waits meet the error).  The
- * child's fsync must fail with EIO both times; the shim's counters must
- * show waits.  Needs root, /dev/fuse, loop devices (else 77).
+ * (SYNC_FILE_RANGE_WRITE) and poll cachestat(2), which consumes no error
+ * (shim.c).  Here: ext4 on the lab disk daemon (flushkit-diskd, model
+ * ram; fkfault.h), a file whose blocks fail every write with EIO, and a
+ * child (this program with --child) that overwrites 4 MiB of it and
+ * fsyncs, plain and under the shim with tiny thresholds (so it hints and
+ * waits, and its waits meet the error).  The child's fsync must fail with
+ * EIO both times; the shim's counters must show waits.  Needs root,
+ * /dev/fuse, loop devices (else 77).
  */
 #include "fkfault.h"
 #include "fktest.h"

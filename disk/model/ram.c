@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * ram.c - the "ram" model: no timing at all.  Every request completes
- * the moment it arrives.  It is the model of the fault tests (the former
- * tests/faultdev): what they need is the fault rules and the data, not
- * a disk's speed.
+ * the moment it arrives.  It is the model of the fault tests
+ * (tests/lib/fkfault.c, without the write cache): what they need is the
+ * fault rules and the data, not a disk's speed.
  *
  * Write cache.  With the write cache off (--no-write-cache) a write is
  * durable when it completes: DONE and DURABLE together, a disk that

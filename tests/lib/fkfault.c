@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * fkfault.c - faultdev, loop device and inner file system for the I/O
- * error tests (see fkfault.h; the control protocol is in
- * tests/faultdev/faultdev.c).
+ * fkfault.c - the lab disk daemon (flushkit-diskd, model ram, no write
+ * cache), loop device and inner file system for the I/O error tests
+ * (see fkfault.h; the control protocol is in disk/fault.h).
  *
- * Interface routines: fkt_faultdev_start/stop, fkt_dev_fail_range,
+ * Interface routines: fkt_dev_start/stop, fkt_dev_fail_range,
  * fkt_dev_fail_after, fkt_dev_fail_file, fkt_dev_clear, fkt_dev_counters,
  * fkt_dev_reset_counters, fkt_dev_wait_faults,
  * fkt_stack_create/mount/umount/destroy, fkt_fiemap, fkt_drop_file_cache.
@@ -12,17 +12,18 @@
  * Teardown order matters (each layer pins the one below): inner fs
  * unmount, loop device release (autoclear on the last close), FUSE
  * unmount (EBUSY while the loop device still holds the image: retried),
- * faultdev exit.  Every live faultdev and stack is remembered and torn
+ * daemon exit.  Every live daemon and stack is remembered and torn
  * down by an atexit handler registered AFTER fkt_tmpdir()'s, so it runs
  * before the temp dir is removed (removing a dir with a live mount below
  * would delete the inner file system's files instead).
  *
  * Invariants:
- * 1. A registered faultdev has a live FUSE mount or a pending stop.
+ * 1. A registered daemon has a live FUSE mount or a pending stop.
  * 2. A stack's loop_fd >= 0 exactly while its loop device is configured.
  */
 #include "fkfault.h"
 #include "fktest.h"
+#include "labdisk.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -44,7 +45,7 @@
 
 #define MAX_LIVE 16
 
-static struct fkt_faultdev *live_devs[MAX_LIVE];
+static struct fkt_dev *live_devs[MAX_LIVE];
 static struct fkt_stack *live_stacks[MAX_LIVE];
 static int exit_registered;
 
@@ -55,7 +56,7 @@ static void teardown_all(void)
 			fkt_stack_destroy(live_stacks[i]);
 	for (int i = 0; i < MAX_LIVE; i++)
 		if (live_devs[i])
-			fkt_faultdev_stop(live_devs[i]);
+			fkt_dev_stop(live_devs[i]);
 }
 
 static void on_signal(int sig)
@@ -73,11 +74,11 @@ static void on_signal(int sig)
 static void remember(void **table, void *p)
 {
 	if (!exit_registered) {
-		fkt_tmpdir();	/* its atexit first, so ours runs before */
+		fkt_tmpdir(); /* its atexit first, so ours runs before */
 		atexit(teardown_all);
-		struct sigaction sa = { .sa_handler = on_signal };
-		int sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGABRT, SIGSEGV,
-			       SIGBUS };
+		struct sigaction sa = {.sa_handler = on_signal};
+		int sigs[] = {SIGTERM, SIGINT,	SIGHUP,
+			      SIGABRT, SIGSEGV, SIGBUS};
 		for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
 			struct sigaction old;
 			if (sigaction(sigs[i], NULL, &old) == 0 &&
@@ -103,45 +104,33 @@ static void forget(void **table, void *p)
 			table[i] = NULL;
 }
 
-/* The faultdev binary: $FK_FAULTDEV, or tools/faultdev beside the test
- * program (BUILD/tests/test-x -> BUILD/tests/tools/faultdev), or beside a
- * test tool (BUILD/tests/tools/fk-x). */
-static int find_faultdev(char *path, size_t cap)
+/* The daemon: $FK_FAULTDEV (the old name, kept as an alias), else
+ * labdisk_daemon_path's search ($FLUSHKIT_DISKD, flushkit-diskd beside
+ * the test or one directory up: BUILD/tests/test-x ->
+ * BUILD/flushkit-diskd, then the installed one). */
+static int find_diskd(char *path, size_t cap)
 {
 	const char *env = getenv("FK_FAULTDEV");
-	if (env) {
+	if (env && *env) {
 		snprintf(path, cap, "%s", env);
 		return access(path, X_OK) == 0 ? 0 : -1;
 	}
-	char self[1024];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
-		return -1;
-	self[n] = 0;
-	char *slash = strrchr(self, '/');
-	if (!slash)
-		return -1;
-	*slash = 0;
-	snprintf(path, cap, "%s/tools/faultdev", self);
-	if (access(path, X_OK) == 0)
-		return 0;
-	snprintf(path, cap, "%s/faultdev", self);
-	return access(path, X_OK) == 0 ? 0 : -1;
+	return labdisk_daemon_path(path, cap) == 0 ? 0 : -1;
 }
 
-int fkt_faultdev_start(struct fkt_faultdev *d, uint64_t size_bytes,
-		       const char *mkfs_type)
+int fkt_dev_start(struct fkt_dev *d, uint64_t size_bytes, const char *mkfs_type)
 {
 	static unsigned seq;
 	memset(d, 0, sizeof(*d));
 	if (!fkt_is_root() || access("/dev/fuse", R_OK | W_OK) != 0)
 		return 77;
 	char bin[PATH_MAX];
-	if (find_faultdev(bin, sizeof(bin)) != 0) {
-		fprintf(stderr, "fkfault: no faultdev binary (FK_FAULTDEV)\n");
+	if (find_diskd(bin, sizeof(bin)) != 0) {
+		fprintf(stderr, "fkfault: no flushkit-diskd binary "
+				"(FLUSHKIT_DISKD)\n");
 		return 77;
 	}
-	if ((size_t)snprintf(d->dir, sizeof(d->dir), "%s/faultdev-%u",
+	if ((size_t)snprintf(d->dir, sizeof(d->dir), "%s/labdisk-%u",
 			     fkt_tmpdir(), seq++) >= sizeof(d->dir) - 32) {
 		fprintf(stderr, "fkfault: temp dir path too long\n");
 		return -1;
@@ -179,33 +168,40 @@ int fkt_faultdev_start(struct fkt_faultdev *d, uint64_t size_bytes,
 		return -1;
 	}
 	if (pid == 0) {
-		/* If the test dies (even by SIGKILL), faultdev unmounts what
-		 * is mounted on its image, then itself, and exits.  Its own
-		 * session, so a SIGKILL to the test's process group (what
+		/* If the test dies (even by SIGKILL), the daemon unmounts
+		 * what is mounted on its image, then itself, and exits.  Its
+		 * own session, so a SIGKILL to the test's process group (what
 		 * `timeout -k` in tests/run.sh sends) does not kill it too
 		 * before it can clean up. */
 		setsid();
 		prctl(PR_SET_PDEATHSIG, SIGUSR1);
 		close(pipefd[0]);
-		int wfd = dup(pipefd[1]);	/* without O_CLOEXEC */
-		char arg[32];
+		int wfd = dup(pipefd[1]); /* without O_CLOEXEC */
+		char arg[32], backing[320];
 		snprintf(arg, sizeof(arg), "--ready-fd=%d", wfd);
-		execl(bin, "faultdev", "-f", "--orphan-cleanup", arg,
-		      d->backing, d->mnt, (char *)NULL);
+		snprintf(backing, sizeof(backing), "--backing=%s", d->backing);
+		/* Model ram without a write cache: every request completes at
+		 * once and a completed write is durable, so only the rules
+		 * fail anything (no data is lost at an unmount or a cut of
+		 * the inner fs). */
+		execl(bin, "flushkit-diskd", "-f", "--orphan-cleanup", arg,
+		      "--model=ram", "--no-write-cache", backing, d->mnt,
+		      (char *)NULL);
 		_exit(127);
 	}
 	close(pipefd[1]);
-	char buf[16] = { 0 };
+	char buf[16] = {0};
 	ssize_t n;
 	do
 		n = read(pipefd[0], buf, sizeof(buf) - 1);
 	while (n < 0 && errno == EINTR);
 	close(pipefd[0]);
 	if (n <= 0 || strncmp(buf, "ready", 5)) {
-		/* faultdev exited before mounting (its reason on stderr). */
+		/* The daemon exited before mounting (its reason on
+		 * stderr). */
 		int st;
 		waitpid(pid, &st, 0);
-		fprintf(stderr, "fkfault: faultdev did not start\n");
+		fprintf(stderr, "fkfault: flushkit-diskd did not start\n");
 		return 77;
 	}
 	d->pid = pid;
@@ -215,14 +211,15 @@ int fkt_faultdev_start(struct fkt_faultdev *d, uint64_t size_bytes,
 	struct stat st;
 	if (stat(d->image, &st) != 0) {
 		perror("fkfault: stat image");
-		fkt_faultdev_stop(d);
+		fkt_dev_stop(d);
 		return -1;
 	}
 	return 0;
 }
 
-void fkt_faultdev_stop(struct fkt_faultdev *d)
+void fkt_dev_stop(struct fkt_dev *d)
 {
+	int clean_umount = 0;
 	if (d->mounted) {
 		int done = 0;
 		/* The loop device may release the image a moment after the
@@ -240,22 +237,48 @@ void fkt_faultdev_stop(struct fkt_faultdev *d)
 				d->mnt, strerror(errno));
 			umount2(d->mnt, MNT_DETACH);
 		}
+		clean_umount = done;
 		d->mounted = 0;
 	}
 	if (d->pid > 0) {
-		/* Unmounted: its loop sees ENODEV and it exits by itself. */
-		int st;
+		/* Unmounted: its loop sees ENODEV and it exits by itself,
+		 * with status 0.  After a clean unmount anything else (a
+		 * crash, a sanitizer's report, no exit within 5 s) is a
+		 * daemon bug and fails the test. */
+		int st = 0;
 		int gone = 0;
-		for (int i = 0; i < 100 && !gone; i++) {
+		for (int i = 0; i < 250 && !gone; i++) {
 			pid_t r = waitpid(d->pid, &st, WNOHANG);
-			if (r == d->pid || (r < 0 && errno == ECHILD))
+			if (r == d->pid)
 				gone = 1;
+			else if (r < 0 && errno == ECHILD)
+				gone = 2; /* reaped elsewhere: status unknown */
 			else
 				usleep(20 * 1000);
 		}
 		if (!gone) {
 			kill(d->pid, SIGKILL);
 			waitpid(d->pid, &st, 0);
+			if (clean_umount) {
+				fprintf(stderr,
+					"fkfault: flushkit-diskd %d did not "
+					"exit after its unmount: killed\n",
+					(int)d->pid);
+				fkt_failures++;
+			}
+		} else if (gone == 1 && clean_umount &&
+			   !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+			if (WIFSIGNALED(st))
+				fprintf(stderr,
+					"fkfault: flushkit-diskd %d died of "
+					"signal %d\n",
+					(int)d->pid, WTERMSIG(st));
+			else
+				fprintf(stderr,
+					"fkfault: flushkit-diskd %d exited "
+					"with status %d\n",
+					(int)d->pid, WEXITSTATUS(st));
+			fkt_failures++;
 		}
 		d->pid = 0;
 	}
@@ -264,7 +287,7 @@ void fkt_faultdev_stop(struct fkt_faultdev *d)
 	forget((void **)live_devs, d);
 }
 
-static int ctl_write(struct fkt_faultdev *d, const char *text)
+static int ctl_write(struct fkt_dev *d, const char *text)
 {
 	int fd = open(d->ctl, O_WRONLY);
 	if (fd < 0)
@@ -287,20 +310,19 @@ static void ops_str(unsigned ops, char *s)
 	*s = 0;
 }
 
-int fkt_dev_fail_range(struct fkt_faultdev *d, unsigned ops, int err,
-		       uint64_t off, uint64_t len)
+int fkt_dev_fail_range(struct fkt_dev *d, unsigned ops, int err, uint64_t off,
+		       uint64_t len)
 {
 	char o[4], line[128];
 	ops_str(ops, o);
 	if (!o[0] || err <= 0)
 		return -EINVAL;
-	snprintf(line, sizeof(line), "fail %s %d %" PRIu64 " %" PRIu64 "\n",
-		 o, err, off, len);
+	snprintf(line, sizeof(line), "fail %s %d %" PRIu64 " %" PRIu64 "\n", o,
+		 err, off, len);
 	return ctl_write(d, line);
 }
 
-int fkt_dev_fail_after(struct fkt_faultdev *d, unsigned ops, int err,
-		       uint64_t n)
+int fkt_dev_fail_after(struct fkt_dev *d, unsigned ops, int err, uint64_t n)
 {
 	char o[4], line[128];
 	ops_str(ops, o);
@@ -310,33 +332,33 @@ int fkt_dev_fail_after(struct fkt_faultdev *d, unsigned ops, int err,
 	return ctl_write(d, line);
 }
 
-int fkt_dev_fail_file(struct fkt_faultdev *d, const char *path,
-		      unsigned ops, int err)
+int fkt_dev_fail_file(struct fkt_dev *d, const char *path, unsigned ops,
+		      int err)
 {
 	struct fkt_extent ext[256];
 	int n = fkt_fiemap(path, 0, ext, sizeof(ext) / sizeof(ext[0]));
 	if (n < 0)
 		return n;
 	for (int i = 0; i < n; i++) {
-		int r = fkt_dev_fail_range(d, ops, err, ext[i].dev_off,
-					   ext[i].len);
+		int r =
+		    fkt_dev_fail_range(d, ops, err, ext[i].dev_off, ext[i].len);
 		if (r < 0)
 			return r;
 	}
 	return n;
 }
 
-int fkt_dev_clear(struct fkt_faultdev *d)
+int fkt_dev_clear(struct fkt_dev *d)
 {
 	return ctl_write(d, "clear\n");
 }
 
-int fkt_dev_reset_counters(struct fkt_faultdev *d)
+int fkt_dev_reset_counters(struct fkt_dev *d)
 {
 	return ctl_write(d, "reset\n");
 }
 
-int fkt_dev_counters(struct fkt_faultdev *d, struct fkt_dev_counters *c)
+int fkt_dev_counters(struct fkt_dev *d, struct fkt_dev_counters *c)
 {
 	memset(c, 0, sizeof(*c));
 	FILE *f = fopen(d->ctl, "r");
@@ -346,11 +368,10 @@ int fkt_dev_counters(struct fkt_faultdev *d, struct fkt_dev_counters *c)
 		const char *name;
 		size_t off;
 	} fields[] = {
-#define F(x) { #x, offsetof(struct fkt_dev_counters, x) }
-		F(reads),	 F(writes),	  F(fsyncs),
-		F(flushes),	 F(read_bytes),	  F(write_bytes),
-		F(faults),	 F(read_faults),  F(write_faults),
-		F(fsync_faults), F(rules),
+#define F(x) {#x, offsetof(struct fkt_dev_counters, x)}
+	    F(reads),	     F(writes),	      F(fsyncs), F(flushes),
+	    F(read_bytes),   F(write_bytes),  F(faults), F(read_faults),
+	    F(write_faults), F(fsync_faults), F(rules),
 #undef F
 	};
 	char name[32];
@@ -370,7 +391,7 @@ int fkt_dev_counters(struct fkt_faultdev *d, struct fkt_dev_counters *c)
 	return seen ? 0 : -EIO;
 }
 
-int fkt_dev_wait_faults(struct fkt_faultdev *d, unsigned ops, uint64_t min,
+int fkt_dev_wait_faults(struct fkt_dev *d, unsigned ops, uint64_t min,
 			int timeout_ms)
 {
 	for (int waited = 0;; waited += 5) {
@@ -422,12 +443,12 @@ static int loop_attach(const char *image, int dio, char *name, size_t cap)
 		cfg.fd = (unsigned)img;
 		/* AUTOCLEAR: the device goes with its last opener, so a test
 		 * that dies leaves no loop device once its mount is gone. */
-		cfg.info.lo_flags = LO_FLAGS_AUTOCLEAR |
-				    (dio ? LO_FLAGS_DIRECT_IO : 0);
+		cfg.info.lo_flags =
+		    LO_FLAGS_AUTOCLEAR | (dio ? LO_FLAGS_DIRECT_IO : 0);
 		if (ioctl(lfd, LOOP_CONFIGURE, &cfg) == 0) {
 			r = lfd;
 		} else {
-			r = -errno;	/* EBUSY: someone took it first */
+			r = -errno; /* EBUSY: someone took it first */
 			close(lfd);
 		}
 	}
@@ -444,7 +465,7 @@ int fkt_stack_create(struct fkt_stack *st, const char *type,
 	st->flags = flags;
 	if (!fkt_is_root() || access("/dev/loop-control", F_OK) != 0)
 		return 77;
-	int r = fkt_faultdev_start(&st->dev, size_bytes, type);
+	int r = fkt_dev_start(&st->dev, size_bytes, type);
 	if (r)
 		return r;
 	remember((void **)live_stacks, st);
@@ -506,7 +527,7 @@ void fkt_stack_destroy(struct fkt_stack *st)
 	}
 	if (st->fs.mnt[0])
 		rmdir(st->fs.mnt);
-	fkt_faultdev_stop(&st->dev);
+	fkt_dev_stop(&st->dev);
 	forget((void **)live_stacks, st);
 }
 
@@ -517,8 +538,8 @@ int fkt_fiemap(const char *path, unsigned flags, struct fkt_extent *ext,
 	if (fd < 0)
 		return -errno;
 	enum { BATCH = 128 };
-	size_t size = sizeof(struct fiemap) +
-		      BATCH * sizeof(struct fiemap_extent);
+	size_t size =
+	    sizeof(struct fiemap) + BATCH * sizeof(struct fiemap_extent);
 	struct fiemap *fm = malloc(size);
 	if (!fm) {
 		close(fd);
@@ -551,7 +572,8 @@ int fkt_fiemap(const char *path, unsigned flags, struct fkt_extent *ext,
 				r = -ENODATA;
 				break;
 			}
-			unsigned unw = !!(e->fe_flags & FIEMAP_EXTENT_UNWRITTEN);
+			unsigned unw =
+			    !!(e->fe_flags & FIEMAP_EXTENT_UNWRITTEN);
 			struct fkt_extent *prev = n ? &ext[n - 1] : NULL;
 			if (prev && prev->unwritten == unw &&
 			    prev->file_off + prev->len == e->fe_logical &&

@@ -35,7 +35,8 @@ struct fkt_fs {
  * Make a @size_bytes image at @img, mkfs it as @type (ext4 with -m 0, no
  * root reserve, so ENOSPC comes for real), mount it at @mnt.
  * Returns 0, 77 (not root, no loop devices or no mkfs: skip), or -1.
- * @img may live on another mounted file system (faultdev, say).
+ * @img may live on another mounted file system (the lab disk's FUSE
+ * mount, say).
  */
 int fkt_fs_create(struct fkt_fs *fs, const char *type, const char *img,
 		  uint64_t size_bytes, const char *mnt);
