@@ -51,6 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -174,6 +175,9 @@ static void writer(const char *dir, int big, uint64_t big_bytes,
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
+	/* A killed benchmark takes its writers along: they would hold
+	 * its file systems busy (the next start's cleanup). */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	memset(buf, 0x5a, sizeof(buf));
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)

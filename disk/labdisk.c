@@ -222,7 +222,10 @@ static int umount_dev(const char *dev, int lazy)
 			if (!ok)
 				usleep(100 * 1000);
 		}
-		if (!ok && umount2(mp, MNT_DETACH) != 0) {
+		/* EINVAL: not mounted any more (the daemon's orphan cleanup
+		 * may unmount it at the same time). */
+		if (!ok && errno != EINVAL && errno != ENOENT &&
+		    umount2(mp, MNT_DETACH) != 0 && errno != EINVAL) {
 			int e = errno;
 			cli_error("disk: umount '%s' (on %s): %s", mp, dev,
 				  strerror(e));
