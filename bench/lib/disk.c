@@ -137,15 +137,19 @@ void disk_profile_describe(const struct disk_profile *p, char *buf, size_t len)
 			 p ? p->name : "native");
 		return;
 	}
-	char rate[96];
-	if (p->write_bps || p->write_iops)
-		snprintf(rate, sizeof(rate),
-			 "write %.0f MB/s, %" PRIu64 " write IOPS",
-			 (double)p->write_bps / 1e6, p->write_iops);
-	else
-		snprintf(rate, sizeof(rate), "no timing");
-	snprintf(buf, len, "%s (modelled %s; %s%s)", p->name, p->imitates, rate,
-		 p->slowdown > 1 ? ", after the slowdown" : "");
+	if (!p->write_bps && !p->write_iops) { /* ram: no timing */
+		snprintf(buf, len, "%s (%s)", p->name, p->imitates);
+		return;
+	}
+	char bps[32] = "no write limit", iops[32] = "no IOPS limit";
+	if (p->write_bps)
+		snprintf(bps, sizeof(bps), "write %.0f MB/s",
+			 (double)p->write_bps / 1e6);
+	if (p->write_iops)
+		snprintf(iops, sizeof(iops), "%" PRIu64 " write IOPS",
+			 p->write_iops);
+	snprintf(buf, len, "%s (modelled %s; %s, %s%s)", p->name, p->imitates,
+		 bps, iops, p->slowdown > 1 ? ", after the slowdown" : "");
 }
 
 /* The former profiles' blkio throttles, reset when a stale run of an
@@ -454,13 +458,50 @@ static void dev_numbers(struct disk *d)
 /* A lab disk of @prof for disk @name, named "fkrun-PID-NAME" after its
  * maker: disk_cleanup_stale removes the lab disks whose maker is gone
  * (their daemons outlive a killed run). */
+static uint64_t mem_available(void)
+{
+	FILE *f = fopen("/proc/meminfo", "re");
+	if (!f)
+		return 0;
+	char line[256];
+	unsigned long long kb = 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kb * 1024;
+}
+
 static int make_lab(struct disk *d, const char *name, uint64_t bytes,
 		    const struct disk_profile *prof)
 {
 	char lname[64];
 	snprintf(lname, sizeof(lname), LAB_PREFIX "%ld-%.40s", (long)getpid(),
 		 name);
+	/* A disk bigger than half the free memory keeps its image in
+	 * DIR/NAME.img (sparse) instead of RAM: the model's timing
+	 * stays, the host disk's writeback of the image comes back. */
+	uint64_t avail = mem_available();
+	const char *backing = NULL;
+	if (avail && bytes > avail / 2) {
+		int fd =
+		    open(d->img, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			int e = errno;
+			cli_error("create '%s': %s", d->img, strerror(e));
+			return -e;
+		}
+		close(fd);
+		d->img_made = 1;
+		backing = d->img;
+		char a[32], b[32];
+		cli_warn("a %s lab disk does not fit in half the free memory "
+			 "(MemAvailable %s): its image is '%s'",
+			 cli_human_bytes(bytes, a, sizeof(a)),
+			 cli_human_bytes(avail, b, sizeof(b)), d->img);
+	}
 	struct labdisk_opts o = {
+	    .backing = backing,
 	    .model = prof->model,
 	    .size = (bytes + 4095) & ~(uint64_t)4095,
 	    .slowdown = prof->slowdown,
@@ -474,7 +515,8 @@ static int make_lab(struct disk *d, const char *name, uint64_t bytes,
 		return r;
 	d->lab_made = 1;
 	snprintf(d->dev, sizeof(d->dev), "%s", d->lab.dev);
-	snprintf(d->img, sizeof(d->img), "%s", d->lab.image);
+	if (!backing)
+		snprintf(d->img, sizeof(d->img), "%s", d->lab.image);
 	dev_numbers(d);
 	return 0;
 }
