@@ -20,7 +20,7 @@
 #
 # usage: bench/peers/disk.sh DEVICE
 #        bench/peers/disk.sh --model=MODEL [--slowdown K] [--slc SIZE]
-#                            [--slc-slowdown K2]
+#                            [--slc-slowdown K2] [--seq-slowdown K3]
 #
 # With --model a lab disk (flushkit disk create --model=MODEL --size SIZE
 # --slowdown K) is made for each row, measured and destroyed; its figures
@@ -32,12 +32,19 @@
 # the daemon, not the model, set the figure.  The SLC rows run on a disk
 # of model MODEL:slc=SIZE (the buffer scaled down so that it runs out in
 # seconds; the target scaled the same way) at slowdown K2 (sequential
-# 1 MiB writes need less of it than 4 KiB ones).
+# 1 MiB writes need less of it than 4 KiB ones), and the 1 MiB
+# sequential row at K3 (default K2): at a high K its write buffer would
+# not fill in a short run (nvme), at a low one the host's time per
+# request shows (ssd: use K3 = K).
 #
 # environment:
 #   RUNTIME   seconds per fio job (default 10)
-#   RAMP      seconds of fio ramp before the rows on hdd (default 2);
-#             its random-write rows first fill its cache (16k writes)
+#   RAMP      seconds of fio ramp before the rows on hdd and before the
+#             sequential row on any lab disk (default 2); hdd's
+#             random-write rows first fill its cache (16k writes)
+#   ROWS      only these rows (names: randread-qd1 randread-qdhi
+#             randwrite-qd1 randwrite-qdhi seqwrite-1m fsync-4k flush-seq
+#             flush-rand slc; default all)
 #   SIZE      the lab disk's size (default 2G; the SLC row's is 2 x --slc)
 #   QDHI      the deep queue (default 32; 128 for nvme, as Samsung's
 #             QD32 x 4 threads)
@@ -54,7 +61,7 @@ RUNTIME=${RUNTIME:-10}
 RAMP=${RAMP:-2}
 SIZE=${SIZE:-2G}
 
-model= slowdown=1 slc= slc_slowdown=
+model= slowdown=1 slc= slc_slowdown= seq_slowdown=
 dev=
 while (($#)); do
 	case $1 in
@@ -65,6 +72,8 @@ while (($#)); do
 	--slc=*) slc=${1#*=} ;;
 	--slc-slowdown) slc_slowdown=$2; shift ;;
 	--slc-slowdown=*) slc_slowdown=${1#*=} ;;
+	--seq-slowdown) seq_slowdown=$2; shift ;;
+	--seq-slowdown=*) seq_slowdown=${1#*=} ;;
 	-*) echo "$0: unknown option $1" >&2; exit 2 ;;
 	*) dev=$1 ;;
 	esac
@@ -80,6 +89,7 @@ nvme) QDHI=${QDHI:-128} ;;
 *) QDHI=${QDHI:-32} ;;
 esac
 slc_slowdown=${slc_slowdown:-$slowdown}
+seq_slowdown=${seq_slowdown:-$slc_slowdown}
 out=$(mktemp -d)
 labdev=
 cleanup() {
@@ -119,6 +129,9 @@ disk_down() { # NAME
 row() {
 	local name=$1 spec=$2 k=$3
 	shift 3
+	if [[ -n ${ROWS:-} && " $ROWS " != *" $name "* ]]; then
+		return 0
+	fi
 	if [[ -n $model ]]; then
 		disk_up "$spec" "$k" "${rowsize:-}"
 		"$@"
@@ -163,8 +176,12 @@ row randwrite-qd1 "$model" "$slowdown" prefilled randwrite-qd1 randwrite \
 	4k 1 "${ramp[@]}"
 row randwrite-qdhi "$model" "$slowdown" prefilled randwrite-qdhi \
 	randwrite 4k "$QDHI" "${ramp[@]}"
-row seqwrite-1m "$model" "$slowdown" timed seqwrite-1m write 1M 1 \
-	"${ramp[@]}"
+# 1 MiB sequential: past the write buffer's fill (fk-disk-sim: past the
+# first 256 MiB), so on a lab disk after a ramp of RAMP s.
+seqramp=()
+[[ -n $model ]] && seqramp=(--ramp_time="$RAMP")
+row seqwrite-1m "$model" "$seq_slowdown" timed seqwrite-1m write 1M 1 \
+	"${seqramp[@]}"
 row fsync-4k "$model" "$slowdown" timed fsync-4k randwrite 4k 1 --fsync=1
 
 if [[ -n $model ]]; then
@@ -177,7 +194,7 @@ if [[ -n $model ]]; then
 	row flush-seq "$model" "$slowdown" flushcost flush-seq 1M
 	if [[ $model == hdd ]]; then
 		# 16k random 4 KiB writes take the model 106 s to flush.
-		echo "flush-rand skipped" >>"$out/rows"
+		[[ -z ${ROWS:-} ]] && echo "flush-rand skipped" >>"$out/rows"
 	else
 		row flush-rand "$model" "$slowdown" flushcost flush-rand --random 4K
 	fi
@@ -247,13 +264,15 @@ def add(fig, name, value, unit, up):
     # scale back by the slowdown: rates times k, times divided by k
     res.append((fig, value * k if up else value / k, unit, k, name))
 
-if "randread-qd1" in rows:
-    add("randread 4k QD1", "randread-qd1", fio("randread-qd1")["read"]["iops"], "IOPS", 1)
-    add("randread 4k " + qfig, "randread-qdhi", fio("randread-qdhi")["read"]["iops"], "IOPS", 1)
-    add("randwrite 4k QD1", "randwrite-qd1", fio("randwrite-qd1")["write"]["iops"], "IOPS", 1)
-    add("randwrite 4k " + qfig, "randwrite-qdhi", fio("randwrite-qdhi")["write"]["iops"], "IOPS", 1)
-    add("seqwrite 1M QD1", "seqwrite-1m", fio("seqwrite-1m")["write"]["bw_bytes"] / 1e6, "MB/s", 1)
-    add("fsync 4k write", "fsync-4k", fio("fsync-4k")["sync"]["lat_ns"]["mean"] / 1e6, "ms", 0)
+for fig, name, get, unit, up in (
+        ("randread 4k QD1", "randread-qd1", lambda j: j["read"]["iops"], "IOPS", 1),
+        ("randread 4k " + qfig, "randread-qdhi", lambda j: j["read"]["iops"], "IOPS", 1),
+        ("randwrite 4k QD1", "randwrite-qd1", lambda j: j["write"]["iops"], "IOPS", 1),
+        ("randwrite 4k " + qfig, "randwrite-qdhi", lambda j: j["write"]["iops"], "IOPS", 1),
+        ("seqwrite 1M QD1", "seqwrite-1m", lambda j: j["write"]["bw_bytes"] / 1e6, "MB/s", 1),
+        ("fsync 4k write", "fsync-4k", lambda j: j["sync"]["lat_ns"]["mean"] / 1e6, "ms", 0)):
+    if name in rows:
+        add(fig, name, get(fio(name)), unit, up)
 
 def flushms(name):
     for line in open(os.path.join(out, name + ".txt")):
