@@ -15,9 +15,11 @@
 # environment: RUNTIME (10), RUNS (5), SLOWDOWN (1), ROOTFILE (a 1 GiB
 #   file it makes, /var/tmp/fk-determinism.img), FLUSHKIT (build/flushkit)
 #
-# Before each set the lab disk's write cache is filled (16k random
-# writes), so every run sees the steady state; the root disk's file is
+# Each lab-disk run is on a fresh disk whose write cache is filled
+# first (16k random writes, another seed than the measured job's), so
+# every run starts from the same state; the root disk's file is
 # fallocate'd and attached with direct I/O (losetup --direct-io=on).
+# SETS: only these sets (model-idle root-idle model-loaded root-loaded).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -49,14 +51,28 @@ job() { # DEV NAME [extra]: prints the IOPS
 		"$out/$name.json"
 }
 
-set_of_runs() { # LABEL DEV LOADED
+# One run on a fresh lab disk: the cache filled by 16k random writes
+# (seed 1), then the measured job (seed 2).  A disk kept across runs
+# would not do: what the run rewrites of what is still cached (no seek)
+# depends on how far the destage got before it, i.e. on the history.
+labrun() { # NAME: prints the IOPS; appends the disk's stats to $out/lab
+	lab=$("$FLUSHKIT" disk create --model="$model" --size 1G \
+		--slowdown "$SLOWDOWN")
+	job "$lab" fill --number_ios=16384 --randseed=1 >/dev/null
+	job "$lab" "$1" --time_based --runtime="$RUNTIME" --randseed=2
+	"$FLUSHKIT" disk stats "$lab" >>"$out/lab" 2>/dev/null
+	"$FLUSHKIT" disk destroy "$lab" >/dev/null
+	lab=
+}
+
+set_of_runs() { # LABEL DEV LOADED (DEV "lab": a fresh lab disk a run)
 	local label=$1 dev=$2 loaded=$3 v=()
-	if [[ $dev == "$lab" ]]; then
-		job "$dev" fill --number_ios=16384 >/dev/null
-		"$FLUSHKIT" disk stats "$dev" >"$out/before"
+	if [[ -n ${SETS:-} && " $SETS " != *" $4 "* ]]; then
+		return 0
 	fi
+	: >"$out/lab"
 	if ((loaded)); then
-		stress-ng --cpu 2 --io 1 --timeout $((RUNS * (RUNTIME + 2) + 5)) \
+		stress-ng --cpu 2 --io 1 --timeout $((RUNS * (RUNTIME + 15) + 5)) \
 			>/dev/null 2>&1 &
 		stress=$!
 		sleep 2
@@ -64,7 +80,12 @@ set_of_runs() { # LABEL DEV LOADED
 	local load
 	load=$(cut -d' ' -f1 /proc/loadavg)
 	for ((i = 0; i < RUNS; i++)); do
-		v+=("$(job "$dev" "$label-$i" --time_based --runtime="$RUNTIME")")
+		if [[ $dev == lab ]]; then
+			v+=("$(labrun "run-$i")")
+		else
+			v+=("$(job "$dev" "run-$i" --time_based \
+				--runtime="$RUNTIME" --randseed=2)")
+		fi
 	done
 	local loadend
 	loadend=$(cut -d' ' -f1 /proc/loadavg)
@@ -74,22 +95,21 @@ set_of_runs() { # LABEL DEV LOADED
 		stress=
 	fi
 	local late=""
-	if [[ $dev == "$lab" ]]; then
-		"$FLUSHKIT" disk stats "$dev" >"$out/after"
-		late=$(python3 - "$out/before" "$out/after" <<'PY'
+	if [[ $dev == lab ]]; then
+		late=$(python3 - "$out/lab" <<'PY'
 import sys
-def rd(p):
-    d = {}
-    for l in open(p):
-        f = l.split()
-        if len(f) == 2:
-            d[f[0]] = f[1]
-    return d
-a, b = rd(sys.argv[1]), rd(sys.argv[2])
-n = int(b["replies"]) - int(a["replies"])
-o = int(b["late_over_1ms"]) - int(a["late_over_1ms"])
-print("%d of %d replies >1 ms late, late max %.1f ms (since create), sched_fifo %s/%s"
-      % (o, n, int(b["late_max_ns"]) / 1e6, b["sched_fifo"], b.get("recv_sched_fifo", "?")))
+n = o = mx = 0
+fifo = set()
+for l in open(sys.argv[1]):
+    f = l.split()
+    if len(f) != 2:
+        continue
+    if f[0] == "replies": n += int(f[1])
+    if f[0] == "late_over_1ms": o += int(f[1])
+    if f[0] == "late_max_ns": mx = max(mx, int(f[1]))
+    if f[0] in ("sched_fifo", "recv_sched_fifo"): fifo.add(f[0] + " " + f[1])
+print("%d of %d replies >1 ms late (fills included), late max %.1f ms, %s"
+      % (o, n, mx / 1e6, ", ".join(sorted(fifo))))
 PY
 )
 	fi
@@ -104,13 +124,12 @@ print("| %s | %s | %.1f | %.2f%% | %s -> %s | %s |" % (
 PY
 }
 
-lab=$("$FLUSHKIT" disk create --model="$model" --size 1G --slowdown "$SLOWDOWN")
 rm -f "$ROOTFILE"
 fallocate -l 1G "$ROOTFILE"
 root=$(losetup --find --show --direct-io=on "$ROOTFILE")
 echo "| set | IOPS of each run | mean | CV | load average (start -> end) | daemon |"
 echo "|---|---|---|---|---|---|"
-set_of_runs "$model, idle" "$lab" 0
-set_of_runs "root disk loop, idle" "$root" 0
-set_of_runs "$model, stress-ng --cpu 2 --io 1" "$lab" 1
-set_of_runs "root disk loop, stress-ng --cpu 2 --io 1" "$root" 1
+set_of_runs "$model, idle" lab 0 model-idle
+set_of_runs "root disk loop, idle" "$root" 0 root-idle
+set_of_runs "$model, stress-ng --cpu 2 --io 1" lab 1 model-loaded
+set_of_runs "root disk loop, stress-ng --cpu 2 --io 1" "$root" 1 root-loaded
