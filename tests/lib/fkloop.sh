@@ -13,7 +13,7 @@
 #   fkt_loop_bdi DIR          mm, bdi, ratio of the bdi holding DIR;
 #                             knobs prints "strict_limit ratio"; before
 #                             gets the knobs as they are now
-#   fkt_loop_wait_strict PID  wait (30 s at most) until the bdi has
+#   fkt_loop_wait_strict PID  wait (120 s at most) until the bdi has
 #                             strict_limit 1 while PID runs; 0 if seen
 #
 # At exit the bdi knobs (if fkt_loop_bdi ran) are put back to $before,
@@ -66,7 +66,7 @@ fkt_loop_bdi() {
 
 fkt_loop_wait_strict() {
 	local _
-	for _ in $(seq 1 600); do
+	for _ in $(seq 1 2400); do
 		[ "$(cat "$bdi/strict_limit")" = 1 ] && return 0
 		kill -0 "$1" 2>/dev/null || return 1
 		sleep 0.05
