@@ -46,13 +46,18 @@
  *                    and every later one until poweron.
  *   poweron          the disk comes back: the durable image is served,
  *                    the cache is empty, the model is new (time 0).
+ *   flush ignore     a disk that lies about FLUSH: every later FLUSH
+ *                    succeeds at once and makes nothing durable (the
+ *                    cut tests' negative control); kept across cuts.
+ *   flush honor      FLUSH as the model says (the default).
  * Reading ctl gives faultdev's counter lines, its "rule ..." lines, and
  * the lab disk's: model, slowdown, write_cache, size, powered,
  * queue_depth, queue_depth_max, queue_depth_mean, requests, merges,
  * cache_bytes, cache_limit (the model's), model_cache_bytes, busy_ns,
  * seeks, slc_used, slc_limit, replies, late_max_ns, late_mean_ns,
  * late_over_1ms, cpu_ns, wall_ns, sched_fifo, m2_violations, cuts,
- * cut_mode, cut_seed, cut_kept_blocks, cut_lost_blocks.  A snapshot is
+ * cut_mode, cut_seed, cut_kept_blocks, cut_lost_blocks, flush_ignore,
+ * flushes_ignored.  A snapshot is
  * taken at open, so one read sequence is consistent.
  *
  * Options kept from faultdev: -f (else daemonize once mounted),
@@ -151,6 +156,9 @@ static struct {
 	uint64_t requests, replies, late_max, late_sum, late_1ms;
 	uint64_t m2_violations, cuts, cut_seed, cut_kept, cut_lost;
 	const char *cut_mode;
+	int flush_ignore;	  /* ctl "flush ignore": FLUSH acknowledged
+				   * at once, nothing made durable */
+	uint64_t flushes_ignored; /* FLUSHes so acknowledged */
 	uint64_t start_ns;
 	int sched_fifo;
 	struct fuse_session *se;
@@ -495,6 +503,15 @@ static void image_fsync(fuse_req_t req)
 	int err = dev.powered ? fault_account(&dev.faults, FAULT_OP_FSYNC, 0, 0)
 			      : EIO;
 	struct io *io = NULL;
+	if (!err && dev.flush_ignore) {
+		/* A disk that lies: the FLUSH succeeds, the cache stays
+		 * as volatile as it was (the negative control of the cut
+		 * tests). */
+		dev.flushes_ignored++;
+		pthread_mutex_unlock(&dev.lock);
+		fuse_reply_err(req, 0);
+		return;
+	}
 	if (!err) {
 		io = calloc(1, sizeof(*io));
 		if (!io)
@@ -618,6 +635,15 @@ static int control_line(char *line, struct replies *rs)
 		}
 		return -EINVAL;
 	}
+	if (n == 2 && !strcmp(tok[0], "flush")) {
+		if (!strcmp(tok[1], "ignore"))
+			dev.flush_ignore = 1;
+		else if (!strcmp(tok[1], "honor"))
+			dev.flush_ignore = 0;
+		else
+			return -EINVAL;
+		return 0;
+	}
 	if (n == 1 && !strcmp(tok[0], "poweron")) {
 		if (dev.powered)
 			return 0;
@@ -688,7 +714,8 @@ static struct snap *status(void)
 	    "\ncpu_ns %" PRIu64 "\nwall_ns %" PRIu64 "\nsched_fifo %d\n"
 	    "m2_violations %" PRIu64 "\ncuts %" PRIu64 "\ncut_mode %s\n"
 	    "cut_seed %" PRIu64 "\ncut_kept_blocks %" PRIu64
-	    "\ncut_lost_blocks %" PRIu64 "\n",
+	    "\ncut_lost_blocks %" PRIu64 "\nflush_ignore %d\n"
+	    "flushes_ignored %" PRIu64 "\n",
 	    dev.model_spec, dev.slowdown, dev.write_cache, dev.size,
 	    dev.powered, dev.qd, dev.qd_max,
 	    wall ? (double)dev.qd_area / (double)wall : 0.0, dev.requests,
@@ -696,7 +723,8 @@ static struct snap *status(void)
 	    ms.busy_ns, ms.seeks, ms.slc_used, ms.slc_limit, dev.replies,
 	    dev.late_max, dev.replies ? dev.late_sum / dev.replies : 0,
 	    dev.late_1ms, cpu, wall, dev.sched_fifo, dev.m2_violations,
-	    dev.cuts, dev.cut_mode, dev.cut_seed, dev.cut_kept, dev.cut_lost);
+	    dev.cuts, dev.cut_mode, dev.cut_seed, dev.cut_kept, dev.cut_lost,
+	    dev.flush_ignore, dev.flushes_ignored);
 	pthread_mutex_unlock(&dev.lock);
 	fclose(f);
 	return s;

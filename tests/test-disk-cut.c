@@ -10,7 +10,10 @@
  *            same seed;
  *   reorder  flushed new, unflushed old or new, the same for the same
  *            seed, and over a few seeds both kept and lost writes.
- * While cut, requests fail with EIO.  Needs root, /dev/fuse, loop
+ * While cut, requests fail with EIO.  With "flush ignore" (the cut
+ * tests' negative control) an fsync succeeds and makes nothing durable:
+ * every block written after the last honoured FLUSH is lost at a drop
+ * cut; "flush honor" restores the contract.  Needs root, /dev/fuse, loop
  * devices and the built flushkit-diskd (77 otherwise).
  */
 #include "fktest.h"
@@ -206,6 +209,43 @@ int main(void)
 	printf("reorder over 4 seeds: %u unflushed blocks kept, %u lost\n",
 	       kept, lost);
 	CHECK_EQ(stat_u64("m2_violations"), 0);
+
+	/* A disk that ignores FLUSH: the fsync'ed overwrite is lost. */
+	{
+		int fd = open(disk.dev, O_RDWR | O_DIRECT | O_CLOEXEC);
+		CHECK(fd >= 0);
+		CHECK(write_blocks(fd, 0, NBLK, 1) == 0);
+		CHECK(fsync(fd) == 0); /* honoured: gen 1 durable */
+		CHECK(labdisk_ctl(&disk, "flush ignore\n") == 0);
+		CHECK_EQ(stat_u64("flush_ignore"), 1);
+		uint64_t ign = stat_u64("flushes_ignored");
+		CHECK(write_blocks(fd, 0, NBLK, 2) == 0);
+		CHECK(fsync(fd) == 0); /* succeeds: nothing durable */
+		CHECK(stat_u64("flushes_ignored") > ign);
+		close(fd);
+		CHECK(labdisk_ctl(&disk, "cut drop 5\npoweron\n") == 0);
+		fd = open(disk.dev, O_RDWR | O_DIRECT | O_CLOEXEC);
+		CHECK(fd >= 0);
+		read_blocks(fd, s1);
+		close(fd);
+		for (unsigned i = 0; i < NBLK; i++)
+			CHECK_EQ(s1[i], 0); /* all old: the fsync lied */
+		CHECK(labdisk_ctl(&disk, "flush bogus\n") == -EINVAL);
+		CHECK(labdisk_ctl(&disk, "flush honor\n") == 0);
+		CHECK_EQ(stat_u64("flush_ignore"), 0);
+		/* Honoured again: the same sequence keeps gen 2. */
+		int s3[NBLK];
+		fd = open(disk.dev, O_RDWR | O_DIRECT | O_CLOEXEC);
+		CHECK(write_blocks(fd, 0, NBLK, 2) == 0);
+		CHECK(fsync(fd) == 0);
+		close(fd);
+		CHECK(labdisk_ctl(&disk, "cut drop 5\npoweron\n") == 0);
+		fd = open(disk.dev, O_RDWR | O_DIRECT | O_CLOEXEC);
+		read_blocks(fd, s3);
+		close(fd);
+		for (unsigned i = 0; i < NBLK; i++)
+			CHECK_EQ(s3[i], 1);
+	}
 	cleanup();
 	return fkt_done();
 }
