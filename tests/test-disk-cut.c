@@ -13,8 +13,9 @@
  * While cut, requests fail with EIO.  With "flush ignore" (the cut
  * tests' negative control) an fsync succeeds and makes nothing durable:
  * every block written after the last honoured FLUSH is lost at a drop
- * cut; "flush honor" restores the contract.  Needs root, /dev/fuse, loop
- * devices and the built flushkit-diskd (77 otherwise).
+ * cut; "flush honor" restores the contract.  An armed cut ("cut drop
+ * SEED flush N") happens as the N-th FLUSH arrives, which fails.  Needs root,
+ * /dev/fuse, loop devices and the built flushkit-diskd (77 otherwise).
  */
 #include "fktest.h"
 #include "labdisk.h"
@@ -245,6 +246,33 @@ int main(void)
 		close(fd);
 		for (unsigned i = 0; i < NBLK; i++)
 			CHECK_EQ(s3[i], 1);
+	}
+	/* An armed cut: at the 2nd FLUSH from now, before it is done. */
+	{
+		int fd = open(disk.dev, O_RDWR | O_DIRECT | O_CLOEXEC);
+		CHECK(fd >= 0);
+		CHECK(write_blocks(fd, 0, NBLK, 1) == 0);
+		CHECK(fsync(fd) == 0);
+		CHECK(labdisk_ctl(&disk, "cut drop 9 flush 2\n") == 0);
+		CHECK_EQ(stat_u64("cut_armed"), 2);
+		CHECK(write_blocks(fd, 0, NBLK / 2, 2) == 0);
+		CHECK(fsync(fd) == 0); /* the 1st: honoured */
+		CHECK_EQ(stat_u64("cut_armed"), 1);
+		CHECK_EQ(stat_u64("powered"), 1);
+		CHECK(write_blocks(fd, NBLK / 2, NBLK, 2) == 0);
+		errno = 0;
+		CHECK(fsync(fd) < 0 && errno == EIO); /* the 2nd: the cut */
+		CHECK_EQ(stat_u64("powered"), 0);
+		CHECK_EQ(stat_u64("cut_armed"), 0);
+		CHECK_EQ(stat_u64("cut_lost_blocks"), NBLK / 2);
+		close(fd);
+		CHECK(labdisk_ctl(&disk, "poweron\n") == 0);
+		fd = open(disk.dev, O_RDWR | O_DIRECT | O_CLOEXEC);
+		read_blocks(fd, s1);
+		close(fd);
+		for (unsigned i = 0; i < NBLK; i++)
+			CHECK_EQ(s1[i], i < NBLK / 2 ? 1 : 0);
+		CHECK(labdisk_ctl(&disk, "cut drop 9 flush 0\n") == -EINVAL);
 	}
 	cleanup();
 	return fkt_done();
