@@ -7,6 +7,7 @@
  */
 #include "fkloop.h"
 #include "disk.h"
+#include "fkcut.h"
 #include "fktest.h"
 
 #include <errno.h>
@@ -84,6 +85,8 @@ int fkt_fs_mount(struct fkt_fs *fs)
 {
 	if (fs->mounted)
 		return 0;
+	if (fs->cut && fkt_cut_restore(fs))
+		return -1;
 	if (fs->blkdev[0]) {
 		if (fkt_sh("mount -t %s%s%s '%s' '%s'", fs->type,
 			   fs->opts[0] ? " -o " : "", fs->opts, fs->blkdev,
@@ -128,6 +131,8 @@ int fkt_fs_umount(struct fkt_fs *fs)
 
 int fkt_fs_goingdown(struct fkt_fs *fs, uint32_t how)
 {
+	if (fs->cut && how == FKT_GOINGDOWN_NOLOGFLUSH)
+		return fkt_cut_power(fs);
 	int fd = open(fs->mnt, O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
 		return -errno;
@@ -154,6 +159,7 @@ void fkt_fs_destroy(struct fkt_fs *fs)
 	if (fs->mounted && fkt_fs_umount(fs) != 0)
 		umount2(fs->mnt, MNT_DETACH);
 	fs->mounted = 0;
+	fkt_cut_destroy(fs);
 	if (fs->img[0]) {
 		/* Detach a loop device left behind by a failed autoclear. */
 		disk_loop_detach_file(fs->img);
