@@ -56,6 +56,11 @@ int fkt_cut_opts_env(struct fkt_cut_opts *o, uint64_t seed)
 			return -1;
 		}
 	}
+	/* A disk that ignores FLUSH and keeps a random part of its cache
+	 * leaves a file system that may not mount at all; the control's
+	 * default is drop: the image as at the window's start. */
+	if (o->flush_ignore && !o->mode)
+		o->mode = "drop";
 	const char *c = getenv("FK_CUT");
 	return c && !strcmp(c, "disk");
 }

@@ -39,7 +39,9 @@
  * Environment (fkt_cut_opts_env): FK_CUT=disk chooses the lab disk in
  * the tests that also run FS_IOC_GOINGDOWN (test-tree-powercut);
  * FK_CUT_MODE drop|subset|reorder|mixed (mixed: drawn per cut, the
- * default); FK_CUT_FLUSH=ignore the negative control.
+ * default); FK_CUT_FLUSH=ignore the negative control (mode drop unless
+ * FK_CUT_MODE says otherwise: a disk that ignores FLUSH and keeps part
+ * of its cache may leave a file system that does not mount).
  *
  * Needs root, /dev/fuse, loop devices, the built flushkit-diskd (77
  * otherwise).  Not thread-safe; a forked child may cut (its line and
