@@ -557,6 +557,7 @@ static void cmp_tree(struct cmp *c, const char *sdir, const char *ddir)
 		return;
 	}
 	unsigned src_names = 0, missing = 0;
+	char first_missing[300] = "";
 	struct dirent *de;
 	char sp[PATH_MAX], dp[PATH_MAX];
 	while ((de = readdir(d))) {
@@ -571,7 +572,13 @@ static void cmp_tree(struct cmp *c, const char *sdir, const char *ddir)
 			continue;
 		}
 		if (lstat(dp, &ds) != 0) {
-			missing++;
+			if (!missing++)
+				snprintf(first_missing, sizeof(first_missing),
+					 "%s (%s)", de->d_name,
+					 S_ISREG(ss.st_mode)   ? "file"
+					 : S_ISLNK(ss.st_mode) ? "symlink"
+					 : S_ISDIR(ss.st_mode) ? "directory"
+							       : "special");
 			if (S_ISREG(ss.st_mode))
 				c->files_missing++;
 			if (c->full)
@@ -640,8 +647,9 @@ static void cmp_tree(struct cmp *c, const char *sdir, const char *ddir)
 			nr_rule2_btrfs++;
 			printf(
 			    "    btrfs, rule 2 does not hold (known): %s has "
-			    "its source's mtime, names missing\n",
-			    ddir);
+			    "its source's mtime, %u names missing, the "
+			    "first %s\n",
+			    ddir, missing, first_missing);
 		} else if (claims_complete)
 			problem(c,
 				"INCOMPLETE DIRECTORY LOOKS COMPLETE "
