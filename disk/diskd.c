@@ -48,14 +48,23 @@
  *                    and every later one until poweron.
  *   poweron          the disk comes back: the durable image is served,
  *                    the cache is empty, the model is new (time 0).
+ *   cut MODE SEED flush N
+ *                    the same cut, armed: it happens as the N-th FLUSH
+ *                    from now arrives (that FLUSH fails with EIO), the
+ *                    cache full of what was written before it; stat
+ *                    cut_armed counts down (0: none armed).
+ *   flush ignore     a disk that lies about FLUSH: every later FLUSH
+ *                    succeeds at once and makes nothing durable (the
+ *                    cut tests' negative control); kept across cuts.
+ *   flush honor      FLUSH as the model says (the default).
  * Reading ctl gives fault.h's counter lines, its "rule ..." lines, and
  * the lab disk's: model, slowdown, write_cache, size, powered,
  * queue_depth, queue_depth_max, queue_depth_mean, requests, merges,
  * cache_bytes, cache_limit (the model's), model_cache_bytes, busy_ns,
  * seeks, slc_used, slc_limit, replies, late_max_ns, late_mean_ns,
  * late_over_1ms, cpu_ns, wall_ns, sched_fifo, recv_sched_fifo,
- * m2_violations, cuts,
- * cut_mode, cut_seed, cut_kept_blocks, cut_lost_blocks.  A snapshot is
+ * m2_violations, cuts, cut_mode, cut_seed, cut_kept_blocks,
+ * cut_lost_blocks, flush_ignore, flushes_ignored, cut_armed.  A snapshot is
  * taken at open, so one read sequence is consistent.
  *
  * Options for the program that starts it (labdisk.c, the fault tests'
@@ -155,6 +164,14 @@ static struct {
 	uint64_t requests, replies, late_max, late_sum, late_1ms;
 	uint64_t m2_violations, cuts, cut_seed, cut_kept, cut_lost;
 	const char *cut_mode;
+	int flush_ignore;	  /* ctl "flush ignore": FLUSH acknowledged
+				   * at once, nothing made durable */
+	uint64_t flushes_ignored; /* FLUSHes so acknowledged */
+	/* ctl "cut MODE SEED flush N": the cut armed at the N-th FLUSH
+	 * from now (cut_armed counts down; 0: none). */
+	uint64_t cut_armed, arm_seed;
+	enum bcache_cut arm_mode;
+	const char *arm_name;
 	uint64_t start_ns;
 	int sched_fifo, recv_sched_fifo;
 	struct fuse_session *se;
@@ -492,6 +509,9 @@ static void image_write(fuse_req_t req, const char *buf, size_t size, off_t off)
 	submitted();
 }
 
+static int power_cut(enum bcache_cut mode, const char *name, uint64_t seed,
+		     struct replies *rs);
+
 static void image_fsync(fuse_req_t req)
 {
 	pthread_mutex_lock(&dev.lock);
@@ -499,6 +519,26 @@ static void image_fsync(fuse_req_t req)
 	int err = dev.powered ? fault_account(&dev.faults, FAULT_OP_FSYNC, 0, 0)
 			      : EIO;
 	struct io *io = NULL;
+	if (!err && dev.cut_armed && --dev.cut_armed == 0) {
+		/* The armed cut: the power goes as this FLUSH arrives, with
+		 * everything written before it still in the cache. */
+		struct replies rs = {0};
+		power_cut(dev.arm_mode, dev.arm_name, dev.arm_seed, &rs);
+		pthread_mutex_unlock(&dev.lock);
+		send_replies(&rs);
+		free(rs.v);
+		fuse_reply_err(req, EIO);
+		return;
+	}
+	if (!err && dev.flush_ignore) {
+		/* A disk that lies: the FLUSH succeeds, the cache stays
+		 * as volatile as it was (the negative control of the cut
+		 * tests). */
+		dev.flushes_ignored++;
+		pthread_mutex_unlock(&dev.lock);
+		fuse_reply_err(req, 0);
+		return;
+	}
 	if (!err) {
 		io = calloc(1, sizeof(*io));
 		if (!io)
@@ -565,6 +605,7 @@ static int power_cut(enum bcache_cut mode, const char *name, uint64_t seed,
 			   &dev.cut_lost);
 	}
 	dev.cuts++;
+	dev.cut_armed = 0;
 	dev.cut_mode = name;
 	dev.cut_seed = seed;
 	return 0;
@@ -591,12 +632,18 @@ static int control_line(char *line, struct replies *rs)
 	int r = fault_control(&dev.faults, line);
 	if (r <= 0)
 		return r;
-	char *tok[4];
+	char *tok[6];
 	int n = 0;
 	char *save = NULL;
-	for (char *t = strtok_r(copy, " \t\r", &save); t && n < 4;
+	for (char *t = strtok_r(copy, " \t\r", &save); t && n < 6;
 	     t = strtok_r(NULL, " \t\r", &save))
 		tok[n++] = t;
+	uint64_t at_flush = 0;
+	if (n == 5 && !strcmp(tok[0], "cut") && !strcmp(tok[3], "flush")) {
+		if (parse_seed(tok[4], &at_flush) || !at_flush)
+			return -EINVAL;
+		n = 3;
+	}
 	if (n >= 2 && n <= 3 && !strcmp(tok[0], "cut")) {
 		static const struct {
 			const char *name;
@@ -617,10 +664,28 @@ static int control_line(char *line, struct replies *rs)
 				seed = (uint64_t)ts.tv_sec * 1000000000ull +
 				       (uint64_t)ts.tv_nsec;
 			}
+			if (at_flush) {
+				if (!dev.powered)
+					return -EIO;
+				dev.cut_armed = at_flush;
+				dev.arm_mode = modes[i].mode;
+				dev.arm_name = modes[i].name;
+				dev.arm_seed = seed;
+				return 0;
+			}
 			return power_cut(modes[i].mode, modes[i].name, seed,
 					 rs);
 		}
 		return -EINVAL;
+	}
+	if (n == 2 && !strcmp(tok[0], "flush")) {
+		if (!strcmp(tok[1], "ignore"))
+			dev.flush_ignore = 1;
+		else if (!strcmp(tok[1], "honor"))
+			dev.flush_ignore = 0;
+		else
+			return -EINVAL;
+		return 0;
 	}
 	if (n == 1 && !strcmp(tok[0], "poweron")) {
 		if (dev.powered)
@@ -693,7 +758,8 @@ static struct snap *status(void)
 	    "recv_sched_fifo %d\n"
 	    "m2_violations %" PRIu64 "\ncuts %" PRIu64 "\ncut_mode %s\n"
 	    "cut_seed %" PRIu64 "\ncut_kept_blocks %" PRIu64
-	    "\ncut_lost_blocks %" PRIu64 "\n",
+	    "\ncut_lost_blocks %" PRIu64 "\nflush_ignore %d\n"
+	    "flushes_ignored %" PRIu64 "\ncut_armed %" PRIu64 "\n",
 	    dev.model_spec, dev.slowdown, dev.write_cache, dev.size,
 	    dev.powered, dev.qd, dev.qd_max,
 	    wall ? (double)dev.qd_area / (double)wall : 0.0, dev.requests,
@@ -702,7 +768,8 @@ static struct snap *status(void)
 	    dev.late_max, dev.replies ? dev.late_sum / dev.replies : 0,
 	    dev.late_1ms, cpu, wall, dev.sched_fifo, dev.recv_sched_fifo,
 	    dev.m2_violations, dev.cuts, dev.cut_mode, dev.cut_seed,
-	    dev.cut_kept, dev.cut_lost);
+	    dev.cut_kept, dev.cut_lost, dev.flush_ignore, dev.flushes_ignored,
+	    dev.cut_armed);
 	pthread_mutex_unlock(&dev.lock);
 	fclose(f);
 	return s;

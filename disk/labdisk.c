@@ -69,7 +69,8 @@ int labdisk_daemon_path(char *path, size_t cap)
 		if (slash) {
 			slash[1] = 0;
 			if (try_exec(path, cap, "%s%s", self, DISKD_NAME) ||
-			    try_exec(path, cap, "%s../%s", self, DISKD_NAME))
+			    try_exec(path, cap, "%s../%s", self, DISKD_NAME) ||
+			    try_exec(path, cap, "%s../../%s", self, DISKD_NAME))
 				return 0;
 #ifdef FK_PRELOAD_RELDIR
 			if (try_exec(path, cap, "%s../%s/" DISKD_NAME, self,

@@ -25,8 +25,9 @@
  * removes the directory.
  *
  * The daemon is found as `flushkit exec` finds its shim: $FLUSHKIT_DISKD,
- * else flushkit-diskd next to the running program (or one directory up:
- * the tests in BUILD/tests), else BINDIR/../LIBDIR/flushkit/, else the
+ * else flushkit-diskd next to the running program (or one or two
+ * directories up: the tests in BUILD/tests, the test tools in
+ * BUILD/tests/tools), else BINDIR/../LIBDIR/flushkit/, else the
  * configured LIBDIR/flushkit/.
  *
  * Every function returns 0 (or a count) or -errno and prints what

@@ -8,11 +8,27 @@
 #   2. power cut during TPC-B, ext4 and xfs       200 trials each
 #   3. crash during recovery (kill -9; power cut on ext4 and xfs)
 #                                                 200 trials each
+#   4. power cuts that lose the disk's write cache (tests/lib/fkcut.h: a
+#      lab disk, ram model, write cache on; cut modes drop, subset,
+#      reorder drawn per cut), ext4, xfs and btrfs:
+#      store during TPC-B (random moment, N-th FLUSH, after a WAL
+#      fsync, mid-checkpoint, after a rename)      500 trials each
+#      store, cut again during recovery              100 trials each
+#      cp and sync, every method (test-tree-powercut FK_CUT=disk)
+#                                      FK_TRIALS=8 (about 120 each)
+#      durable-replace and flushkit exec (test-cut-files)
+#                                                    150 + 150 each
+#   5. the negative control: the same with the disk ignoring FLUSH
+#      (store, cp/sync, durable-replace on ext4): must lose data in
+#      >= 90% of the trials that can (reported as a loss rate)
 # Counts can be changed with TORTURE_KILL, TORTURE_POWERCUT,
-# TORTURE_RECOVERY; FK_TEST_SEED fixes the seed of every run.  Needs
-# root for the power cuts (those runs are reported as skipped
-# otherwise).  Logs: BUILD_DIR/torture-logs/.  Prints one line per run
-# (trials, failures, seconds) and exits 1 if any trial failed.
+# TORTURE_RECOVERY, TORTURE_CUT, TORTURE_CUT_RECOVERY, TORTURE_CUT_TREE,
+# TORTURE_CUT_FILES, TORTURE_CONTROL; TORTURE_SETS (default
+# "kill,powercut,recovery,cut,control") chooses the parts; FK_TEST_SEED
+# fixes the seed of every run.  Needs root for the power cuts (those
+# runs are reported as skipped otherwise).  Logs: BUILD_DIR/torture-logs/.
+# Prints one line per run (trials, failures, seconds) and exits 1 if
+# any trial failed or a negative control lost data in < 90%.
 set -u
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -27,6 +43,13 @@ kill_n=${TORTURE_KILL:-1000}
 cut_n=${TORTURE_POWERCUT:-200}
 rec_n=${TORTURE_RECOVERY:-200}
 seed=${FK_TEST_SEED:-$(date +%s)}
+cutn=${TORTURE_CUT:-500}
+cut_rec_n=${TORTURE_CUT_RECOVERY:-100}
+cut_tree_n=${TORTURE_CUT_TREE:-8}
+cut_files_n=${TORTURE_CUT_FILES:-150}
+control_n=${TORTURE_CONTROL:-50}
+sets=${TORTURE_SETS:-kill,powercut,recovery,cut,control}
+has() { case ",$sets," in *",$1,"*) return 0;; esac; return 1; }
 
 status=0
 summary=()
@@ -50,18 +73,103 @@ run() {		# label logname args...
 	echo "${summary[-1]}"
 }
 
+# A test program with its environment: label logname env... -- prog
+runenv() {
+	local label=$1 log=$logs/$2.log
+	shift 2
+	local envs=()
+	while [ "$1" != -- ]; do envs+=("$1"); shift; done
+	shift
+	local start=$SECONDS
+	env FK_TEST_SEED="$seed" "${envs[@]}" "$@" >"$log" 2>&1
+	local rc=$?
+	local line
+	line=$(grep -E '^trials: [0-9]+, failed: [0-9]+' "$log" | tail -n 1)
+	case $rc in
+	0) ;;
+	77) line="skipped (needs root, /dev/fuse and loop devices)";;
+	*) status=1
+	   [ -n "$line" ] || line="did not finish (exit $rc)"
+	   grep -E 'FAIL' "$log" | head -n 5 | sed 's/^/    /' >&2;;
+	esac
+	summary+=("$(printf '%-44s %s [%d s wall, seed %s, %s]' "$label" \
+		"$line" $((SECONDS - start)) "$seed" "$log")")
+	echo "${summary[-1]}"
+}
+
+# A negative control: the run must fail; the rate is LOST of N from
+# the line matching REGEX (the first two numbers after its first colon:
+# N then LOST, or LOST then N).
+control() {	# label logname order regex cmd...
+	local label=$1 log=$logs/$2.log order=$3 re=$4
+	shift 4
+	local start=$SECONDS
+	env FK_TEST_SEED="$seed" "$@" >"$log" 2>&1
+	local nums n lost
+	nums=$(grep -E "$re" "$log" | tail -n 1 | sed -E 's/^[^:]*://' |
+		grep -oE '[0-9]+' | head -n 2)
+	if [ "$order" = n-lost ]; then
+		n=$(echo "$nums" | sed -n 1p); lost=$(echo "$nums" | sed -n 2p)
+	else
+		lost=$(echo "$nums" | sed -n 1p); n=$(echo "$nums" | sed -n 2p)
+	fi
+	local line="lost data in ${lost:-?} of ${n:-?} trials"
+	if [ -z "$n" ] || [ "$n" = 0 ] || [ $((10 * lost)) -lt $((9 * n)) ]; then
+		status=1
+		line="$line: BELOW 90%"
+	fi
+	summary+=("$(printf '%-44s %s [%d s wall, seed %s, %s]' "$label" \
+		"$line" $((SECONDS - start)) "$seed" "$log")")
+	echo "${summary[-1]}"
+}
+
 t0=$SECONDS
+if has kill; then
 run "1. kill -9 during TPC-B:" kill --fault kill --trials "$kill_n"
+fi
+if has powercut; then
 run "2. power cut during TPC-B, ext4:" powercut-ext4 \
 	--fault powercut --fs ext4 --trials "$cut_n"
 run "2. power cut during TPC-B, xfs:" powercut-xfs \
 	--fault powercut --fs xfs --trials "$cut_n"
+fi
+if has recovery; then
 run "3. crash (kill -9) during recovery:" recovery-kill \
 	--fault recovery-kill --trials "$rec_n"
 run "3. crash (power cut) during recovery, ext4:" recovery-powercut-ext4 \
 	--fault recovery-powercut --fs ext4 --trials "$rec_n"
 run "3. crash (power cut) during recovery, xfs:" recovery-powercut-xfs \
 	--fault recovery-powercut --fs xfs --trials "$rec_n"
+fi
+if has cut; then
+for fs in ext4 xfs btrfs; do
+	run "4. cache-loss cut during TPC-B, $fs:" cut-store-$fs \
+		--fault powercut --fs $fs --cut disk --trials "$cutn"
+	run "4. cache-loss cut during recovery, $fs:" cut-recovery-$fs \
+		--fault recovery-powercut --fs $fs --cut disk \
+		--trials "$cut_rec_n"
+done
+runenv "4. cache-loss cuts, cp and sync:" cut-tree \
+	FK_CUT=disk FK_TREECUT_KINDS=regression,cp,sync \
+	FK_TRIALS="$cut_tree_n" -- "$build/tests/test-tree-powercut"
+runenv "4. cache-loss cuts, durable-replace, exec:" cut-files \
+	FK_TRIALS="$cut_files_n" -- "$build/tests/test-cut-files"
+fi
+if has control; then
+control "5. control (FLUSH ignored), store, ext4:" control-store n-lost \
+	'^trials whose cut workload acknowledged a commit' \
+	"$tool" --fault powercut --fs ext4 --cut disk --flush-ignore \
+	--cut-mode drop --trials "$control_n"
+control "5. control (FLUSH ignored), cp and sync:" control-tree n-lost \
+	'^cut right after exit 0: [0-9]+ trials' \
+	FK_CUT=disk FK_CUT_FLUSH=ignore FK_TREECUT_FS=ext4 \
+	FK_TREECUT_KINDS=cp,sync FK_TRIALS=$(( (control_n + 8) / 9 )) \
+	"$build/tests/test-tree-powercut"
+control "5. control (FLUSH ignored), replace:" control-files lost-n \
+	'^negative control: [0-9]+ of [0-9]+' \
+	FK_CUT_FLUSH=ignore FK_CUTFILES_FS=ext4 FK_TRIALS="$control_n" \
+	"$build/tests/test-cut-files"
+fi
 echo "---"
 for l in "${summary[@]}"; do echo "$l"; done
 echo "total: $((SECONDS - t0)) s"

@@ -10,8 +10,12 @@
  *            same seed;
  *   reorder  flushed new, unflushed old or new, the same for the same
  *            seed, and over a few seeds both kept and lost writes.
- * While cut, requests fail with EIO.  Needs root, /dev/fuse, loop
- * devices and the built flushkit-diskd (77 otherwise).
+ * While cut, requests fail with EIO.  With "flush ignore" (the cut
+ * tests' negative control) an fsync succeeds and makes nothing durable:
+ * every block written after the last honoured FLUSH is lost at a drop
+ * cut; "flush honor" restores the contract.  An armed cut ("cut drop
+ * SEED flush N") happens as the N-th FLUSH arrives, which fails.  Needs root,
+ * /dev/fuse, loop devices and the built flushkit-diskd (77 otherwise).
  */
 #include "fktest.h"
 #include "labdisk.h"
@@ -206,6 +210,70 @@ int main(void)
 	printf("reorder over 4 seeds: %u unflushed blocks kept, %u lost\n",
 	       kept, lost);
 	CHECK_EQ(stat_u64("m2_violations"), 0);
+
+	/* A disk that ignores FLUSH: the fsync'ed overwrite is lost. */
+	{
+		int fd = open(disk.dev, O_RDWR | O_DIRECT | O_CLOEXEC);
+		CHECK(fd >= 0);
+		CHECK(write_blocks(fd, 0, NBLK, 1) == 0);
+		CHECK(fsync(fd) == 0); /* honoured: gen 1 durable */
+		CHECK(labdisk_ctl(&disk, "flush ignore\n") == 0);
+		CHECK_EQ(stat_u64("flush_ignore"), 1);
+		uint64_t ign = stat_u64("flushes_ignored");
+		CHECK(write_blocks(fd, 0, NBLK, 2) == 0);
+		CHECK(fsync(fd) == 0); /* succeeds: nothing durable */
+		CHECK(stat_u64("flushes_ignored") > ign);
+		close(fd);
+		CHECK(labdisk_ctl(&disk, "cut drop 5\npoweron\n") == 0);
+		fd = open(disk.dev, O_RDWR | O_DIRECT | O_CLOEXEC);
+		CHECK(fd >= 0);
+		read_blocks(fd, s1);
+		close(fd);
+		for (unsigned i = 0; i < NBLK; i++)
+			CHECK_EQ(s1[i], 0); /* all old: the fsync lied */
+		CHECK(labdisk_ctl(&disk, "flush bogus\n") == -EINVAL);
+		CHECK(labdisk_ctl(&disk, "flush honor\n") == 0);
+		CHECK_EQ(stat_u64("flush_ignore"), 0);
+		/* Honoured again: the same sequence keeps gen 2. */
+		int s3[NBLK];
+		fd = open(disk.dev, O_RDWR | O_DIRECT | O_CLOEXEC);
+		CHECK(write_blocks(fd, 0, NBLK, 2) == 0);
+		CHECK(fsync(fd) == 0);
+		close(fd);
+		CHECK(labdisk_ctl(&disk, "cut drop 5\npoweron\n") == 0);
+		fd = open(disk.dev, O_RDWR | O_DIRECT | O_CLOEXEC);
+		read_blocks(fd, s3);
+		close(fd);
+		for (unsigned i = 0; i < NBLK; i++)
+			CHECK_EQ(s3[i], 1);
+	}
+	/* An armed cut: at the 2nd FLUSH from now, before it is done. */
+	{
+		int fd = open(disk.dev, O_RDWR | O_DIRECT | O_CLOEXEC);
+		CHECK(fd >= 0);
+		CHECK(write_blocks(fd, 0, NBLK, 1) == 0);
+		CHECK(fsync(fd) == 0);
+		CHECK(labdisk_ctl(&disk, "cut drop 9 flush 2\n") == 0);
+		CHECK_EQ(stat_u64("cut_armed"), 2);
+		CHECK(write_blocks(fd, 0, NBLK / 2, 2) == 0);
+		CHECK(fsync(fd) == 0); /* the 1st: honoured */
+		CHECK_EQ(stat_u64("cut_armed"), 1);
+		CHECK_EQ(stat_u64("powered"), 1);
+		CHECK(write_blocks(fd, NBLK / 2, NBLK, 2) == 0);
+		errno = 0;
+		CHECK(fsync(fd) < 0 && errno == EIO); /* the 2nd: the cut */
+		CHECK_EQ(stat_u64("powered"), 0);
+		CHECK_EQ(stat_u64("cut_armed"), 0);
+		CHECK_EQ(stat_u64("cut_lost_blocks"), NBLK / 2);
+		close(fd);
+		CHECK(labdisk_ctl(&disk, "poweron\n") == 0);
+		fd = open(disk.dev, O_RDWR | O_DIRECT | O_CLOEXEC);
+		read_blocks(fd, s1);
+		close(fd);
+		for (unsigned i = 0; i < NBLK; i++)
+			CHECK_EQ(s1[i], i < NBLK / 2 ? 1 : 0);
+		CHECK(labdisk_ctl(&disk, "cut drop 9 flush 0\n") == -EINVAL);
+	}
 	cleanup();
 	return fkt_done();
 }

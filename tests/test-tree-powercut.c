@@ -70,9 +70,17 @@
  * the kinds of trials.
  * FK_TEST_SEED fixes the source tree and the cut moments.  FK_TREECUT_FS
  * ("ext4", "xfs" or "ext4,xfs", the default) chooses the file systems.
+ * FK_CUT=disk puts each file system on a lab disk (fkcut.h: ram, write
+ * cache) whose power cut loses the unflushed cache (FK_CUT_MODE drop,
+ * subset, reorder, mixed: the default), btrfs included (the default
+ * FK_TREECUT_FS is then "ext4,xfs,btrfs"); half the cuts during a run
+ * are then at the disk's N-th FLUSH.  FK_CUT_FLUSH=ignore is the
+ * negative control: the disk ignores FLUSH while each command runs, so
+ * the "cut after" trials must lose data.
  * The built command is $FLUSHKIT, else /proc/self/exe/../../flushkit.
  * Prints "trials: N, failed: F" at the end.
  */
+#include "fkcut.h"
 #include "fkloop.h"
 #include "fktest.h"
 #include "flushkit.h"
@@ -96,9 +104,11 @@
 
 /* Short enough that a path built from them fits PATH_MAX. */
 static char flushkit[PATH_MAX];
-static char src_root[1024];	/* .../src */
+static char src_root[1024]; /* .../src */
 static char logdir[1024];
 static uint64_t rng;
+static int on_btrfs;		/* the file system under test is btrfs */
+static unsigned nr_rule2_btrfs; /* rule 2 broken there (known) */
 static char sparse_name[64];	/* a sparse file at the source's top */
 static struct fkt_fs cur_fs;	/* cleaned up at exit */
 static struct fkt_fs cur_inner; /* mounted inside cur_fs (nested) */
@@ -228,8 +238,8 @@ static void write_pattern(int fd, uint64_t off, uint64_t len, unsigned seed)
 		size_t n = len < sizeof(buf) ? (size_t)len : sizeof(buf);
 		for (size_t i = 0; i < n; i++) {
 			uint64_t x = off + i;
-			buf[i] = (char)((x * 2654435761u) >> 13 ^ seed ^
-					(x >> 12));
+			buf[i] =
+			    (char)((x * 2654435761u) >> 13 ^ seed ^ (x >> 12));
 		}
 		if (pwrite(fd, buf, n, (off_t)off) != (ssize_t)n) {
 			perror("pwrite");
@@ -242,14 +252,14 @@ static void write_pattern(int fd, uint64_t off, uint64_t len, unsigned seed)
 }
 
 struct gen {
-	char files[512][PATH_MAX / 4];	/* regular files made (for links) */
+	char files[512][PATH_MAX / 4]; /* regular files made (for links) */
 	size_t nr_files;
 	unsigned nr_sparse, nr_large, nr_links, nr_symlinks, nr_dirs;
 	uint64_t bytes;
 };
 
-static const mode_t file_modes[] = {0644, 0600, 0755, 0444, 0640, 0400,
-				    0700, 0664};
+static const mode_t file_modes[] = {0644, 0600, 0755, 0444,
+				    0640, 0400, 0700, 0664};
 static const mode_t dir_modes[] = {0755, 0750, 0700, 0711, 0775};
 
 static void make_file(struct gen *g, const char *path)
@@ -263,12 +273,12 @@ static void make_file(struct gen *g, const char *path)
 	unsigned seed = (unsigned)rnd();
 	uint64_t kind = rnd_below(100), size = 0;
 	if (kind < 8) {
-		size = 0;			/* empty */
+		size = 0; /* empty */
 	} else if (kind < 55) {
-		size = 1 + rnd_below(4096);	/* tiny */
+		size = 1 + rnd_below(4096); /* tiny */
 		write_pattern(fd, 0, size, seed);
 	} else if (kind < 88) {
-		size = 4096 + rnd_below(120000);	/* small */
+		size = 4096 + rnd_below(120000); /* small */
 		write_pattern(fd, 0, size, seed);
 	} else if (kind < 97 || g->nr_large >= 3) {
 		/* Sparse with a trailing hole: data, hole, data, hole. */
@@ -282,13 +292,13 @@ static void make_file(struct gen *g, const char *path)
 			fkt_failures++;
 		g->nr_sparse++;
 		const char *slash = strrchr(path, '/');
-		if (!sparse_name[0] && slash && strlen(slash + 1) <
-						       sizeof(sparse_name))
+		if (!sparse_name[0] && slash &&
+		    strlen(slash + 1) < sizeof(sparse_name))
 			strcpy(sparse_name, slash + 1);
 		g->bytes += a + bl;
 		size = 0;
 	} else {
-		size = 2 * 1048576 + rnd_below(4 * 1048576);	/* large */
+		size = 2 * 1048576 + rnd_below(4 * 1048576); /* large */
 		write_pattern(fd, 0, size, seed);
 		g->nr_large++;
 	}
@@ -296,12 +306,12 @@ static void make_file(struct gen *g, const char *path)
 	if (rnd_below(10) == 0 &&
 	    fsetxattr(fd, XATTR_NAME, path, strlen(path), 0) != 0)
 		perror("fsetxattr");
-	if (rnd_below(6) == 0 &&
-	    fchown(fd, 1000 + (uid_t)rnd_below(3000),
-		   1000 + (gid_t)rnd_below(3000)) != 0)
+	if (rnd_below(6) == 0 && fchown(fd, 1000 + (uid_t)rnd_below(3000),
+					1000 + (gid_t)rnd_below(3000)) != 0)
 		perror("fchown");
-	fchmod(fd, file_modes[rnd_below(sizeof(file_modes) /
-					 sizeof(file_modes[0]))]);
+	fchmod(
+	    fd,
+	    file_modes[rnd_below(sizeof(file_modes) / sizeof(file_modes[0]))]);
 	close(fd);
 	if (g->nr_files < sizeof(g->files) / sizeof(g->files[0]) &&
 	    strlen(path) < sizeof(g->files[0]))
@@ -329,8 +339,8 @@ static void make_dir(struct gen *g, const char *dir, int depth)
 	unsigned nsyml = (unsigned)rnd_below(3);
 	for (unsigned i = 0; i < nsyml; i++) {
 		snprintf(p, sizeof(p), "%s/l%u", dir, i);
-		const char *target = rnd_below(3) == 0 ? "../no/such/target"
-						       : "f0";
+		const char *target =
+		    rnd_below(3) == 0 ? "../no/such/target" : "f0";
 		if (symlink(target, p) == 0)
 			g->nr_symlinks++;
 	}
@@ -341,7 +351,7 @@ static void make_dir(struct gen *g, const char *dir, int depth)
 			g->nr_links++;
 	}
 	/* 3-5 directories at the top, fewer below, down to depth 3. */
-	unsigned nsub = depth == 0   ? 3 + (unsigned)rnd_below(3)
+	unsigned nsub = depth == 0  ? 3 + (unsigned)rnd_below(3)
 			: depth < 3 ? (unsigned)rnd_below(4 - (unsigned)depth)
 				    : 0;
 	for (unsigned i = 0; i < nsub; i++) {
@@ -397,8 +407,8 @@ static void make_source(const char *top)
 /* ---- comparing a copy with the source ---- */
 
 struct cmp {
-	int full;		/* exact copy expected */
-	unsigned problems;	/* shown at most a few */
+	int full;	   /* exact copy expected */
+	unsigned problems; /* shown at most a few */
 	unsigned files_complete, files_incomplete, files_missing;
 	unsigned dirs_incomplete;
 	/* hard links: source inode -> destination inode */
@@ -493,8 +503,8 @@ static void check_link(struct cmp *c, const struct stat *ss,
 static void cmp_file(struct cmp *c, const char *sp, const char *dp,
 		     const struct stat *ss, const struct stat *ds)
 {
-	int claims_complete = ds->st_size == ss->st_size &&
-			      same_time(&ds->st_mtim, &ss->st_mtim);
+	int claims_complete =
+	    ds->st_size == ss->st_size && same_time(&ds->st_mtim, &ss->st_mtim);
 	mode_t sm = ss->st_mode & 07777, dm = ds->st_mode & 07777;
 	if (!c->full) {
 		/* Rule 3: 0600 while incomplete, else the source's. */
@@ -503,7 +513,7 @@ static void cmp_file(struct cmp *c, const char *sp, const char *dp,
 				NULL);
 		if (!claims_complete) {
 			c->files_incomplete++;
-			return;	/* detectable: size or mtime differs */
+			return; /* detectable: size or mtime differs */
 		}
 	} else {
 		if (ds->st_size != ss->st_size)
@@ -524,14 +534,16 @@ static void cmp_file(struct cmp *c, const char *sp, const char *dp,
 	snprintf(detail, sizeof(detail), "(%lld bytes%s, %lld KiB allocated)",
 		 (long long)ss->st_size,
 		 (uint64_t)ss->st_blocks * 512 < (uint64_t)ss->st_size
-			 ? ", sparse" : "",
+		     ? ", sparse"
+		     : "",
 		 (long long)ds->st_blocks / 2);
 	if (same != 1)
-		problem(c, same < 0 ? "cannot read"
-				    : (c->full ? "content differs"
-					       : "INCOMPLETE FILE LOOKS "
-						 "COMPLETE (size+mtime match, "
-						 "content differs)"),
+		problem(c,
+			same < 0 ? "cannot read"
+				 : (c->full ? "content differs"
+					    : "INCOMPLETE FILE LOOKS "
+					      "COMPLETE (size+mtime match, "
+					      "content differs)"),
 			dp, detail);
 	else
 		c->files_complete++;
@@ -545,6 +557,7 @@ static void cmp_tree(struct cmp *c, const char *sdir, const char *ddir)
 		return;
 	}
 	unsigned src_names = 0, missing = 0;
+	char first_missing[300] = "";
 	struct dirent *de;
 	char sp[PATH_MAX], dp[PATH_MAX];
 	while ((de = readdir(d))) {
@@ -559,7 +572,13 @@ static void cmp_tree(struct cmp *c, const char *sdir, const char *ddir)
 			continue;
 		}
 		if (lstat(dp, &ds) != 0) {
-			missing++;
+			if (!missing++)
+				snprintf(first_missing, sizeof(first_missing),
+					 "%s (%s)", de->d_name,
+					 S_ISREG(ss.st_mode)   ? "file"
+					 : S_ISLNK(ss.st_mode) ? "symlink"
+					 : S_ISDIR(ss.st_mode) ? "directory"
+							       : "special");
 			if (S_ISREG(ss.st_mode))
 				c->files_missing++;
 			if (c->full)
@@ -619,10 +638,23 @@ static void cmp_tree(struct cmp *c, const char *sdir, const char *ddir)
 		c->dirs_incomplete++;
 		/* Rule 2: a directory missing names must not carry its
 		 * source's mtime. */
-		if (claims_complete)
-			problem(c, "INCOMPLETE DIRECTORY LOOKS COMPLETE "
-				   "(mtime matches, names missing)", ddir,
-				NULL);
+		if (claims_complete && on_btrfs) {
+			/* Known, not checked on btrfs (docs/durability.md):
+			 * the directory got its times in the copy phase, and
+			 * btrfs's fsync of a file logs its new parent's
+			 * inode (the mtime) without the names not fsynced
+			 * (symlinks, other links). */
+			nr_rule2_btrfs++;
+			printf(
+			    "    btrfs, rule 2 does not hold (known): %s has "
+			    "its source's mtime, %u names missing, the "
+			    "first %s\n",
+			    ddir, missing, first_missing);
+		} else if (claims_complete)
+			problem(c,
+				"INCOMPLETE DIRECTORY LOOKS COMPLETE "
+				"(mtime matches, names missing)",
+				ddir, NULL);
 	}
 	(void)dst_names;
 }
@@ -691,24 +723,21 @@ static void show_log(const char *log)
 /* ---- trials ---- */
 
 struct method {
-	const char *cmd;	/* "cp" or "sync" */
+	const char *cmd; /* "cp" or "sync" */
 	const char *name;
-	int rotate_io;		/* rotate --sync-io */
+	int rotate_io; /* rotate --sync-io */
 };
 
 static const struct method cp_methods[] = {
-	{"cp", "writeback", 1},
-	{"cp", "delayed", 1},
-	{"cp", "fsync-each", 0},
-	{"cp", "syncfs", 0},
-	{"cp", "auto", 1},
+    {"cp", "writeback", 1}, {"cp", "delayed", 1}, {"cp", "fsync-each", 0},
+    {"cp", "syncfs", 0},    {"cp", "auto", 1},
 };
 
 static const struct method sync_methods[] = {
-	{"sync", "twopass", 1},
-	{"sync", "fsync", 0},
-	{"sync", "syncfs", 0},
-	{"sync", "auto", 1},
+    {"sync", "twopass", 1},
+    {"sync", "fsync", 0},
+    {"sync", "syncfs", 0},
+    {"sync", "auto", 1},
 };
 
 static const char *const sync_ios[] = {"auto", "threads", "sequential"};
@@ -716,6 +745,25 @@ static const char *const sync_ios[] = {"auto", "threads", "sequential"};
 static unsigned nr_trials, nr_failed, nr_trial_id;
 static const char *kinds = "regression,cp,sync,nested";
 static unsigned nr_cut_during, nr_cut_after_exit, nr_incomplete_seen;
+/* FK_CUT=disk: the file systems on a lab disk (fkcut.h). */
+static int use_disk;
+static struct fkt_cut_opts cut_opts;
+static uint64_t last_flushes = 64; /* FLUSHes of the last full cp run */
+static unsigned nr_after_trials, nr_after_lost, nr_armed, nr_armed_hit;
+
+/* The disk's FLUSH count (0 if not on a lab disk). */
+static uint64_t disk_flushes(struct fkt_fs *fs)
+{
+	if (!fs->cut)
+		return 0;
+	char *text = NULL, *v = NULL;
+	if (!labdisk_stats(&fs->cut->disk, &text))
+		v = labdisk_stat(text, "fsyncs");
+	uint64_t n = v ? strtoull(v, NULL, 10) : 0;
+	free(v);
+	free(text);
+	return n;
+}
 
 /* Build argv for `flushkit CMD --method=M [--sync-io=IO] A [B]`. */
 static void build_argv(char *argv[8], char bufs[3][64], const struct method *m,
@@ -745,8 +793,8 @@ static const char *io_of(const struct method *m, unsigned trial)
  * cp: run to completion (@cut_ns == 0) or cut at @cut_ns after the start.
  * *@run_ns receives how long it ran.  Returns 0 if the trial passed.
  */
-static int trial_cp(struct fkt_fs *fs, const struct method *m,
-		    unsigned trial, uint64_t cut_ns, uint64_t *run_ns)
+static int trial_cp(struct fkt_fs *fs, const struct method *m, unsigned trial,
+		    uint64_t cut_ns, uint64_t *run_ns)
 {
 	unsigned id = ++nr_trial_id;
 	int before = fkt_failures;
@@ -762,10 +810,36 @@ static int trial_cp(struct fkt_fs *fs, const struct method *m,
 	char *argv[8], bufs[3][64];
 	build_argv(argv, bufs, m, trial, src_root, dir);
 
+	/* On a lab disk, half the cuts during a run are at its N-th FLUSH
+	 * (the cache full), N drawn over the FLUSHes of a full run. */
+	int armed = use_disk && cut_ns && rnd_below(2);
+	if (armed) {
+		uint64_t n = 1 + rnd_below(last_flushes);
+		if (fkt_cut_arm_flush(fs, n) != 0) {
+			fkt_failures++;
+			goto out;
+		}
+		nr_armed++;
+		printf("  (cut armed at FLUSH %llu of about %llu)\n",
+		       (unsigned long long)n, (unsigned long long)last_flushes);
+	}
+	if (fkt_cut_window(fs) != 0) {
+		fkt_failures++;
+		goto out;
+	}
+	uint64_t f0 = disk_flushes(fs);
 	uint64_t t0 = now_ns();
 	pid_t pid = start(argv, log);
 	int rc, cut_while_running = 0;
-	if (cut_ns) {
+	if (armed) {
+		rc = wait_exit(pid);
+		int g = fkt_fs_goingdown(fs, FKT_GOINGDOWN_NOLOGFLUSH);
+		CHECK(g == 0 || g == 1);
+		if (g == 1) {
+			cut_while_running = 1; /* at the armed FLUSH */
+			nr_armed_hit++;
+		}
+	} else if (cut_ns) {
 		struct timespec d = {(time_t)(cut_ns / 1000000000u),
 				     (long)(cut_ns % 1000000000u)};
 		while (nanosleep(&d, &d) != 0 && errno == EINTR)
@@ -787,6 +861,10 @@ static int trial_cp(struct fkt_fs *fs, const struct method *m,
 		rc = wait_exit(pid);
 	}
 	*run_ns = now_ns() - t0;
+	if (!cut_ns && use_disk) {
+		uint64_t f = disk_flushes(fs) - f0;
+		last_flushes = f ? f : 1;
+	}
 
 	if (!cut_while_running) {
 		if (rc != 0) {
@@ -821,9 +899,13 @@ static int trial_cp(struct fkt_fs *fs, const struct method *m,
 	       cut_ns ? "cut during" : "cut after ", rc, c.files_complete,
 	       c.files_incomplete, c.files_missing, c.dirs_incomplete,
 	       c.problems ? "  FAILED" : "");
-	if (!full && (c.files_incomplete || c.files_missing ||
-		      c.dirs_incomplete))
+	if (!full &&
+	    (c.files_incomplete || c.files_missing || c.dirs_incomplete))
 		nr_incomplete_seen++;
+	if (full) {
+		nr_after_trials++;
+		nr_after_lost += c.problems != 0;
+	}
 	if (c.problems)
 		show_log(log);
 
@@ -842,8 +924,10 @@ static int trial_cp(struct fkt_fs *fs, const struct method *m,
 			goto out;
 		}
 		if (compare(copy, 1, &c)) {
-			fprintf(stderr, "    after running cp again: %u "
-				"problems\n", c.problems);
+			fprintf(stderr,
+				"    after running cp again: %u "
+				"problems\n",
+				c.problems);
 			show_log(log);
 		}
 	}
@@ -876,7 +960,7 @@ static void trial_failed_fsync(struct fkt_fs *fs)
 	struct fk_tree_opts o;
 	fk_tree_opts_init(&o);
 	o.copy_method = FK_COPY_DELAYED;
-	o.sync_io = FK_SYNC_IO_SEQUENTIAL;	/* through fk_sys: injectable */
+	o.sync_io = FK_SYNC_IO_SEQUENTIAL; /* through fk_sys: injectable */
 	struct fk_tree_stats st;
 	fkt_trace_start();
 	fkt_fault_set("fsync", suffix, 0, -EIO);
@@ -885,7 +969,7 @@ static void trial_failed_fsync(struct fkt_fs *fs)
 	fkt_fault_clear();
 	fkt_trace_stop();
 	CHECK_EQ(r, -EIO);
-	CHECK_EQ(fired, 1);	/* never retried */
+	CHECK_EQ(fired, 1); /* never retried */
 	if (fkt_fs_power_cut(fs) != 0) {
 		fkt_failures++;
 		goto out;
@@ -897,29 +981,29 @@ static void trial_failed_fsync(struct fkt_fs *fs)
 	snprintf(dp, sizeof(dp), "%s/%s", copy, sparse_name);
 	struct stat ss, ds;
 	int there = stat(sp, &ss) == 0 && stat(dp, &ds) == 0;
-	printf("  %-5s cp   delayed    sequential fsync EIO : %s %s, %u files "
-	       "complete, %u incomplete (detected)%s\n",
-	       fs->type, sparse_name,
-	       !there ? "absent"
-	       : ds.st_size != ss.st_size ? "short"
-	       : same_time(&ds.st_mtim, &ss.st_mtim)
-		       ? "full size and mtime"
-		       : "full size, not its mtime",
-	       c.files_complete, c.files_incomplete,
-	       c.problems ? "  FAILED" : "");
+	printf(
+	    "  %-5s cp   delayed    sequential fsync EIO : %s %s, %u files "
+	    "complete, %u incomplete (detected)%s\n",
+	    fs->type, sparse_name,
+	    !there				  ? "absent"
+	    : ds.st_size != ss.st_size		  ? "short"
+	    : same_time(&ds.st_mtim, &ss.st_mtim) ? "full size and mtime"
+						  : "full size, not its mtime",
+	    c.files_complete, c.files_incomplete, c.problems ? "  FAILED" : "");
 out:
 	drop_tree(fs->mnt, dir);
 	nr_trials++;
 	if (fkt_failures != before) {
 		nr_failed++;
-		fprintf(stderr, "  trial %u FAILED (cp fsync EIO, power cut, "
-			"on %s)\n", id, fs->type);
+		fprintf(stderr,
+			"  trial %u FAILED (cp fsync EIO, power cut, "
+			"on %s)\n",
+			id, fs->type);
 	}
 }
 
 /* sync: plain-written tree under a durable directory, sync, cut. */
-static int trial_sync(struct fkt_fs *fs, const struct method *m,
-		      unsigned trial)
+static int trial_sync(struct fkt_fs *fs, const struct method *m, unsigned trial)
 {
 	unsigned id = ++nr_trial_id;
 	int before = fkt_failures;
@@ -941,6 +1025,10 @@ static int trial_sync(struct fkt_fs *fs, const struct method *m,
 	}
 	char *argv[8], bufs[3][64];
 	build_argv(argv, bufs, m, trial, dir, NULL);
+	if (fkt_cut_window(fs) != 0) {
+		fkt_failures++;
+		goto out;
+	}
 	pid_t pid = start(argv, log);
 	int rc = wait_exit(pid);
 	if (rc != 0) {
@@ -955,10 +1043,12 @@ static int trial_sync(struct fkt_fs *fs, const struct method *m,
 	}
 	struct cmp c;
 	compare(tree, 1, &c);
+	nr_after_trials++;
+	nr_after_lost += c.problems != 0;
 	printf("  %-5s %-4s %-10s %-10s cut after : exit %d, %u files "
 	       "complete%s\n",
-	       fs->type, m->cmd, m->name, io_of(m, trial), rc,
-	       c.files_complete, c.problems ? "  FAILED" : "");
+	       fs->type, m->cmd, m->name, io_of(m, trial), rc, c.files_complete,
+	       c.problems ? "  FAILED" : "");
 	if (c.problems)
 		show_log(log);
 out:
@@ -1100,7 +1190,16 @@ static void run_fs(const char *type, const char *top, unsigned trials)
 	snprintf(img, sizeof(img), "%s/%s.img", top, type);
 	snprintf(mnt, sizeof(mnt), "%s/mnt-%s", top, type);
 	/* xfs needs 300 MiB; a few copies of the source fit in either. */
-	int r = fkt_fs_create(&cur_fs, type, img, 320ull << 20, mnt);
+	int r;
+	if (use_disk)
+		r = fkt_fs_create_cut(&cur_fs, type, 320ull << 20, mnt,
+				      &cut_opts);
+	else if (!strcmp(type, "btrfs")) {
+		printf("btrfs: refuses FS_IOC_GOINGDOWN: its power cuts "
+		       "need FK_CUT=disk, skipped\n");
+		return;
+	} else
+		r = fkt_fs_create(&cur_fs, type, img, 320ull << 20, mnt);
 	if (r == 77) {
 		printf("%s: not available, skipped\n", type);
 		return;
@@ -1110,6 +1209,7 @@ static void run_fs(const char *type, const char *top, unsigned trials)
 		fkt_failures++;
 		return;
 	}
+	on_btrfs = !strcmp(type, "btrfs");
 	for (unsigned t = 0; strstr(kinds, "regression") && t < trials; t++)
 		trial_failed_fsync(&cur_fs);
 	for (size_t i = 0; i < sizeof(cp_methods) / sizeof(cp_methods[0]);
@@ -1123,8 +1223,8 @@ static void run_fs(const char *type, const char *top, unsigned trials)
 			trial_cp(&cur_fs, m, t, cut, &ignored);
 		}
 	}
-	for (size_t i = 0;
-	     i < sizeof(sync_methods) / sizeof(sync_methods[0]); i++)
+	for (size_t i = 0; i < sizeof(sync_methods) / sizeof(sync_methods[0]);
+	     i++)
 		for (unsigned t = 0; strstr(kinds, "sync") && t < trials; t++)
 			trial_sync(&cur_fs, &sync_methods[i], t);
 	for (size_t i = 0; i < sizeof(cp_methods) / sizeof(cp_methods[0]); i++)
@@ -1156,9 +1256,19 @@ int main(void)
 	const char *k = getenv("FK_TREECUT_KINDS");
 	if (k && *k)
 		kinds = k;
+	use_disk = fkt_cut_opts_env(&cut_opts, seed);
+	if (use_disk < 0)
+		return 2;
 	const char *fss = getenv("FK_TREECUT_FS");
 	if (!fss || !*fss)
-		fss = "ext4,xfs";
+		fss = use_disk ? "ext4,xfs,btrfs" : "ext4,xfs";
+	if (use_disk)
+		printf("power cuts at a lab disk that loses its write cache "
+		       "(FK_CUT=disk), mode %s%s\n",
+		       cut_opts.mode ? cut_opts.mode : "mixed",
+		       cut_opts.flush_ignore
+			   ? ", FLUSH ignored (negative control)"
+			   : "");
 	printf("seed: %llu (FK_TEST_SEED), trials per method: %u "
 	       "(FK_TRIALS), file systems: %s, flushkit: %s\n",
 	       (unsigned long long)seed, trials, fss, flushkit);
@@ -1177,10 +1287,22 @@ int main(void)
 		run_fs("ext4", top, trials);
 	if (strstr(fss, "xfs"))
 		run_fs("xfs", top, trials);
+	if (strstr(fss, "btrfs"))
+		run_fs("btrfs", top, trials);
 
 	printf("cuts: %u right after exit 0, %u during a run (%u left an "
 	       "incomplete copy, all detected unless FAILED above)\n",
 	       nr_cut_after_exit, nr_cut_during, nr_incomplete_seen);
+	if (nr_rule2_btrfs)
+		printf("btrfs: %u directories carried their source's mtime "
+		       "with names missing (rule 2, known not to hold there)\n",
+		       nr_rule2_btrfs);
+	printf("cut right after exit 0: %u trials, %u lost data\n",
+	       nr_after_trials, nr_after_lost);
+	if (use_disk)
+		printf(
+		    "cuts during a run armed at a FLUSH: %u, made there %u\n",
+		    nr_armed, nr_armed_hit);
 	printf("time: %.1f s\n", (double)(now_ns() - t0) / 1e9);
 	printf("trials: %u, failed: %u\n", nr_trials, nr_failed);
 	return fkt_done();

@@ -7,8 +7,10 @@
  */
 #include "fkloop.h"
 #include "disk.h"
+#include "fkcut.h"
 #include "fktest.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -84,6 +86,8 @@ int fkt_fs_mount(struct fkt_fs *fs)
 {
 	if (fs->mounted)
 		return 0;
+	if (fs->cut && fkt_cut_restore(fs))
+		return -1;
 	if (fs->blkdev[0]) {
 		if (fkt_sh("mount -t %s%s%s '%s' '%s'", fs->type,
 			   fs->opts[0] ? " -o " : "", fs->opts, fs->blkdev,
@@ -105,13 +109,64 @@ int fkt_fs_mount(struct fkt_fs *fs)
 	return 0;
 }
 
+/* Print the processes with a descriptor or cwd under @mnt (why an
+ * unmount is EBUSY). */
+static void show_users(const char *mnt)
+{
+	DIR *d = opendir("/proc");
+	if (!d)
+		return;
+	size_t ml = strlen(mnt);
+	unsigned shown = 0;
+	struct dirent *de;
+	while ((de = readdir(d)) && shown < 10) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		char fdd[300], link[600], target[4096];
+		snprintf(fdd, sizeof(fdd), "/proc/%s/fd", de->d_name);
+		DIR *f = opendir(fdd);
+		int hit = 0;
+		struct dirent *fe;
+		while (f && (fe = readdir(f)) && !hit) {
+			snprintf(link, sizeof(link), "%s/%s", fdd, fe->d_name);
+			ssize_t n = readlink(link, target, sizeof(target) - 1);
+			if (n > 0) {
+				target[n] = 0;
+				hit = !strncmp(target, mnt, ml);
+			}
+		}
+		if (f)
+			closedir(f);
+		if (hit) {
+			char comm[64] = "?", cp[300];
+			snprintf(cp, sizeof(cp), "/proc/%s/comm", de->d_name);
+			FILE *c = fopen(cp, "r");
+			if (c) {
+				if (fgets(comm, sizeof(comm), c))
+					comm[strcspn(comm, "\n")] = 0;
+				fclose(c);
+			}
+			fprintf(stderr, "fkloop:   pid %s (%s) holds %s\n",
+				de->d_name, comm, target);
+			shown++;
+		}
+	}
+	closedir(d);
+	if (!shown)
+		fprintf(stderr, "fkloop:   no process holds a file there "
+				"(the kernel does)\n");
+}
+
 int fkt_fs_umount(struct fkt_fs *fs)
 {
 	if (!fs->mounted)
 		return 0;
 	/* A process that just exited may still hold the mount for a moment
-	 * (its files are closed asynchronously): retry a few times. */
-	for (int i = 0; i < 50; i++) {
+	 * (its files are closed asynchronously): retry a few times; a file
+	 * system that died under a cut at the disk (btrfs: its io_uring
+	 * and transaction work meeting EIO) can take longer. */
+	int tries = fs->cut ? 300 : 50;
+	for (int i = 0; i < tries; i++) {
 		if (umount(fs->mnt) == 0) {
 			fs->mounted = 0;
 			/* mount -o loop sets autoclear: the loop device goes
@@ -122,12 +177,17 @@ int fkt_fs_umount(struct fkt_fs *fs)
 			break;
 		usleep(100 * 1000);
 	}
-	fprintf(stderr, "fkloop: umount %s: %s\n", fs->mnt, strerror(errno));
+	int err = errno;
+	fprintf(stderr, "fkloop: umount %s: %s\n", fs->mnt, strerror(err));
+	if (err == EBUSY)
+		show_users(fs->mnt);
 	return -1;
 }
 
 int fkt_fs_goingdown(struct fkt_fs *fs, uint32_t how)
 {
+	if (fs->cut && how == FKT_GOINGDOWN_NOLOGFLUSH)
+		return fkt_cut_power(fs);
 	int fd = open(fs->mnt, O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
 		return -errno;
@@ -154,6 +214,7 @@ void fkt_fs_destroy(struct fkt_fs *fs)
 	if (fs->mounted && fkt_fs_umount(fs) != 0)
 		umount2(fs->mnt, MNT_DETACH);
 	fs->mounted = 0;
+	fkt_cut_destroy(fs);
 	if (fs->img[0]) {
 		/* Detach a loop device left behind by a failed autoclear. */
 		disk_loop_detach_file(fs->img);

@@ -11,6 +11,10 @@
  * file system's own rules.  The loop device's backing file lives in the
  * host page cache; that is fine because the host never crashes here.
  *
+ * A file system made by fkt_fs_create_cut (fkcut.h) sits on a lab disk
+ * instead: the calls below then cut the disk's power and lose its
+ * write cache (see fkcut.h).
+ *
  * Needs root and loop devices; the create call returns 77 otherwise so a
  * test can exit with it (skip).  Not thread-safe (test setup only).
  */
@@ -18,6 +22,8 @@
 #define FKLOOP_H
 
 #include <stdint.h>
+
+struct fkt_cut;
 
 struct fkt_fs {
 	char type[16];	/* "ext4", "xfs", "btrfs" */
@@ -29,6 +35,9 @@ struct fkt_fs {
 	 * instead of `-o loop img` (fkfault's stack keeps its own loop
 	 * device, e.g. in direct-I/O mode).  fkt_fs_create leaves it empty. */
 	char blkdev[64];
+	/* Set by fkt_fs_create_cut (fkcut.h): a file system on a lab
+	 * disk, whose power cut is at the disk (its write cache lost). */
+	struct fkt_cut *cut;
 };
 
 /*

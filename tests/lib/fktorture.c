@@ -18,6 +18,7 @@
  *                   acknowledgement and the TPC-B sums, exits 0 or 1.
  */
 #include "fktorture.h"
+#include "fkcut.h"
 #include "fkloop.h"
 #include "fktest.h"
 #include "sys.h"
@@ -180,6 +181,60 @@ static void *client_main(void *arg)
 	return NULL;
 }
 
+/* ---- cut points of the workload child (cut_disk) ---- */
+
+static int wl_point;	  /* FKT_POINT_*; TIMED: the parent cuts */
+static uint64_t wl_at;	  /* cut at the wl_at-th matching call */
+static uint64_t wl_count; /* matching calls so far */
+static struct fk_sys_ops wl_real;
+
+static const char *fd_name(int fd, char *buf, size_t len);
+
+/* After a call of @op on @fd returned 0: cut if it is the chosen one. */
+static void wl_after(int point, const char *op, int fd, const char *path)
+{
+	char name[PATH_MAX];
+	if (wl_point != point)
+		return;
+	if (point == FKT_POINT_CHECKPOINT &&
+	    !strncmp(fd_name(fd, name, sizeof(name)), "wal", 3))
+		return; /* a WAL fsync: not the checkpoint's */
+	if (__atomic_add_fetch(&wl_count, 1, __ATOMIC_SEQ_CST) != wl_at)
+		return;
+	printf("trial %u: cut after %s %s%s%s (#%llu)\n", trial_no, op,
+	       fd_name(fd, name, sizeof(name)), path ? "/" : "",
+	       path ? path : "", (unsigned long long)wl_at);
+	fkt_fs_goingdown(&fs, FKT_GOINGDOWN_NOLOGFLUSH);
+}
+
+static int w_fsync(int fd)
+{
+	int r = wl_real.fsync(fd);
+	if (!r) {
+		wl_after(FKT_POINT_FSYNC, "fsync", fd, NULL);
+		wl_after(FKT_POINT_CHECKPOINT, "fsync", fd, NULL);
+	}
+	return r;
+}
+
+static int w_fdatasync(int fd)
+{
+	int r = wl_real.fdatasync(fd);
+	if (!r) {
+		wl_after(FKT_POINT_FSYNC, "fdatasync", fd, NULL);
+		wl_after(FKT_POINT_CHECKPOINT, "fdatasync", fd, NULL);
+	}
+	return r;
+}
+
+static int w_renameat(int ofd, const char *op, int nfd, const char *np)
+{
+	int r = wl_real.renameat(ofd, op, nfd, np);
+	if (!r)
+		wl_after(FKT_POINT_RENAME, "renameat", nfd, np);
+	return r;
+}
+
 static void workload_main(int fd, int long_wal)
 {
 	struct fk_store_opts so;
@@ -188,6 +243,12 @@ static void workload_main(int fd, int long_wal)
 	struct client cl[NCLIENTS];
 	pthread_t th[NCLIENTS];
 
+	if (wl_point != FKT_POINT_TIMED && wl_point != FKT_POINT_FLUSH) {
+		wl_real = fk_sys;
+		fk_sys.fsync = w_fsync;
+		fk_sys.fdatasync = w_fdatasync;
+		fk_sys.renameat = w_renameat;
+	}
 	store_opts(&so, long_wal);
 	int ret = fk_store_open(store_dir, &so, &s);
 	if (ret) {
@@ -308,15 +369,24 @@ static const char *status_str(int status)
 	return buf;
 }
 
+static int cut_by_child; /* the last cut_power found the disk cut */
+static size_t cut_acks;	 /* commits acknowledged by the trial's cut
+			  * workload */
+
 /* The power cut's first half: the file system drops everything not yet
  * durable, while the store's processes still run. */
 static int cut_power(void)
 {
 	int r = fkt_fs_goingdown(&fs, FKT_GOINGDOWN_NOLOGFLUSH);
 	/* xfs says EIO if it is shut down already (by an interrupt child
-	 * that cut the power itself just before our timer fired). */
+	 * that cut the power itself just before our timer fired); a lab
+	 * disk says 1 (a child cut it: at its chosen point). */
 	if (r == -EIO)
 		r = 0;
+	if (r == 1) {
+		cut_by_child = 1;
+		r = 0;
+	}
 	if (r)
 		fprintf(stderr, "torture: FS_IOC_GOINGDOWN: %s\n",
 			strerror(-r));
@@ -555,10 +625,36 @@ static int run_workload(int long_wal, int cut)
 	size_t before = nr_acks;
 	txid_epoch++;
 	ackbuf_have = 0;
+	wl_point = FKT_POINT_TIMED;
+	if (cut && O->cut_disk) {
+		/* Half the cuts at a chosen point; the N-th WAL fsync, the
+		 * N-th checkpoint fsync, the N-th rename (a checkpoint's
+		 * control file). */
+		uint64_t pick = rnd(8);
+		wl_point = pick < 2   ? FKT_POINT_TIMED
+			   : pick < 5 ? FKT_POINT_FLUSH
+				      : (int)(pick - 4);
+		wl_at = wl_point == FKT_POINT_FSYNC	   ? 1 + rnd(200)
+			: wl_point == FKT_POINT_CHECKPOINT ? 1 + rnd(30)
+			: wl_point == FKT_POINT_FLUSH	   ? 1 + rnd(400)
+							   : 1 + rnd(3);
+		wl_count = 0;
+		R->point_asked[wl_point]++;
+		if (fkt_cut_window(&fs))
+			return -1;
+		if (wl_point == FKT_POINT_FLUSH &&
+		    fkt_cut_arm_flush(&fs, wl_at))
+			return -1;
+	}
+	cut_by_child = 0;
 	pid_t pid = spawn(&fd, workload_child, long_wal);
 	if (pid < 0)
 		return 1;
-	if (!long_wal && rnd(5) == 0) {
+	if (wl_point != FKT_POINT_TIMED) {
+		/* Until the cut (the child's commits then fail: EOF), else
+		 * the parent cuts after 4 s. */
+		read_acks(fd, now_ms() + 4000, 0);
+	} else if (!long_wal && rnd(5) == 0) {
 		/* During open (or its recovery). */
 		read_acks(fd, now_ms() + rnd(30), 0);
 	} else {
@@ -591,9 +687,13 @@ static int run_workload(int long_wal, int cut)
 		fail("workload child %s before the fault", status_str(status));
 		bad = 1;
 	}
+	if (cut && O->cut_disk && (wl_point == FKT_POINT_TIMED || cut_by_child))
+		R->point_hit[wl_point]++;
 	if (cut && restore_power())
 		return -1;
 	R->acks += nr_acks - before;
+	if (cut)
+		cut_acks = nr_acks - before;
 	if (no_commit)
 		bad = 1;
 	if (O->verbose)
@@ -1009,6 +1109,13 @@ const char *fkt_torture_fault_name(int fault)
 	return fault >= 0 && fault < 4 ? fault_names[fault] : "?";
 }
 
+const char *fkt_torture_point_name(int point)
+{
+	static const char *const names[] = {"timed", "fsync", "checkpoint",
+					    "rename", "flush"};
+	return point >= 0 && point < 5 ? names[point] : "?";
+}
+
 unsigned fkt_torture_trials_env(unsigned dflt)
 {
 	const char *e = getenv("FK_TRIALS");
@@ -1042,9 +1149,23 @@ int fkt_torture_run(const struct fkt_torture_opts *o,
 		fprintf(stderr, "torture: a power cut needs --fs\n");
 		return -1;
 	}
-	printf("torture: %s, %u trials, seed %llu, preset %s%s%s%s%s\n",
-	       fkt_torture_fault_name(o->fault), o->trials,
-	       (unsigned long long)o->seed,
+	if (is_powercut() && !o->cut_disk && o->fs_type &&
+	    !strcmp(o->fs_type, "btrfs")) {
+		fprintf(stderr, "torture: btrfs refuses FS_IOC_GOINGDOWN: "
+				"its power cuts need the lab disk (--cut "
+				"disk)\n");
+		return -1;
+	}
+	printf("torture: %s%s%s%s, %u trials, seed %llu, preset "
+	       "%s%s%s%s%s\n",
+	       fkt_torture_fault_name(o->fault),
+	       o->cut_disk ? " at the disk (cache lost, mode " : "",
+	       o->cut_disk ? (o->cut_mode ? o->cut_mode : "mixed") : "",
+	       o->cut_disk ? (o->flush_ignore ? ", FLUSH ignored: negative "
+						"control)"
+					      : ")")
+			   : "",
+	       o->trials, (unsigned long long)o->seed,
 	       o->preset == FKT_PRESET_NAIVE	? "naive"
 	       : o->preset == FKT_PRESET_SMOOTH ? "smooth"
 						: "naive/smooth",
@@ -1057,7 +1178,18 @@ int fkt_torture_run(const struct fkt_torture_opts *o,
 			 o->fs_type);
 		snprintf(mnt, sizeof(mnt), "%s/torture-%s.mnt", work,
 			 o->fs_type);
-		int r = fkt_fs_create(&fs, o->fs_type, img, o->fs_bytes, mnt);
+		int r;
+		if (o->cut_disk) {
+			struct fkt_cut_opts co = {.mode = o->cut_mode,
+						  .flush_ignore =
+						      o->flush_ignore,
+						  .seed = o->seed};
+			r = fkt_fs_create_cut(&fs, o->fs_type, o->fs_bytes, mnt,
+					      &co);
+		} else {
+			r = fkt_fs_create(&fs, o->fs_type, img, o->fs_bytes,
+					  mnt);
+		}
 		if (r == 77)
 			return 77;
 		if (r) {
@@ -1088,7 +1220,12 @@ int fkt_torture_run(const struct fkt_torture_opts *o,
 	}
 	for (unsigned i = 1; i <= o->trials && !interrupted; i++) {
 		trial_no = i;
+		cut_acks = 0;
 		int r = trial();
+		if (cut_acks) {
+			res->acked_trials++;
+			res->acked_failed += r != 0;
+		}
 		if (interrupted)
 			break;
 		if (r < 0) {
@@ -1137,6 +1274,22 @@ out:
 		       "%u, at a random time %u)\n",
 		       res->interrupts, res->in_replay, res->in_end,
 		       res->after_open, res->timed);
+	if (o->cut_disk && is_powercut())
+		printf(
+		    "workload cuts at the disk: %u at a random moment, %u/%u "
+		    "at the N-th FLUSH, %u/%u right after a WAL fsync, "
+		    "%u/%u mid-checkpoint, %u/%u after a rename "
+		    "(made/asked; the rest cut by the timer)\n",
+		    res->point_hit[0], res->point_hit[4], res->point_asked[4],
+		    res->point_hit[1], res->point_asked[1], res->point_hit[2],
+		    res->point_asked[2], res->point_hit[3],
+		    res->point_asked[3]);
+	if (o->cut_disk)
+		printf(
+		    "trials whose cut workload acknowledged a commit: %u, of "
+		    "them failed: "
+		    "%u\n",
+		    res->acked_trials, res->acked_failed);
 	if (interrupted)
 		printf("interrupted\n");
 	printf("trials: %u, failed: %u (%.1f s)\n", res->trials, res->failed,

@@ -19,6 +19,13 @@
  *             (one trial in five within 30 ms of the start: during open).
  *   powercut  the same, then FS_IOC_GOINGDOWN(NOLOGFLUSH) while the
  *             child still runs, SIGKILL, unmount, mount (journal replay).
+ *             With cut_disk the file system is on a lab disk and the
+ *             cut is the disk's (fkcut.h: its unflushed write cache
+ *             dropped, or kept in part or reordered), ext4, xfs or
+ *             btrfs; three cuts in four are then at a chosen point:
+ *             as the disk's N-th FLUSH arrives, or (made by the
+ *             workload child itself) after a WAL fsync returned,
+ *             mid-checkpoint, after a rename.
  *             One trial in three kills a first child with SIGKILL, so
  *             the child that gets the power cut began by recovering
  *             from pages written but never fsynced.
@@ -64,42 +71,71 @@ enum fkt_fault {
 };
 
 enum fkt_preset {
-	FKT_PRESET_BOTH = 0,	/* alternate naive / smooth per trial */
+	FKT_PRESET_BOTH = 0, /* alternate naive / smooth per trial */
 	FKT_PRESET_NAIVE = 1,
 	FKT_PRESET_SMOOTH = 2,
 };
 
 struct fkt_torture_opts {
-	int fault;			/* enum fkt_fault */
-	const char *fs_type;		/* "ext4", "xfs" or NULL (plain
-					 * directory; power cuts need one) */
-	const char *dir;		/* work directory; NULL: fkt_tmpdir() */
+	int fault;	     /* enum fkt_fault */
+	const char *fs_type; /* "ext4", "xfs" or NULL (plain
+			      * directory; power cuts need one) */
+	const char *dir;     /* work directory; NULL: fkt_tmpdir() */
 	unsigned trials;
 	uint64_t seed;
-	int preset;			/* enum fkt_preset */
+	int preset; /* enum fkt_preset */
 	int verbose;
-	unsigned max_interrupts;	/* recovery faults: 1..N in a row */
-	uint64_t max_history_rows;	/* make the database afresh beyond */
-	uint64_t fs_bytes;		/* loop image size */
-	int always_close;		/* 1: the verifier closes the store
-					 * after every recovery (0: half
-					 * the time) */
-	int wal_compression;		/* fk_store_opts.wal_compression of
-					 * every store (enum
-					 * fk_wal_compression); OFF */
+	unsigned max_interrupts;   /* recovery faults: 1..N in a row */
+	uint64_t max_history_rows; /* make the database afresh beyond */
+	uint64_t fs_bytes;	   /* loop image size */
+	int always_close;	   /* 1: the verifier closes the store
+				    * after every recovery (0: half
+				    * the time) */
+	int wal_compression;	   /* fk_store_opts.wal_compression of
+				    * every store (enum
+				    * fk_wal_compression); OFF */
+	/* Power cuts at the disk (fkcut.h): the file system on a lab
+	 * disk (ram, write cache), its unflushed cache lost at the cut;
+	 * ext4, xfs and btrfs.  Three workload cuts in four are then at
+	 * a chosen point (FKT_POINT_*), the others at a random moment. */
+	int cut_disk;
+	const char *cut_mode; /* drop|subset|reorder; NULL: mixed */
+	int flush_ignore;     /* negative control: the disk ignores
+			       * FLUSH during each workload */
 };
 
 struct fkt_torture_result {
 	unsigned trials, failed;
 	double elapsed_s;
-	uint64_t acks;			/* commits acknowledged, all trials */
-	unsigned interrupts;		/* recovery faults: reopens cut */
-	unsigned in_replay, in_end;	/* ... at a call in the replay /
-					 * the cut and end-of-recovery
-					 * checkpoint */
-	unsigned after_open, timed;	/* ... after the open returned /
-					 * at a random time */
+	uint64_t acks;		    /* commits acknowledged, all trials */
+	unsigned interrupts;	    /* recovery faults: reopens cut */
+	unsigned in_replay, in_end; /* ... at a call in the replay /
+				     * the cut and end-of-recovery
+				     * checkpoint */
+	unsigned after_open, timed; /* ... after the open returned /
+				     * at a random time */
+	/* cut_disk: workload cuts at a chosen point, asked / made there
+	 * (the others fell back to the parent's timer), by point. */
+	unsigned point_asked[5], point_hit[5];
+	/* Trials whose power-cut workload acknowledged a commit, and how
+	 * many of those failed (the negative control's loss rate). */
+	unsigned acked_trials, acked_failed;
 };
+
+/* The chosen cut points of cut_disk (index of point_asked/point_hit):
+ * a random moment; right after a WAL fsync/fdatasync returned (the
+ * commit it covers may be acknowledged); right after an fsync of a
+ * table segment or directory returned (mid-checkpoint); right after a
+ * rename returned, before its directory's fsync; as the disk's N-th
+ * FLUSH arrives (fkt_cut_arm_flush: the cache full). */
+enum {
+	FKT_POINT_TIMED = 0,
+	FKT_POINT_FSYNC = 1,
+	FKT_POINT_CHECKPOINT = 2,
+	FKT_POINT_RENAME = 3,
+	FKT_POINT_FLUSH = 4
+};
+const char *fkt_torture_point_name(int point);
 
 /* Defaults: kill, 10 trials, seed from the clock, both presets,
  * 3 interrupts, 150,000 history rows, a 400 MiB image. */

@@ -11,6 +11,7 @@
  * Exit status: 0 every trial passed, 1 a trial failed or the run could
  * not be set up, 2 usage, 77 power cut without root / loop devices.
  */
+#include "fkcut.h"
 #include "fktorture.h"
 #include "flushkit.h"
 
@@ -25,9 +26,21 @@ static void usage(FILE *f)
 		"usage: fk-torture [options]\n"
 		"  --fault kill|powercut|recovery-kill|recovery-powercut\n"
 		"                     the fault of every trial (kill)\n"
-		"  --fs ext4|xfs      put the store on a loop-mounted file "
+		"  --fs ext4|xfs|btrfs\n"
+		"                     put the store on a loop-mounted file "
 		"system\n"
 		"                     (needed for power cuts; root)\n"
+		"  --cut disk|goingdown\n"
+		"                     power cuts at a lab disk that loses its "
+		"write cache\n"
+		"                     (btrfs needs it), or FS_IOC_GOINGDOWN "
+		"(default)\n"
+		"  --cut-mode drop|subset|reorder|mixed\n"
+		"                     what the disk keeps of its cache (mixed: "
+		"drawn per cut)\n"
+		"  --flush-ignore     negative control: the disk ignores FLUSH "
+		"during the\n"
+		"                     workloads (trials must fail)\n"
 		"  --trials N         number of trials (10; FK_TRIALS)\n"
 		"  --seed S           random seed (clock; FK_TEST_SEED)\n"
 		"  --preset naive|smooth|both\n"
@@ -51,19 +64,22 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{"fault", required_argument, NULL, 'f'},
-		{"fs", required_argument, NULL, 'F'},
-		{"trials", required_argument, NULL, 'n'},
-		{"seed", required_argument, NULL, 's'},
-		{"preset", required_argument, NULL, 'p'},
-		{"interrupts", required_argument, NULL, 'i'},
-		{"wal-compression", required_argument, NULL, 'W'},
-		{"max-history", required_argument, NULL, 'm'},
-		{"dir", required_argument, NULL, 'd'},
-		{"always-close", no_argument, NULL, 'c'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"fault", required_argument, NULL, 'f'},
+	    {"fs", required_argument, NULL, 'F'},
+	    {"trials", required_argument, NULL, 'n'},
+	    {"seed", required_argument, NULL, 's'},
+	    {"preset", required_argument, NULL, 'p'},
+	    {"interrupts", required_argument, NULL, 'i'},
+	    {"wal-compression", required_argument, NULL, 'W'},
+	    {"max-history", required_argument, NULL, 'm'},
+	    {"dir", required_argument, NULL, 'd'},
+	    {"always-close", no_argument, NULL, 'c'},
+	    {"cut", required_argument, NULL, 'C'},
+	    {"cut-mode", required_argument, NULL, 'M'},
+	    {"flush-ignore", no_argument, NULL, 'I'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct fkt_torture_opts o;
 	struct fkt_torture_result res;
@@ -74,22 +90,26 @@ int main(int argc, char **argv)
 	const char *se = getenv("FK_TEST_SEED");
 	if (se && *se)
 		o.seed = strtoull(se, NULL, 10);
-	while ((c = getopt_long(argc, argv, "f:F:n:s:p:i:W:m:d:cvh", lo,
+	while ((c = getopt_long(argc, argv, "f:F:n:s:p:i:W:m:d:cvhC:M:I", lo,
 				NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			o.fault = fkt_torture_fault_parse(optarg);
 			if (o.fault < 0) {
-				fprintf(stderr, "fk-torture: unknown fault "
-					"'%s'\n", optarg);
+				fprintf(stderr,
+					"fk-torture: unknown fault "
+					"'%s'\n",
+					optarg);
 				return 2;
 			}
 			break;
 		case 'F':
 			if (strcmp(optarg, "ext4") && strcmp(optarg, "xfs") &&
 			    strcmp(optarg, "btrfs")) {
-				fprintf(stderr, "fk-torture: unknown file "
-					"system '%s'\n", optarg);
+				fprintf(stderr,
+					"fk-torture: unknown file "
+					"system '%s'\n",
+					optarg);
 				return 2;
 			}
 			o.fs_type = optarg;
@@ -108,8 +128,10 @@ int main(int argc, char **argv)
 			else if (!strcmp(optarg, "both"))
 				o.preset = FKT_PRESET_BOTH;
 			else {
-				fprintf(stderr, "fk-torture: unknown preset "
-					"'%s'\n", optarg);
+				fprintf(stderr,
+					"fk-torture: unknown preset "
+					"'%s'\n",
+					optarg);
 				return 2;
 			}
 			break;
@@ -135,6 +157,30 @@ int main(int argc, char **argv)
 		case 'c':
 			o.always_close = 1;
 			break;
+		case 'C':
+			if (!strcmp(optarg, "disk"))
+				o.cut_disk = 1;
+			else if (!strcmp(optarg, "goingdown"))
+				o.cut_disk = 0;
+			else {
+				fprintf(stderr,
+					"fk-torture: unknown cut '%s'\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'M':
+			if (fkt_cut_mode_ok(optarg)) {
+				fprintf(stderr,
+					"fk-torture: unknown cut mode '%s'\n",
+					optarg);
+				return 2;
+			}
+			o.cut_mode = strcmp(optarg, "mixed") ? optarg : NULL;
+			break;
+		case 'I':
+			o.flush_ignore = 1;
+			break;
 		case 'v':
 			o.verbose = 1;
 			break;
@@ -153,7 +199,7 @@ int main(int argc, char **argv)
 	int r = fkt_torture_run(&o, &res);
 	if (r == 77) {
 		fprintf(stderr, "SKIP: power cuts need root and loop "
-			"devices\n");
+				"devices\n");
 		return 77;
 	}
 	if (r)
