@@ -21,7 +21,8 @@
 # one by one (posix_fadvise DONTNEED; directories and inodes stay
 # cached), the previous copy is removed and WORK's file system synced
 # (sync -f).  For less noise from other programs' writeback put WORK on
-# a loop ext4 of its own (WORK=/mnt/loop/fk).
+# a loop ext4 of its own (WORK=/mnt/loop/fk), or DEVICE=MODEL for a lab
+# disk of that model (bench/peers/lib-disk.sh).
 # Within each round the configurations run in a rotated order (A B C,
 # B C A, ...).  The ratio of a run is its seconds over the reference's
 # in the same round; the table shows the mean of seconds and the mean,
@@ -50,11 +51,15 @@ RESULTS=${RESULTS:-results}
 
 [ "$(id -u)" -eq 0 ] || { echo "$0: needs root (evicting)" >&2; exit 1; }
 [ -x "$FK" ] || { echo "$0: build first ($FK missing)" >&2; exit 1; }
+# shellcheck source=lib-disk.sh
+. "$(dirname "$0")/lib-disk.sh"
+fk_peer_device "$FK"
+[ -n "$fk_peer_mnt" ] && WORK=$fk_peer_mnt/work
 mkdir -p "$RESULTS" "$WORK"
 csv=$RESULTS/defaults-$(date +%Y%m%d-%H%M%S).csv
 echo "op,config,round,seconds,syncfs_calls,cpu_s,phase1_s,fsync_s" >"$csv"
 
-cleanup() { rm -rf "$WORK/dst" "$WORK/other"; }
+cleanup() { rm -rf "$WORK/dst" "$WORK/other"; fk_peer_device_release; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 

@@ -28,6 +28,8 @@
 #   VARIANTS     default "fs_mark fk-S1 fk-uring fk-threads fk-sequential"
 #                (fs_mark is skipped, with its ratio, if not installed)
 #   FIO_SECONDS  runtime of each fio job (default 5; 0 skips fio)
+#   DEVICE       run on a lab disk of that model instead of the DIRs
+#                (hdd, ssd, nvme, ram, ...; bench/peers/lib-disk.sh)
 set -eu
 cd "$(dirname "$0")/../.."
 [ $# -gt 0 ] || set -- /var/tmp/fsmark-bench
@@ -44,13 +46,17 @@ if ! command -v fs_mark >/dev/null; then
 	variants=$(echo "$variants" | tr ' ' '\n' | grep -vx fs_mark | tr '\n' ' ')
 fi
 [ -x "$fk" ] || { echo "$fk not built" >&2; exit 1; }
+# shellcheck source=lib-disk.sh
+. "$(dirname "$0")/lib-disk.sh"
+fk_peer_device "$fk"
+[ -n "$fk_peer_mnt" ] && set -- "$fk_peer_mnt"
 works=()
 for dir in "$@"; do
 	mkdir -p "$dir"
 	works+=("$(mktemp -d "$dir/run.XXXXXX")")
 done
 res=$(mktemp)
-trap 'rm -rf "${works[@]}" "$res"' EXIT
+trap 'rm -rf "${works[@]}" "$res"; fk_peer_device_release' EXIT
 
 # Files/sec of the first table row of fs_mark-style output on stdin.
 fps() { awk '/^FSUse%/ { getline; print $4; exit }'; }

@@ -67,6 +67,11 @@ CONFIGS=${CONFIGS:-"naive smooth smooth-off pg"}
 PG_FLUSH_AFTER=${PG_FLUSH_AFTER:-256kB}
 FLUSHKIT=${FLUSHKIT:-$here/build/flushkit}
 WORK=${WORK:-/var/tmp/flushkit-bench-tpcb}
+# DEVICE=MODEL: WORK on a lab disk of that model (bench/peers/lib-disk.sh)
+# shellcheck source=lib-disk.sh
+. "$(dirname "$0")/lib-disk.sh"
+fk_peer_device "$FLUSHKIT"
+[ -n "$fk_peer_mnt" ] && WORK=$fk_peer_mnt/work
 LOGDIR=${LOGDIR:-/dev/shm}
 RESULTS=${RESULTS:-$here/results}
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
@@ -112,6 +117,7 @@ cleanup() {
 		rm -rf -- "$pgdata" "$pgsock" "$WORK/fk"
 		rmdir -- "$WORK" 2>/dev/null || true
 	fi
+	fk_peer_device_release
 	exit "$rc"
 }
 trap cleanup EXIT

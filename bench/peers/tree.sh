@@ -10,6 +10,7 @@
 # stdout and results/tree-*.csv.
 #
 #   RUNS=3 WORK=/var/tmp/fk-tree-bench TREES="share pgdata" bench/peers/tree.sh
+#   DEVICE=hdd ...: WORK on a lab disk of that model (bench/peers/lib-disk.sh)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 FK=${FLUSHKIT:-$PWD/build/flushkit}
@@ -31,8 +32,13 @@ cleanup() {
 		su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D $WORK/pgdata -m immediate stop" >/dev/null 2>&1 || true
 	fi
 	rm -rf "$WORK/dst"
+	fk_peer_device_release
 }
 trap cleanup EXIT INT TERM
+# shellcheck source=lib-disk.sh
+. "$(dirname "$0")/lib-disk.sh"
+fk_peer_device "$FK"
+[ -n "$fk_peer_mnt" ] && WORK=$fk_peer_mnt/work
 
 drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
 now() { date +%s.%N; }
