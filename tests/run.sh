@@ -52,6 +52,8 @@ if [ $# -gt 0 ]; then
 	for n in "$@"; do
 		if [ -x "$build/tests/$n" ]; then tests+=("$build/tests/$n");
 		elif [ -f "$src/tests/$n" ]; then tests+=("$src/tests/$n");
+		# a script named without its .sh (t-completion)
+		elif [[ $n == t-* && -f $src/tests/$n.sh ]]; then tests+=("$src/tests/$n.sh");
 		else echo "no such test: $n" >&2; exit 2; fi
 	done
 else
