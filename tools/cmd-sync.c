@@ -211,17 +211,14 @@ int cmd_sync(int argc, char **argv)
 	/* Callable more than once in a process (tests): reset getopt. */
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
 			method = fk_sync_method_parse(optarg);
-			if (method < 0) {
-				cli_error(
-				    "sync: unknown method '%s' (auto, twopass, "
-				    "fsync or syncfs)",
-				    optarg);
-				return FK_EXIT_USAGE;
-			}
+			if (method < 0)
+				return cli_bad_value(
+				    "sync", "--method", optarg,
+				    "auto, twopass, fsync or syncfs");
 			break;
 		case 'j':
 			json = 1;
@@ -231,36 +228,22 @@ int cmd_sync(int argc, char **argv)
 			break;
 		case 'I':
 			sync_io = cli_parse_sync_io(optarg);
-			if (sync_io < 0) {
-				cli_bad_sync_io("sync", optarg);
-				return FK_EXIT_USAGE;
-			}
+			if (sync_io < 0)
+				return cli_bad_sync_io("sync", optarg);
 			break;
 		case 'J':
-			if (cli_parse_jobs(optarg, &jobs)) {
-				cli_bad_jobs("sync", optarg);
-				return FK_EXIT_USAGE;
-			}
+			if (cli_parse_jobs(optarg, &jobs))
+				return cli_bad_jobs("sync", optarg);
 			break;
 		case 'h':
 			usage(stdout);
 			return FK_EXIT_OK;
 		default:
-			if (optopt && optopt != 'm' && optopt != 'I' &&
-			    optopt != 'J')
-				cli_error("sync: bad option '-%c'", optopt);
-			else
-				cli_error("sync: bad option '%s'",
-					  argv[optind - 1]);
-			usage(stderr);
-			return FK_EXIT_USAGE;
+			return cli_option_error("sync", c, argv, longopts);
 		}
 	}
-	if (optind >= argc) {
-		cli_error("sync: no PATH given");
-		usage(stderr);
-		return FK_EXIT_USAGE;
-	}
+	if (optind >= argc)
+		return cli_usage_error("sync", "missing PATH operand");
 
 	cli_raise_nofile();
 	struct progress prog = {.start_ns = fk_now_ns()};

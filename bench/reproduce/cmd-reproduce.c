@@ -2493,7 +2493,8 @@ int cmd_reproduce(int argc, char **argv)
 	memset(&c, 0, sizeof(c));
 	disk_profile_parse("hdd", &c.prof);
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", lopts, NULL)) != -1) {
 		uint64_t u;
 		if (opt == 'D' || opt == 'q' || opt == 'r' || opt == 'o')
 			others++;
@@ -2529,8 +2530,8 @@ int cmd_reproduce(int argc, char **argv)
 			break;
 		case 'r':
 			if (cli_parse_u64(optarg, &u) || u < 1 || u > 1000) {
-				cli_error("bad --runs '%s'", optarg);
-				return FK_EXIT_USAGE;
+				return cli_bad_value("reproduce", "--runs",
+						     optarg, "1..1000");
 			}
 			c.runs = (unsigned)u;
 			break;
@@ -2541,15 +2542,14 @@ int cmd_reproduce(int argc, char **argv)
 			usage(stdout);
 			return FK_EXIT_OK;
 		default:
-			usage(stderr);
-			return FK_EXIT_USAGE;
+			return cli_option_error("reproduce", opt, argv, lopts);
 		}
 	}
-	if (cleanup && (optind != argc || others)) {
-		cli_error("--cleanup only removes what killed runs left: give "
-			  "it alone (no seed, no other option)");
-		return FK_EXIT_USAGE;
-	}
+	if (cleanup && (optind != argc || others))
+		return cli_usage_error("reproduce",
+				       "--cleanup only removes what killed "
+				       "runs left: give it alone (no seed, "
+				       "no other option)");
 	if (cleanup) {
 		if (geteuid() != 0) {
 			cli_error("reproduce --cleanup needs root");
@@ -2561,10 +2561,11 @@ int cmd_reproduce(int argc, char **argv)
 		       (n < 0 ? 0 : n) + k, DISK_ROOT);
 		return n < 0 ? FK_EXIT_FAILURE : FK_EXIT_OK;
 	}
-	if (optind + 1 != argc) {
-		usage(stderr);
-		return FK_EXIT_USAGE;
-	}
+	if (optind >= argc)
+		return cli_usage_error("reproduce", "missing SEED operand");
+	if (optind + 1 < argc)
+		return cli_usage_error("reproduce", "extra operand '%s'",
+				       argv[optind + 1]);
 	int want[5] = {0};
 	const char *which = argv[optind];
 	if (!strcmp(which, "all")) {
@@ -2574,9 +2575,10 @@ int cmd_reproduce(int argc, char **argv)
 		   which[2] >= '0' && which[2] <= '4') {
 		want[which[2] - '0'] = 1;
 	} else {
-		cli_error("'%s' is not a seed: 000, 001, 002, 003, 004 or all",
-			  which);
-		return FK_EXIT_USAGE;
+		return cli_usage_error("reproduce",
+				       "'%s' is not a seed (000, 001, 002, "
+				       "003, 004 or all)",
+				       which);
 	}
 	if (geteuid() != 0) {
 		cli_error("reproduce needs root: it makes loop devices, file "
