@@ -37,8 +37,7 @@ static void usage_prefix(const char *cmd)
 		fputs("flushkit: ", stderr);
 }
 
-/* The second line of every usage error; returns FK_EXIT_USAGE. */
-static int usage_try(const char *cmd)
+int cli_usage_try(const char *cmd)
 {
 	fprintf(stderr, "Try 'flushkit%s%s --help' for more information.\n",
 		cmd ? " " : "", cmd ? cmd : "");
@@ -53,7 +52,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-	return usage_try(cmd);
+	return cli_usage_try(cmd);
 }
 
 int cli_bad_value(const char *cmd, const char *opt, const char *val,
@@ -70,7 +69,7 @@ int cli_bad_value(const char *cmd, const char *opt, const char *val,
 		fputc(')', stderr);
 	}
 	fputc('\n', stderr);
-	return usage_try(cmd);
+	return cli_usage_try(cmd);
 }
 
 /*

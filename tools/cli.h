@@ -61,6 +61,9 @@ int cmd_disk(int argc, char **argv); /* disk/cmd-disk.c */
  */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* The second line alone, after a first line the caller printed (and
+ * what else it must show, as bench tpcb's list of builtin scripts). */
+int cli_usage_try(const char *cmd);
 /*
  * getopt_long's mistakes, worded as above: @c is what getopt_long
  * returned ('?' or ':'; the option string must start with ':', after a
