@@ -647,8 +647,9 @@ int cmd_compare(int argc, char **argv)
 		return cli_usage_error("compare", "--csv and --json exclude "
 						  "each other");
 	if (argc - optind < 2)
-		return cli_usage_error("compare", "missing %s operand",
-				       argc - optind ? "B" : "A and B");
+		return cli_usage_error("compare", "missing %s",
+				       argc - optind ? "B operand"
+						     : "A and B operands");
 	if (argc - optind > 2)
 		return cli_usage_error("compare", "extra operand '%s'",
 				       argv[optind + 2]);
