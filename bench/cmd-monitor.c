@@ -560,8 +560,9 @@ static struct json_object *summary_json(struct fk_monitor *m,
 static void print_summary_text(FILE *f, struct json_object *s)
 {
 	char b1[32], b2[32];
-	fprintf(f, "\nsummary over %.1f s (%lld samples):\n",
-		getd(s, "duration_s"), (long long)geti(s, "samples"));
+	long long samples = (long long)geti(s, "samples");
+	fprintf(f, "\nsummary over %.1f s (%lld sample%s):\n",
+		getd(s, "duration_s"), samples, samples == 1 ? "" : "s");
 	fprintf(f, "  peak Dirty:                %s\n",
 		cli_human_bytes((uint64_t)geti(s, "peak_dirty_kb") * 1024, b1,
 				sizeof(b1)));

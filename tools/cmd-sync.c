@@ -72,10 +72,10 @@ static void show_progress(void *arg, const struct fk_tree_stats *st)
 	cli_human_bytes(st->bytes, bytes, sizeof(bytes));
 	cli_human_bytes(secs > 0 ? (uint64_t)((double)st->bytes / secs) : 0,
 			rate, sizeof(rate));
-	fprintf(stderr, "\r%llu files, %s, %llu fsyncs, %s/s, %.1f s\033[K",
-		(unsigned long long)st->files, bytes,
-		(unsigned long long)(st->fsync_calls + st->dir_fsync_calls),
-		rate, secs);
+	uint64_t fsyncs = st->fsync_calls + st->dir_fsync_calls;
+	fprintf(stderr, "\r%llu file%s, %s, %llu fsync%s, %s/s, %.1f s\033[K",
+		(unsigned long long)st->files, st->files == 1 ? "" : "s", bytes,
+		(unsigned long long)fsyncs, fsyncs == 1 ? "" : "s", rate, secs);
 	fflush(stderr);
 	p->shown = 1;
 }
@@ -162,9 +162,11 @@ static void print_text(int method, int r, const struct fk_tree_stats *st)
 	printf("bytes:             %s (%llu)\n",
 	       cli_human_bytes(st->bytes, b1, sizeof(b1)),
 	       (unsigned long long)st->bytes);
-	printf("fsync calls:       %llu files, %llu directories\n",
+	printf("fsync calls:       %llu file%s, %llu director%s\n",
 	       (unsigned long long)st->fsync_calls,
-	       (unsigned long long)st->dir_fsync_calls);
+	       st->fsync_calls == 1 ? "" : "s",
+	       (unsigned long long)st->dir_fsync_calls,
+	       st->dir_fsync_calls == 1 ? "y" : "ies");
 	if (st->sync_io)
 		printf("sync io:           %s, %u in flight at most\n",
 		       cli_tree_sync_io(st), st->sync_jobs);
