@@ -2410,10 +2410,10 @@ static int results_dir_check(const char *dir)
 {
 	struct stat st;
 	if (stat(dir, &st)) {
-		if (errno != ENOENT) {
-			cli_error("--results '%s': %s", dir, strerror(errno));
-			return FK_EXIT_USAGE;
-		}
+		if (errno != ENOENT)
+			return cli_usage_error("reproduce",
+					       "--results '%s': %s", dir,
+					       strerror(errno));
 		if (mkdir(dir, 0755)) {
 			cli_error("--results: mkdir '%s': %s", dir,
 				  strerror(errno));
@@ -2421,10 +2421,9 @@ static int results_dir_check(const char *dir)
 		}
 		return 0;
 	}
-	if (!S_ISDIR(st.st_mode)) {
-		cli_error("--results '%s': not a directory", dir);
-		return FK_EXIT_USAGE;
-	}
+	if (!S_ISDIR(st.st_mode))
+		return cli_usage_error("reproduce",
+				       "--results '%s': not a directory", dir);
 	DIR *d = opendir(dir);
 	if (!d) {
 		cli_error("--results: open '%s': %s", dir, strerror(errno));
@@ -2436,13 +2435,13 @@ static int results_dir_check(const char *dir)
 		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
 			empty = 0;
 	closedir(d);
-	if (!empty) {
-		cli_error("--results '%s': not empty (a reused directory "
-			  "would mix two runs' results and commands): give a "
-			  "new or empty directory",
-			  dir);
-		return FK_EXIT_USAGE;
-	}
+	if (!empty)
+		return cli_usage_error("reproduce",
+				       "--results '%s': not empty (a reused "
+				       "directory would mix two runs' results "
+				       "and commands): give a new or empty "
+				       "directory",
+				       dir);
 	return 0;
 }
 
