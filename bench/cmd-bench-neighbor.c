@@ -1832,7 +1832,8 @@ static void print_table(FILE *f, const struct env *env)
 	const struct opts *op = env->op;
 	static const int dec[NR_METRICS] = {1, 2, 2, 2, 2, 3, 1, 1, 0, 0};
 	static const int ratio_m[] = {0, 3, 4, 6, 7, 5};
-	char b[96];
+	char b[96], devdesc[256];
+	disk_profile_describe(&op->device, devdesc, sizeof(devdesc));
 	for (int v = 0; v < NR_VICTIMS; v++) {
 		if (!(op->victims & 1u << v))
 			continue;
@@ -1842,8 +1843,8 @@ static void print_table(FILE *f, const struct env *env)
 			fprintf(f,
 				"\n### victim %s, neighbour %s (device %s, "
 				"%llu round%s: mean [min-max])\n\n| config |",
-				victim_names[v], neighbor_names[k],
-				op->device.name, (unsigned long long)op->rounds,
+				victim_names[v], neighbor_names[k], devdesc,
+				(unsigned long long)op->rounds,
 				op->rounds == 1 ? "" : "s");
 			for (int m = 0; m < NR_METRICS; m++)
 				fprintf(f, " %s |", metric_names[m]);
@@ -1970,9 +1971,11 @@ static void usage(FILE *f)
 	    "  --exec-opt=OPT         an option for flushkit exec (repeat)\n"
 	    "  --bdi-max-bytes=SIZE   strict: the bdi's max_bytes (64M)\n"
 	    "  --blkio-bps=SIZE       blkio: write bytes/s (default 100M)\n"
-	    "  --device=native|ssd|hdd|BPS:IOPS  native: the file system of\n"
-	    "                         --dir; else an ext4 loop device with\n"
-	    "                         that throttle (root)\n"
+	    "  --device=DEVICE        native (default): the file system of\n"
+	    "                         --dir; hdd, ssd, nvme, ram,\n"
+	    "                         throttle:BPS:IOPS (or BPS:IOPS): ext4\n"
+	    "                         on a lab disk of that model (root;\n"
+	    "                         ,slowdown=K ,no-write-cache)\n"
 	    "  --dir=DIR              the file system under test\n"
 	    "                         (default /var/tmp/flushkit-neighbor)\n"
 	    "  --results=DIR          default results/neighbor-DATE\n"
@@ -2161,7 +2164,8 @@ int cmd_bench_neighbor(int argc, char **argv)
 			      op.blkio_bps < (1u << 20);
 			break;
 		case 'D':
-			bad = disk_profile_parse(optarg, &op.device);
+			if (disk_profile_arg("--device", optarg, &op.device))
+				return FK_EXIT_USAGE;
 			break;
 		case 'o':
 			op.dir = optarg;
@@ -2273,16 +2277,10 @@ int cmd_bench_neighbor(int argc, char **argv)
 	} else {
 		made_out = 1;
 	}
-	if (strcmp(op.device.name, "native")) {
+	if (disk_profile_is_lab(&op.device)) {
 		if (geteuid()) {
 			cli_error("bench neighbor: --device=%s needs root "
-				  "(loop devices, mkfs, mount, blkio)",
-				  op.device.name);
-			goto out;
-		}
-		if (!disk_throttle_supported()) {
-			cli_error("bench neighbor: --device=%s: no cgroup v1 "
-				  "blkio throttles here",
+				  "(lab disks, loop devices, mkfs, mount)",
 				  op.device.name);
 			goto out;
 		}

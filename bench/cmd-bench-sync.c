@@ -12,8 +12,9 @@
  * system, and flushkit's two-pass tree sync (fk_tree_sync,
  * FK_SYNC_TWOPASS) over the written trees.
  *
- * For each file system type and count: image files (sparse) in a
- * private directory, losetup --find --show, mkfs.TYPE, mount; then
+ * For each file system type and count: disks of --device (a lab disk
+ * per file system, or a native loop device on a sparse image), mkfs.TYPE,
+ * mount; then
  * --runs times, for each method (the order rotating from run to run):
  *   1. empty: --empty-syncs calls with nothing to write, total time;
  *   2. small: per file system a writer process creating 40 KB files,
@@ -25,9 +26,12 @@
  * the images removed: also after an error, SIGINT, SIGTERM, SIGHUP (which
  * stop the benchmark at the next step).
  *
- * The file systems are disks of bench/lib/disk.h (loop device by
- * ioctl, mkfs.* as a child with a fixed argument array, mount(2)),
- * their writes throttled by --device (native, ssd, hdd, BPS:IOPS).
+ * The file systems are disks of bench/lib/disk.h (a lab disk of the
+ * --device model, or a native loop device; mkfs.* as a child with a
+ * fixed argument array, mount(2)).  Four file systems sit two to a disk,
+ * as the 2011 study had them: on a lab device two disks, each holding
+ * two file systems on parts of its image that share its one model
+ * (disk_create_part); native disks have nothing to share.
  *
  * Results: a table per type and count on stdout, and one result file per
  * (type, count, method) with a "run" line per run and a "summary" line,
@@ -47,6 +51,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -133,14 +138,17 @@ static void empty_dir(const char *dir)
 	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
 
-/* The file system @type number @i of a run: a disk (disk.h) in @base,
- * throttled by @prof, with a data directory on it. */
+/* The file system @type number @i of a run: a disk (disk.h) in @base of
+ * device @prof, or (@host not NULL) part @k of 2 of that lab disk, with
+ * a data directory on it. */
 static int fs_setup(struct fsinst *f, const char *base, const char *type, int i,
-		    uint64_t image_bytes, const struct disk_profile *prof)
+		    uint64_t image_bytes, const struct disk_profile *prof,
+		    struct disk *host, unsigned k)
 {
 	char name[64];
 	snprintf(name, sizeof(name), "%s-%d", type, i);
-	int r = disk_create(&f->d, base, name, type, image_bytes, prof);
+	int r = host ? disk_create_part(&f->d, host, k, 2, base, name, type)
+		     : disk_create(&f->d, base, name, type, image_bytes, prof);
 	if (r)
 		return r;
 	f->mnt = f->d.mnt;
@@ -167,6 +175,9 @@ static void writer(const char *dir, int big, uint64_t big_bytes,
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
+	/* A killed benchmark takes its writers along: they would hold
+	 * its file systems busy (the next start's cleanup). */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	memset(buf, 0x5a, sizeof(buf));
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
@@ -306,6 +317,8 @@ settings_json(const struct opts *op, const char *type, int count, int method)
 	json_object_object_add(s, "bench", json_object_new_string("sync"));
 	json_object_object_add(s, "fs", json_object_new_string(type));
 	json_object_object_add(s, "fs_count", json_object_new_int(count));
+	json_object_object_add(s, "device",
+			       json_object_new_string(op->device.name));
 	json_object_object_add(s, "method",
 			       json_object_new_string(method_names[method]));
 	json_object_object_add(s, "runs",
@@ -337,9 +350,11 @@ static int bench_one(const struct opts *op, const char *base, const char *type,
 	size_t nv = 0; /* complete runs */
 
 	/* Four file systems sit two to a disk (as the 2011 study had them):
-	 * each loop device gets half of the disk's throttle. */
-	struct disk_profile dev = op->device;
-	disk_profile_share(&dev, count == 4 ? 2 : 1);
+	 * on a lab device, two disks of twice the image, two file systems
+	 * on each, sharing its model. */
+	struct disk hosts[2];
+	int nr_hosts = count == 4 && disk_profile_is_lab(&op->device) ? 2 : 0;
+	memset(hosts, 0, sizeof(hosts));
 	memset(fs, 0, sizeof(fs));
 	memset(v, 0, sizeof(v));
 	for (int m = 0; m < NR_METHODS; m++)
@@ -349,8 +364,16 @@ static int bench_one(const struct opts *op, const char *base, const char *type,
 				err = -ENOMEM;
 		}
 	fprintf(stderr, "bench sync: %s x %d: setting up\n", type, count);
+	for (int h = 0; h < nr_hosts && !err && !stop; h++) {
+		char name[64];
+		snprintf(name, sizeof(name), "%s-disk%d", type, h);
+		err = disk_create(&hosts[h], base, name, NULL,
+				  2 * op->image_bytes, &op->device);
+	}
 	for (int i = 0; i < count && !err && !stop; i++)
-		err = fs_setup(&fs[i], base, type, i, op->image_bytes, &dev);
+		err = fs_setup(&fs[i], base, type, i, op->image_bytes,
+			       &op->device, nr_hosts ? &hosts[i / 2] : NULL,
+			       (unsigned)i % 2);
 	const char *paths[MAX_FS];
 	for (int i = 0; i < count; i++)
 		paths[i] = fs[i].data;
@@ -426,10 +449,13 @@ static int bench_one(const struct opts *op, const char *base, const char *type,
 		for (int t = 0; t < NR_TESTS; t++)
 			fk_stats_summarize(v[m][t], nv, &s[m][t]);
 	if (nv) {
-		printf("\n%s, %d file system%s, %zu run%s (marker: against "
-		       "sync(2))\n",
-		       type, count, count > 1 ? "s" : "", nv,
-		       nv > 1 ? "s" : "");
+		char devdesc[256];
+		disk_profile_describe(&op->device, devdesc, sizeof(devdesc));
+		printf("\n%s, %d file system%s%s, %zu run%s (marker: against "
+		       "sync(2))\ndevice %s\n",
+		       type, count, count > 1 ? "s" : "",
+		       nr_hosts ? ", two to a disk" : "", nv, nv > 1 ? "s" : "",
+		       devdesc);
 		printf("%-22s", "");
 		for (int m = 0; m < NR_METHODS; m++)
 			printf("  %19s%s", method_titles[m], m ? "    " : "");
@@ -487,6 +513,9 @@ static int bench_one(const struct opts *op, const char *base, const char *type,
 	for (int i = count - 1; i >= 0; i--)
 		if (fs_teardown(&fs[i]) && !err)
 			err = -EIO;
+	for (int h = nr_hosts - 1; h >= 0; h--)
+		if (disk_destroy(&hosts[h]) && !err)
+			err = -EIO;
 	for (int m = 0; m < NR_METHODS; m++)
 		for (int t = 0; t < NR_TESTS; t++)
 			free(v[m][t]);
@@ -521,10 +550,13 @@ static void usage(FILE *f)
 		"                      (default /var/tmp)\n"
 		"  --results=DIR       result files (default results)\n"
 		"  --no-results        write no result files\n"
-		"  --device=PROFILE    throttle each file system's writes: "
-		"native (default),\n"
-		"                      ssd, hdd or BPS:IOPS "
-		"(docs/reproduce.md)\n");
+		"  --device=DEVICE     native (default: loop devices on "
+		"images in --dir),\n"
+		"                      hdd, ssd, nvme, ram, throttle:BPS:IOPS "
+		"(or BPS:IOPS):\n"
+		"                      lab disks of that model, "
+		",slowdown=K ,no-write-cache\n"
+		"                      (docs/disk.md)\n");
 }
 
 static int parse_types(char *s, struct opts *op)
@@ -633,7 +665,8 @@ int cmd_bench_sync(int argc, char **argv)
 			op.no_results = 1;
 			break;
 		case 'D':
-			bad = disk_profile_parse(optarg, &op.device);
+			if (disk_profile_arg("--device", optarg, &op.device))
+				return FK_EXIT_USAGE;
 			break;
 		case 'h':
 			usage(stdout);
@@ -664,11 +697,11 @@ int cmd_bench_sync(int argc, char **argv)
 			  "file systems and mounts");
 		return FK_EXIT_FAILURE;
 	}
-	if ((op.device.write_bps || op.device.write_iops) &&
-	    !disk_throttle_supported()) {
-		cli_warn("no cgroup v1 blkio write throttles here: running "
-			 "--device=native");
-		disk_profile_parse("native", &op.device);
+	{
+		/* Lab disks whose maker was killed (disk.h). */
+		int n = disk_cleanup_stale();
+		if (n > 0)
+			cli_warn("removed %d leftovers of a killed run", n);
 	}
 	for (int i = 0; i < op.nr_types; i++) {
 		char mkfs[32];

@@ -26,6 +26,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <linux/close_range.h>
 #include <linux/loop.h>
 #include <signal.h>
 #include <stdio.h>
@@ -132,6 +133,10 @@ static int read_info(struct labdisk *d)
 			snprintf(d->model, sizeof(d->model), "%s", sp);
 		else if (!strcmp(line, "size"))
 			d->size = strtoull(sp, NULL, 10);
+		else if (!strcmp(line, "part") &&
+			 d->nr_parts < LABDISK_MAX_PARTS)
+			snprintf(d->parts[d->nr_parts++], sizeof(d->parts[0]),
+				 "%s", sp);
 	}
 	fclose(f);
 	return 0;
@@ -161,26 +166,26 @@ static int sysfs_line(const char *path, char *buf, size_t cap)
 	return 0;
 }
 
-/* The loop device whose backing file is @image, into @dev ("" if none). */
-static void loop_of(const char *image, char *dev, size_t cap)
+/* The loop devices whose backing file is @image (the disk's own and its
+ * parts, recorded or not), as "/dev/loopN" into @devs.  The count. */
+static int loops_of(const char *image, char (*devs)[32], int max)
 {
-	dev[0] = 0;
+	int n = 0;
 	DIR *dd = opendir("/sys/block");
 	if (!dd)
-		return;
+		return 0;
 	struct dirent *de;
-	while ((de = readdir(dd))) {
+	while ((de = readdir(dd)) && n < max) {
 		if (strncmp(de->d_name, "loop", 4))
 			continue;
 		char p[512], bf[PATH_MAX];
 		snprintf(p, sizeof(p), "/sys/block/%s/loop/backing_file",
 			 de->d_name);
-		if (sysfs_line(p, bf, sizeof(bf)) == 0 && !strcmp(bf, image)) {
-			snprintf(dev, cap, "/dev/%.20s", de->d_name);
-			break;
-		}
+		if (sysfs_line(p, bf, sizeof(bf)) == 0 && !strcmp(bf, image))
+			snprintf(devs[n++], 32, "/dev/%.20s", de->d_name);
 	}
 	closedir(dd);
+	return n;
 }
 
 /* Unmount every file system on block device @dev (the topmost first);
@@ -217,7 +222,10 @@ static int umount_dev(const char *dev, int lazy)
 			if (!ok)
 				usleep(100 * 1000);
 		}
-		if (!ok && umount2(mp, MNT_DETACH) != 0) {
+		/* EINVAL: not mounted any more (the daemon's orphan cleanup
+		 * may unmount it at the same time). */
+		if (!ok && errno != EINVAL && errno != ENOENT &&
+		    umount2(mp, MNT_DETACH) != 0 && errno != EINVAL) {
 			int e = errno;
 			cli_error("disk: umount '%s' (on %s): %s", mp, dev,
 				  strerror(e));
@@ -414,8 +422,10 @@ static void print_log(const char *dir)
 	fclose(f);
 }
 
-/* Attach a free loop device to d->image, direct I/O (checked). */
-static int loop_attach(struct labdisk *d)
+/* Attach a free loop device to d->image, direct I/O (checked), on the
+ * bytes [@off, @off + @len) (0, 0: all of it); its name into @dev. */
+static int loop_attach(struct labdisk *d, uint64_t off, uint64_t len, char *dev,
+		       size_t cap)
 {
 	int img = open(d->image, O_RDWR | O_CLOEXEC);
 	if (img < 0) {
@@ -438,39 +448,41 @@ static int loop_attach(struct labdisk *d)
 			cli_error("disk: LOOP_CTL_GET_FREE: %s", strerror(-r));
 			break;
 		}
-		snprintf(d->dev, sizeof(d->dev), "/dev/loop%d", nr);
-		int lfd = open(d->dev, O_RDWR | O_CLOEXEC);
+		snprintf(dev, cap, "/dev/loop%d", nr);
+		int lfd = open(dev, O_RDWR | O_CLOEXEC);
 		if (lfd < 0) {
 			r = -errno;
-			cli_error("disk: open '%s': %s", d->dev, strerror(-r));
+			cli_error("disk: open '%s': %s", dev, strerror(-r));
 			break;
 		}
 		struct loop_config cfg;
 		memset(&cfg, 0, sizeof(cfg));
 		cfg.fd = (unsigned)img;
 		cfg.info.lo_flags = LO_FLAGS_DIRECT_IO;
+		cfg.info.lo_offset = off;
+		cfg.info.lo_sizelimit = len;
 		snprintf((char *)cfg.info.lo_file_name,
 			 sizeof(cfg.info.lo_file_name), "%.63s", d->image);
 		if (ioctl(lfd, LOOP_CONFIGURE, &cfg) == 0)
 			r = 0;
 		else if ((r = -errno) != -EBUSY)
-			cli_error("disk: LOOP_CONFIGURE '%s' on '%s': %s",
-				  d->dev, d->image, strerror(-r));
+			cli_error("disk: LOOP_CONFIGURE '%s' on '%s': %s", dev,
+				  d->image, strerror(-r));
 		close(lfd);
 	}
 	close(ctl);
 	close(img);
 	if (r) {
-		d->dev[0] = 0;
+		dev[0] = 0;
 		return r;
 	}
 	char p[128], v[16] = "";
-	snprintf(p, sizeof(p), "/sys/block/%s/loop/dio", d->dev + 5);
+	snprintf(p, sizeof(p), "/sys/block/%s/loop/dio", dev + 5);
 	if (sysfs_line(p, v, sizeof(v)) != 0 || v[0] != '1') {
 		cli_error("disk: %s: the loop device refused direct I/O (%s)",
-			  d->dev, p);
-		loop_detach(d->dev);
-		d->dev[0] = 0;
+			  dev, p);
+		loop_detach(dev);
+		dev[0] = 0;
 		return -EOPNOTSUPP;
 	}
 	return 0;
@@ -542,6 +554,10 @@ int labdisk_create(const struct labdisk_opts *o, struct labdisk *d)
 	}
 	if (pid == 0) {
 		setsid();
+		/* Only what it is given below: not the caller's other
+		 * descriptors (a run's lock, which would keep it "alive"
+		 * for as long as the daemon lives). */
+		close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
 		if (o->orphan_cleanup)
 			prctl(PR_SET_PDEATHSIG, SIGUSR1);
 		int wfd = dup(pipefd[1]); /* without O_CLOEXEC */
@@ -608,10 +624,64 @@ int labdisk_create(const struct labdisk_opts *o, struct labdisk *d)
 	}
 	d->size = (uint64_t)st.st_size;
 	d->alive = 1;
-	if ((r = loop_attach(d)) || (r = write_info(d, o))) {
+	if ((r = loop_attach(d, 0, 0, d->dev, sizeof(d->dev))) ||
+	    (r = write_info(d, o))) {
 		labdisk_destroy(d);
 		return r;
 	}
+	return 0;
+}
+
+int labdisk_attach_part(struct labdisk *d, uint64_t off, uint64_t len,
+			char *dev, size_t cap)
+{
+	if (!len || off % 4096 || len % 4096 || off > d->size ||
+	    len > d->size - off) {
+		cli_error("disk: %s: part [%" PRIu64 ", +%" PRIu64
+			  ") is not 4 KiB-aligned inside its %" PRIu64 " bytes",
+			  d->name, off, len, d->size);
+		return -EINVAL;
+	}
+	if (d->nr_parts >= LABDISK_MAX_PARTS) {
+		cli_error("disk: %s: already %d parts", d->name, d->nr_parts);
+		return -ENOSPC;
+	}
+	char p[320], q[320];
+	snprintf(p, sizeof(p), "%s/info", d->dir);
+	snprintf(q, sizeof(q), "%s/info.new", d->dir);
+	FILE *in = fopen(p, "r");
+	if (!in) {
+		int e = errno;
+		cli_error("disk: open '%s': %s", p, strerror(e));
+		return -e;
+	}
+	char old[4096];
+	size_t n = fread(old, 1, sizeof(old) - 1, in);
+	fclose(in);
+	old[n] = 0;
+	int r = loop_attach(d, off, len, dev, cap);
+	if (r)
+		return r;
+	/* Recorded after the attach; a loop device attached and not yet
+	 * recorded is still found by its backing file (teardown). */
+	FILE *f = fopen(q, "w");
+	if (f) {
+		fprintf(f, "%spart %s\n", old, dev);
+		r = ferror(f) ? -EIO : 0;
+		if (fclose(f) != 0 && !r)
+			r = -errno;
+		if (!r && rename(q, p) != 0)
+			r = -errno;
+	} else {
+		r = -errno;
+	}
+	if (r) {
+		cli_error("disk: write '%s': %s", p, strerror(-r));
+		loop_detach(dev);
+		dev[0] = 0;
+		return r;
+	}
+	snprintf(d->parts[d->nr_parts++], sizeof(d->parts[0]), "%s", dev);
 	return 0;
 }
 
@@ -640,12 +710,16 @@ int labdisk_open(const char *which, struct labdisk *d)
 	int n = labdisk_list(&v);
 	if (n < 0)
 		return n;
-	for (int i = 0; i < n; i++)
-		if (!strcmp(v[i].dev, which)) {
+	for (int i = 0; i < n; i++) {
+		int hit = !strcmp(v[i].dev, which);
+		for (int k = 0; k < v[i].nr_parts && !hit; k++)
+			hit = !strcmp(v[i].parts[k], which);
+		if (hit) {
 			*d = v[i];
 			free(v);
 			return 0;
 		}
+	}
 	free(v);
 	cli_error("disk: '%s' is no lab disk (flushkit disk list)", which);
 	return -ENOENT;
@@ -726,29 +800,25 @@ char *labdisk_stat(const char *text, const char *name)
 	return NULL;
 }
 
-/* Take down what @d left: mounts, loop device, FUSE mount, directory.
+/* Take down what @d left: mounts, loop devices (its own and its parts:
+ * every loop device on its image, so also one attached and not yet
+ * recorded in info), FUSE mount, directory.
  * @lazy: the daemon is dead (stale): unmount lazily. */
 static int teardown(struct labdisk *d, int lazy)
 {
 	int r = 0;
-	char dev[32];
-	snprintf(dev, sizeof(dev), "%s", d->dev);
-	if (!dev[0])
-		loop_of(d->image, dev, sizeof(dev));
-	if (dev[0]) {
-		/* Only if it is still ours (a number may be reused). */
-		char p[128], bf[PATH_MAX] = "";
-		snprintf(p, sizeof(p), "/sys/block/%s/loop/backing_file",
-			 dev + 5);
-		if (sysfs_line(p, bf, sizeof(bf)) == 0 &&
-		    !strcmp(bf, d->image)) {
-			int u = umount_dev(dev, lazy);
-			if (u < 0)
-				r = u;
-			int l = loop_detach(dev);
-			if (l && !r)
-				r = l;
-		}
+	char devs[LABDISK_MAX_PARTS + 1][32];
+	/* Only loop devices still on this image (a number may be reused). */
+	int n = loops_of(d->image, devs, LABDISK_MAX_PARTS + 1);
+	for (int i = 0; i < n; i++) {
+		int u = umount_dev(devs[i], lazy);
+		if (u < 0 && !r)
+			r = u;
+	}
+	for (int i = 0; i < n; i++) {
+		int l = loop_detach(devs[i]);
+		if (l && !r)
+			r = l;
 	}
 	int f = fuse_umount(d->dir, lazy);
 	if (f && !r)

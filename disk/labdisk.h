@@ -15,12 +15,14 @@
  *          moment a live disk's lock is free);
  *   fuse/  the FUSE mount point (fuse/image, fuse/ctl);
  *   info   "KEY VALUE" lines: name, pid, loop, model, size, slowdown,
- *          write_cache, backing (written once the loop device exists);
+ *          write_cache, backing (written once the loop device exists),
+ *          and one "part /dev/loopM" per labdisk_attach_part;
  *   log    the daemon's stdout and stderr.
  * A directory whose lock is free is stale (its daemon died):
- * labdisk_cleanup_stale lazily unmounts the mounts of its loop device,
- * detaches the loop device, unmounts the dead FUSE mount and removes
- * the directory.
+ * labdisk_cleanup_stale lazily unmounts the mounts of its loop devices,
+ * detaches them (every loop device whose backing file is its image: the
+ * disk's own and its parts, recorded or not), unmounts the dead FUSE mount and
+ * removes the directory.
  *
  * The daemon is found as `flushkit exec` finds its shim: $FLUSHKIT_DISKD,
  * else flushkit-diskd next to the running program (or one directory up:
@@ -39,6 +41,8 @@
 #include <sys/types.h>
 
 #define LABDISK_ROOT "/run/flushkit-disk"
+/* Loop devices on parts of one disk's image (labdisk_attach_part). */
+#define LABDISK_MAX_PARTS 8
 
 struct labdisk_opts {
 	const char *model;   /* --model value: "ram", "throttle:150M:150" */
@@ -61,6 +65,8 @@ struct labdisk {
 	char dev[32];	 /* "/dev/loopN"; "" if none */
 	char model[128];
 	uint64_t size;
+	char parts[LABDISK_MAX_PARTS][32]; /* labdisk_attach_part's devices */
+	int nr_parts;
 	pid_t pid;
 	int alive; /* the lock is held */
 };
@@ -68,6 +74,16 @@ struct labdisk {
 /* Start a disk; fills @d.  -EINVAL: a bad option (message printed),
  * -ENOMEM: it does not fit in memory, -EEXIST: the name is taken. */
 int labdisk_create(const struct labdisk_opts *o, struct labdisk *d);
+/*
+ * Attach one more loop device (direct I/O) on the bytes [@off, @off +
+ * @len) of @d's image (LOOP_CONFIGURE with lo_offset, lo_sizelimit;
+ * 4 KiB-aligned), record it in info ("part DEV") and put its name in
+ * @dev.  File systems on parts of one disk share its one model instance
+ * (one actuator, one cache): seed 004's two file systems per disk.
+ * labdisk_destroy and the stale cleanup detach it with the disk.
+ */
+int labdisk_attach_part(struct labdisk *d, uint64_t off, uint64_t len,
+			char *dev, size_t cap);
 /* Find a disk by NAME or /dev/loopN.  -ENOENT if there is none. */
 int labdisk_open(const char *which, struct labdisk *d);
 /* Write one or more ctl lines ("cut drop 7", "fail w EIO 0 0");
@@ -77,7 +93,7 @@ int labdisk_ctl(const struct labdisk *d, const char *lines);
 int labdisk_stats(const struct labdisk *d, char **text);
 /* The value of stat @name in @text, or NULL. A malloc'ed copy. */
 char *labdisk_stat(const char *text, const char *name);
-/* Unmount what is mounted from its loop device, detach it, unmount
+/* Unmount what is mounted from its loop devices, detach them, unmount
  * FUSE, stop the daemon, remove the directory. */
 int labdisk_destroy(struct labdisk *d);
 /* Every disk in the registry (alive or not): *@v malloc'ed, count. */

@@ -90,6 +90,14 @@ struct disk_model {
 	const char *name;     /* "hdd", "ssd", "nvme", "throttle", "ram" */
 	const char *imitates; /* the real device, one line */
 	/*
+	 * Nominal write speed, for callers that size work by it (reproduce
+	 * 004's small-file writer) and print it: the sustained sequential
+	 * write rate (bytes/s) and 4 KiB random write IOPS past the cache,
+	 * from the calibration table in docs/disk.md.  0 = no limit (ram);
+	 * throttle's are its arguments (disk_throttle_parse), so 0 here.
+	 */
+	uint64_t nominal_write_bps, nominal_write_iops;
+	/*
 	 * New instance for a device of @bytes.  @arg is what followed the
 	 * name after ':' in --model (throttle: "BPS:IOPS"; NULL if none).
 	 * @write_cache: 1 the volatile cache is on (the default), 0 off

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# scripts/test.sh [--sanitize|--tsan] [TEST...] - build and run the tests.
+# scripts/test.sh [--sanitize|--tsan] [--tier TIER [--list] | TEST...] - build
+# and run the tests (--tier: the tiers of tests/tiers, see tests/run.sh).
 #   (no option)  build/ with -Werror, all tests
 #   --sanitize   build-asan/ with AddressSanitizer + UBSan
 #   --tsan       build-tsan/ with ThreadSanitizer

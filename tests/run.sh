@@ -1,17 +1,44 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# tests/run.sh BUILD_DIR [NAME...] - run the test programs.
+# tests/run.sh BUILD_DIR [--tier TIER [--list]] [NAME...] - run the test
+# programs.
 #
 # Runs every BUILD_DIR/tests/test-* program and every tests/t-*.sh script
 # (scripts get FLUSHKIT=path of the built command), each with a timeout.
+# --tier picks the tests of one tier of tests/tiers (the one place that
+# says which tests the sanitizer runs of .ci/run take): "sanitize" is
+# every C test and the scripts marked sanitize, "weekly" the scripts
+# marked weekly, "all" everything (as without --tier).  A script that
+# tests/tiers does not name, or a name there that is no script, is an
+# error (exit 2) under --tier, so the list cannot go stale quietly.
+# --list prints the names of the chosen tests and runs nothing.
 # Exit codes: 0 pass, 77 skip, anything else fail.  The last line is
 # "N passed, N failed, N skipped".  Logs go to BUILD_DIR/test-logs/.
 # A passing test's "not checked: WHAT" lines (a check this machine
 # cannot make: no SSE4.2, no python3, a no-op file system) are shown
 # under its PASS line, so a partial pass is never mistaken for a full one.
 set -u
-build=${1:?usage: tests/run.sh BUILD_DIR [NAME...]}
+usage="usage: tests/run.sh BUILD_DIR [--tier sanitize|weekly|all [--list]] [NAME...]"
+build=${1:?$usage}
 shift
+tier= list=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--tier) [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
+		tier=$2; shift 2;;
+	--tier=*) tier=${1#--tier=}; shift;;
+	--list) list=1; shift;;
+	*) break;;
+	esac
+done
+case $tier in
+''|sanitize|weekly|all) ;;
+*) echo "tests/run.sh: no such tier: '$tier' (sanitize, weekly, all)" >&2; exit 2;;
+esac
+if [ -n "$tier" ] && [ $# -gt 0 ]; then
+	echo "tests/run.sh: --tier and test names exclude each other" >&2; exit 2
+fi
+[ -z "$list" ] || [ -n "$tier" ] || { echo "$usage" >&2; exit 2; }
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "$build" && pwd)
 logs=$build/test-logs
@@ -30,6 +57,43 @@ if [ $# -gt 0 ]; then
 else
 	for t in "$build"/tests/test-*; do [ -x "$t" ] && tests+=("$t"); done
 	for t in "$src"/tests/t-*.sh; do [ -f "$t" ] && tests+=("$t"); done
+fi
+
+# --tier: keep the tests of that tier.  tests/tiers has one line
+# "NAME TIER" per script; every C test (test-*) is in tier sanitize.
+if [ -n "$tier" ]; then
+	declare -A tier_of=()
+	bad=0
+	while read -r n t _; do
+		case $n in ''|'#'*) continue;; esac
+		case $t in
+		sanitize|weekly) ;;
+		*) echo "tests/tiers: $n: no such tier '$t' (sanitize, weekly)" >&2; bad=1;;
+		esac
+		[ -f "$src/tests/$n" ] ||
+			{ echo "tests/tiers: $n: no such test script in tests/" >&2; bad=1; }
+		[ -z "${tier_of[$n]:-}" ] ||
+			{ echo "tests/tiers: $n named twice" >&2; bad=1; }
+		tier_of[$n]=$t
+	done <"$src/tests/tiers"
+	kept=()
+	for t in "${tests[@]}"; do
+		name=$(basename "$t")
+		if [[ $name == *.sh ]]; then
+			t_tier=${tier_of[$name]:-}
+			[ -n "$t_tier" ] ||
+				{ echo "tests/tiers: $name has no tier: add a line '$name sanitize|weekly'" >&2; bad=1; continue; }
+		else
+			t_tier=sanitize
+		fi
+		[ "$tier" = all ] || [ "$tier" = "$t_tier" ] && kept+=("$t")
+	done
+	[ "$bad" -eq 0 ] || exit 2
+	tests=("${kept[@]}")
+	if [ -n "$list" ]; then
+		for t in "${tests[@]}"; do basename "$t"; done
+		exit 0
+	fi
 fi
 
 # Each test gets its own TMPDIR under BUILD_DIR/test-tmp/NAME, removed

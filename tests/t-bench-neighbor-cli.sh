@@ -6,7 +6,9 @@
 # runs: no --dir created, no victim started; and with nocache not in
 # PATH, --config=nocache says "skip nocache: not installed" and prints
 # no ratio table without rows (the only configuration besides plain
-# could not run).  Runs plain on a directory of its own under /var/tmp
+# could not run); a bad --device (an unknown model) is one error line
+# naming it, exit 2, before anything runs.  Runs plain on a directory of
+# its own under /var/tmp
 # (not tmpfs: the benchmark refuses a file system without writeback).
 set -u
 : "${FLUSHKIT:?FLUSHKIT must name the built flushkit command}"
@@ -25,6 +27,15 @@ grep -q "mkdir '$t/missing/parent/r': No such file or directory" "$t/err1" ||
 	err "--results with a missing parent: stderr '$(cat "$t/err1")'"
 [ -e "$t/fs" ] && err "--results with a missing parent: --dir $t/fs was created"
 [ -s "$t/out1" ] && err "--results with a missing parent: it ran: $(cat "$t/out1")"
+
+# 1b. A bad --device: one line, exit 2, nothing made.
+out=$("$FLUSHKIT" bench neighbor --quick --device=hdd:3 --dir "$t/fs" \
+	--results "$t/rd" 2>&1)
+rc=$?
+[ $rc -eq 2 ] || err "--device=hdd:3: exit $rc, want 2: $out"
+[ "$(printf '%s\n' "$out" | wc -l)" = 1 ] && printf '%s\n' "$out" | grep -q "bad --device 'hdd:3'" ||
+	err "--device=hdd:3: not one clear line: '$out'"
+[ -e "$t/fs" ] || [ -e "$t/rd" ] && err "--device=hdd:3: something was created"
 
 # 2. nocache missing: a PATH with the tools the benchmark runs, not nocache.
 mkdir "$t/bin"

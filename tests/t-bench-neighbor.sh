@@ -8,9 +8,9 @@
 # ratio as before, no blkio group, the neighbour's and the victim's
 # files removed.  Then the same after a SIGTERM in the middle of a
 # strict run (the bdi knobs restored, exit 143), and after a SIGHUP in
-# the middle of a blkio run on a throttled loop device (the group
-# removed, the loop device unmounted, detached and unthrottled, exit
-# 129).  Checks that the
+# the middle of a blkio run on a lab disk (--device=throttle:400M:20000:
+# the group removed, the file system unmounted, the lab disk and its
+# loop device gone, exit 129).  Checks that the
 # benchmark runs and cleans up, not the effects (those are benchmarks).
 # Runs on a loop-mounted ext4 of its own.  Not root: skip (77).
 set -u
@@ -54,6 +54,9 @@ leftovers() {
 		[ -r "$f" ] && grep -H -F "$root/run-$1/" "$f"
 	done
 	[ -e "$root/run-$1" ] && echo "directory $root/run-$1"
+	for d in /run/flushkit-disk/fkrun-"$1"-*; do
+		[ -e "$d" ] && echo "lab disk $d"
+	done
 	ls -A "$dir"
 }
 
@@ -121,20 +124,19 @@ rc=$?
 l=$(leftovers $pid)
 [ -z "$l" ] || err "left behind after SIGTERM (strict): $l"
 
-# 3. SIGHUP (the terminal closed) in a blkio run on a throttled loop
-# device: a stop signal as SIGTERM is.
+# 3. SIGHUP (the terminal closed) in a blkio run on a lab disk: a stop
+# signal as SIGTERM is.
 if [ -e /dev/loop-control ] && command -v mkfs.ext4 >/dev/null; then
 	"$FLUSHKIT" bench neighbor --quick --config=blkio --neighbor=tree \
-		--tree-src=/usr/share --device=400M:20000 --results "$t/b" \
+		--tree-src=/usr/share --device=throttle:400M:20000 --results "$t/b" \
 		>"$t/b.out" 2>&1 &
 	pid=$!
 	seen=0
 	for _ in $(seq 1 900); do
 		[ -e /sys/fs/cgroup/blkio/flushkit-neighbor-$pid ] &&
 			{ seen=1; break; }
-		# the loop device's MAJ:MIN, to check its throttle goes
-		lmm=$(awk -v r=" $root/run-$pid/" 'index($0, r) {print $3}' \
-			/proc/self/mountinfo)
+		# its lab disk, to check it goes
+		lab=$(ls -d /run/flushkit-disk/fkrun-$pid-* 2>/dev/null | head -1)
 		kill -0 $pid 2>/dev/null || break
 		sleep 0.05
 	done
@@ -145,9 +147,9 @@ if [ -e /dev/loop-control ] && command -v mkfs.ext4 >/dev/null; then
 	[ $rc -eq 129 ] || err "SIGHUP during blkio: exit $rc"
 	l=$(leftovers $pid)
 	[ -z "$l" ] || err "left behind after SIGHUP (blkio, loop): $l"
-	if [ -n "${lmm:-}" ] && grep -q "^$lmm " \
-		/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device; then
-		err "loop device $lmm still throttled"
+	[ -n "${lab:-}" ] || err "the run had no lab disk: $(cat "$t/b.out")"
+	if [ -n "${lab:-}" ] && grep -q -F "$lab/" /sys/block/loop*/loop/backing_file 2>/dev/null; then
+		err "a loop device is still on $lab"
 	fi
 else
 	echo "not checked: SIGHUP on a loop device (no loop devices or mkfs.ext4)"

@@ -59,7 +59,8 @@ hasnot libflushkit-dev 'libflushkit\.so\.0|/bin/|/man1/'
 for f in /usr/bin/flushkit /usr/share/man/man1/flushkit.1.gz /usr/share/man/man1/flushkit-cp.1.gz \
 	/usr/share/man/man1/flushkit-bench-tpcb.1.gz /usr/share/man/man7/flushkit-durability.7.gz \
 	/usr/share/bash-completion/completions/flushkit /usr/share/man/man1/flushkit-exec.1.gz \
-	/usr/lib/$ma/flushkit/libflushkit-preload.so; do
+	/usr/lib/$ma/flushkit/libflushkit-preload.so /usr/lib/$ma/flushkit/flushkit-diskd \
+	/usr/share/man/man1/flushkit-disk.1.gz; do
 	has flushkit "$f"
 done
 # the command's own shim (loaded by path from a private directory) and

@@ -80,8 +80,14 @@ mkfs.ext4 -q "$dk" || fail "mkfs"
 mkdir -p "$tmp/mnt" && mount "$dk" "$tmp/mnt" || fail "mount"
 pid=$(awk '$1 == "pid" {print $2}' "/run/flushkit-disk/$n-k/info")
 kill -9 "$pid"
-for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-"$fk" disk list | grep -Eq "^$n-k .* stale" || fail "killed disk not listed stale"
+# The lock goes when the process is gone, which under load can take a
+# while after SIGKILL (its threads leave FUSE and loop waits first):
+# wait up to 30 s for the list to say so.
+for _ in $(seq 300); do
+	"$fk" disk list 2>/dev/null | grep -Eq "^$n-k .* stale" && break
+	sleep 0.1
+done
+"$fk" disk list | grep -Eq "^$n-k .* stale" || fail "killed disk not listed stale (pid $pid: $(ps -o stat= -p "$pid" 2>/dev/null || echo gone))"
 dc=$("$fk" disk create --model=ram --size 16M --name "$n-c" 2>"$tmp/err") || fail "create after a kill"
 # (Another user's create or cleanup on this machine may remove it
 # first: then it is gone all the same, which is what is checked.)
@@ -94,7 +100,10 @@ grep -q " $tmp/mnt " /proc/mounts && fail "the stale disk's file system is still
 dk=$("$fk" disk create --model=ram --size 16M --name "$n-k") || fail "create"
 pid=$(awk '$1 == "pid" {print $2}' "/run/flushkit-disk/$n-k/info")
 kill -9 "$pid"
-for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+for _ in $(seq 300); do
+	"$fk" disk list 2>/dev/null | grep -Eq "^$n-k .* stale" && break
+	sleep 0.1
+done
 "$fk" disk cleanup >"$tmp/out" 2>&1 || fail "cleanup"
 grep -q "removing stale disk $n-k" "$tmp/out" || [ ! -e "/run/flushkit-disk/$n-k" ] ||
 	fail "cleanup: $(cat "$tmp/out")"

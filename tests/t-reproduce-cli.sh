@@ -5,8 +5,9 @@
 #   1. a --device below the floor (1 MB/s, 10 IOPS) is refused, exit 2,
 #      before anything runs (checked without ever setting such a
 #      throttle: the refusal must come at option parsing);
-#   2. BPS in --device is decimal like the profiles: 50M:1000 throttles
-#      the loop device to 50000000 B/s;
+#   2. the former BPS:IOPS is throttle:BPS:IOPS on a lab disk, BPS
+#      decimal: 50M:1000 runs on a lab disk of model throttle:50M:1000
+#      and the table says 50 MB/s, 1000 write IOPS;
 #   3. --cleanup with a seed (or any other option) is refused, exit 2,
 #      and runs nothing;
 #   4. --results naming a file fails before anything runs, exit 2,
@@ -15,7 +16,7 @@
 #      invocation's, or anyone's) is refused, exit 2, and what is there
 #      is left as it was;
 #   6. stdout closed under it ("| head -1"): the run stops, cleans up
-#      (nothing mounted, attached, throttled or left in its run
+#      (nothing mounted, attached, no lab disk, nothing left in its run
 #      directory) and exits 1, instead of dying of SIGPIPE;
 #   7. a run directory is never seen without its held lock: a
 #      "reproduce --cleanup" while a starting run waits on its flock
@@ -28,18 +29,21 @@ if [ "$(id -u)" != 0 ]; then echo "SKIP: not root"; exit 77; fi
 [ -e /dev/loop-control ] || { echo "SKIP: no loop devices"; exit 77; }
 command -v mkfs.ext4 >/dev/null || { echo "SKIP: no mkfs.ext4"; exit 77; }
 root=/var/tmp/flushkit-disks
-bpsf=/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device
 fail=0
 err() { echo "FAIL: $*"; fail=1; }
 t=$(mktemp -d /var/tmp/fk-t-reproduce-cli.XXXXXX)
 trap 'rm -rf "$t"' EXIT
-dev=400M:20000
+dev=throttle:400M:20000
 
-# What the run with pid $1 left: mounts, loop devices, its directory.
+# What the run with pid $1 left: mounts, loop devices, lab disks, its
+# directory.
 leftovers() {
 	grep -F " $root/run-$1/" /proc/self/mountinfo
 	for f in /sys/block/loop*/loop/backing_file; do
 		[ -r "$f" ] && grep -H -F "$root/run-$1/" "$f"
+	done
+	for d in /run/flushkit-disk/fkrun-"$1"-*; do
+		[ -e "$d" ] && echo "lab disk $d"
 	done
 	[ -e "$root/run-$1" ] && echo "directory $root/run-$1"
 	[ -e "$root/.new-$1" ] && echo "directory $root/.new-$1"
@@ -61,26 +65,22 @@ rc=$?
 [ $rc -eq 2 ] && ! echo "$out" | grep -q 'below the floor' ||
 	err "--device=0:0 (no limits): exit $rc, '$out' (want 2, a bad value)"
 
-# 2. Decimal BPS: the throttle written is 50 000 000.
-if [ -w "$bpsf" ]; then
-	"$FLUSHKIT" reproduce 003 --quick --runs=1 --device=50M:1000 \
-		--results "$t/units" >"$t/units.out" 2>&1 &
-	pid=$!
-	got=
-	for _ in $(seq 1 300); do
-		m=$(grep -F " $root/run-$pid/" /proc/self/mountinfo |
-			awk '{print $3}' | head -1)
-		if [ -n "$m" ]; then
-			got=$(grep "^$m " "$bpsf" | awk '{print $2}')
-			[ -n "$got" ] && break
-		fi
-		sleep 0.1
-	done
-	kill -TERM $pid 2>/dev/null
-	wait $pid
-	[ "$got" = 50000000 ] ||
-		err "--device=50M:1000 throttled to '$got' B/s (want 50000000)"
-fi
+# 2. BPS:IOPS is the throttle model, BPS decimal.
+"$FLUSHKIT" reproduce 003 --quick --runs=1 --device=50M:1000 \
+	--results "$t/units" >"$t/units.out" 2>&1 &
+pid=$!
+model=
+for _ in $(seq 1 300); do
+	i=$(ls /run/flushkit-disk/fkrun-$pid-*/info 2>/dev/null | head -1)
+	[ -n "$i" ] && model=$(sed -n 's/^model //p' "$i") && [ -n "$model" ] && break
+	sleep 0.1
+done
+wait $pid || err "--device=50M:1000: exit $?: $(tail -3 "$t/units.out")"
+[ "$model" = throttle:50M:1000 ] ||
+	err "--device=50M:1000 ran on a lab disk of model '$model' (want throttle:50M:1000)"
+grep -q '^Device: 50M:1000 (modelled the cgroup v1 blkio write throttle .*; write 50 MB/s, 1000 write IOPS)\.' \
+	"$t/units/003/table.md" ||
+	err "--device=50M:1000: table heading $(grep '^Device' "$t/units/003/table.md" | head -1)"
 
 # 3. --cleanup with a seed.
 (cd "$t" && "$FLUSHKIT" reproduce 000 --cleanup --quick --device=$dev \

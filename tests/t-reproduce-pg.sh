@@ -28,7 +28,7 @@ fail=0
 err() { echo "FAIL: $*"; fail=1; }
 t=$(mktemp -d /var/tmp/fk-t-reproduce-pg.XXXXXX)
 trap 'rm -rf "$t"' EXIT
-dev=400M:20000
+dev=throttle:400M:20000
 
 # The PostgreSQL processes of run $1.
 pg_procs() {
@@ -39,13 +39,17 @@ pg_procs() {
 	done
 }
 
-# What run $1 left: PostgreSQL processes, mounts, loop devices, its
+# What run $1 left: PostgreSQL processes, mounts, loop devices, lab
+# disks, its
 # directory (the socket directories and records live in it).
 leftovers() {
 	pg_procs "$1"
 	grep -F " $root/run-$1/" /proc/self/mountinfo
 	for f in /sys/block/loop*/loop/backing_file; do
 		[ -r "$f" ] && grep -H -F "$root/run-$1/" "$f"
+	done
+	for d in /run/flushkit-disk/fkrun-"$1"-*; do
+		[ -e "$d" ] && echo "lab disk $d"
 	done
 	[ -e "$root/run-$1" ] && echo "directory $root/run-$1: $(ls "$root/run-$1" 2>&1 | tr '\n' ' ')"
 }

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# "flushkit reproduce all --quick" on throttled loop-device disks: every
+# "flushkit reproduce all --quick" on each seed's own kind of lab disk
+# (no --device: 000 and 001 ssd, 002-004 hdd; each table names it): every
 # seed's table (table.md with the seed's figures beside ours, table.html)
 # and plots (report/index.html with at least one plot), the seed-layout
 # CSV of 002, one index.html with all five; with PostgreSQL 15 the
 # peer's table in 000 and an initdb tree in 003; and afterwards nothing
-# mounted, attached or throttled, and no PostgreSQL server, cluster or
+# mounted or attached, no lab disk of the run in /run/flushkit-disk, and
+# no PostgreSQL server, cluster or
 # socket of the run.  Then the same after a SIGTERM in the
 # middle of a run (exit 1, everything removed), and after a SIGKILL (the
 # leftovers are there, and "reproduce --cleanup", as the next start
@@ -26,40 +28,40 @@ fail=0
 err() { echo "FAIL: $*"; fail=1; }
 t=$(mktemp -d /var/tmp/fk-t-reproduce.XXXXXX)
 trap 'rm -rf "$t"' EXIT
-# A fast profile: the throttles are set and removed, the runs stay short.
-dev=400M:20000
+# The SIGTERM and SIGKILL runs: a fast lab disk (the throttle model).
+dev=throttle:400M:20000
+labroot=/run/flushkit-disk
 
-# What a run with pid $1 left: mounts, loop devices, throttles.
+# Lab disks made by process $1 (bench/lib/disk.c names them
+# fkrun-PID-NAME), with their loop devices.
+labdisks() {
+	for d in "$labroot"/fkrun-"$1"-*; do
+		[ -e "$d" ] || continue
+		echo "lab disk $d"
+		for f in /sys/block/loop*/loop/backing_file; do
+			[ -r "$f" ] && grep -H -F "$d/" "$f"
+		done
+	done
+}
+
+# What a run with pid $1 left: mounts, loop devices, lab disks.
 leftovers() {
 	grep -F " $root/run-$1/" /proc/self/mountinfo
 	for f in /sys/block/loop*/loop/backing_file; do
 		[ -r "$f" ] && grep -H -F "$root/run-$1/" "$f"
 	done
-	for f in /sys/fs/cgroup/blkio/blkio.throttle.write_bps_device \
-		 /sys/fs/cgroup/blkio/blkio.throttle.write_iops_device; do
-		[ -r "$f" ] || continue
-		while read -r mm v; do
-			n=${mm#7:}
-			[ "$mm" != "$n" ] || continue
-			# a throttle on a loop device that is not attached
-			# any more, or one attached to this run's image
-			b=/sys/block/loop$n/loop/backing_file
-			if [ ! -r "$b" ] || grep -q -F "$root/run-$1/" "$b"; then
-				echo "$f: $mm $v"
-			fi
-		done <"$f"
-	done
+	labdisks "$1"
 	[ -e "$root/run-$1" ] && echo "directory $root/run-$1"
 }
 
 # Start "reproduce $@" in the background; wait until its disk is
-# mounted and throttled.  Sets $pid.
+# mounted and is a lab disk.  Sets $pid.
 start_and_wait_mounted() {
 	"$FLUSHKIT" reproduce "$@" >"$t/bg.out" 2>&1 &
 	pid=$!
 	for _ in $(seq 1 300); do
 		if grep -q -F " $root/run-$pid/" /proc/self/mountinfo &&
-		   grep -q '^7:' /sys/fs/cgroup/blkio/blkio.throttle.write_bps_device
+		   [ -n "$(labdisks $pid)" ]
 		then
 			return 0
 		fi
@@ -68,8 +70,8 @@ start_and_wait_mounted() {
 	return 1
 }
 
-# 1. The whole quick run.
-out=$("$FLUSHKIT" reproduce all --quick --device=$dev --results "$t/r" 2>&1)
+# 1. The whole quick run, on the seeds' own kinds of disk.
+out=$("$FLUSHKIT" reproduce all --quick --results "$t/r" 2>&1)
 rc=$?
 [ $rc -eq 0 ] || err "reproduce all --quick: exit $rc: $out"
 for n in 000 001 002 003 004; do
@@ -80,7 +82,11 @@ for n in 000 001 002 003 004; do
 	[ "$rows" -ge 2 ] || err "$n: $rows table rows in $md"
 	grep -q 'Seed effects shown at 2σ: [0-9]* of [0-9]*' "$md" ||
 		err "$n: no 'shown' count in $md"
-	grep -q "ssd\|hdd\|$dev" "$md" || err "$n: no device profile in $md"
+	case $n in 000|001) want=ssd ;; *) want=hdd ;; esac
+	grep -q "^Device: $want (modelled .*)\.  A: " "$md" ||
+		err "$n: the table does not say it ran on the model $want: $(grep '^Device' "$md" | head -1)"
+	grep -q "^seed $n .*(--device=$want, the seed's kind of disk" <<<"$out" ||
+		err "$n: the run does not say it ran on $want"
 	[ -s "$t/r/$n/table.html" ] || err "$n: no table.html"
 	[ -s "$t/r/$n/report/index.html" ] || err "$n: no report/index.html"
 	ls "$t/r/$n/report/"*.png >/dev/null 2>&1 ||
@@ -98,7 +104,7 @@ grep -q 'progress: .* tps, lat .* ms stddev' "$t/r/000/table.md" ||
 # 000's A is the seed's before (WAIT_BEFORE|WRITE), and the hints that
 # wait for their own writes too are a third configuration in a table of
 # their own, counting no seed effect.
-grep -q '^Device profile: .*A: bench tpcb .*--checkpoint-flush-wait=before\.  B: .*--checkpoint-flush-wait=off\.$' "$t/r/000/table.md" ||
+grep -q '^Device: .*A: bench tpcb .*--checkpoint-flush-wait=before\.  B: .*--checkpoint-flush-wait=off\.$' "$t/r/000/table.md" ||
 	err "000: A is not --checkpoint-flush-wait=before beside B off"
 sed -n '/^### 000, a third configuration/,/^###/p' "$t/r/000/table.md" >"$t/c.md"
 grep -q 'A: bench tpcb .*--checkpoint-flush-wait=all\.  B: .*--checkpoint-flush-wait=off\.$' "$t/c.md" ||
@@ -159,6 +165,13 @@ grep -o -F " $root/run-" /proc/self/mountinfo >/dev/null &&
 		kill -0 "$p" 2>/dev/null || echo "run $p"
 	done >"$t/mnts"
 [ -s "$t/mnts" ] && err "after the run: still mounted: $(cat "$t/mnts")"
+# Lab disks of makers that are gone (the run, its bench sync child).
+for d in "$labroot"/fkrun-*; do
+	[ -e "$d" ] || continue
+	p=${d##*/fkrun-}
+	p=${p%%-*}
+	kill -0 "$p" 2>/dev/null || err "after the run: lab disk $d"
+done
 
 # 2. SIGTERM in the middle of a run: exit 1, nothing left.
 if start_and_wait_mounted 000 --quick --device=$dev --results "$t/term"; then

@@ -1,21 +1,25 @@
 // SPDX-License-Identifier: MIT
 /*
- * disk.c - emulated disks: loop devices, mkfs, mounts, blkio write
- * throttles and their cleanup (see disk.h for the design and the
- * profiles).
+ * disk.c - the benchmarks' disks: lab disks (disk/labdisk.h) or native
+ * loop devices, mkfs, mounts and their cleanup (see disk.h for the
+ * design and the devices).
  *
- * Interface routines: disk_profile_parse, disk_throttle_supported,
- * disk_throttle_set, disk_run_dir_create, disk_cleanup_stale,
- * disk_create, disk_destroy, disk_destroy_all, disk_loop_attach,
- * disk_loop_detach, disk_loop_detach_file, disk_mkfs (through child.h).
+ * Interface routines: disk_profile_parse, disk_profile_arg,
+ * disk_profile_describe, disk_run_dir_create, disk_cleanup_stale,
+ * disk_create, disk_create_part, disk_destroy, disk_destroy_all,
+ * disk_remount, disk_loop_attach, disk_loop_detach,
+ * disk_loop_detach_file, disk_mkfs (through child.h).
  */
 #include "disk.h"
 #include "child.h"
 #include "cli.h"
+#include "labdisk.h"
+#include "model.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <linux/loop.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,98 +38,127 @@
 #define IOPS_FILE BLKIO "blkio.throttle.write_iops_device"
 #define LOOP_MAJOR_NR 7
 #define MAX_REG 64
+/* The registry names of the lab disks made here. */
+#define LAB_PREFIX "fkrun-"
 
 static struct disk *reg[MAX_REG];
 static int lock_fd = -1;
 
-/* A write rate: digits with an optional decimal suffix k, M, G (10^3,
- * 10^6, 10^9, as the profiles' MB/s), optionally followed by "B" or
- * "B/s".  0 or -EINVAL. */
-static int parse_rate(const char *s, uint64_t *out)
+/* One ",KEY[=VALUE]" suffix of a lab device.  0 or -EINVAL. */
+static int parse_suffix(const char *opt, size_t len, struct disk_profile *p)
 {
-	char *end;
-	if (!s || *s < '0' || *s > '9')
+	char buf[32];
+	if (len >= sizeof(buf))
 		return -EINVAL;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno)
-		return -EINVAL;
-	uint64_t mult = 1;
-	switch (*end) {
-	case 'k':
-	case 'K':
-		mult = 1000;
-		end++;
-		break;
-	case 'M':
-		mult = 1000 * 1000;
-		end++;
-		break;
-	case 'G':
-		mult = 1000 * 1000 * 1000;
-		end++;
-		break;
+	memcpy(buf, opt, len);
+	buf[len] = 0;
+	if (!strcmp(buf, "no-write-cache")) {
+		p->no_write_cache = 1;
+		return 0;
 	}
-	if (*end && strcmp(end, "B") && strcmp(end, "B/s"))
-		return -EINVAL;
-	if (v && mult > UINT64_MAX / v)
-		return -EINVAL;
-	*out = v * mult;
-	return 0;
+	if (!strncmp(buf, "slowdown=", 9))
+		return cli_parse_decimal(buf + 9, &p->slowdown) ||
+			       !(p->slowdown >= 1) || p->slowdown > 1e6
+			   ? -EINVAL
+			   : 0;
+	return -EINVAL;
 }
 
 int disk_profile_parse(const char *s, struct disk_profile *p)
 {
 	memset(p, 0, sizeof(*p));
+	p->slowdown = 1;
 	if (strlen(s) >= sizeof(p->name))
 		return -EINVAL;
 	strcpy(p->name, s);
-	if (!strcmp(s, "native"))
-		return 0;
-	if (!strcmp(s, "ssd")) {
-		p->write_bps = 500ull * 1000 * 1000;
-		p->write_iops = 50000;
-		return 0;
+	size_t base = strcspn(s, ",");
+	if (base == 6 && !strncmp(s, "native", 6))
+		return s[base] ? -EINVAL
+			       : 0; /* no suffixes: nothing modelled */
+	/* The former "BPS:IOPS" is throttle:BPS:IOPS. */
+	int synonym = s[0] >= '0' && s[0] <= '9';
+	if ((size_t)snprintf(p->model, sizeof(p->model), "%s%.*s",
+			     synonym ? "throttle:" : "", (int)base,
+			     s) >= sizeof(p->model))
+		return -EINVAL;
+	const char *arg;
+	const struct disk_model *m = disk_model_find(p->model, &arg);
+	if (!m)
+		return -EINVAL;
+	if (m == &disk_model_throttle) {
+		if (!arg ||
+		    disk_throttle_parse(arg, &p->write_bps, &p->write_iops))
+			return -EINVAL;
+	} else {
+		if (arg)
+			return -EINVAL;
+		p->write_bps = m->nominal_write_bps;
+		p->write_iops = m->nominal_write_iops;
 	}
-	if (!strcmp(s, "hdd")) {
-		p->write_bps = 150ull * 1000 * 1000;
-		p->write_iops = 150;
-		return 0;
+	p->imitates = m->imitates;
+	for (const char *o = s + base; *o == ',';) {
+		size_t n = strcspn(o + 1, ",");
+		if (!n || parse_suffix(o + 1, n, p))
+			return -EINVAL;
+		o += n + 1;
 	}
-	const char *colon = strchr(s, ':');
-	if (!colon || colon == s || !colon[1])
-		return -EINVAL;
-	char bps[32];
-	if ((size_t)(colon - s) >= sizeof(bps))
-		return -EINVAL;
-	memcpy(bps, s, (size_t)(colon - s));
-	bps[colon - s] = 0;
-	if (parse_rate(bps, &p->write_bps) ||
-	    cli_parse_u64(colon + 1, &p->write_iops))
-		return -EINVAL;
-	/* 0 is "no limit on that axis", but not on both: that is no
-	 * emulated disk at all (say "native"). */
-	if (!p->write_bps && !p->write_iops)
-		return -EINVAL;
-	/* Anything else below the floor
-	 * would stall every sync(2) on the machine (disk.h). */
-	if ((p->write_bps && p->write_bps < DISK_MIN_WRITE_BPS) ||
-	    (p->write_iops && p->write_iops < DISK_MIN_WRITE_IOPS))
+	/* The axes it limits, before the slowdown divides them. */
+	int lim_bps = p->write_bps != 0, lim_iops = p->write_iops != 0;
+	p->write_bps = (uint64_t)((double)p->write_bps / p->slowdown);
+	p->write_iops = (uint64_t)((double)p->write_iops / p->slowdown);
+	/* Below the floor it would stall every sync(2) on the machine
+	 * (disk.h). */
+	if ((lim_bps && p->write_bps < DISK_MIN_WRITE_BPS) ||
+	    (lim_iops && p->write_iops < DISK_MIN_WRITE_IOPS))
 		return -ERANGE;
 	return 0;
 }
 
-void disk_profile_share(struct disk_profile *p, unsigned n)
+int disk_profile_arg(const char *opt, const char *s, struct disk_profile *p)
 {
-	if (n > 1) {
-		p->write_bps /= n;
-		p->write_iops /= n;
-		if (p->write_iops == 0 && p->write_bps)
-			p->write_iops = 1;
-	}
+	int r = disk_profile_parse(s, p);
+	if (r == -ERANGE)
+		cli_error("%s '%s': below the floor of %llu B/s and %llu "
+			  "write IOPS (a slower disk stalls every sync(2) on "
+			  "the machine; see docs/disk.md)",
+			  opt, s, (unsigned long long)DISK_MIN_WRITE_BPS,
+			  (unsigned long long)DISK_MIN_WRITE_IOPS);
+	else if (r)
+		cli_error("bad %s '%s' (%s; BPS in bytes/s with k, M or G = "
+			  "10^3, 10^6, 10^9, IOPS a count, 0 = no limit)",
+			  opt, s, DISK_DEVICES);
+	return r;
 }
 
-int disk_throttle_supported(void)
+void disk_profile_describe(const struct disk_profile *p, char *buf, size_t len)
+{
+	if (!disk_profile_is_lab(p)) {
+		snprintf(buf, len, "%s (this machine's disk, nothing modelled)",
+			 p ? p->name : "native");
+		return;
+	}
+	if (!p->write_bps && !p->write_iops) { /* ram: no timing */
+		snprintf(buf, len, "%s (%s)", p->name, p->imitates);
+		return;
+	}
+	char bps[32] = "no write limit", iops[32] = "no IOPS limit";
+	if (p->write_bps)
+		snprintf(bps, sizeof(bps), "write %.0f MB/s",
+			 (double)p->write_bps / 1e6);
+	if (p->write_iops)
+		snprintf(iops, sizeof(iops), "%" PRIu64 " write IOPS",
+			 p->write_iops);
+	snprintf(buf, len, "%s (modelled %s; %s, %s%s)", p->name, p->imitates,
+		 bps, iops, p->slowdown > 1 ? ", after the slowdown" : "");
+}
+
+/* The former profiles' blkio throttles, reset when a stale run of an
+ * older flushkit recorded one (reset_recorded_throttles). */
+#define BLKIO "/sys/fs/cgroup/blkio/"
+#define BPS_FILE BLKIO "blkio.throttle.write_bps_device"
+#define IOPS_FILE BLKIO "blkio.throttle.write_iops_device"
+
+static int throttle_supported(void)
 {
 	return access(BPS_FILE, W_OK) == 0 && access(IOPS_FILE, W_OK) == 0;
 }
@@ -143,12 +176,13 @@ static int write_rule(const char *file, unsigned maj, unsigned min, uint64_t v)
 	return r;
 }
 
-int disk_throttle_set(unsigned maj, unsigned min, uint64_t bps, uint64_t iops)
+/* Remove the limits of MAJ:MIN. */
+static int throttle_reset(unsigned maj, unsigned min)
 {
-	int r = write_rule(BPS_FILE, maj, min, bps);
-	int r2 = write_rule(IOPS_FILE, maj, min, iops);
+	int r = write_rule(BPS_FILE, maj, min, 0);
+	int r2 = write_rule(IOPS_FILE, maj, min, 0);
 	if (r || r2)
-		cli_error("write '%u:%u' to %s: %s", maj, min,
+		cli_error("write '%u:%u 0' to %s: %s", maj, min,
 			  r ? BPS_FILE : IOPS_FILE, strerror(-(r ? r : r2)));
 	return r ? r : r2;
 }
@@ -345,16 +379,9 @@ static int each_loop(const char *pre, int prefix, int (*fn)(int))
 	return count;
 }
 
-static int reset_and_clear(int n)
-{
-	if (disk_throttle_supported())
-		disk_throttle_set(LOOP_MAJOR_NR, (unsigned)n, 0, 0);
-	return loop_clear(n);
-}
-
 int disk_loop_detach_file(const char *img)
 {
-	return each_loop(img, 0, reset_and_clear);
+	return each_loop(img, 0, loop_clear);
 }
 
 static void reg_add(struct disk *d)
@@ -393,24 +420,145 @@ static int do_umount(const char *mnt)
 	return -e;
 }
 
-int disk_create(struct disk *d, const char *dir, const char *name,
-		const char *type, uint64_t bytes,
-		const struct disk_profile *prof)
+/* mkfs.@type on d->dev, mounted on d->mnt (made).  0 or -errno. */
+static int make_fs(struct disk *d, const char *type)
+{
+	int r = disk_mkfs(type, d->dev);
+	if (r == -ENOENT)
+		cli_error("mkfs.%s not found in PATH", type);
+	if (!r) {
+		if (mkdir(d->mnt, 0700)) {
+			r = -errno;
+			cli_error("mkdir '%s': %s", d->mnt, strerror(-r));
+		} else {
+			d->mnt_made = 1;
+		}
+	}
+	if (!r) {
+		if (mount(d->dev, d->mnt, type, 0, NULL)) {
+			r = -errno;
+			cli_error("mount '%s' on '%s': %s", d->dev, d->mnt,
+				  strerror(-r));
+		} else {
+			d->mounted = 1;
+		}
+	}
+	return r;
+}
+
+static void dev_numbers(struct disk *d)
+{
+	struct stat st;
+	if (!stat(d->dev, &st) && S_ISBLK(st.st_mode)) {
+		d->maj = major(st.st_rdev);
+		d->min = minor(st.st_rdev);
+	}
+}
+
+/* A lab disk of @prof for disk @name, named "fkrun-PID-NAME" after its
+ * maker: disk_cleanup_stale removes the lab disks whose maker is gone
+ * (their daemons outlive a killed run). */
+static uint64_t mem_available(void)
+{
+	FILE *f = fopen("/proc/meminfo", "re");
+	if (!f)
+		return 0;
+	char line[256];
+	unsigned long long kb = 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kb * 1024;
+}
+
+static int make_lab(struct disk *d, const char *name, uint64_t bytes,
+		    const struct disk_profile *prof)
+{
+	char lname[64];
+	snprintf(lname, sizeof(lname), LAB_PREFIX "%ld-%.40s", (long)getpid(),
+		 name);
+	/* A disk bigger than half the free memory keeps its image in
+	 * DIR/NAME.img (sparse) instead of RAM: the model's timing
+	 * stays, the host disk's writeback of the image comes back. */
+	uint64_t avail = mem_available();
+	const char *backing = NULL;
+	if (avail && bytes > avail / 2) {
+		int fd =
+		    open(d->img, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			int e = errno;
+			cli_error("create '%s': %s", d->img, strerror(e));
+			return -e;
+		}
+		close(fd);
+		d->img_made = 1;
+		backing = d->img;
+		char a[32], b[32];
+		cli_warn("a %s lab disk does not fit in half the free memory "
+			 "(MemAvailable %s): its image is '%s'",
+			 cli_human_bytes(bytes, a, sizeof(a)),
+			 cli_human_bytes(avail, b, sizeof(b)), d->img);
+	}
+	struct labdisk_opts o = {
+	    .backing = backing,
+	    .model = prof->model,
+	    .size = (bytes + 4095) & ~(uint64_t)4095,
+	    .slowdown = prof->slowdown,
+	    .no_write_cache = prof->no_write_cache,
+	    .name = lname,
+	    /* A killed maker's file systems go at once. */
+	    .orphan_cleanup = 1,
+	};
+	int r = labdisk_create(&o, &d->lab);
+	if (r)
+		return r;
+	d->lab_made = 1;
+	snprintf(d->dev, sizeof(d->dev), "%s", d->lab.dev);
+	if (!backing)
+		snprintf(d->img, sizeof(d->img), "%s", d->lab.image);
+	dev_numbers(d);
+	return 0;
+}
+
+static int disk_names(struct disk *d, const char *dir, const char *name,
+		      const char *type)
 {
 	memset(d, 0, sizeof(*d));
 	d->loop_fd = -1;
-	if (strlen(type) >= sizeof(d->type) ||
+	if ((type && strlen(type) >= sizeof(d->type)) ||
 	    (size_t)snprintf(d->img, sizeof(d->img), "%s/%s.img", dir, name) >=
 		sizeof(d->img) ||
 	    (size_t)snprintf(d->mnt, sizeof(d->mnt), "%s/%s", dir, name) >=
 		sizeof(d->mnt))
 		return -ENAMETOOLONG;
-	strcpy(d->type, type);
+	snprintf(d->type, sizeof(d->type), "%s", type ? type : "");
+	return 0;
+}
+
+int disk_create(struct disk *d, const char *dir, const char *name,
+		const char *type, uint64_t bytes,
+		const struct disk_profile *prof)
+{
+	int r = disk_names(d, dir, name, type);
+	if (r)
+		return r;
+	if (!type && !disk_profile_is_lab(prof))
+		return -EINVAL; /* a host is a lab disk */
 	reg_add(d);
+	if (disk_profile_is_lab(prof)) {
+		r = make_lab(d, name, bytes, prof);
+		if (!r && type)
+			r = make_fs(d, type);
+		if (r)
+			disk_destroy(d);
+		return r;
+	}
 	int fd = open(d->img, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		int e = errno;
 		cli_error("create '%s': %s", d->img, strerror(e));
+		reg_del(d);
 		return -e;
 	}
 	d->img_made = 1;
@@ -422,45 +570,32 @@ int disk_create(struct disk *d, const char *dir, const char *name,
 		return -e;
 	}
 	close(fd);
-	int r = disk_loop_attach(d->img, d);
-	if (!r) {
-		r = disk_mkfs(type, d->dev);
-		if (r == -ENOENT)
-			cli_error("mkfs.%s not found in PATH", type);
-	}
-	if (!r && mkdir(d->mnt, 0700)) {
-		r = -errno;
-		cli_error("mkdir '%s': %s", d->mnt, strerror(-r));
-	}
-	if (!r) {
-		if (mount(d->dev, d->mnt, type, 0, NULL)) {
-			r = -errno;
-			cli_error("mount '%s' on '%s': %s", d->dev, d->mnt,
-				  strerror(-r));
-		} else {
-			d->mounted = 1;
-		}
-	}
-	if (!r && prof && (prof->write_bps || prof->write_iops)) {
-		/* Recorded first (IMG.throttle: "MAJ:MIN"), so a run killed
-		 * at any point leaves the device it throttled named for
-		 * disk_cleanup_stale, which resets only such devices. */
-		char rec[1100];
-		snprintf(rec, sizeof(rec), "%s.throttle", d->img);
-		int rf =
-		    open(rec, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		if (rf < 0 || dprintf(rf, "%u:%u\n", d->maj, d->min) < 0) {
-			r = -errno;
-			cli_error("create '%s': %s", rec, strerror(-r));
-		}
-		if (rf >= 0)
-			close(rf);
-		if (!r)
-			r = disk_throttle_set(d->maj, d->min, prof->write_bps,
-					      prof->write_iops);
-		if (!r)
-			d->throttled = 1;
-	}
+	r = disk_loop_attach(d->img, d);
+	if (!r)
+		r = make_fs(d, type);
+	if (r)
+		disk_destroy(d);
+	return r;
+}
+
+int disk_create_part(struct disk *d, struct disk *host, unsigned k, unsigned n,
+		     const char *dir, const char *name, const char *type)
+{
+	if (!host->lab_made || !n || k >= n || !type)
+		return -EINVAL;
+	int r = disk_names(d, dir, name, type);
+	if (r)
+		return r;
+	uint64_t part = (host->lab.size / n) & ~(uint64_t)4095;
+	r = labdisk_attach_part(&host->lab, part * k, part, d->dev,
+				sizeof(d->dev));
+	if (r)
+		return r;
+	d->part = 1;
+	snprintf(d->img, sizeof(d->img), "%s", host->lab.image);
+	dev_numbers(d);
+	reg_add(d);
+	r = make_fs(d, type);
 	if (r)
 		disk_destroy(d);
 	return r;
@@ -486,28 +621,21 @@ int disk_remount(struct disk *d)
 int disk_destroy(struct disk *d)
 {
 	int err = 0;
-	if (d->throttled) {
-		if (disk_throttle_set(d->maj, d->min, 0, 0)) {
-			err = -EIO;
-		} else {
-			/* The record (IMG.throttle) is needed no more: the
-			 * device is not throttled.  Kept if the reset failed,
-			 * for disk_cleanup_stale. */
-			char rec[1100];
-			snprintf(rec, sizeof(rec), "%s.throttle", d->img);
-			if (unlink(rec) && errno != ENOENT)
-				cli_warn("unlink '%s': %s", rec,
-					 strerror(errno));
-			d->throttled = 0;
-		}
-	}
 	if (d->mounted) {
 		if (do_umount(d->mnt))
 			err = -EIO;
 		d->mounted = 0;
 	}
-	if (d->img_made)
+	if (d->mnt_made) {
 		rmdir(d->mnt);
+		d->mnt_made = 0;
+	}
+	/* A part's loop device goes with its host (labdisk_destroy). */
+	if (d->lab_made) {
+		if (labdisk_destroy(&d->lab))
+			err = -EIO;
+		d->lab_made = 0;
+	}
 	if (d->looped && disk_loop_detach(d))
 		err = -EIO;
 	if (d->img_made && !d->looped) {
@@ -585,7 +713,8 @@ static int umount_below(const char *prefix)
 	return count;
 }
 
-/* Reset the write throttles a killed run recorded in its directory
+/* Reset the write throttles a killed run of an older flushkit (whose
+ * profiles were blkio throttles) recorded in its directory
  * @path (each IMG.throttle names one "MAJ:MIN") whose loop device is no
  * longer attached (one still attached to an image under @path was reset
  * when it was detached; one attached to another file is someone else's
@@ -611,10 +740,29 @@ static int reset_recorded_throttles(const char *path)
 		if (!ok || maj != LOOP_MAJOR_NR ||
 		    loop_backing((int)min, buf, sizeof(buf)))
 			continue;
-		if (!disk_throttle_set(maj, min, 0, 0))
+		if (!throttle_reset(maj, min))
 			count++;
 	}
 	closedir(d);
+	return count;
+}
+
+/* Destroy the lab disks (LAB_PREFIX "PID-NAME") whose maker PID is
+ * gone: their daemons outlive a killed run.  Count. */
+static int destroy_orphan_labdisks(void)
+{
+	struct labdisk *v;
+	int n = labdisk_list(&v), count = 0;
+	for (int i = 0; i < n; i++) {
+		long pid;
+		if (sscanf(v[i].name, LAB_PREFIX "%ld-", &pid) != 1 ||
+		    pid <= 0 || !(kill((pid_t)pid, 0) && errno == ESRCH))
+			continue;
+		if (!labdisk_destroy(&v[i]))
+			count++;
+	}
+	if (n > 0)
+		free(v);
 	return count;
 }
 
@@ -679,10 +827,10 @@ int disk_cleanup_stale(void)
 			snprintf(prefix, sizeof(prefix), "%s/", path);
 			count += remove_trace_instances(path);
 			count += umount_below(prefix);
-			int n = each_loop(prefix, 1, reset_and_clear);
+			int n = each_loop(prefix, 1, loop_clear);
 			if (n > 0)
 				count += n;
-			if (disk_throttle_supported())
+			if (throttle_supported())
 				count += reset_recorded_throttles(path);
 			int dfd = open(path, O_RDONLY | O_DIRECTORY |
 						 O_NOFOLLOW | O_CLOEXEC);
@@ -695,6 +843,10 @@ int disk_cleanup_stale(void)
 		}
 		closedir(dir);
 	}
+	int l = labdisk_cleanup_stale();
+	if (l > 0)
+		count += l;
+	count += destroy_orphan_labdisks();
 	return count;
 }
 

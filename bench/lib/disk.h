@@ -1,48 +1,58 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * disk.h - emulated disks for the benchmarks: file systems on loop
- * devices backed by sparse image files, their writes throttled with the
- * root cgroup v1 blkio throttles, and their cleanup.
+ * disk.h - the benchmarks' disks: file systems on lab disks (flushkit
+ * disk: a modelled block device in RAM, disk/labdisk.h) or on a plain
+ * loop device over a sparse image file (native), and their cleanup.
  *
- * A disk is an image file, a loop device on it (LOOP_CTL_GET_FREE +
- * LOOP_CONFIGURE, autoclear), mkfs.TYPE (a child with a fixed argument
- * array, no shell), a mount(2), and optionally the lines "MAJ:MIN BPS"
- * and "MAJ:MIN IOPS" in /sys/fs/cgroup/blkio/blkio.throttle.write_bps_device
- * and write_iops_device.  The throttle does reach page-cache writeback
- * (the flusher threads run in the root cgroup), so a loop device limited
- * to 150 MB/s and 150 write IOPS behaves, for writeback and fsync, like a
- * spinning disk of that speed whatever the disk below is.
+ * Devices (--device= of reproduce, bench sync, bench neighbor; one
+ * parser, disk_profile_parse):
+ *   native             a loop device (LOOP_CTL_GET_FREE + LOOP_CONFIGURE,
+ *                      autoclear) on a sparse image in the run directory:
+ *                      this machine's own disk, nothing modelled;
+ *   hdd, ssd, nvme,    a lab disk with that model (docs/disk.md): its
+ *   ram                timing, its volatile write cache, its image in RAM;
+ *   throttle:BPS:IOPS  the lab disk's throttle model: the former cgroup
+ *                      v1 blkio profile (one FIFO of writes, each
+ *                      max(len/BPS, 1/IOPS)) without the host disk below;
+ *   BPS:IOPS           the same (the former spelling, kept as a synonym).
+ * BPS and IOPS as disk_throttle_parse (disk/model.h) reads them.  A lab
+ * device may end in ",slowdown=K" (every model time K times longer, see
+ * docs/disk.md) and ",no-write-cache" (write-through): "nvme,slowdown=4".
+ * A profile carries the model's nominal write rate and IOPS
+ * (struct disk_model's nominal_write_*, throttle's arguments), divided
+ * by the slowdown, for callers that size work by them and print them.
  *
- * Profiles (--device=): "native" (no throttle), "ssd" (500 MB/s, 50000
- * write IOPS: a SATA SSD of the 840 EVO's class), "hdd" (150 MB/s, 150
- * write IOPS: a 7200 rpm disk), or "BPS:IOPS".  BPS is bytes per
- * second with an optional decimal suffix k, M or G (10^3, 10^6, 10^9:
- * the unit of the profiles, so "150M:150" is exactly "hdd"), optionally
- * followed by "B" or "B/s"; IOPS a plain count; 0 for no limit on that
- * axis.  Reads are not throttled: the seeds' experiments are about
- * writeback.
+ * The floor.  A device whose nominal rate is below DISK_MIN_WRITE_BPS
+ * (1 MB/s) or DISK_MIN_WRITE_IOPS (10) on an axis it limits is refused
+ * (-ERANGE): sync(2) waits for the dirty data of every file system on
+ * the machine, so while a device limited to 1 kB/s had a few MB dirty,
+ * every sync(2) on the machine (anyone's) waited minutes for it.
  *
- * The floor.  A profile below DISK_MIN_WRITE_BPS (1 MB/s) or
- * DISK_MIN_WRITE_IOPS (10) on an axis it limits is refused (-ERANGE):
- * sync(2) waits for the dirty data of every file system on the machine,
- * the throttled loop device's included, so while a device limited to
- * 1 kB/s had a few MB dirty, every sync(2) on the machine (anyone's)
- * waited minutes for it.  (Seed 004's four file systems on two disks
- * get half a profile each: hdd's halves are 75 MB/s, 75 IOPS.)
+ * A disk is a device (above), mkfs.TYPE (a child with a fixed argument
+ * array, no shell) and a mount(2) on RUN/NAME.  Two file systems on one
+ * modelled disk (seed 004's four file systems on two disks) share one
+ * model instance: disk_create with no type makes the bare lab disk (the
+ * host), disk_create_part puts file system k of n on its own loop device
+ * over the k-th n-th of the host's image (labdisk_attach_part).
  *
- * Cleanup.  Every disk lives in a run directory DISK_ROOT/run-PID that
- * holds a lock file flock()ed by the process that made it (and the
- * children it forks) for as long as it runs.  disk_destroy (and
- * disk_destroy_all, registered with atexit by disk_run_dir_create)
- * resets the throttles, unmounts, detaches the loop device and removes
- * the image.  A run that was killed (SIGKILL, a crash) leaves its run
- * directory unlocked: disk_cleanup_stale, called at the start of every
- * run, unmounts whatever is mounted below such a directory, resets the
- * throttles of and detaches every loop device whose backing file is
- * below it, resets the throttles of loop devices that are no longer
- * attached, and removes the directory.  Callers handle SIGINT/SIGTERM by
- * stopping at the next step and calling disk_destroy_all (the functions
- * here are not async-signal-safe).
+ * Cleanup.  Every disk lives in a run directory DISK_ROOT/run-PID (its
+ * mount points, native images) that holds a lock file flock()ed by the
+ * process that made it (and the children it forks) for as long as it
+ * runs.  disk_destroy (and disk_destroy_all, registered with atexit by
+ * disk_run_dir_create) unmounts, then detaches the loop device and
+ * removes the image (native) or labdisk_destroy's the lab disk.  A run
+ * that was killed (SIGKILL, a crash) leaves its run directory unlocked:
+ * disk_cleanup_stale, called at the start of every run, unmounts
+ * whatever is mounted below such a directory, detaches every loop device
+ * whose backing file is below it, removes the directory and resets the
+ * blkio throttles that the former throttled profiles recorded there
+ * (IMG.throttle, from a run of an older flushkit).  Lab disks are named
+ * "fkrun-PID-NAME" after the process that made them; their daemons
+ * (--orphan-cleanup) unmount their file systems when it dies, and
+ * disk_cleanup_stale removes the lab disks whose maker is gone and the
+ * stale ones (labdisk_cleanup_stale).  Callers
+ * handle SIGINT/SIGTERM by stopping at the next step and calling
+ * disk_destroy_all (the functions here are not async-signal-safe).
  *
  * Not thread-safe: setup and teardown from one thread.  Functions
  * return 0 or -errno and print what failed (cli_error) naming the path
@@ -54,38 +64,59 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "labdisk.h"
+
 /* Where run directories go (flushkit-owned: nothing else lives there). */
 #define DISK_ROOT "/var/tmp/flushkit-disks"
 
 struct disk_profile {
-	char name[64];	     /* "native", "ssd", "hdd", "BPS:IOPS" */
-	uint64_t write_bps;  /* bytes per second, 0 = no limit */
-	uint64_t write_iops; /* write requests per second, 0 = no limit */
+	char name[64];	      /* the --device value, as given */
+	char model[64];	      /* lab disk --model ("hdd", "throttle:1M:10");
+			       * "" for native */
+	const char *imitates; /* the model's real device; NULL for native */
+	double slowdown;      /* 1: none */
+	int no_write_cache;
+	/* Nominal, after the slowdown; 0 = no limit (native, ram). */
+	uint64_t write_bps;  /* sequential write bytes per second */
+	uint64_t write_iops; /* 4 KiB random write IOPS past the cache */
 };
 
-/* The floor of a throttled profile (see the banner). */
+/* The floor of a device (see the banner). */
 #define DISK_MIN_WRITE_BPS 1000000ull
 #define DISK_MIN_WRITE_IOPS 10ull
 
-/* Parse a --device value.  0, -EINVAL (not a profile, or BPS:IOPS
- * both 0: no emulated disk) or -ERANGE (a limit below the floor). */
-int disk_profile_parse(const char *s, struct disk_profile *p);
-/* Divide a profile's limits by @n (file systems sharing one disk). */
-void disk_profile_share(struct disk_profile *p, unsigned n);
+/* What --device takes, for usage texts. */
+#define DISK_DEVICES                                                           \
+	"native, hdd, ssd, nvme, ram, throttle:BPS:IOPS (or BPS:IOPS), "       \
+	"optionally with ,slowdown=K and ,no-write-cache"
 
-/* Whether the root cgroup v1 blkio write throttles exist here. */
-int disk_throttle_supported(void);
-/* Write "MAJ:MIN @bps" and "MAJ:MIN @iops" (0: remove the limit). */
-int disk_throttle_set(unsigned maj, unsigned min, uint64_t bps, uint64_t iops);
+/* Parse a --device value.  0, -EINVAL (not a device) or -ERANGE (below
+ * the floor).  Prints nothing. */
+int disk_profile_parse(const char *s, struct disk_profile *p);
+/* disk_profile_parse for option @opt ("--device"), printing the one
+ * error message of a bad value.  0, -EINVAL or -ERANGE. */
+int disk_profile_arg(const char *opt, const char *s, struct disk_profile *p);
+/* A lab disk (not native)? */
+static inline int disk_profile_is_lab(const struct disk_profile *p)
+{
+	return p && p->model[0];
+}
+/* One line describing @p for table headings: "hdd (modelled 7200 rpm
+ * ..., write 210 MB/s, 150 write IOPS)" or "native (this machine's
+ * disk, nothing modelled)". */
+void disk_profile_describe(const struct disk_profile *p, char *buf, size_t len);
 
 struct disk {
-	char type[16];	/* "ext4", "ext3", "xfs", "btrfs" */
-	char img[1024]; /* the image file */
+	char type[16];	/* "ext4", "ext3", "xfs", "btrfs"; "" for a host */
+	char img[1024]; /* the image file (a lab disk's: its FUSE image) */
 	char mnt[1024]; /* the mount point */
 	char dev[64];	/* "/dev/loopN" */
 	unsigned maj, min;
-	int loop_fd; /* held open: autoclear detaches on close */
-	int img_made, looped, mounted, throttled, registered;
+	int loop_fd; /* native: held open, autoclear detaches on close */
+	int img_made, looped, mounted, mnt_made, registered;
+	struct labdisk lab; /* lab_made: the lab disk (also a host's) */
+	int lab_made;
+	int part; /* a part of a host (disk_create_part) */
 };
 
 /*
@@ -99,20 +130,32 @@ void disk_run_dir_remove(const char *dir);
 
 /*
  * Remove what runs that are no longer alive left behind under DISK_ROOT
- * (see the banner).  Returns the number of things removed (mounts, loop
- * devices, throttles, directories), 0 if none, or -errno.
+ * and the stale lab disks (see the banner).  Returns the number of
+ * things removed (mounts, loop devices, throttles, directories, lab
+ * disks), 0 if none, or -errno.
  */
 int disk_cleanup_stale(void);
 
 /*
- * Make disk @name in @dir: DIR/NAME.img of @bytes (sparse), a loop
- * device on it, mkfs.@type, mounted on DIR/NAME, throttled by @prof
- * (NULL or native: not throttled).  On failure whatever was made is
- * undone.  The disk is registered for disk_destroy_all.
+ * Make disk @name in @dir of @bytes: native (@prof NULL or native):
+ * DIR/NAME.img (sparse) and a loop device on it; else a lab disk of
+ * @prof's model (labdisk_create).  Then mkfs.@type on its device,
+ * mounted on DIR/NAME; with @type NULL neither: a bare lab disk, the
+ * host of disk_create_part (lab profiles only).  On failure whatever
+ * was made is undone.  The disk is registered for disk_destroy_all.
  */
 int disk_create(struct disk *d, const char *dir, const char *name,
 		const char *type, uint64_t bytes,
 		const struct disk_profile *prof);
+/*
+ * File system @k of @n on the host @host (a lab disk made by disk_create
+ * with no type): a loop device over bytes [k * S, (k + 1) * S) of its
+ * image, S = its size / @n rounded down to 4 KiB, mkfs.@type, mounted on
+ * DIR/NAME.  The parts share the host's one model.  Destroy the parts
+ * before the host (disk_destroy_all does: the newest first).
+ */
+int disk_create_part(struct disk *d, struct disk *host, unsigned k, unsigned n,
+		     const char *dir, const char *name, const char *type);
 /* Undo disk_create (idempotent).  0 or -EIO if something stays. */
 int disk_destroy(struct disk *d);
 /* Unmount and mount again: the file system's pages leave the page

@@ -5,8 +5,9 @@
  * reproduces) run the way its seed ran it, on emulated disks, with the
  * seed's published figures beside ours (docs/reproduce.md).
  *
- * For each seed: one or more disks (bench/lib/disk.h: loop devices with
- * the --device write throttle) in a locked run directory, the existing
+ * For each seed: one or more disks (bench/lib/disk.h: lab disks of the
+ * --device model, or of the seed's own kind of disk) in a locked run
+ * directory, the existing
  * benchmarks run as children (/proc/self/exe with an argv array: no
  * shell), their result files in RESULTS/NNN/, and then
  *   RESULTS/NNN/table.md, table.html  the seed's figures beside ours:
@@ -50,8 +51,8 @@
  *
  * SIGINT/SIGTERM/SIGHUP/SIGPIPE: the running child's process group is sent
  * SIGTERM, the experiment stops, a PostgreSQL server is stopped and its
- * cluster removed, the disks are destroyed (throttle reset, umount, loop
- * detach, images removed) and the exit status is 1.
+ * cluster removed, the disks are destroyed (umount, lab disk or loop
+ * device removed) and the exit status is 1.
  */
 #include "child.h"
 #include "cli.h"
@@ -83,7 +84,8 @@
 
 struct ctx {
 	const char *results;
-	struct disk_profile prof;
+	struct disk_profile prof; /* this seed's (run_seed sets it) */
+	int device_given;	  /* --device: prof for every seed */
 	int quick;
 	unsigned runs; /* 0: each seed's default */
 	char run_dir[1024];
@@ -577,18 +579,14 @@ static int table_open_mode(struct ctx *c, struct table *t, const char *title,
 			fclose(t->html);
 		return -e;
 	}
-	fprintf(t->md,
-		"%s### %s\n\nDevice profile: %s (write %.0f MB/s, %llu "
-		"write IOPS%s).  A: %s.  B: %s.\n\n",
-		mode[0] == 'a' ? "\n" : "", title, c->prof.name,
-		(double)c->prof.write_bps / 1e6,
-		(unsigned long long)c->prof.write_iops,
-		c->prof.write_bps || c->prof.write_iops ? "" : ": no throttle",
-		cmd_a, cmd_b);
+	char dev[256];
+	disk_profile_describe(&c->prof, dev, sizeof(dev));
+	fprintf(t->md, "%s### %s\n\nDevice: %s.  A: %s.  B: %s.\n\n",
+		mode[0] == 'a' ? "\n" : "", title, dev, cmd_a, cmd_b);
 	fprintf(t->html,
-		"<h2>%s</h2>\n<p>Device profile: %s.  A: <code>%s"
+		"<h2>%s</h2>\n<p>Device: %s.  A: <code>%s"
 		"</code>.  B: <code>%s</code>.</p>\n",
-		title, c->prof.name, cmd_a, cmd_b);
+		title, dev, cmd_a, cmd_b);
 	return 0;
 }
 
@@ -2152,7 +2150,8 @@ static int seed_004(struct ctx *c)
 {
 	unsigned runs = c->runs ? c->runs : c->quick ? 2 : 5;
 	/*
-	 * Test 2's writers run until the sync.  On a slow profile they are
+	 * Test 2's writers run until the sync.  On a slow device (nominal
+	 * write IOPS below 1000: hdd, a slow throttle) they are
 	 * bounded, and the runs cut to 3, so that the 12 (type, count)
 	 * cells fit the 2-hour budget of "all": the small-file writers stop
 	 * after what the disk takes in about 5 s (IOPS x 5 s x 40 KB),
@@ -2269,7 +2268,8 @@ static int seed_004(struct ctx *c)
 		       "the sync reordering; ours are sync(2) against the "
 		       "two ways to make each file system durable without "
 		       "a global sync.  With 4 file systems two share a "
-		       "disk: each loop device gets half the profile.");
+		       "disk: on a lab device, two loop devices on halves "
+		       "of one lab disk, one model between them.");
 	snprintf(ta, sizeof(ta), "%s/monitor", c->seed_dir);
 	const char *dirs[] = {c->seed_dir, ta};
 	rc = make_report(c, dirs, 2);
@@ -2285,12 +2285,21 @@ static const char *const seed_names[5] = {
     "003 delayed fsync + DONTNEED in a bulk copy",
     "004 sync ordering; syncfs per file system"};
 
+/* The device of each seed when --device is not given: the seeds' own
+ * kinds of disk (000 ran on a Samsung 840 EVO, 001 on SSDs, 002 on
+ * disks and SSDs, 003 and 004 on spinning disks; docs/reproduce.md). */
+static const char *const seed_device[5] = {"ssd", "ssd", "hdd", "hdd", "hdd"};
+
 static int run_seed(struct ctx *c, int n, double *dur)
 {
 	snprintf(c->seed_dir, sizeof(c->seed_dir), "%s/%03d", c->results, n);
 	if (mkdir_p1(c->seed_dir))
 		return -EIO;
-	printf("seed %s (--device=%s%s)\n", seed_names[n], c->prof.name,
+	if (!c->device_given &&
+	    disk_profile_parse(seed_device[n], &c->prof)) /* cannot fail */
+		return -EINVAL;
+	printf("seed %s (--device=%s%s%s)\n", seed_names[n], c->prof.name,
+	       c->device_given ? "" : ", the seed's kind of disk",
 	       c->quick ? ", --quick" : "");
 	fflush(stdout);
 	double t0 = now_s();
@@ -2356,10 +2365,12 @@ static int write_index(struct ctx *c, const int *done, const double *dur)
 		"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
 		"<title>flushkit reproduce</title></head><body>\n"
 		"<h1>flushkit reproduce: the seeds' figures beside ours"
-		"</h1>\n<p>Device profile %s.  Each table: the seed's "
+		"</h1>\n<p>Device %s.  Each table: the seed's "
 		"published figures, its direction of effect, ours (AVG "
 		"&plusmn; STDDEV, n) and our 2&sigma; marker.</p>\n",
-		c->prof.name);
+		c->device_given ? c->prof.name
+				: "per seed, the seed's kind of disk (see "
+				  "each table)");
 	for (int n = 0; n < 5; n++) {
 		if (!done[n])
 			continue;
@@ -2452,14 +2463,17 @@ static void usage(FILE *f)
 		"[OPTIONS]   (root only)\n"
 		"       flushkit reproduce --cleanup\n\n"
 		"Run a seed experiment the way its seed ran it, on emulated "
-		"disks (loop\ndevices with blkio write throttles), and write "
-		"the seed's figures beside ours.\n\n"
-		"  --device=PROFILE  native (no throttle), ssd (500 MB/s, "
-		"50000 write IOPS),\n"
-		"                    hdd (150 MB/s, 150 write IOPS; the "
-		"default) or BPS:IOPS\n"
-		"                    (BPS in bytes/s, k M G = 10^3 10^6 "
-		"10^9; at least 1M:10)\n"
+		"disks (lab\ndisks, flushkit disk: modelled devices in RAM), "
+		"and write the seed's figures\nbeside ours.\n\n"
+		"  --device=DEVICE   hdd, ssd, nvme, ram (lab disks of that "
+		"model),\n"
+		"                    throttle:BPS:IOPS (or BPS:IOPS; the "
+		"former blkio profile,\n"
+		"                    at least 1M:10), native (this machine's "
+		"disk); optionally\n"
+		"                    ,slowdown=K ,no-write-cache.  Default: "
+		"each seed's kind of\n"
+		"                    disk (000 and 001 ssd, 002-004 hdd)\n"
 		"  --quick           tiny sizes: every experiment in a few "
 		"minutes\n"
 		"  --runs=N          runs per side (default: each seed's)\n"
@@ -2468,8 +2482,7 @@ static void usage(FILE *f)
 		"                    results/reproduce-YYYYMMDD-HHMMSS)\n"
 		"  --cleanup         (alone) only remove what killed runs "
 		"left: mounts,\n"
-		"                    loop devices, throttles under " DISK_ROOT
-		"\n"
+		"                    loop devices, lab disks of " DISK_ROOT "\n"
 		"  -h, --help        this help\n\n"
 		"Writes DIR/NNN/table.md and table.html for each seed, "
 		"DIR/NNN/report/ (plots),\nand DIR/index.html.  See "
@@ -2490,7 +2503,7 @@ int cmd_reproduce(int argc, char **argv)
 	struct ctx c;
 	int opt, cleanup = 0, others = 0;
 	memset(&c, 0, sizeof(c));
-	disk_profile_parse("hdd", &c.prof);
+	disk_profile_parse("hdd", &c.prof); /* see seed_device */
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":h", lopts, NULL)) != -1) {
@@ -2498,29 +2511,11 @@ int cmd_reproduce(int argc, char **argv)
 		if (opt == 'D' || opt == 'q' || opt == 'r' || opt == 'o')
 			others++;
 		switch (opt) {
-		case 'D': {
-			int pr = disk_profile_parse(optarg, &c.prof);
-			if (pr == -ERANGE) {
-				cli_error(
-				    "--device '%s': below the floor of "
-				    "%llu B/s and %llu write IOPS (a "
-				    "slower throttled disk stalls every "
-				    "sync(2) on the machine; see "
-				    "docs/reproduce.md)",
-				    optarg,
-				    (unsigned long long)DISK_MIN_WRITE_BPS,
-				    (unsigned long long)DISK_MIN_WRITE_IOPS);
+		case 'D':
+			if (disk_profile_arg("--device", optarg, &c.prof))
 				return FK_EXIT_USAGE;
-			}
-			if (pr) {
-				cli_error("bad --device '%s' (native, ssd, "
-					  "hdd or BPS:IOPS, BPS in bytes/s "
-					  "with k, M or G = 10^3, 10^6, 10^9)",
-					  optarg);
-				return FK_EXIT_USAGE;
-			}
+			c.device_given = 1;
 			break;
-		}
 		case 'q':
 			c.quick = 1;
 			break;
@@ -2580,19 +2575,13 @@ int cmd_reproduce(int argc, char **argv)
 				       which);
 	}
 	if (geteuid() != 0) {
-		cli_error("reproduce needs root: it makes loop devices, file "
-			  "systems, mounts and blkio throttles");
+		cli_error("reproduce needs root: it makes lab disks, loop "
+			  "devices, file systems and mounts");
 		return FK_EXIT_FAILURE;
 	}
 	if (access("/dev/loop-control", F_OK)) {
 		cli_error("no /dev/loop-control: no loop devices here");
 		return FK_EXIT_FAILURE;
-	}
-	if ((c.prof.write_bps || c.prof.write_iops) &&
-	    !disk_throttle_supported()) {
-		cli_warn("no cgroup v1 blkio write throttles here "
-			 "(/sys/fs/cgroup/blkio): running --device=native");
-		disk_profile_parse("native", &c.prof);
 	}
 	char defdir[128];
 	if (c.results) {
@@ -2649,11 +2638,11 @@ int cmd_reproduce(int argc, char **argv)
 	if (stop) {
 		if (stop_sig == SIGPIPE)
 			cli_error("stdout closed (broken pipe): stopped; "
-				  "mounts, loop devices and throttles "
+				  "mounts, loop devices and lab disks "
 				  "removed");
 		else
 			cli_error("interrupted; mounts, loop devices and "
-				  "throttles removed");
+				  "lab disks removed");
 		stop_signals_restore(&saved);
 		return FK_EXIT_FAILURE;
 	}

@@ -371,11 +371,47 @@ static uint64_t slc_now(const struct flash *m, uint64_t t)
 	return d >= (double)m->slc_used ? 0 : m->slc_used - (uint64_t)d;
 }
 
+/* The model's argument: "slc=SIZE", SIZE digits with an optional K, M
+ * or G (2^10, 2^20, 2^30), at least one page: the SLC buffer scaled
+ * down, so that its run-out is seen in a short run (the calibration
+ * through the real stack, docs/disk.md).  NULL or "": the table's. */
+static int parse_arg(const char *arg, uint64_t page, uint64_t *slc)
+{
+	if (!arg || !*arg)
+		return 0;
+	if (strncmp(arg, "slc=", 4))
+		return -EINVAL;
+	const char *s = arg + 4;
+	uint64_t v = 0;
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	unsigned shift = 0;
+	if (*s == 'K' || *s == 'k')
+		shift = 10;
+	else if (*s == 'M' || *s == 'm')
+		shift = 20;
+	else if (*s == 'G' || *s == 'g')
+		shift = 30;
+	if (shift)
+		s++;
+	if (*s || v > UINT64_MAX >> shift || (v << shift) < page)
+		return -EINVAL;
+	*slc = v << shift;
+	return 0;
+}
+
 void *flash_create(const struct flash_par *p, uint64_t bytes, const char *arg,
 		   int write_cache, int *err)
 {
-	if ((arg && *arg) || !bytes || p->ctrl_cores > MAX_CORES ||
-	    !p->ctrl_cores || !p->dies || !p->channels || !p->page_bytes) {
+	uint64_t slc = p->slc_bytes;
+	if (parse_arg(arg, p->page_bytes, &slc) || !bytes ||
+	    p->ctrl_cores > MAX_CORES || !p->ctrl_cores || !p->dies ||
+	    !p->channels || !p->page_bytes) {
 		*err = EINVAL;
 		return NULL;
 	}
@@ -385,6 +421,7 @@ void *flash_create(const struct flash_par *p, uint64_t bytes, const char *arg,
 		return NULL;
 	}
 	m->p = *p;
+	m->p.slc_bytes = slc;
 	m->bytes = bytes;
 	m->write_cache = write_cache;
 	m->die_free = calloc(p->dies, sizeof(*m->die_free));
@@ -397,7 +434,7 @@ void *flash_create(const struct flash_par *p, uint64_t bytes, const char *arg,
 	}
 	m->idle = 1;
 	m->st.cache_limit = write_cache ? p->cache_bytes : 0;
-	m->st.slc_limit = p->slc_bytes;
+	m->st.slc_limit = slc;
 	return m;
 }
 

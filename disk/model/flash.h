@@ -23,7 +23,8 @@
  *     in arrival order, a page as soon as a die is free, a part page
  *     too), in SLC mode (t_prog_slc_ns) while the SLC buffer has room
  *     (slc_bytes), then TLC (t_prog_tlc_ns); the SLC buffer empties into
- *     TLC only while the drive is idle, at slc_drain_bps;
+ *     TLC only while the drive is idle, at slc_drain_bps (the model's
+ *     argument "slc=SIZE", as in --model=ssd:slc=128M, scales it down);
  *   - FLUSH: complete when every write DONE before it is programmed,
  *     plus flush_ns.  With flush_barrier (ATA FLUSH CACHE is non-queued)
  *     it waits for the commands before it and holds those after it.

@@ -57,6 +57,9 @@ const struct disk_model disk_model_nvme = {
     .name = "nvme",
     .imitates = "PCIe 3.0 x4 NVMe TLC SSD with an SLC buffer (Samsung 970 "
 		"EVO 1 TB)",
+    /* Samsung spec: 2500 MB/s, 450k IOPS */
+    .nominal_write_bps = 2500ull * 1000 * 1000,
+    .nominal_write_iops = 450000,
     .create = nvme_create,
     .destroy = flash_destroy,
     .submit = flash_submit,

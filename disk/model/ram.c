@@ -113,6 +113,9 @@ const struct disk_model disk_model_ram = {
     .name = "ram",
     .imitates = "no device: every request completes at once (fault tests); "
 		"with its write cache, writes are durable at the next flush",
+    /* no timing: no limit */
+    .nominal_write_bps = 0,
+    .nominal_write_iops = 0,
     .create = ram_create,
     .destroy = ram_destroy,
     .submit = ram_submit,

@@ -60,6 +60,9 @@ static void *ssd_create(uint64_t bytes, const char *arg, int write_cache,
 const struct disk_model disk_model_ssd = {
     .name = "ssd",
     .imitates = "SATA TLC SSD with an SLC buffer (Samsung 840 EVO 1 TB)",
+    /* Samsung spec: 520 MB/s, 90k IOPS QD32 */
+    .nominal_write_bps = 520ull * 1000 * 1000,
+    .nominal_write_iops = 90000,
     .create = ssd_create,
     .destroy = flash_destroy,
     .submit = flash_submit,

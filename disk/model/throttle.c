@@ -157,6 +157,9 @@ static void throttle_stats(void *mp, struct disk_model_stats *out)
 const struct disk_model disk_model_throttle = {
     .name = "throttle",
     .imitates = "the cgroup v1 blkio write throttle (one FIFO, writes only)",
+    /* its arguments (disk_throttle_parse): set by the caller */
+    .nominal_write_bps = 0,
+    .nominal_write_iops = 0,
     .create = throttle_create,
     .destroy = throttle_destroy,
     .submit = throttle_submit,

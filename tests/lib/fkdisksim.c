@@ -247,7 +247,7 @@ int fkds_run(const struct fkds_opts *o, struct fkds_res *res)
 	memset(res, 0, sizeof(*res));
 	res->trace_hash = 0xcbf29ce484222325ull;
 	int err = 0;
-	s.m = o->model->create(o->dev_bytes, NULL, o->write_cache, &err);
+	s.m = o->model->create(o->dev_bytes, o->arg, o->write_cache, &err);
 	if (!s.m) {
 		fprintf(stderr, "%s: create: %s\n", o->model->name,
 			strerror(err));

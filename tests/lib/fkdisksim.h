@@ -22,6 +22,7 @@
 
 struct fkds_opts {
 	const struct disk_model *model;
+	const char *arg; /* the model's argument ("slc=1G"), or NULL */
 	uint64_t dev_bytes;
 	int write_cache;
 	unsigned qd;

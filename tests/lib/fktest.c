@@ -463,7 +463,12 @@ void fkt_fault_clear(void)
 
 unsigned fkt_fault_fired(void)
 {
-	return fault.fired;
+	/* Under the lock record() updates it with: a checkpointer or
+	 * batch thread may be injecting while the test reads it. */
+	pthread_mutex_lock(&trace_lock);
+	unsigned n = fault.fired;
+	pthread_mutex_unlock(&trace_lock);
+	return n;
 }
 
 /* ---- directory listings ---- */

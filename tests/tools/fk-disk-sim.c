@@ -8,7 +8,11 @@
  * (a target) and the deviation.  The targets and their sources are in
  * docs/disk.md and in each model's file.
  *
- *   fk-disk-sim [--markdown] [MODEL...]
+ *   fk-disk-sim [--markdown] [MODEL[:ARG]...]
+ *
+ * ARG is the model's argument (disk/model.h), e.g. ssd:slc=1G for an SLC
+ * buffer scaled down as bench/peers/disk.sh runs it; the SLC rows are
+ * then sampled every slc/16 bytes over twice the buffer.
  *
  * No device, no clock: it runs the models as test-disk-model does
  * (tests/lib/fkdisksim.c), so it takes seconds whatever the load.
@@ -76,6 +80,7 @@ static const struct target targets[] = {
 static int markdown;
 
 static double target_override;
+static const char *model_arg; /* MODEL:ARG's ARG */
 
 static void row(const char *model, const char *what, double v)
 {
@@ -106,6 +111,7 @@ static struct fkds_res run(const struct disk_model *m, struct fkds_opts o)
 {
 	struct fkds_res r;
 	o.model = m;
+	o.arg = model_arg;
 	o.dev_bytes = DEV;
 	if (!o.span)
 		o.span = DEV;
@@ -210,6 +216,10 @@ static void model_table(const struct disk_model *m)
 	 * it: the time the rate falls below 0.8 of the first GB's. */
 	uint64_t slc = st.st.slc_limit, bucket = 256 * MIB;
 	uint64_t n = (slc + slc / 3) / MIB;
+	if (model_arg) { /* scaled down: finer buckets, longer past it */
+		bucket = slc / 16 / MIB * MIB;
+		n = 2 * slc / MIB;
+	}
 	r = run(m, (struct fkds_opts){.write_cache = 1,
 				      .qd = 4,
 				      .op = DREQ_WRITE,
@@ -228,6 +238,23 @@ static void model_table(const struct disk_model *m)
 			out = (double)r.bucket_ns[k - 1] / 1e9;
 			break;
 		}
+	}
+	if (model_arg) { /* the published run-out, scaled to this buffer */
+		int err = 0;
+		void *full = m->create(DEV, NULL, 1, &err);
+		struct disk_model_stats fs = {0};
+		if (full) {
+			m->stats(full, &fs);
+			m->destroy(full);
+		}
+		for (size_t i = 0; i < sizeof(targets) / sizeof(targets[0]);
+		     i++)
+			if (fs.slc_limit &&
+			    !strcmp(targets[i].model, m->name) &&
+			    !strcmp(targets[i].what, "SLC runs out after"))
+				target_override = targets[i].value *
+						  (double)slc /
+						  (double)fs.slc_limit;
 	}
 	row(m->name, "SLC runs out after", out);
 	uint64_t k0 = r.nbucket - 8, k1 = r.nbucket - 1;
@@ -254,8 +281,16 @@ int main(int argc, char **argv)
 	int any = i < argc;
 	for (size_t k = 0; k < 3; k++) {
 		int want = !any;
-		for (int j = i; j < argc; j++)
-			want |= !strcmp(argv[j], names[k]);
+		size_t nl = strlen(names[k]);
+		model_arg = NULL;
+		for (int j = i; j < argc; j++) {
+			if (!strncmp(argv[j], names[k], nl) &&
+			    (argv[j][nl] == ':' || !argv[j][nl])) {
+				want = 1;
+				model_arg =
+				    argv[j][nl] ? argv[j] + nl + 1 : NULL;
+			}
+		}
 		if (!want)
 			continue;
 		const char *arg;
