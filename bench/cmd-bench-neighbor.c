@@ -2164,7 +2164,8 @@ int cmd_bench_neighbor(int argc, char **argv)
 			      op.blkio_bps < (1u << 20);
 			break;
 		case 'D':
-			if (disk_profile_arg("--device", optarg, &op.device))
+			if (disk_profile_arg("bench neighbor", "--device",
+					     optarg, &op.device))
 				return FK_EXIT_USAGE;
 			break;
 		case 'o':

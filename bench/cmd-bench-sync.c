@@ -665,7 +665,8 @@ int cmd_bench_sync(int argc, char **argv)
 			op.no_results = 1;
 			break;
 		case 'D':
-			if (disk_profile_arg("--device", optarg, &op.device))
+			if (disk_profile_arg("bench sync", "--device", optarg,
+					     &op.device))
 				return FK_EXIT_USAGE;
 			break;
 		case 'h':

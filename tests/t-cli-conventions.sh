@@ -136,6 +136,12 @@ WANT="invalid value '0' for --runs (1..100)" \
 	usage_error bench series -- bench series --runs=0
 WANT="invalid INTERVAL '0.01' (seconds, 0.1 to 86400)" \
 	usage_error monitor -- monitor 0.01
+for c in reproduce "bench sync" "bench neighbor"; do # the one --device parser
+	# shellcheck disable=SC2086
+	usage_error $c -- $c --device=floppy
+	grep -q "^flushkit $c: invalid value 'floppy' for --device (" "$t/err" ||
+		bad "'$c --device=floppy': $(head -1 "$t/err")"
+done
 # A usage error ran nothing: nothing was created here.
 [ -z "$(ls -A "$t" | grep -v '^err$')" ] || bad "a usage error left $(ls -A "$t")"
 

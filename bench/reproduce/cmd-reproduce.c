@@ -2512,7 +2512,8 @@ int cmd_reproduce(int argc, char **argv)
 			others++;
 		switch (opt) {
 		case 'D':
-			if (disk_profile_arg("--device", optarg, &c.prof))
+			if (disk_profile_arg("reproduce", "--device", optarg,
+					     &c.prof))
 				return FK_EXIT_USAGE;
 			c.device_given = 1;
 			break;
