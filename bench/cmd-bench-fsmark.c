@@ -749,21 +749,24 @@ static int parse_opts(struct fsm *f, int argc, char **argv)
 	int c, threads_given = 0;
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+d:t:n:s:w:L:kS:vhD:N:Fl:p:r:",
+	while ((c = getopt_long(argc, argv, "+:d:t:n:s:w:L:kS:vhD:N:Fl:p:r:",
 				longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			if (f->nr_dirs >= FSM_MAX_THREADS) {
-				cli_error("bench fsmark: Max number of threads "
-					  "(and directories) is %d",
-					  FSM_MAX_THREADS);
+				cli_usage_error("bench fsmark",
+						"Max number of threads "
+						"(and directories) is %d",
+						FSM_MAX_THREADS);
 				return -1;
 			}
 			if (strlen(optarg) >= PATH_MAX - FSM_NAME_MAX - 8) {
-				cli_error("bench fsmark: %s directory pathname "
-					  "too long (must be less than %d "
-					  "bytes)",
-					  optarg, PATH_MAX - FSM_NAME_MAX - 8);
+				cli_usage_error(
+				    "bench fsmark",
+				    "%s directory pathname "
+				    "too long (must be less than %d "
+				    "bytes)",
+				    optarg, PATH_MAX - FSM_NAME_MAX - 8);
 				return -1;
 			}
 			f->dirs[f->nr_dirs++] = optarg;
@@ -777,35 +780,39 @@ static int parse_opts(struct fsm *f, int argc, char **argv)
 		case 'r':
 			if (cli_parse_u64(optarg, &v) || (v < 1 && c != 'r') ||
 			    v > 1000000000) {
-				cli_error("bench fsmark: bad -%c '%s'", c,
-					  optarg);
+				cli_usage_error("bench fsmark",
+						"invalid value '%s' for -%c",
+						optarg, c);
 				return -1;
 			}
 			if (c == 't' && v > FSM_MAX_THREADS) {
-				cli_error("bench fsmark: Max threads is %d",
-					  FSM_MAX_THREADS);
+				cli_usage_error("bench fsmark",
+						"Max threads is %d",
+						FSM_MAX_THREADS);
 				return -1;
 			}
 			if (c == 'n' && v > FSM_MAX_FILES) {
-				cli_error("bench fsmark: Max files is %d",
-					  FSM_MAX_FILES);
+				cli_usage_error("bench fsmark",
+						"Max files is %d",
+						FSM_MAX_FILES);
 				return -1;
 			}
 			if (c == 'D' && v < 2) {
-				cli_error("bench fsmark: Number of subdirs "
-					  "needs to be greater than 1");
+				cli_usage_error("bench fsmark",
+						"Number of subdirs "
+						"needs to be greater than 1");
 				return -1;
 			}
 			if ((c == 'p' || c == 'r') && v > FSM_NAME_MAX) {
-				cli_error("bench fsmark: Max filename size is "
-					  "%d",
-					  FSM_NAME_MAX);
+				cli_usage_error("bench fsmark",
+						"Max filename size is "
+						"%d",
+						FSM_NAME_MAX);
 				return -1;
 			}
 			if (c == 'D' && v > 4096) {
-				cli_error("bench fsmark: bad -D '%s' (at most "
-					  "4096)",
-					  optarg);
+				cli_bad_value("bench fsmark", "-D", optarg,
+					      "at most 4096");
 				return -1;
 			}
 			if (c == 't') {
@@ -832,7 +839,8 @@ static int parse_opts(struct fsm *f, int argc, char **argv)
 			break;
 		case 'l':
 			if (!*optarg) {
-				cli_error("bench fsmark: bad -l ''");
+				cli_bad_value("bench fsmark", "-l", "",
+					      "a file name");
 				return -1;
 			}
 			f->log_name = optarg;
@@ -840,14 +848,16 @@ static int parse_opts(struct fsm *f, int argc, char **argv)
 		case 's':
 		case 'w':
 			if (cli_parse_size(optarg, &v) || (c == 'w' && v < 1)) {
-				cli_error("bench fsmark: bad -%c '%s'", c,
-					  optarg);
+				cli_usage_error("bench fsmark",
+						"invalid value '%s' for -%c",
+						optarg, c);
 				return -1;
 			}
 			if (c == 'w' && v > FSM_MAX_IO_BUFFER) {
-				cli_error("bench fsmark: MAX IO buffer size is "
-					  "%u",
-					  FSM_MAX_IO_BUFFER);
+				cli_usage_error("bench fsmark",
+						"MAX IO buffer size is "
+						"%u",
+						FSM_MAX_IO_BUFFER);
 				return -1;
 			}
 			if (c == 's')
@@ -864,8 +874,8 @@ static int parse_opts(struct fsm *f, int argc, char **argv)
 				if (!strcmp(optarg, method_name[m]))
 					f->method = m;
 			if (f->method < 0) {
-				cli_error("bad -S '%s' (0-6, batch, twopass)",
-					  optarg);
+				cli_bad_value("bench fsmark", "-S", optarg,
+					      "0-6, batch or twopass");
 				return -1;
 			}
 			break;
@@ -892,7 +902,8 @@ static int parse_opts(struct fsm *f, int argc, char **argv)
 			break;
 		case 256:
 			if (!*optarg) {
-				cli_error("bad --results ''");
+				cli_bad_value("bench fsmark", "--results", "",
+					      "a directory");
 				return -1;
 			}
 			f->results_dir = optarg;
@@ -903,31 +914,34 @@ static int parse_opts(struct fsm *f, int argc, char **argv)
 		case 'h':
 			return 1;
 		default:
-			cli_error("unknown or incomplete option '%s'; see "
-				  "'flushkit bench fsmark --help'",
-				  argv[optind - 1]);
+			cli_option_error("bench fsmark", c, argv, longopts);
 			return -1;
 		}
 	}
 	if (optind < argc) {
-		cli_error("unexpected argument '%s'", argv[optind]);
+		cli_usage_error("bench fsmark", "extra operand '%s'",
+				argv[optind]);
 		return -1;
 	}
 	if (!f->nr_dirs) {
-		cli_error("bench fsmark: Must specify at least one directory "
-			  "with -d switch");
+		cli_usage_error("bench fsmark",
+				"Must specify at least one directory "
+				"with -d switch");
 		return -1;
 	}
 	if (!f->subdirs && f->per_subdir) {
-		cli_error("bench fsmark: Must specify at more than 1 "
-			  "subdirectory with -D switch for -N num_per_subdir "
-			  "to make sense");
+		cli_usage_error(
+		    "bench fsmark",
+		    "Must specify at more than 1 "
+		    "subdirectory with -D switch for -N num_per_subdir "
+		    "to make sense");
 		return -1;
 	}
 	if (f->rand_len > f->name_len) {
-		cli_error("bench fsmark: -r %u random bytes do not fit in "
-			  "-p %u byte names",
-			  f->rand_len, f->name_len);
+		cli_usage_error("bench fsmark",
+				"-r %u random bytes do not fit in "
+				"-p %u byte names",
+				f->rand_len, f->name_len);
 		return -1;
 	}
 	/* fs_mark: at least one thread per directory, and the same number
@@ -935,9 +949,11 @@ static int parse_opts(struct fsm *f, int argc, char **argv)
 	if (!threads_given || f->nr_dirs > f->threads)
 		f->threads = (unsigned)f->nr_dirs;
 	else if (f->threads % f->nr_dirs) {
-		cli_error("bench fsmark: Threads (%u) must be an even multiple "
-			  "the number of directories (%zu) and less than %d ",
-			  f->threads, f->nr_dirs, FSM_MAX_THREADS);
+		cli_usage_error(
+		    "bench fsmark",
+		    "Threads (%u) must be an even multiple "
+		    "the number of directories (%zu) and less than %d ",
+		    f->threads, f->nr_dirs, FSM_MAX_THREADS);
 		return -1;
 	}
 	return 0;
@@ -1425,15 +1441,13 @@ int cmd_bench_fsmark(int argc, char **argv)
 	    .results_dir = "results",
 	};
 	fk_fsync_batch_opts_init(&f.bopts);
-	if (argc > 257) {
-		cli_error("too many arguments");
-		return FK_EXIT_USAGE;
-	}
+	if (argc > 257)
+		return cli_usage_error("bench fsmark", "too many arguments");
 	int r = parse_opts(&f, argc, argv);
-	if (r) {
-		usage(r > 0 ? stdout : stderr);
+	if (r > 0)
+		usage(stdout);
+	if (r)
 		return r > 0 ? FK_EXIT_OK : FK_EXIT_USAGE;
-	}
 	if (f.write_size > f.size && f.size)
 		f.write_size = f.size;
 

@@ -2094,7 +2094,8 @@ int cmd_bench_neighbor(int argc, char **argv)
 	disk_profile_parse("native", &op.device);
 	int c, li = -1;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "hT:R:c:s:", lopts, &li)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":hT:R:c:s:", lopts, &li)) != -1) {
 		int bad = 0;
 		char sopt[2] = {(char)c, 0};
 		const char *oname = li >= 0 ? lopts[li].name : sopt;
@@ -2163,7 +2164,8 @@ int cmd_bench_neighbor(int argc, char **argv)
 			      op.blkio_bps < (1u << 20);
 			break;
 		case 'D':
-			if (disk_profile_arg("--device", optarg, &op.device))
+			if (disk_profile_arg("bench neighbor", "--device",
+					     optarg, &op.device))
 				return FK_EXIT_USAGE;
 			break;
 		case 'o':
@@ -2182,26 +2184,26 @@ int cmd_bench_neighbor(int argc, char **argv)
 			usage(stdout);
 			return FK_EXIT_OK;
 		default:
-			usage(stderr);
-			return FK_EXIT_USAGE;
+			return cli_option_error("bench neighbor", c, argv,
+						lopts);
 		}
 		if (bad) {
-			cli_error("bench neighbor: bad value '%s' for %s%s",
-				  optarg, strlen(oname) > 1 ? "--" : "-",
-				  oname);
-			return FK_EXIT_USAGE;
+			char name[64];
+			snprintf(name, sizeof(name), "%s%s",
+				 strlen(oname) > 1 ? "--" : "-", oname);
+			return cli_bad_value("bench neighbor", name, optarg,
+					     NULL);
 		}
 	}
-	if (optind < argc) {
-		cli_error("bench neighbor: unexpected argument '%s'",
-			  argv[optind]);
-		return FK_EXIT_USAGE;
-	}
+	if (optind < argc)
+		return cli_usage_error("bench neighbor", "extra operand '%s'",
+				       argv[optind]);
 	if (cleanup) {
 		if (argc != 2) {
-			cli_error("bench neighbor: --cleanup only undoes what "
-				  "killed runs left: give it alone");
-			return FK_EXIT_USAGE;
+			return cli_usage_error("bench neighbor",
+					       "--cleanup only undoes what "
+					       "killed runs left: give it "
+					       "alone");
 		}
 		if (geteuid()) {
 			cli_error("bench neighbor --cleanup needs root");
@@ -2231,11 +2233,11 @@ int cmd_bench_neighbor(int argc, char **argv)
 			op.tree_src = "/usr/share/zoneinfo";
 	}
 	if (op.delay_s >= op.duration_s) {
-		cli_error("bench neighbor: --neighbor-delay (%llu s) must be "
-			  "less than --duration (%llu s)",
-			  (unsigned long long)op.delay_s,
-			  (unsigned long long)op.duration_s);
-		return FK_EXIT_USAGE;
+		return cli_usage_error("bench neighbor",
+				       "--neighbor-delay (%llu s) must be "
+				       "less than --duration (%llu s)",
+				       (unsigned long long)op.delay_s,
+				       (unsigned long long)op.duration_s);
 	}
 
 	struct env env;

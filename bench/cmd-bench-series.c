@@ -400,10 +400,12 @@ static int series_owned_options(const struct config *cfg)
 				for (size_t o = 0;
 				     o < sizeof(owned) / sizeof(owned[0]); o++)
 					if (!strcmp(names[i], owned[o].tpcb)) {
-						cli_error(
+						fprintf(
+						    stderr,
+						    "flushkit bench series: "
 						    "--config-%s: '%s' "
 						    "(--%s) is set by "
-						    "the series: %s",
+						    "the series: %s\n",
 						    cfg[k].name, cfg[k].argv[j],
 						    names[i], owned[o].series);
 						bad++;
@@ -465,7 +467,8 @@ int cmd_bench_series(int argc, char **argv)
 	parse_list("1,5", scales, &nr_scales, &dup);
 	parse_list("1,4,8", clients, &nr_clients, &dup);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "T:h", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":T:h", opts, NULL)) != -1) {
 		int bad = 0;
 		switch (c) {
 		case 'S':
@@ -500,65 +503,67 @@ int cmd_bench_series(int argc, char **argv)
 			usage(stdout);
 			return FK_EXIT_OK;
 		default:
-			usage(stderr);
-			return FK_EXIT_USAGE;
+			return cli_option_error("bench series", c, argv, opts);
 		}
 		if (bad) {
-			const char *opt = c == 'T'   ? "time"
-					  : c == 'r' ? "runs"
-					  : c == 'S' ? "scales"
-						     : "clients";
+			const char *opt = c == 'T'   ? "--time"
+					  : c == 'r' ? "--runs"
+					  : c == 'S' ? "--scales"
+						     : "--clients";
 			if (bad == -EEXIST)
-				cli_error("bad value for --%s: '%s': %llu is "
-					  "given twice (each cell once)",
-					  opt, optarg, (unsigned long long)dup);
-			else if (bad == -E2BIG)
-				cli_error("bad value for --%s: '%s': more "
-					  "than %d values",
-					  opt, optarg, MAX_LIST);
-			else if (c == 'S' || c == 'c')
-				cli_error("bad value for --%s: '%s' (a "
-					  "comma-separated list of positive "
-					  "integers, no empty element)",
-					  opt, optarg);
-			else
-				cli_error("bad value for --%s: '%s'", opt,
-					  optarg);
-			return FK_EXIT_USAGE;
+				return cli_bad_value(
+				    "bench series", opt, optarg,
+				    "%llu is given twice: each cell once",
+				    (unsigned long long)dup);
+			if (bad == -E2BIG)
+				return cli_bad_value(
+				    "bench series", opt, optarg,
+				    "more than %d values", MAX_LIST);
+			if (c == 'S' || c == 'c')
+				return cli_bad_value(
+				    "bench series", opt, optarg,
+				    "a comma-separated list of positive "
+				    "integers, no empty element");
+			return cli_bad_value("bench series", opt, optarg,
+					     c == 'r' ? "1..100"
+						      : "a positive number "
+							"of seconds");
 		}
 	}
-	if (optind != argc) {
-		usage(stderr);
-		return FK_EXIT_USAGE;
-	}
+	if (optind != argc)
+		return cli_usage_error("bench series", "extra operand '%s'",
+				       argv[optind]);
 	for (int k = 0; k < 2; k++)
 		if (split_config(&cfg[k])) {
-			cli_error("--config-%s: too many arguments",
-				  cfg[k].name);
 			free(cfg[0].buf);
 			free(cfg[1].buf);
-			return FK_EXIT_USAGE;
+			return cli_usage_error("bench series",
+					       "--config-%s: too many "
+					       "arguments",
+					       cfg[k].name);
 		}
 	for (int k = 0; k < 2; k++)
 		for (int j = 0; j < cfg[k].argc; j++)
 			if (tpcb_option_known(cfg[k].argv[j])) {
-				cli_error("--config-%s: '%s' is not an option "
-					  "of bench tpcb (see 'flushkit bench "
-					  "tpcb --help')",
-					  cfg[k].name, cfg[k].argv[j]);
+				int e = cli_usage_error(
+				    "bench series",
+				    "--config-%s: '%s' is not an option of "
+				    "bench tpcb (see 'flushkit bench tpcb "
+				    "--help')",
+				    cfg[k].name, cfg[k].argv[j]);
 				free(cfg[0].buf);
 				free(cfg[1].buf);
-				return FK_EXIT_USAGE;
+				return e;
 			}
 	if (series_owned_options(cfg)) {
 		free(cfg[0].buf);
 		free(cfg[1].buf);
-		return FK_EXIT_USAGE;
+		return cli_usage_try("bench series");
 	}
-	if ((dir && strlen(dir) > 1024) || (data && strlen(data) > 1024)) {
-		cli_error("--results and --data-dir: at most 1024 bytes");
-		return FK_EXIT_USAGE;
-	}
+	if ((dir && strlen(dir) > 1024) || (data && strlen(data) > 1024))
+		return cli_usage_error("bench series", "--results and "
+						       "--data-dir: at most "
+						       "1024 bytes");
 	if (!dir) {
 		results_default_dir("series", dirbuf, sizeof(dirbuf));
 		dir = dirbuf;

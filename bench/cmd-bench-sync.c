@@ -622,7 +622,8 @@ int cmd_bench_sync(int argc, char **argv)
 	parse_types(types_default, &op);
 	parse_counts(counts_default, &op);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", lopts, NULL)) != -1) {
 		int bad = 0;
 		switch (c) {
 		case 'f':
@@ -664,25 +665,28 @@ int cmd_bench_sync(int argc, char **argv)
 			op.no_results = 1;
 			break;
 		case 'D':
-			if (disk_profile_arg("--device", optarg, &op.device))
+			if (disk_profile_arg("bench sync", "--device", optarg,
+					     &op.device))
 				return FK_EXIT_USAGE;
 			break;
 		case 'h':
 			usage(stdout);
 			return FK_EXIT_OK;
 		default:
-			usage(stderr);
-			return FK_EXIT_USAGE;
+			return cli_option_error("bench sync", c, argv, lopts);
 		}
 		if (bad) {
-			cli_error("bad value '%s'", optarg);
-			return FK_EXIT_USAGE;
+			char name[32] = "";
+			for (int i = 0; lopts[i].name; i++)
+				if (lopts[i].val == c)
+					snprintf(name, sizeof(name), "--%s",
+						 lopts[i].name);
+			return cli_bad_value("bench sync", name, optarg, NULL);
 		}
 	}
-	if (optind != argc) {
-		usage(stderr);
-		return FK_EXIT_USAGE;
-	}
+	if (optind != argc)
+		return cli_usage_error("bench sync", "extra operand '%s'",
+				       argv[optind]);
 	if (!op.image_bytes)
 		op.image_bytes = op.big_bytes + (1ull << 30);
 	/* The small-file writers stop at a quarter of the image (or at

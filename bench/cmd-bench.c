@@ -34,10 +34,8 @@ static void usage(FILE *f)
 
 int cmd_bench(int argc, char **argv)
 {
-	if (argc < 2) {
-		usage(stderr);
-		return FK_EXIT_USAGE;
-	}
+	if (argc < 2)
+		return cli_usage_error("bench", "missing KIND operand");
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		usage(stdout);
 		return FK_EXIT_OK;
@@ -57,7 +55,12 @@ int cmd_bench(int argc, char **argv)
 		}
 		return benches[i].fn(argc - 1, argv + 1);
 	}
-	cli_error("unknown benchmark '%s'; see 'flushkit bench --help'",
-		  argv[1]);
-	return FK_EXIT_USAGE;
+	if (argv[1][0] == '-' && argv[1][1] == '-' && argv[1][2])
+		return cli_usage_error("bench", "unrecognized option '%s'",
+				       argv[1]);
+	if (argv[1][0] == '-' && argv[1][1])
+		return cli_usage_error("bench", "invalid option -- '%c'",
+				       argv[1][1]);
+	return cli_usage_error("bench", "'%s' is not a flushkit benchmark",
+			       argv[1]);
 }

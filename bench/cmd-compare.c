@@ -627,7 +627,8 @@ int cmd_compare(int argc, char **argv)
 	int c, csv = 0, json = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'C':
 			csv = 1;
@@ -639,14 +640,19 @@ int cmd_compare(int argc, char **argv)
 			usage(stdout);
 			return FK_EXIT_OK;
 		default:
-			usage(stderr);
-			return FK_EXIT_USAGE;
+			return cli_option_error("compare", c, argv, opts);
 		}
 	}
-	if (argc - optind != 2 || (csv && json)) {
-		usage(stderr);
-		return FK_EXIT_USAGE;
-	}
+	if (csv && json)
+		return cli_usage_error("compare", "--csv and --json exclude "
+						  "each other");
+	if (argc - optind < 2)
+		return cli_usage_error("compare", "missing %s",
+				       argc - optind ? "B operand"
+						     : "A and B operands");
+	if (argc - optind > 2)
+		return cli_usage_error("compare", "extra operand '%s'",
+				       argv[optind + 2]);
 
 	struct compare cmp;
 	memset(&cmp, 0, sizeof(cmp));

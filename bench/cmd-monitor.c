@@ -560,8 +560,9 @@ static struct json_object *summary_json(struct fk_monitor *m,
 static void print_summary_text(FILE *f, struct json_object *s)
 {
 	char b1[32], b2[32];
-	fprintf(f, "\nsummary over %.1f s (%lld samples):\n",
-		getd(s, "duration_s"), (long long)geti(s, "samples"));
+	long long samples = (long long)geti(s, "samples");
+	fprintf(f, "\nsummary over %.1f s (%lld sample%s):\n",
+		getd(s, "duration_s"), samples, samples == 1 ? "" : "s");
 	fprintf(f, "  peak Dirty:                %s\n",
 		cli_human_bytes((uint64_t)geti(s, "peak_dirty_kb") * 1024, b1,
 				sizeof(b1)));
@@ -668,16 +669,17 @@ int cmd_monitor(int argc, char **argv)
 		return FK_EXIT_FAILURE;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "+i:p:h", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:i:p:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			if (parse_interval(optarg, &interval_ms) ||
 			    interval_ms < 100) {
-				cli_error("--interval: '%s' is not a number of "
-					  "milliseconds >= 100",
-					  optarg);
 				free(paths);
-				return FK_EXIT_USAGE;
+				return cli_bad_value("monitor", "--interval",
+						     optarg,
+						     "milliseconds, at least "
+						     "100");
 			}
 			break;
 		case 'c':
@@ -688,9 +690,9 @@ int cmd_monitor(int argc, char **argv)
 			break;
 		case 'P':
 			if (optarg && !*optarg) {
-				cli_error("--prometheus=: empty file name");
 				free(paths);
-				return FK_EXIT_USAGE;
+				return cli_bad_value("monitor", "--prometheus",
+						     "", "a file name");
 			}
 			if (optarg)
 				prom_path = optarg;
@@ -705,9 +707,8 @@ int cmd_monitor(int argc, char **argv)
 			free(paths);
 			return FK_EXIT_OK;
 		default:
-			usage(stderr);
 			free(paths);
-			return FK_EXIT_USAGE;
+			return cli_option_error("monitor", c, argv, opts);
 		}
 	}
 	/* iostat's habit: "monitor 1" samples every second and "monitor 1
@@ -718,30 +719,32 @@ int cmd_monitor(int argc, char **argv)
 		double sec;
 		if (cli_parse_decimal(argv[optind], &sec) || sec < 0.1 ||
 		    sec > 86400) {
-			cli_error("monitor: interval '%s' is not a number of "
-				  "seconds from 0.1 to 86400",
-				  argv[optind]);
 			free(paths);
-			return FK_EXIT_USAGE;
+			return cli_usage_error(
+			    "monitor",
+			    "invalid INTERVAL '%s' (seconds, "
+			    "0.1 to 86400)",
+			    argv[optind]);
 		}
 		interval_ms = (uint64_t)(sec * 1000.0 + 0.5);
 		optind++;
 		if (optind < argc && is_number(argv[optind])) {
 			if (cli_parse_u64(argv[optind], &count) || !count) {
-				cli_error("monitor: count '%s' is not a "
-					  "positive whole number",
-					  argv[optind]);
 				free(paths);
-				return FK_EXIT_USAGE;
+				return cli_usage_error("monitor",
+						       "invalid COUNT '%s' (a "
+						       "positive whole number)",
+						       argv[optind]);
 			}
 			optind++;
 		}
 		if (optind < argc) {
-			cli_error("monitor: '%s' after INTERVAL [COUNT]: a "
-				  "COMMAND goes after '--'",
-				  argv[optind]);
 			free(paths);
-			return FK_EXIT_USAGE;
+			return cli_usage_error("monitor",
+					       "extra operand '%s' after "
+					       "INTERVAL [COUNT] (a COMMAND "
+					       "goes after '--')",
+					       argv[optind]);
 		}
 	}
 	char **cmd = optind < argc ? argv + optind : NULL;

@@ -1371,7 +1371,8 @@ int cmd_report(int argc, char **argv)
 	const char *out = NULL;
 	int svg = 0, c;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			out = optarg;
@@ -1383,16 +1384,13 @@ int cmd_report(int argc, char **argv)
 			usage(stdout);
 			return FK_EXIT_OK;
 		default:
-			usage(stderr);
-			return FK_EXIT_USAGE;
+			return cli_option_error("report", c, argv, opts);
 		}
 	}
-	if (!out || optind >= argc) {
-		cli_error(!out ? "report: -o DIR is required"
-			       : "report: no result files given");
-		usage(stderr);
-		return FK_EXIT_USAGE;
-	}
+	if (!out)
+		return cli_usage_error("report", "-o DIR is required");
+	if (optind >= argc)
+		return cli_usage_error("report", "missing RESULT operand");
 	/* A RESULT that is a directory stands for every *.jsonl in it, as
 	 * in compare. */
 	char **paths = NULL;

@@ -108,25 +108,24 @@ static int do_create(int argc, char **argv)
 	struct labdisk_opts o = {0};
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		switch (c) {
 		case O_MODEL:
 			o.model = optarg;
 			break;
 		case O_SIZE:
 			if (cli_parse_size(optarg, &o.size) || !o.size) {
-				cli_error("disk create: bad --size '%s'",
-					  optarg);
-				return FK_EXIT_USAGE;
+				return cli_bad_value("disk create", "--size",
+						     optarg, "a size > 0");
 			}
 			break;
 		case O_SLOW:
 			if (cli_parse_decimal(optarg, &o.slowdown) ||
 			    !(o.slowdown > 0)) {
-				cli_error("disk create: bad --slowdown '%s' "
-					  "(a number > 0)",
-					  optarg);
-				return FK_EXIT_USAGE;
+				return cli_bad_value("disk create",
+						     "--slowdown", optarg,
+						     "a number > 0");
 			}
 			break;
 		case O_BACK:
@@ -142,14 +141,14 @@ static int do_create(int argc, char **argv)
 			usage(stdout);
 			return FK_EXIT_OK;
 		default:
-			return FK_EXIT_USAGE;
+			return cli_option_error("disk create", c, argv, opts);
 		}
 	}
-	if (optind != argc || !o.model) {
-		cli_error("disk create: %s", o.model ? "unexpected argument"
-						     : "--model is needed");
-		return FK_EXIT_USAGE;
-	}
+	if (optind != argc)
+		return cli_usage_error("disk create", "extra operand '%s'",
+				       argv[optind]);
+	if (!o.model)
+		return cli_usage_error("disk create", "--model is required");
 	struct labdisk d;
 	int r = labdisk_create(&o, &d);
 	if (r == -EINVAL)
@@ -205,16 +204,20 @@ static int do_stats(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json"))
 			json = 1;
-		else if (argv[i][0] == '-' || which) {
-			cli_error("disk stats: unexpected '%s'", argv[i]);
-			return FK_EXIT_USAGE;
-		} else
+		else if (argv[i][0] == '-' && argv[i][1] == '-')
+			return cli_usage_error(
+			    "disk stats", "unrecognized option '%s'", argv[i]);
+		else if (argv[i][0] == '-' && argv[i][1])
+			return cli_usage_error(
+			    "disk stats", "invalid option -- '%c'", argv[i][1]);
+		else if (which)
+			return cli_usage_error("disk stats",
+					       "extra operand '%s'", argv[i]);
+		else
 			which = argv[i];
 	}
-	if (!which) {
-		cli_error("disk stats: which disk? (DEV)");
-		return FK_EXIT_USAGE;
-	}
+	if (!which)
+		return cli_usage_error("disk stats", "missing DEV operand");
 	struct labdisk d;
 	char *text;
 	if (open_dev(which, &d) || labdisk_stats(&d, &text))
@@ -276,29 +279,29 @@ static int do_cut(int argc, char **argv)
 	const char *mode = "drop", *seed = NULL;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		if (c == O_MODE)
 			mode = optarg;
 		else if (c == O_SEED)
 			seed = optarg;
 		else
-			return FK_EXIT_USAGE;
+			return cli_option_error("disk cut", c, argv, opts);
 	}
 	uint64_t s;
 	if (strcmp(mode, "drop") && strcmp(mode, "subset") &&
 	    strcmp(mode, "reorder")) {
-		cli_error("disk cut: bad --mode '%s' (drop, subset or reorder)",
-			  mode);
-		return FK_EXIT_USAGE;
+		return cli_bad_value("disk cut", "--mode", mode,
+				     "drop, subset or reorder");
 	}
-	if (seed && cli_parse_u64(seed, &s)) {
-		cli_error("disk cut: bad --seed '%s'", seed);
-		return FK_EXIT_USAGE;
-	}
-	if (optind != argc - 1) {
-		cli_error("disk cut: which disk? (DEV)");
-		return FK_EXIT_USAGE;
-	}
+	if (seed && cli_parse_u64(seed, &s))
+		return cli_bad_value("disk cut", "--seed", seed,
+				     "a whole number");
+	if (optind >= argc)
+		return cli_usage_error("disk cut", "missing DEV operand");
+	if (optind < argc - 1)
+		return cli_usage_error("disk cut", "extra operand '%s'",
+				       argv[optind + 1]);
 	struct labdisk d;
 	if (open_dev(argv[optind], &d))
 		return FK_EXIT_FAILURE;
@@ -332,10 +335,9 @@ static int do_simple_ctl(const char *which, const char *line)
 
 static int do_fault(int argc, char **argv)
 {
-	if (argc < 3) {
-		cli_error("disk fault: DEV RULE... needed");
-		return FK_EXIT_USAGE;
-	}
+	if (argc < 3)
+		return cli_usage_error("disk fault", "missing %s operand",
+				       argc < 2 ? "DEV" : "RULE");
 	int lines = 0;
 	for (int i = 2; i < argc; i++)
 		lines |= strchr(argv[i], ' ') != NULL;
@@ -356,10 +358,12 @@ static int do_fault(int argc, char **argv)
 
 static int do_destroy(int argc, char **argv)
 {
-	if (argc != 2) {
-		cli_error("disk destroy: DEV or --all");
-		return FK_EXIT_USAGE;
-	}
+	if (argc < 2)
+		return cli_usage_error("disk destroy",
+				       "missing DEV operand (or --all)");
+	if (argc > 2)
+		return cli_usage_error("disk destroy", "extra operand '%s'",
+				       argv[2]);
 	int bad = 0;
 	if (!strcmp(argv[1], "--all")) {
 		struct labdisk *v;
@@ -379,10 +383,8 @@ static int do_destroy(int argc, char **argv)
 
 int cmd_disk(int argc, char **argv)
 {
-	if (argc < 2) {
-		usage(stderr);
-		return FK_EXIT_USAGE;
-	}
+	if (argc < 2)
+		return cli_usage_error("disk", "missing SUBCOMMAND operand");
 	const char *sub = argv[1];
 	if (!strcmp(sub, "--help") || !strcmp(sub, "-h") ||
 	    !strcmp(sub, "help")) {
@@ -394,6 +396,14 @@ int cmd_disk(int argc, char **argv)
 			usage(stdout);
 			return FK_EXIT_OK;
 		}
+	static const char *const subs[] = {"create",  "list",	 "stats",
+					   "cut",     "poweron", "fault",
+					   "destroy", "cleanup", NULL};
+	int known = 0;
+	for (int i = 0; subs[i]; i++)
+		known |= !strcmp(sub, subs[i]);
+	if (!known)
+		goto bad; /* a usage error, for root or not */
 	if (geteuid() != 0 && strcmp(sub, "list")) {
 		cli_error("disk %s: needs root (loop devices, mounts)", sub);
 		return FK_EXIT_FAILURE;
@@ -422,8 +432,21 @@ int cmd_disk(int argc, char **argv)
 		printf("%d stale disk%s removed\n", n, n == 1 ? "" : "s");
 		return FK_EXIT_OK;
 	}
-	cli_error("disk: bad subcommand or arguments '%s'; see 'flushkit disk "
-		  "--help'",
-		  sub);
-	return FK_EXIT_USAGE;
+	/* list, cleanup and poweron with the wrong operands. */
+	if (!strcmp(sub, "list") || !strcmp(sub, "cleanup") ||
+	    (!strcmp(sub, "poweron") && argc > 3)) {
+		char cmd[16];
+		snprintf(cmd, sizeof(cmd), "disk %s", sub);
+		return cli_usage_error(cmd, "extra operand '%s'",
+				       argv[!strcmp(sub, "poweron") ? 3 : 2]);
+	}
+	if (!strcmp(sub, "poweron"))
+		return cli_usage_error("disk poweron", "missing DEV operand");
+bad:
+	if (sub[0] == '-' && sub[1] == '-')
+		return cli_usage_error("disk", "unrecognized option '%s'", sub);
+	if (sub[0] == '-' && sub[1])
+		return cli_usage_error("disk", "invalid option -- '%c'",
+				       sub[1]);
+	return cli_usage_error("disk", "'%s' is not a disk subcommand", sub);
 }

@@ -28,12 +28,15 @@ grep -q "mkdir '$t/missing/parent/r': No such file or directory" "$t/err1" ||
 [ -e "$t/fs" ] && err "--results with a missing parent: --dir $t/fs was created"
 [ -s "$t/out1" ] && err "--results with a missing parent: it ran: $(cat "$t/out1")"
 
-# 1b. A bad --device: one line, exit 2, nothing made.
+# 1b. A bad --device: one line and the Try line of a usage error, exit 2,
+# nothing made.
 out=$("$FLUSHKIT" bench neighbor --quick --device=hdd:3 --dir "$t/fs" \
 	--results "$t/rd" 2>&1)
 rc=$?
 [ $rc -eq 2 ] || err "--device=hdd:3: exit $rc, want 2: $out"
-[ "$(printf '%s\n' "$out" | wc -l)" = 1 ] && printf '%s\n' "$out" | grep -q "bad --device 'hdd:3'" ||
+[ "$(printf '%s\n' "$out" | wc -l)" = 2 ] &&
+	printf '%s\n' "$out" | head -1 | grep -q "^flushkit bench neighbor: invalid value 'hdd:3' for --device" &&
+	[ "$(printf '%s\n' "$out" | tail -1)" = "Try 'flushkit bench neighbor --help' for more information." ] ||
 	err "--device=hdd:3: not one clear line: '$out'"
 [ -e "$t/fs" ] || [ -e "$t/rd" ] && err "--device=hdd:3: something was created"
 

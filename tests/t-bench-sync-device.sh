@@ -25,15 +25,18 @@ t=$(mktemp -d /var/tmp/fk-t-bench-sync-device.XXXXXX)
 trap 'rm -rf "$t"' EXIT
 lab=/run/flushkit-disk
 
-# 1. Bad values: one line, naming the value, exit 2, nothing made.
+# 1. Bad values: one line naming the value and the Try line of a usage
+# error, exit 2, nothing made.
 for d in floppy hdd:7 ssd,fast native,slowdown=2 'nvme,slowdown=0.5' 1k:1; do
 	out=$("$FLUSHKIT" bench sync --fs ext4 --fs-count 1 --runs 1 \
 		--device="$d" --dir "$t" --no-results 2>&1)
 	rc=$?
 	[ $rc -eq 2 ] || err "--device=$d: exit $rc (want 2): $out"
-	[ "$(printf '%s\n' "$out" | wc -l)" = 1 ] ||
-		err "--device=$d: not one line: $out"
-	printf '%s\n' "$out" | grep -q -F -- "'$d'" ||
+	[ "$(printf '%s\n' "$out" | wc -l)" = 2 ] ||
+		err "--device=$d: not two lines: $out"
+	[ "$(printf '%s\n' "$out" | tail -1)" = "Try 'flushkit bench sync --help' for more information." ] ||
+		err "--device=$d: no Try line: $out"
+	printf '%s\n' "$out" | head -1 | grep -q -F -- "flushkit bench sync: invalid value '$d' for --device" ||
 		err "--device=$d: the message does not name the value: $out"
 done
 [ -z "$(ls -A "$t")" ] || err "a bad --device made something: $(ls -A "$t")"

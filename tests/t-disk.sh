@@ -36,7 +36,7 @@ grep -q "no model 'nosuch'" "$tmp/err" || fail "bad model message: $(cat "$tmp/e
 [ $rc -eq 2 ] || fail "bad throttle: exit $rc"
 "$fk" disk create --model=ram --size 12q 2>"$tmp/err"; rc=$?
 [ $rc -eq 2 ] || fail "bad size: exit $rc"
-grep -q "bad --size '12q'" "$tmp/err" || fail "bad size message: $(cat "$tmp/err")"
+grep -q "^flushkit disk create: invalid value '12q' for --size" "$tmp/err" || fail "bad size message: $(cat "$tmp/err")"
 "$fk" disk create 2>/dev/null; rc=$?
 [ $rc -eq 2 ] || fail "no --model: exit $rc"
 "$fk" disk frobnicate 2>/dev/null; rc=$?

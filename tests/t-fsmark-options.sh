@@ -120,7 +120,9 @@ refuse() { # MESSAGE OPTIONS...
 	F "$@" >/dev/null 2>ref.err
 	local rc=$?
 	[ $rc -eq 2 ] || err "'$*': exit $rc, not 2"
-	grep -qF "flushkit: bench fsmark: $m" ref.err ||
+	head -1 ref.err | grep -qF "flushkit bench fsmark: $m" &&
+		[ "$(wc -l <ref.err)" -eq 2 ] &&
+		[ "$(tail -1 ref.err)" = "Try 'flushkit bench fsmark --help' for more information." ] ||
 		err "'$*': not '$m': $(head -2 ref.err)"
 }
 refuse "Must specify at least one directory with -d switch" -n 5

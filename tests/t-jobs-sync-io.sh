@@ -4,7 +4,8 @@
 # most) and --sync-io (how a batch of fsyncs is issued) are parsed by
 # cli_parse_jobs and cli_parse_sync_io for cp, sync, bench tpcb and
 # bench fsmark: the same values are refused by all four with the same
-# message (exit 2); bench fsmark takes --jobs, keeps --queue-depth as
+# message (exit 2, "flushkit CMD: invalid value 'X' for --jobs (1..4096)",
+# cli_bad_jobs and cli_bad_sync_io); bench fsmark takes --jobs, keeps --queue-depth as
 # its old name, and its --json and result file say "sync_jobs" as bench
 # tpcb's do ("queue_depth" stays in --json as the old name).
 set -u
@@ -31,14 +32,14 @@ for cmd in cp sync tpcb fsmark; do
 		run $cmd "--jobs=$v" >/dev/null 2>"$t/err"
 		rc=$?
 		[ $rc -eq 2 ] || err "$cmd --jobs='$v': exit $rc"
-		grep -qF "flushkit: $label: bad --jobs '$v' (1..4096)" "$t/err" ||
+		grep -qxF "flushkit $label: invalid value '$v' for --jobs (1..4096)" "$t/err" ||
 			err "$cmd --jobs='$v': $(head -1 "$t/err")"
 	done
 	for v in bogus URING ""; do
 		run $cmd "--sync-io=$v" >/dev/null 2>"$t/err"
 		rc=$?
 		[ $rc -eq 2 ] || err "$cmd --sync-io='$v': exit $rc"
-		grep -qF "flushkit: $label: unknown --sync-io '$v' (auto, uring, threads or sequential)" "$t/err" ||
+		grep -qxF "flushkit $label: invalid value '$v' for --sync-io (auto, uring, threads or sequential)" "$t/err" ||
 			err "$cmd --sync-io='$v': $(head -1 "$t/err")"
 	done
 done

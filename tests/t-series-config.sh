@@ -67,7 +67,7 @@ for opt in --clients --scales; do
 		rc=$?
 		echo "$opt='$v': exit $rc: $(cat "$t/stderr")"
 		[ $rc -eq 2 ] || err "$opt='$v': exit $rc, not 2"
-		grep -q -- "bad value for $opt: '$v'" "$t/stderr" ||
+		grep -q -- "^flushkit bench series: invalid value '$v' for $opt" "$t/stderr" ||
 			err "$opt='$v': message: $(cat "$t/stderr")"
 		grep -q "series: init" "$t/stderr" && err "$opt='$v': a run was started"
 		rm -rf "$t/out"

@@ -31,8 +31,11 @@ for o in "-f x.sql" "-D a=1" "--file=x.sql" "--define=a=1"; do
 	F $o -t 5 >/dev/null 2>o.err
 	rc=$?
 	[ $rc -eq 2 ] || bad "'$o': exit $rc, want 2"
-	[ "$(wc -l <o.err)" -eq 1 ] || bad "'$o': not one line: $(cat o.err)"
-	grep -q 'need SQL' o.err || bad "'$o' says: $(cat o.err)"
+	# One line that says why, then the Try line of every usage error.
+	[ "$(wc -l <o.err)" -eq 2 ] || bad "'$o': not two lines: $(cat o.err)"
+	head -1 o.err | grep -q '^flushkit bench tpcb: .*need SQL' || bad "'$o' says: $(cat o.err)"
+	[ "$(tail -1 o.err)" = "Try 'flushkit bench tpcb --help' for more information." ] ||
+		bad "'$o': no Try line: $(cat o.err)"
 done
 F -t 5 a b >/dev/null 2>two.err
 [ $? -eq 2 ] || bad "two operands: not a usage error"

@@ -182,15 +182,19 @@ assert s[0]["statements"][10]["statement"] == "END;", s[0]
 assert j["query_mode"] == "simple" and j["threads"] == 1, j
 EOF
 
-# Refused combinations: pgbench's messages, exit 2.
+# Refused combinations: pgbench's messages, exit 2, as a usage error of
+# every flushkit command: "flushkit bench tpcb: " before the message and
+# "Try 'flushkit bench tpcb --help' ..." as the last line.
 refuse() { # REF-FILE OPTIONS...
 	local r=$1
 	shift
 	"$FLUSHKIT" bench tpcb "$@" "${small[@]}" >/dev/null 2>refuse.err
 	local rc=$?
 	[ $rc -eq 2 ] || err "'$*': exit $rc, expected 2"
+	[ "$(tail -1 refuse.err)" = "Try 'flushkit bench tpcb --help' for more information." ] ||
+		err "'$*': no Try line: $(tail -1 refuse.err)"
 	diff <(sed 's/^pgbench: error: //' "$ref/$r") \
-		<(sed 's/^flushkit: bench tpcb: //' refuse.err) >refuse.diff ||
+		<(sed '$d; s/^flushkit bench tpcb: //' refuse.err) >refuse.diff ||
 		err "'$*': message differs from pgbench's: $(cat refuse.diff)"
 }
 refuse error-M-bogus.err -n -M bogus

@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -25,6 +26,126 @@ void cli_error(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+/* "flushkit CMD: " or "flushkit: " */
+static void usage_prefix(const char *cmd)
+{
+	if (cmd)
+		fprintf(stderr, "flushkit %s: ", cmd);
+	else
+		fputs("flushkit: ", stderr);
+}
+
+int cli_usage_try(const char *cmd)
+{
+	fprintf(stderr, "Try 'flushkit%s%s --help' for more information.\n",
+		cmd ? " " : "", cmd ? cmd : "");
+	return FK_EXIT_USAGE;
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	usage_prefix(cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return cli_usage_try(cmd);
+}
+
+int cli_bad_value(const char *cmd, const char *opt, const char *val,
+		  const char *hint_fmt, ...)
+{
+	usage_prefix(cmd);
+	fprintf(stderr, "invalid value '%s' for %s", val ? val : "", opt);
+	if (hint_fmt) {
+		va_list ap;
+		fputs(" (", stderr);
+		va_start(ap, hint_fmt);
+		vfprintf(stderr, hint_fmt, ap);
+		va_end(ap);
+		fputc(')', stderr);
+	}
+	fputc('\n', stderr);
+	return cli_usage_try(cmd);
+}
+
+/*
+ * The long option "--NAME[=ARG]" names in @longopts: the exact match,
+ * else the one option NAME abbreviates; NULL if none, and *@ambiguous
+ * set if NAME abbreviates more than one (aliases of one option, same
+ * has_arg and val, count once, as getopt_long has it).
+ */
+static const struct option *find_long(const struct option *longopts,
+				      const char *arg, int *ambiguous)
+{
+	size_t len = strcspn(arg, "=");
+	const struct option *found = NULL;
+	*ambiguous = 0;
+	for (const struct option *o = longopts; o && o->name; o++) {
+		if (strncmp(o->name, arg, len))
+			continue;
+		if (strlen(o->name) == len)
+			return o;
+		if (!found)
+			found = o;
+		else if (found->has_arg != o->has_arg || found->val != o->val ||
+			 found->flag != o->flag)
+			*ambiguous = 1;
+	}
+	return *ambiguous ? NULL : found;
+}
+
+int cli_option_error(const char *cmd, int c, char *const *argv,
+		     const struct option *longopts)
+{
+	/* After a long option getopt_long has moved optind past it; after
+	 * a short one, past its word only when it was the word's last
+	 * letter: optopt tells them apart (0 for an unknown long option,
+	 * the letter for a short one).  A long option's word starts with
+	 * "--" and, when getopt stopped at it, is argv[optind - 1]. */
+	const char *word = optind > 0 ? argv[optind - 1] : NULL;
+	int is_long = word && !strncmp(word, "--", 2) && word[2];
+	const struct option *lo = NULL;
+	int ambiguous = 0;
+	if (is_long) {
+		lo = find_long(longopts, word + 2, &ambiguous);
+		/* An unknown short option in a word after a long one
+		 * ("--json -xq"): optopt is the letter, and the long
+		 * option before it is no mistake. */
+		if (optopt && (!lo || lo->val != optopt))
+			is_long = 0;
+		else if (optopt && c == '?' &&
+			 (lo->has_arg != no_argument || !strchr(word, '=')))
+			is_long = 0;
+	}
+	if (is_long) {
+		size_t len = strcspn(word + 2, "=");
+		if (c == ':')
+			return cli_usage_error(cmd,
+					       "option '--%s' requires an "
+					       "argument",
+					       lo->name);
+		if (ambiguous)
+			return cli_usage_error(cmd,
+					       "option '--%.*s' is ambiguous",
+					       (int)len, word + 2);
+		if (lo)
+			return cli_usage_error(cmd,
+					       "option '--%s' doesn't allow an "
+					       "argument",
+					       lo->name);
+		return cli_usage_error(cmd, "unrecognized option '%s'", word);
+	}
+	if (c == ':')
+		return cli_usage_error(
+		    cmd, "option requires an argument -- '%c'", optopt);
+	if (optopt > 0 && optopt < 256 && isprint(optopt))
+		return cli_usage_error(cmd, "invalid option -- '%c'", optopt);
+	return cli_usage_error(cmd, "unrecognized option '%s'",
+			       word ? word : "");
 }
 
 void cli_warn(const char *fmt, ...)
@@ -242,17 +363,16 @@ int cli_parse_jobs(const char *s, uint32_t *out)
 	return 0;
 }
 
-void cli_bad_sync_io(const char *cmd, const char *val)
+int cli_bad_sync_io(const char *cmd, const char *val)
 {
-	cli_error("%s: unknown --sync-io '%s' (auto, uring, threads or "
-		  "sequential)",
-		  cmd, val ? val : "");
+	return cli_bad_value(cmd, "--sync-io", val,
+			     "auto, uring, threads or sequential");
 }
 
-void cli_bad_jobs(const char *cmd, const char *val)
+int cli_bad_jobs(const char *cmd, const char *val)
 {
-	cli_error("%s: bad --jobs '%s' (1..%u)", cmd, val ? val : "",
-		  FK_FSYNC_BATCH_MAX_QUEUE_DEPTH);
+	return cli_bad_value(cmd, "--jobs", val, "1..%u",
+			     FK_FSYNC_BATCH_MAX_QUEUE_DEPTH);
 }
 
 const char *cli_human_bytes(uint64_t bytes, char *buf, size_t len)

@@ -41,6 +41,45 @@ int cmd_bench_neighbor(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 int cmd_disk(int argc, char **argv); /* disk/cmd-disk.c */
 
+/*
+ * Usage errors: one voice for every command (as GNU's tools).  A usage
+ * error is two lines on stderr, nothing on stdout, and exit 2:
+ *
+ *   flushkit CMD: MESSAGE
+ *   Try 'flushkit CMD --help' for more information.
+ *
+ * @cmd is the command's words ("sync", "bench tpcb"), NULL for the
+ * top-level command ("flushkit: MESSAGE", "Try 'flushkit --help' ...").
+ * One wording per kind of mistake:
+ *   unrecognized option '--foo'          invalid option -- 'x'
+ *   option '--foo' requires an argument  option requires an argument -- 'x'
+ *   option '--foo' doesn't allow an argument
+ *   option '--fo' is ambiguous
+ *   invalid value 'X' for --opt (WHAT IS ALLOWED)
+ *   missing PATH operand                 extra operand 'X'
+ * Each returns FK_EXIT_USAGE, so a parser says "return cli_...(...)".
+ */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* The second line alone, after a first line the caller printed (and
+ * what else it must show, as bench tpcb's list of builtin scripts). */
+int cli_usage_try(const char *cmd);
+/*
+ * getopt_long's mistakes, worded as above: @c is what getopt_long
+ * returned ('?' or ':'; the option string must start with ':', after a
+ * '+' if any, so that a missing argument is ':' and getopt itself
+ * prints nothing), @longopts the table it was given.  Reads optind and
+ * optopt.
+ */
+struct option;
+int cli_option_error(const char *cmd, int c, char *const *argv,
+		     const struct option *longopts);
+/* "invalid value 'VAL' for OPT" and, when @hint_fmt is not NULL,
+ * " (HINT)": what is allowed ("auto, twopass, fsync or syncfs"). */
+int cli_bad_value(const char *cmd, const char *opt, const char *val,
+		  const char *hint_fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* Print "flushkit: MESSAGE\n" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "flushkit: warning: MESSAGE\n" on stderr. */
@@ -112,10 +151,11 @@ int cli_parse_sync_io(const char *s);
  */
 int cli_parse_jobs(const char *s, uint32_t *out);
 /* The one message for a bad --sync-io or --jobs value of command @cmd
- * ("cp", "bench tpcb"): "CMD: unknown --sync-io 'X' (auto, uring,
- * threads or sequential)", "CMD: bad --jobs 'X' (1..1024)". */
-void cli_bad_sync_io(const char *cmd, const char *val);
-void cli_bad_jobs(const char *cmd, const char *val);
+ * ("cp", "bench tpcb"), a usage error as cli_bad_value: "invalid value
+ * 'X' for --sync-io (auto, uring, threads or sequential)", "invalid
+ * value 'X' for --jobs (1..4096)".  Both return FK_EXIT_USAGE. */
+int cli_bad_sync_io(const char *cmd, const char *val);
+int cli_bad_jobs(const char *cmd, const char *val);
 
 /*
  * mkdir -p: create @path and each missing parent with @mode (through

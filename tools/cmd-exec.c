@@ -419,23 +419,21 @@ int cmd_exec(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:h", long_opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_FLUSH_AFTER:
 			if (cli_parse_size(optarg, &flush_after) ||
 			    flush_after < 4096) {
-				cli_error("exec: --flush-after '%s': a size "
-					  "of at least 4k expected",
-					  optarg);
-				return FK_EXIT_USAGE;
+				return cli_bad_value("exec", "--flush-after",
+						     optarg,
+						     "a size of at least 4k");
 			}
 			break;
 		case OPT_MAX_DIRTY:
 			if (cli_parse_size(optarg, &max_dirty)) {
-				cli_error("exec: --max-dirty '%s': a size "
-					  "expected (0: no bound)",
-					  optarg);
-				return FK_EXIT_USAGE;
+				return cli_bad_value("exec", "--max-dirty",
+						     optarg,
+						     "a size; 0: no bound");
 			}
 			break;
 		case OPT_DROP_CACHE:
@@ -445,9 +443,8 @@ int cmd_exec(int argc, char **argv)
 			stats = 1;
 			stats_file = optarg;
 			if (stats_file && !*stats_file) {
-				cli_error("exec: --stats=: a file name "
-					  "expected");
-				return FK_EXIT_USAGE;
+				return cli_bad_value("exec", "--stats", "",
+						     "a file name");
 			}
 			break;
 		case OPT_FORCE:
@@ -458,32 +455,23 @@ int cmd_exec(int argc, char **argv)
 			break;
 		case OPT_IOPRIO:
 			if (parse_ioprio(optarg, &ioprio)) {
-				cli_error("exec: --ioprio '%s': idle, be[:0-7] "
-					  "or rt[:0-7] expected",
-					  optarg);
-				return FK_EXIT_USAGE;
+				return cli_bad_value("exec", "--ioprio", optarg,
+						     "idle, be[:0-7] or "
+						     "rt[:0-7]");
 			}
 			break;
 		case 'h':
 			usage(stdout);
 			return FK_EXIT_OK;
 		default:
-			cli_error("exec: unknown option '%s'; see 'flushkit "
-				  "exec --help'",
-				  argv[optind - 1]);
-			return FK_EXIT_USAGE;
+			return cli_option_error("exec", c, argv, long_opts);
 		}
 	}
-	if (optind >= argc) {
-		cli_error("exec: no COMMAND given");
-		usage(stderr);
-		return FK_EXIT_USAGE;
-	}
-	if (max_dirty && max_dirty < flush_after) {
-		cli_error("exec: --max-dirty must be 0 or at least "
-			  "--flush-after");
-		return FK_EXIT_USAGE;
-	}
+	if (optind >= argc)
+		return cli_usage_error("exec", "missing COMMAND operand");
+	if (max_dirty && max_dirty < flush_after)
+		return cli_usage_error("exec", "--max-dirty must be 0 or at "
+					       "least --flush-after");
 
 	char **cmd = argv + optind;
 	int err;

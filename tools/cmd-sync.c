@@ -72,10 +72,10 @@ static void show_progress(void *arg, const struct fk_tree_stats *st)
 	cli_human_bytes(st->bytes, bytes, sizeof(bytes));
 	cli_human_bytes(secs > 0 ? (uint64_t)((double)st->bytes / secs) : 0,
 			rate, sizeof(rate));
-	fprintf(stderr, "\r%llu files, %s, %llu fsyncs, %s/s, %.1f s\033[K",
-		(unsigned long long)st->files, bytes,
-		(unsigned long long)(st->fsync_calls + st->dir_fsync_calls),
-		rate, secs);
+	uint64_t fsyncs = st->fsync_calls + st->dir_fsync_calls;
+	fprintf(stderr, "\r%llu file%s, %s, %llu fsync%s, %s/s, %.1f s\033[K",
+		(unsigned long long)st->files, st->files == 1 ? "" : "s", bytes,
+		(unsigned long long)fsyncs, fsyncs == 1 ? "" : "s", rate, secs);
 	fflush(stderr);
 	p->shown = 1;
 }
@@ -162,9 +162,11 @@ static void print_text(int method, int r, const struct fk_tree_stats *st)
 	printf("bytes:             %s (%llu)\n",
 	       cli_human_bytes(st->bytes, b1, sizeof(b1)),
 	       (unsigned long long)st->bytes);
-	printf("fsync calls:       %llu files, %llu directories\n",
+	printf("fsync calls:       %llu file%s, %llu director%s\n",
 	       (unsigned long long)st->fsync_calls,
-	       (unsigned long long)st->dir_fsync_calls);
+	       st->fsync_calls == 1 ? "" : "s",
+	       (unsigned long long)st->dir_fsync_calls,
+	       st->dir_fsync_calls == 1 ? "y" : "ies");
 	if (st->sync_io)
 		printf("sync io:           %s, %u in flight at most\n",
 		       cli_tree_sync_io(st), st->sync_jobs);
@@ -211,17 +213,14 @@ int cmd_sync(int argc, char **argv)
 	/* Callable more than once in a process (tests): reset getopt. */
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
 			method = fk_sync_method_parse(optarg);
-			if (method < 0) {
-				cli_error(
-				    "sync: unknown method '%s' (auto, twopass, "
-				    "fsync or syncfs)",
-				    optarg);
-				return FK_EXIT_USAGE;
-			}
+			if (method < 0)
+				return cli_bad_value(
+				    "sync", "--method", optarg,
+				    "auto, twopass, fsync or syncfs");
 			break;
 		case 'j':
 			json = 1;
@@ -231,36 +230,22 @@ int cmd_sync(int argc, char **argv)
 			break;
 		case 'I':
 			sync_io = cli_parse_sync_io(optarg);
-			if (sync_io < 0) {
-				cli_bad_sync_io("sync", optarg);
-				return FK_EXIT_USAGE;
-			}
+			if (sync_io < 0)
+				return cli_bad_sync_io("sync", optarg);
 			break;
 		case 'J':
-			if (cli_parse_jobs(optarg, &jobs)) {
-				cli_bad_jobs("sync", optarg);
-				return FK_EXIT_USAGE;
-			}
+			if (cli_parse_jobs(optarg, &jobs))
+				return cli_bad_jobs("sync", optarg);
 			break;
 		case 'h':
 			usage(stdout);
 			return FK_EXIT_OK;
 		default:
-			if (optopt && optopt != 'm' && optopt != 'I' &&
-			    optopt != 'J')
-				cli_error("sync: bad option '-%c'", optopt);
-			else
-				cli_error("sync: bad option '%s'",
-					  argv[optind - 1]);
-			usage(stderr);
-			return FK_EXIT_USAGE;
+			return cli_option_error("sync", c, argv, longopts);
 		}
 	}
-	if (optind >= argc) {
-		cli_error("sync: no PATH given");
-		usage(stderr);
-		return FK_EXIT_USAGE;
-	}
+	if (optind >= argc)
+		return cli_usage_error("sync", "missing PATH operand");
 
 	cli_raise_nofile();
 	struct progress prog = {.start_ns = fk_now_ns()};

@@ -41,10 +41,8 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-	if (argc < 2) {
-		usage(stderr);
-		return FK_EXIT_USAGE;
-	}
+	if (argc < 2)
+		return cli_usage_error(NULL, "missing COMMAND operand");
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
 	    !strcmp(argv[1], "help")) {
 		usage(stdout);
@@ -68,7 +66,11 @@ int main(int argc, char **argv)
 		}
 		return commands[i].fn(argc - 1, argv + 1);
 	}
-	cli_error("'%s' is not a flushkit command; see 'flushkit --help'",
-		  argv[1]);
-	return FK_EXIT_USAGE;
+	if (argv[1][0] == '-' && argv[1][1] == '-' && argv[1][2])
+		return cli_usage_error(NULL, "unrecognized option '%s'",
+				       argv[1]);
+	if (argv[1][0] == '-' && argv[1][1])
+		return cli_usage_error(NULL, "invalid option -- '%c'",
+				       argv[1][1]);
+	return cli_usage_error(NULL, "'%s' is not a flushkit command", argv[1]);
 }

@@ -114,19 +114,22 @@ int disk_profile_parse(const char *s, struct disk_profile *p)
 	return 0;
 }
 
-int disk_profile_arg(const char *opt, const char *s, struct disk_profile *p)
+int disk_profile_arg(const char *cmd, const char *opt, const char *s,
+		     struct disk_profile *p)
 {
 	int r = disk_profile_parse(s, p);
 	if (r == -ERANGE)
-		cli_error("%s '%s': below the floor of %llu B/s and %llu "
-			  "write IOPS (a slower disk stalls every sync(2) on "
-			  "the machine; see docs/disk.md)",
-			  opt, s, (unsigned long long)DISK_MIN_WRITE_BPS,
-			  (unsigned long long)DISK_MIN_WRITE_IOPS);
+		cli_bad_value(cmd, opt, s,
+			      "below the floor of %llu B/s and %llu write "
+			      "IOPS: a slower disk stalls every sync(2) on the "
+			      "machine; see docs/disk.md",
+			      (unsigned long long)DISK_MIN_WRITE_BPS,
+			      (unsigned long long)DISK_MIN_WRITE_IOPS);
 	else if (r)
-		cli_error("bad %s '%s' (%s; BPS in bytes/s with k, M or G = "
-			  "10^3, 10^6, 10^9, IOPS a count, 0 = no limit)",
-			  opt, s, DISK_DEVICES);
+		cli_bad_value(cmd, opt, s,
+			      "%s; BPS in bytes/s with k, M or G = 10^3, 10^6, "
+			      "10^9, IOPS a count, 0 = no limit",
+			      DISK_DEVICES);
 	return r;
 }
 

@@ -93,9 +93,12 @@ struct disk_profile {
 /* Parse a --device value.  0, -EINVAL (not a device) or -ERANGE (below
  * the floor).  Prints nothing. */
 int disk_profile_parse(const char *s, struct disk_profile *p);
-/* disk_profile_parse for option @opt ("--device"), printing the one
- * error message of a bad value.  0, -EINVAL or -ERANGE. */
-int disk_profile_arg(const char *opt, const char *s, struct disk_profile *p);
+/* disk_profile_parse for option @opt ("--device") of command @cmd
+ * ("reproduce", "bench sync"), printing the one error message of a bad
+ * value as a usage error (cli_bad_value's two lines).  0, -EINVAL or
+ * -ERANGE. */
+int disk_profile_arg(const char *cmd, const char *opt, const char *s,
+		     struct disk_profile *p);
 /* A lab disk (not native)? */
 static inline int disk_profile_is_lab(const struct disk_profile *p)
 {

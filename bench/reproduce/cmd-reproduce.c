@@ -2421,10 +2421,10 @@ static int results_dir_check(const char *dir)
 {
 	struct stat st;
 	if (stat(dir, &st)) {
-		if (errno != ENOENT) {
-			cli_error("--results '%s': %s", dir, strerror(errno));
-			return FK_EXIT_USAGE;
-		}
+		if (errno != ENOENT)
+			return cli_usage_error("reproduce",
+					       "--results '%s': %s", dir,
+					       strerror(errno));
 		if (mkdir(dir, 0755)) {
 			cli_error("--results: mkdir '%s': %s", dir,
 				  strerror(errno));
@@ -2432,10 +2432,9 @@ static int results_dir_check(const char *dir)
 		}
 		return 0;
 	}
-	if (!S_ISDIR(st.st_mode)) {
-		cli_error("--results '%s': not a directory", dir);
-		return FK_EXIT_USAGE;
-	}
+	if (!S_ISDIR(st.st_mode))
+		return cli_usage_error("reproduce",
+				       "--results '%s': not a directory", dir);
 	DIR *d = opendir(dir);
 	if (!d) {
 		cli_error("--results: open '%s': %s", dir, strerror(errno));
@@ -2447,13 +2446,13 @@ static int results_dir_check(const char *dir)
 		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
 			empty = 0;
 	closedir(d);
-	if (!empty) {
-		cli_error("--results '%s': not empty (a reused directory "
-			  "would mix two runs' results and commands): give a "
-			  "new or empty directory",
-			  dir);
-		return FK_EXIT_USAGE;
-	}
+	if (!empty)
+		return cli_usage_error("reproduce",
+				       "--results '%s': not empty (a reused "
+				       "directory would mix two runs' results "
+				       "and commands): give a new or empty "
+				       "directory",
+				       dir);
 	return 0;
 }
 
@@ -2506,13 +2505,15 @@ int cmd_reproduce(int argc, char **argv)
 	memset(&c, 0, sizeof(c));
 	disk_profile_parse("hdd", &c.prof); /* see seed_device */
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", lopts, NULL)) != -1) {
 		uint64_t u;
 		if (opt == 'D' || opt == 'q' || opt == 'r' || opt == 'o')
 			others++;
 		switch (opt) {
 		case 'D':
-			if (disk_profile_arg("--device", optarg, &c.prof))
+			if (disk_profile_arg("reproduce", "--device", optarg,
+					     &c.prof))
 				return FK_EXIT_USAGE;
 			c.device_given = 1;
 			break;
@@ -2524,8 +2525,8 @@ int cmd_reproduce(int argc, char **argv)
 			break;
 		case 'r':
 			if (cli_parse_u64(optarg, &u) || u < 1 || u > 1000) {
-				cli_error("bad --runs '%s'", optarg);
-				return FK_EXIT_USAGE;
+				return cli_bad_value("reproduce", "--runs",
+						     optarg, "1..1000");
 			}
 			c.runs = (unsigned)u;
 			break;
@@ -2536,15 +2537,14 @@ int cmd_reproduce(int argc, char **argv)
 			usage(stdout);
 			return FK_EXIT_OK;
 		default:
-			usage(stderr);
-			return FK_EXIT_USAGE;
+			return cli_option_error("reproduce", opt, argv, lopts);
 		}
 	}
-	if (cleanup && (optind != argc || others)) {
-		cli_error("--cleanup only removes what killed runs left: give "
-			  "it alone (no seed, no other option)");
-		return FK_EXIT_USAGE;
-	}
+	if (cleanup && (optind != argc || others))
+		return cli_usage_error("reproduce",
+				       "--cleanup only removes what killed "
+				       "runs left: give it alone (no seed, "
+				       "no other option)");
 	if (cleanup) {
 		if (geteuid() != 0) {
 			cli_error("reproduce --cleanup needs root");
@@ -2556,10 +2556,11 @@ int cmd_reproduce(int argc, char **argv)
 		       (n < 0 ? 0 : n) + k, DISK_ROOT);
 		return n < 0 ? FK_EXIT_FAILURE : FK_EXIT_OK;
 	}
-	if (optind + 1 != argc) {
-		usage(stderr);
-		return FK_EXIT_USAGE;
-	}
+	if (optind >= argc)
+		return cli_usage_error("reproduce", "missing SEED operand");
+	if (optind + 1 < argc)
+		return cli_usage_error("reproduce", "extra operand '%s'",
+				       argv[optind + 1]);
 	int want[5] = {0};
 	const char *which = argv[optind];
 	if (!strcmp(which, "all")) {
@@ -2569,9 +2570,10 @@ int cmd_reproduce(int argc, char **argv)
 		   which[2] >= '0' && which[2] <= '4') {
 		want[which[2] - '0'] = 1;
 	} else {
-		cli_error("'%s' is not a seed: 000, 001, 002, 003, 004 or all",
-			  which);
-		return FK_EXIT_USAGE;
+		return cli_usage_error("reproduce",
+				       "'%s' is not a seed (000, 001, 002, "
+				       "003, 004 or all)",
+				       which);
 	}
 	if (geteuid() != 0) {
 		cli_error("reproduce needs root: it makes lab disks, loop "

@@ -264,16 +264,16 @@ static int add_script(struct run *r, const char *arg)
 	}
 	if (at) {
 		if (cli_parse_u64(at + 1, &w)) {
-			cli_error("bench tpcb: invalid weight specification: "
-				  "%s",
-				  at);
-			return FK_EXIT_USAGE;
+			return cli_usage_error("bench tpcb",
+					       "invalid weight specification: "
+					       "%s",
+					       at);
 		}
 		if (w > INT32_MAX) {
-			cli_error("bench tpcb: weight specification out of "
-				  "range (0 .. %d): %" PRIu64,
-				  INT32_MAX, w);
-			return FK_EXIT_USAGE;
+			return cli_usage_error("bench tpcb",
+					       "weight specification out of "
+					       "range (0 .. %d): %" PRIu64,
+					       INT32_MAX, w);
 		}
 	}
 	snprintf(name, sizeof(name), "%.*s", (int)(n < 63 ? n : 63), arg);
@@ -282,23 +282,27 @@ static int add_script(struct run *r, const char *arg)
 		int k = 0;
 		for (int i = 0; i < TPCB_NR_SCRIPTS; i++)
 			k += !strncmp(tpcb_scripts[i].name, name, strlen(name));
-		cli_error("bench tpcb: ambiguous builtin name: %d builtin "
-			  "scripts found for prefix \"%s\"",
-			  k, name);
+		/* pgbench's list of the builtins between the two lines of
+		 * a usage error. */
+		fprintf(stderr,
+			"flushkit bench tpcb: ambiguous builtin name: %d "
+			"builtin scripts found for prefix \"%s\"\n",
+			k, name);
 		list_builtins();
-		return FK_EXIT_USAGE;
+		return cli_usage_try("bench tpcb");
 	}
 	if (id < 0) {
-		cli_error("bench tpcb: no builtin script found for name "
-			  "\"%s\"",
-			  name);
+		fprintf(stderr,
+			"flushkit bench tpcb: no builtin script found for "
+			"name \"%s\"\n",
+			name);
 		list_builtins();
-		return FK_EXIT_USAGE;
+		return cli_usage_try("bench tpcb");
 	}
 	if (r->nr_scripts == MAX_SCRIPTS) {
-		cli_error("bench tpcb: at most %d SQL scripts are allowed",
-			  MAX_SCRIPTS);
-		return FK_EXIT_USAGE;
+		return cli_usage_error("bench tpcb",
+				       "at most %d SQL scripts are allowed",
+				       MAX_SCRIPTS);
 	}
 	r->scripts[r->nr_scripts].id = id;
 	r->scripts[r->nr_scripts++].weight = w;
@@ -348,10 +352,10 @@ int tpcb_parse_args(struct run *r, int argc, char **argv)
 			break;
 		case 'j':
 			if (parse_pos_int(optarg, &u, 4096)) {
-				cli_error("bench tpcb: invalid number of "
-					  "threads: \"%s\"",
-					  optarg);
-				return FK_EXIT_USAGE;
+				return cli_usage_error("bench tpcb",
+						       "invalid number of "
+						       "threads: \"%s\"",
+						       optarg);
 			}
 			r->nthreads = (int)u;
 			have_run = have_init_bad = 1;
@@ -401,10 +405,10 @@ int tpcb_parse_args(struct run *r, int argc, char **argv)
 			if (strcmp(optarg, "simple") &&
 			    strcmp(optarg, "extended") &&
 			    strcmp(optarg, "prepared")) {
-				cli_error("bench tpcb: invalid query mode "
-					  "(-M): \"%s\"",
-					  optarg);
-				return FK_EXIT_USAGE;
+				return cli_usage_error("bench tpcb",
+						       "invalid query mode "
+						       "(-M): \"%s\"",
+						       optarg);
 			}
 			r->query_mode = optarg;
 			have_init_bad = 1;
@@ -431,14 +435,14 @@ int tpcb_parse_args(struct run *r, int argc, char **argv)
 			break;
 		case 'f':
 		case 'D':
-			cli_error(
-			    "bench tpcb: -%c: custom SQL scripts (-f) and "
+			return cli_usage_error(
+			    "bench tpcb",
+			    "-%c: custom SQL scripts (-f) and "
 			    "their variables (-D) need SQL, and the page "
 			    "store has none; its builtin scripts are -b "
 			    "tpcb-like, simple-update (-N) and "
 			    "select-only (-S)",
 			    c);
-			return FK_EXIT_USAGE;
 		case 'r':
 			r->report_steps = 1;
 			have_run = have_init_bad = 1;
@@ -450,22 +454,24 @@ int tpcb_parse_args(struct run *r, int argc, char **argv)
 		case OPT_AGG_INTERVAL:
 			if (parse_pos_int(optarg, &r->agg_interval_s,
 					  INT32_MAX)) {
-				cli_error("bench tpcb: invalid number of "
-					  "seconds for aggregation "
-					  "(--aggregate-interval): \"%s\"",
-					  optarg);
-				return FK_EXIT_USAGE;
+				return cli_usage_error(
+				    "bench tpcb",
+				    "invalid number of "
+				    "seconds for aggregation "
+				    "(--aggregate-interval): \"%s\"",
+				    optarg);
 			}
 			have_run = have_init_bad = 1;
 			break;
 		case OPT_SAMPLING_RATE:
 			if (parse_double(optarg, &r->sample_rate) ||
 			    r->sample_rate <= 0.0 || r->sample_rate > 1.0) {
-				cli_error("bench tpcb: invalid sampling rate "
-					  "(--sampling-rate, more than 0 and "
-					  "at most 1): \"%s\"",
-					  optarg);
-				return FK_EXIT_USAGE;
+				return cli_usage_error(
+				    "bench tpcb",
+				    "invalid sampling rate "
+				    "(--sampling-rate, more than 0 and "
+				    "at most 1): \"%s\"",
+				    optarg);
 			}
 			have_run = have_init_bad = 1;
 			break;
@@ -527,21 +533,14 @@ int tpcb_parse_args(struct run *r, int argc, char **argv)
 				r->log_checkpoints = 1;
 			break;
 		case ':':
-			cli_error("bench tpcb: option '%s' needs a value",
-				  argv[optind - 1]);
-			usage(stderr);
-			return FK_EXIT_USAGE;
 		case '?':
-			cli_error("bench tpcb: unknown option '%s'",
-				  argv[optind - 1]);
-			usage(stderr);
-			return FK_EXIT_USAGE;
+			return cli_option_error("bench tpcb", c, argv, lo);
 		default:
 			if (c < OPT_KNOB || c >= OPT_KNOB + (int)tpcb_nr_knobs)
 				break; /* every option has its case */
 			if (nr_knobs == sizeof(knobs) / sizeof(knobs[0])) {
-				cli_error("bench tpcb: too many options");
-				return FK_EXIT_USAGE;
+				return cli_usage_error("bench tpcb",
+						       "too many options");
 			}
 			knobs[nr_knobs].k = &tpcb_knobs[c - OPT_KNOB];
 			knobs[nr_knobs++].val = optarg;
@@ -551,36 +550,33 @@ int tpcb_parse_args(struct run *r, int argc, char **argv)
 		li = -1;
 		continue;
 	bad_value:
+		char name[64];
 		if (li >= 0)
-			cli_error("bench tpcb: invalid value '%s' for option "
-				  "'--%s'",
-				  optarg ? optarg : "", lo[li].name);
+			snprintf(name, sizeof(name), "--%s", lo[li].name);
 		else
-			cli_error("bench tpcb: invalid value '%s' for option "
-				  "'-%c'",
-				  optarg ? optarg : "", c);
-		return FK_EXIT_USAGE;
+			snprintf(name, sizeof(name), "-%c", c);
+		return cli_bad_value("bench tpcb", name, optarg, NULL);
 	}
 	/* pgbench's trailing database name: no database here. */
 	if (optind + 1 < argc) {
-		cli_error("bench tpcb: too many command-line arguments (first "
-			  "is \"%s\")",
-			  argv[optind + 1]);
-		return FK_EXIT_USAGE;
+		return cli_usage_error("bench tpcb",
+				       "too many command-line arguments (first "
+				       "is \"%s\")",
+				       argv[optind + 1]);
 	}
 	if (optind < argc)
 		cli_warn("bench tpcb: database name '%s' ignored: the data is "
 			 "in --data-dir",
 			 argv[optind]);
 	if (r->duration_s && r->nxacts) {
-		cli_error("bench tpcb: specify either a number of transactions "
-			  "(-t) or a duration (-T), not both");
-		return FK_EXIT_USAGE;
+		return cli_usage_error(
+		    "bench tpcb", "specify either a number of transactions "
+				  "(-t) or a duration (-T), not both");
 	}
 	if (r->init && have_init_bad) {
-		cli_error("bench tpcb: -i takes only -s, --data-dir and store "
-			  "options");
-		return FK_EXIT_USAGE;
+		return cli_usage_error("bench tpcb",
+				       "-i takes only -s, --data-dir and store "
+				       "options");
 	}
 	if (!r->init && have_scale)
 		cli_warn("scale option ignored, using the size of the "
@@ -593,75 +589,77 @@ int tpcb_parse_args(struct run *r, int argc, char **argv)
 	if (r->nthreads > r->nclients)
 		r->nthreads = r->nclients;
 	if (r->sample_rate > 0 && !r->use_log) {
-		cli_error("bench tpcb: log sampling (--sampling-rate) is "
-			  "allowed only when logging transactions (-l)");
-		return FK_EXIT_USAGE;
+		return cli_usage_error(
+		    "bench tpcb",
+		    "log sampling (--sampling-rate) is "
+		    "allowed only when logging transactions (-l)");
 	}
 	if (r->sample_rate > 0 && r->agg_interval_s) {
-		cli_error("bench tpcb: log sampling (--sampling-rate) and "
-			  "aggregation (--aggregate-interval) cannot be used "
-			  "at the same time");
-		return FK_EXIT_USAGE;
+		return cli_usage_error(
+		    "bench tpcb",
+		    "log sampling (--sampling-rate) and "
+		    "aggregation (--aggregate-interval) cannot be used "
+		    "at the same time");
 	}
 	if (r->agg_interval_s && !r->use_log) {
-		cli_error("bench tpcb: log aggregation is allowed only when "
-			  "actually logging transactions");
-		return FK_EXIT_USAGE;
+		return cli_usage_error("bench tpcb",
+				       "log aggregation is allowed only when "
+				       "actually logging transactions");
 	}
 	if (r->agg_interval_s && r->duration_s &&
 	    r->agg_interval_s > r->duration_s) {
-		cli_error("bench tpcb: number of seconds for aggregation "
-			  "(%" PRIu64 ") must not be higher than test duration "
-			  "(%" PRIu64 ")",
-			  r->agg_interval_s, r->duration_s);
-		return FK_EXIT_USAGE;
+		return cli_usage_error(
+		    "bench tpcb",
+		    "number of seconds for aggregation "
+		    "(%" PRIu64 ") must not be higher than test duration "
+		    "(%" PRIu64 ")",
+		    r->agg_interval_s, r->duration_s);
 	}
 	if (r->agg_interval_s && r->duration_s &&
 	    r->duration_s % r->agg_interval_s) {
-		cli_error("bench tpcb: duration (%" PRIu64 ") must be a "
-			  "multiple of aggregation interval (%" PRIu64 ")",
-			  r->duration_s, r->agg_interval_s);
-		return FK_EXIT_USAGE;
+		return cli_usage_error(
+		    "bench tpcb",
+		    "duration (%" PRIu64 ") must be a "
+		    "multiple of aggregation interval (%" PRIu64 ")",
+		    r->duration_s, r->agg_interval_s);
 	}
 	if (!r->nr_scripts && !r->init)
 		add_script(r, "tpcb-like");
 	if (r->nr_scripts && !r->total_weight) {
-		cli_error("bench tpcb: total script weight must not be zero");
-		return FK_EXIT_USAGE;
+		return cli_usage_error("bench tpcb",
+				       "total script weight must not be zero");
 	}
 	if (r->check) {
 		for (int i = 0; i < r->nr_scripts; i++)
 			if (r->scripts[i].id == TPCB_SCRIPT_SIMPLE_UPDATE) {
-				cli_error("bench tpcb: --check compares the "
-					  "teller and branch sums, which "
-					  "simple-update (-N) leaves alone");
-				return FK_EXIT_USAGE;
+				return cli_usage_error(
+				    "bench tpcb",
+				    "--check compares the "
+				    "teller and branch sums, which "
+				    "simple-update (-N) leaves alone");
 			}
 	}
 
 	fk_store_opts_init(&r->opts);
 	if (fk_store_opts_preset(&r->opts, r->flush)) {
-		cli_error("bench tpcb: unknown flush preset '%s'", r->flush);
-		return FK_EXIT_USAGE;
+		return cli_usage_error("bench tpcb",
+				       "unknown flush preset '%s'", r->flush);
 	}
 	for (size_t i = 0; i < nr_knobs; i++) {
 		const struct tpcb_knob *k = knobs[i].k;
 		if (!tpcb_knob_apply(k, &r->opts, knobs[i].val))
 			continue;
+		char name[64];
+		snprintf(name, sizeof(name), "--%s", k->option);
 		if (k->kind == KNOB_SYNC_IO)
-			cli_bad_sync_io("bench tpcb", knobs[i].val);
-		else if (k->kind == KNOB_JOBS)
-			cli_bad_jobs("bench tpcb", knobs[i].val);
-		else if (k->kind == KNOB_FRACTION)
-			cli_error("bench tpcb: invalid value '%s' for option "
-				  "'--%s' (a decimal number more than 0 and "
-				  "at most 1)",
-				  knobs[i].val, k->option);
-		else
-			cli_error("bench tpcb: invalid value '%s' for option "
-				  "'--%s'",
-				  knobs[i].val, k->option);
-		return FK_EXIT_USAGE;
+			return cli_bad_sync_io("bench tpcb", knobs[i].val);
+		if (k->kind == KNOB_JOBS)
+			return cli_bad_jobs("bench tpcb", knobs[i].val);
+		return cli_bad_value("bench tpcb", name, knobs[i].val,
+				     k->kind == KNOB_FRACTION
+					 ? "a decimal number more than 0 and "
+					   "at most 1"
+					 : NULL);
 	}
 	r->nbuffers = r->opts.shared_buffers_bytes / FK_PAGE_SIZE;
 	return -1;
