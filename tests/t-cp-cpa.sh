@@ -129,7 +129,7 @@ grep -q '^A content$' "$t/fk/D/A" && grep -q '^B content$' "$t/fk/D/B" ||
 [ $? -eq 2 ] || bad "--update=sometimes not a usage error"
 # The summary says what was left.
 setup fk
-(cd "$t/fk" && "$FLUSHKIT" cp -a -n A B C D >"$t/out") || bad "-n exit"
+(cd "$t/fk" && "$FLUSHKIT" cp --summary -a -n A B C D >"$t/out") || bad "-n exit"
 grep -q '^  left as were  2 entries' "$t/out" ||
 	bad "-n summary: $(cat "$t/out")"
 

@@ -97,7 +97,7 @@ grep -q "\"bytes\":$total," "$t/fresh.json" || bad "fresh bytes: $(grep bytes "$
 # --checksum copies it.
 printf 'X' | dd of="$dst/d0/f2" bs=1 seek=10 conv=notrunc 2>/dev/null
 touch -d '2015-06-07 08:09:10.123456789' "$dst/d0/f2"
-"$FLUSHKIT" cp --resume -T "$src" "$dst" >"$t/out" || bad "second resume"
+"$FLUSHKIT" cp --summary --resume -T "$src" "$dst" >"$t/out" || bad "second resume"
 cmp -s "$src/d0/f2" "$dst/d0/f2" && bad "quick check copied a same size+mtime file"
 grep -q "^  bytes         0 " "$t/out" || bad "second resume copied: $(cat "$t/out")"
 "$FLUSHKIT" cp --resume --checksum -T "$src" "$dst" >"$t/out" || bad "checksum resume"

@@ -39,10 +39,10 @@ done
 rm -rf fk && mkdir fk
 "$FLUSHKIT" cp x y d fk/ >fk.out 2>fk.err || bad "x y d: exit $?: $(cat fk.err)"
 grep -q "specified more than once" fk.err && bad "x y d: a warning: $(cat fk.err)"
-# The closing error of a failed run with several sources names them by
-# count, not with a placeholder.
+# The closing error of a failed run with several sources (--summary)
+# names them by count, not with a placeholder.
 rm -rf fk && mkdir fk
-"$FLUSHKIT" cp x no-such-source fk/ >fk.out 2>fk.err && bad "missing source: exit 0"
+"$FLUSHKIT" cp --summary x no-such-source fk/ >fk.out 2>fk.err && bad "missing source: exit 0"
 grep -q "cp 2 sources to 'fk/' failed" fk.err ||
 	bad "missing source: closing line: $(cat fk.err)"
 [ $fail -eq 0 ] && echo ok

@@ -33,7 +33,7 @@ describe() {
 
 for m in writeback delayed fsync-each syncfs; do
 	dst=$t/dst-$m
-	"$FLUSHKIT" cp --method=$m "$src" "$dst" >"$t/out" 2>"$t/err"
+	"$FLUSHKIT" cp --summary --method=$m "$src" "$dst" >"$t/out" 2>"$t/err"
 	rc=$?
 	[ $rc -eq 0 ] || bad "cp --method=$m exit $rc: $(cat "$t/err")"
 	diff -r --no-dereference "$src" "$dst" || bad "diff -r differs ($m)"
@@ -53,9 +53,25 @@ for m in writeback delayed fsync-each syncfs; do
 done
 cat "$t/out"
 
-# An existing directory receives DST/basename(SRC).
+# An existing directory receives DST/basename(SRC).  As GNU cp, nothing
+# on stdout or stderr unless asked (not a terminal here; -q too).
 mkdir "$t/into"
-"$FLUSHKIT" cp "$src" "$t/into" >/dev/null || bad "cp into a directory"
+"$FLUSHKIT" cp "$src" "$t/into" >"$t/out" 2>"$t/err" || bad "cp into a directory"
+[ ! -s "$t/out" ] || bad "default cp printed on stdout: $(cat "$t/out")"
+[ ! -s "$t/err" ] || bad "default cp printed on stderr: $(cat "$t/err")"
+"$FLUSHKIT" cp -q "$src" "$t/quiet" >"$t/out" 2>&1 || bad "cp -q"
+[ ! -s "$t/out" ] || bad "cp -q printed: $(cat "$t/out")"
+# A failure: its diagnostics only, no summary line.
+"$FLUSHKIT" cp "$t/missing" "$t/y" >"$t/out" 2>"$t/err"
+[ ! -s "$t/out" ] || bad "failed cp printed on stdout: $(cat "$t/out")"
+[ "$(grep -c . "$t/err")" -eq 1 ] || bad "failed cp: not one line: $(cat "$t/err")"
+# The summary's plurals: one file, one directory fsync.
+"$FLUSHKIT" cp --summary --method=fsync-each "$src/a/data" "$t/one" >"$t/out" ||
+	bad "cp --summary of one file"
+grep -q '^  fsync         2 files, 1 directory (' "$t/out" ||
+	bad "summary plurals: $(cat "$t/out")"
+"$FLUSHKIT" cp --summary "$t/missing" "$t/y" 2>"$t/err" >/dev/null
+grep -q 'failed (1 error)' "$t/err" || bad "failed (1 error): $(cat "$t/err")"
 diff -r --no-dereference "$src" "$t/into/src" || bad "diff -r into/src"
 
 # A single file, and --json.

@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
  * cmd-cp.c - "flushkit cp": copy a tree with cp -a semantics and make the
- * copy durable (fk_tree_copy), then print a summary.
+ * copy durable (fk_tree_copy).
  *
  *   flushkit cp [--method=auto|writeback|delayed|fsync-each|syncfs]
  *               [--flush-after=SIZE] [--drop-cache] [--sync-io=IO]
- *               [--jobs=N] [--json] [--progress] SRC DST
+ *               [--jobs=N] [--summary|--json] [-q] [--progress] SRC DST
  *
- * Results go to stdout (a text summary, or one JSON object with
- * --json, whose fields shared with "flushkit sync --json" have the same
- * names and units); diagnostics ("flushkit: OP 'PATH': ERROR") and progress go
- * to stderr.  Exit status: 0 ok, 1 failure, 2 usage, 3 copied but a directory
- * fsync was not supported (durability degraded).
+ * As cp, nothing on stdout unless asked: a text summary with --summary,
+ * one JSON object with --json (whose fields shared with "flushkit sync
+ * --json" have the same names and units), 'SRC' -> 'DST' lines with -v;
+ * on a terminal one result line on stderr unless -q.  Diagnostics
+ * ("flushkit: OP 'PATH': ERROR") and progress go to stderr.  Exit
+ * status: 0 ok, 1 failure, 2 usage, 3 copied but a directory fsync was
+ * not supported (durability degraded).
  */
 #include "cli.h"
 #include "results.h"
@@ -100,7 +102,12 @@ static void usage(FILE *f)
 	    "                     auto (default), uring, threads, sequential\n"
 	    "  --jobs=N           fsyncs in flight at most (default 32, "
 	    "1..4096)\n"
-	    "  --json             print the summary as JSON\n"
+	    "  --summary          print a summary of the copy on stdout\n"
+	    "                     (by default, as cp, nothing; on a terminal\n"
+	    "                     one result line on stderr)\n"
+	    "  -q, --quiet        no result line, no progress unless\n"
+	    "                     --progress\n"
+	    "  --json             print the summary as one JSON object\n"
 	    "  --progress         show progress on stderr even if not a "
 	    "terminal\n"
 	    "                     (then one line a second at most)\n"
@@ -226,6 +233,12 @@ static void print_json(const char *src, char **srcs, int nr_src,
 	json_object_put(o);
 }
 
+/* "1 file", "2 files": @one for a count of 1, else @many. */
+static const char *plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
 static void print_text(const char *src, int nr_src, const char *dst,
 		       const struct fk_tree_opts *opt,
 		       const struct fk_tree_stats *st, int exit_code)
@@ -252,12 +265,14 @@ static void print_text(const char *src, int nr_src, const char *dst,
 	printf("  bytes         %llu (%s)\n", (unsigned long long)st->bytes,
 	       cli_human_bytes(st->bytes, b1, sizeof(b1)));
 	if (st->reflinks)
-		printf("  cloned        %llu files (FICLONE: extents shared "
+		printf("  cloned        %llu %s (FICLONE: extents shared "
 		       "with the source)\n",
-		       (unsigned long long)st->reflinks);
+		       (unsigned long long)st->reflinks,
+		       plural(st->reflinks, "file", "files"));
 	if (opt->update != FK_COPY_UPDATE_ALL)
-		printf("  left as were  %llu entries, %s (--update=%s)\n",
+		printf("  left as were  %llu %s, %s (--update=%s)\n",
 		       (unsigned long long)st->skipped,
+		       plural(st->skipped, "entry", "entries"),
 		       cli_human_bytes(st->skipped_bytes, b2, sizeof(b2)),
 		       fk_copy_update_name(opt->update));
 	if (st->vanished)
@@ -267,15 +282,19 @@ static void print_text(const char *src, int nr_src, const char *dst,
 	/* Each file is fsynced twice: its data, then its times (set only
 	 * once the data is durable). */
 	if (opt->copy_method == FK_COPY_SYNCFS || st->syncfs_calls)
-		printf("  syncfs        %llu calls (data, then times), "
-		       "%llu directory fsyncs\n",
+		printf("  syncfs        %llu %s (data, then times), "
+		       "%llu directory %s\n",
 		       (unsigned long long)st->syncfs_calls,
-		       (unsigned long long)st->dir_fsync_calls);
+		       plural(st->syncfs_calls, "call", "calls"),
+		       (unsigned long long)st->dir_fsync_calls,
+		       plural(st->dir_fsync_calls, "fsync", "fsyncs"));
 	else
-		printf("  fsync         %llu files, %llu directories (each "
+		printf("  fsync         %llu %s, %llu %s (each "
 		       "file twice: data, then times)\n",
 		       (unsigned long long)st->fsync_calls,
-		       (unsigned long long)st->dir_fsync_calls);
+		       plural(st->fsync_calls, "file", "files"),
+		       (unsigned long long)st->dir_fsync_calls,
+		       plural(st->dir_fsync_calls, "directory", "directories"));
 	if (st->sync_io)
 		printf("  sync io       %s, %u in flight at most\n",
 		       cli_tree_sync_io(st), st->sync_jobs);
@@ -335,6 +354,7 @@ enum {
 	OPT_PRESERVE,
 	OPT_NO_PRESERVE,
 	OPT_REMOVE_DEST,
+	OPT_SUMMARY,
 };
 
 /*
@@ -401,6 +421,8 @@ int cmd_cp(int argc, char **argv)
 	    {"flush-after", required_argument, NULL, OPT_FLUSH_AFTER},
 	    {"drop-cache", no_argument, NULL, OPT_DROP_CACHE},
 	    {"json", no_argument, NULL, OPT_JSON},
+	    {"summary", no_argument, NULL, OPT_SUMMARY},
+	    {"quiet", no_argument, NULL, 'q'},
 	    {"progress", no_argument, NULL, OPT_PROGRESS},
 	    {"sync-io", required_argument, NULL, OPT_SYNC_IO},
 	    {"jobs", required_argument, NULL, OPT_JOBS},
@@ -425,7 +447,8 @@ int cmd_cp(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	struct fk_tree_opts o;
-	int json = 0, force_progress = 0, verbose = 0, c;
+	int json = 0, summary = 0, quiet = 0, force_progress = 0, verbose = 0,
+	    c;
 	const char *target_dir = NULL;
 	fk_tree_opts_init(&o);
 	o.copy_method = FK_COPY_AUTO;
@@ -435,7 +458,7 @@ int cmd_cp(int argc, char **argv)
 
 	int parsed; /* a parsed enum value, or -EINVAL */
 	optind = 0; /* callable more than once (tests run it in-process) */
-	while ((c = getopt_long(argc, argv, "aRrPpdfnuvxTt:h", longopts,
+	while ((c = getopt_long(argc, argv, "aRrPpdfnquvxTt:h", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'a': /* what the copy always does */
@@ -550,6 +573,12 @@ int cmd_cp(int argc, char **argv)
 		case OPT_JSON:
 			json = 1;
 			break;
+		case OPT_SUMMARY:
+			summary = 1;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
 		case OPT_PROGRESS:
 			force_progress = 1;
 			break;
@@ -634,7 +663,7 @@ int cmd_cp(int argc, char **argv)
 	}
 
 	struct progress_state ps = {.tty = isatty(STDERR_FILENO)};
-	if (cli_progress_wanted(force_progress)) {
+	if (force_progress || (!quiet && cli_progress_wanted(0))) {
 		o.progress = show_progress;
 		o.progress_arg = &ps;
 	}
@@ -677,12 +706,15 @@ int cmd_cp(int argc, char **argv)
 	int exit_code = cli_tree_exit(r);
 	const char *src = nr_src == 1 ? ops[0] : NULL;
 
+	/* The result: as GNU cp, nothing on stdout unless asked (--summary,
+	 * --json); on a terminal, one line on stderr unless -q. */
 	if (json)
 		print_json(src, ops, nr_src, dst, &o, &sum, r, exit_code,
 			   &errs);
-	else
+	else if (summary)
 		print_text(src, nr_src, dst, &o, &sum, exit_code);
 	fflush(stdout);
+	int tty_line = !json && !summary && !quiet && isatty(STDERR_FILENO);
 
 	/* One source by its name; several as "N sources" (each failed
 	 * one was named in its own error line above). */
@@ -693,9 +725,29 @@ int cmd_cp(int argc, char **argv)
 		snprintf(what, sizeof(what), "'%s'", q_src ? q_src : "?");
 	else
 		snprintf(what, sizeof(what), "%d sources", nr_src);
-	if (exit_code == FK_EXIT_FAILURE)
-		cli_error("cp %s to '%s' failed (%llu errors): %s", what,
+	if (tty_line) {
+		char b[32];
+		fprintf(stderr,
+			"flushkit cp %s -> '%s': %s (method %s): %llu %s, "
+			"%s",
+			what, q_dst ? q_dst : "?", cli_tree_result(exit_code),
+			fk_copy_method_name(o.copy_method),
+			(unsigned long long)sum.files,
+			plural(sum.files, "file", "files"),
+			cli_human_bytes(sum.bytes, b, sizeof(b)));
+		if (sum.errors)
+			fprintf(stderr, ", %llu %s",
+				(unsigned long long)sum.errors,
+				plural(sum.errors, "error", "errors"));
+		fprintf(stderr, ", %.3f s%s\n", cli_secs(sum.total_ns),
+			exit_code == FK_EXIT_DEGRADED
+			    ? "; durability degraded (directory sync not "
+			      "supported)"
+			    : "");
+	} else if (exit_code == FK_EXIT_FAILURE && (summary || json))
+		cli_error("cp %s to '%s' failed (%llu %s): %s", what,
 			  q_dst ? q_dst : "?", (unsigned long long)sum.errors,
+			  plural(sum.errors, "error", "errors"),
 			  fk_strerror(r));
 	else if (exit_code == FK_EXIT_DEGRADED)
 		cli_warn("cp %s to '%s': durability degraded (directory "
