@@ -427,6 +427,38 @@ static void report(struct copy_ctx *c, int level, const char *op,
 	fk_tree_report(&c->fo, c->st, level, op, path, err);
 }
 
+/* The words existing_ok and the checks below report cp's refusals
+ * with, and their enum fk_copy_refusal. */
+static const char same_file_op[] = "same file as the source",
+		  dangling_op[] = "not writing through dangling symlink",
+		  just_created_symlink_op[] =
+		      "will not copy through just-created symlink",
+		  just_created_op[] = "will not overwrite just-created",
+		  into_self_op[] = "cannot copy a directory into itself";
+
+/* Report an error for the copy of @src to @dst (both display paths):
+ * one of cp's refusals through the caller's fk_refused_fn if it has
+ * one, else (and for any other @op) as report() for @dst. */
+static void refuse(struct copy_ctx *c, const char *op, const char *src,
+		   const char *dst, int err)
+{
+	int kind = op == same_file_op  ? FK_COPY_REFUSED_SAME_FILE
+		   : op == dangling_op ? FK_COPY_REFUSED_DANGLING
+		   : op == just_created_symlink_op
+		       ? FK_COPY_REFUSED_JUST_CREATED_SYMLINK
+		   : op == just_created_op ? FK_COPY_REFUSED_JUST_CREATED
+		   : op == into_self_op	   ? FK_COPY_REFUSED_INTO_SELF
+					   : 0;
+	if (!kind || !c->o->refused) {
+		report(c, FK_REPORT_ERROR, op, dst, err);
+		return;
+	}
+	if (!c->first_err)
+		c->first_err = err;
+	c->st->errors++;
+	c->o->refused(c->o->refused_arg, kind, op, src, dst, err);
+}
+
 static void progress(struct copy_ctx *c)
 {
 	if (!c->o->progress)
@@ -705,7 +737,7 @@ static int existing_ok(int sdir, const char *sname, const struct stat *s,
 {
 	int rm = !!(flags & FK_COPY_REMOVE_DEST);
 	int same = same_inode(s, d);
-	*what = "same file as the source";
+	*what = same_file_op;
 	if (S_ISLNK(s->st_mode) && S_ISLNK(d->st_mode)) {
 		/* Two symlinks: the new one replaces the old, unless they
 		 * are one entry, or one inode (nothing to do). */
@@ -728,7 +760,7 @@ static int existing_ok(int sdir, const char *sname, const struct stat *s,
 		return -EEXIST;
 	if (S_ISREG(s->st_mode) && S_ISLNK(d->st_mode) && !rm) {
 		if (dr == -ENOENT) {
-			*what = "not writing through dangling symlink";
+			*what = dangling_op;
 			return -ENOENT;
 		}
 		if (dr == -ELOOP && !(flags & FK_COPY_FORCE)) {
@@ -764,7 +796,7 @@ static int remove_existing(struct copy_ctx *c, const struct fk_walk_entry *e,
 	r = existing_ok(e->dirfd, e->name, &e->st, ddir, name, &s,
 			c->o->copy_flags, &what);
 	if (r < 0)
-		report(c, FK_REPORT_ERROR, what, dpath, r);
+		refuse(c, what, e->path, dpath, r);
 	if (r)
 		return 1;
 	return fk_sys.unlinkat(ddir, name, 0);
@@ -1874,8 +1906,7 @@ static int dir_pre(struct copy_ctx *c, const struct fk_walk_entry *e)
 	/* Do not copy the destination into itself (cp -a dir dir/sub). */
 	if (c->top_fd >= 0 && e->st.st_dev == c->top_dev &&
 	    e->st.st_ino == c->top_ino) {
-		report(c, FK_REPORT_ERROR,
-		       "cannot copy a directory into itself", e->path, -EINVAL);
+		refuse(c, into_self_op, e->path, dpath, -EINVAL);
 		return 1;
 	}
 
@@ -2118,11 +2149,10 @@ static int top_existing_ok(struct copy_ctx *c, const char *src,
 	if (c->o->update == FK_COPY_UPDATE_NONE)
 		return 0;
 	if (made_earlier(c, ds)) {
-		report(c, FK_REPORT_ERROR,
-		       S_ISLNK(ds->st_mode)
-			   ? "will not copy through just-created symlink"
-			   : "will not overwrite just-created",
-		       display, -EEXIST);
+		refuse(c,
+		       S_ISLNK(ds->st_mode) ? just_created_symlink_op
+					    : just_created_op,
+		       src, display, -EEXIST);
 		return -EEXIST;
 	}
 	char *sdir_name = dir_name(src), *sname = base_name(src);
@@ -2139,7 +2169,7 @@ static int top_existing_ok(struct copy_ctx *c, const char *src,
 	free(sdir_name);
 	free(sname);
 	if (r < 0)
-		report(c, FK_REPORT_ERROR, what, display, r);
+		refuse(c, what, src, display, r);
 	return r;
 }
 
@@ -2224,8 +2254,7 @@ static int resolve_dst(struct copy_ctx *c, const char *src, const char *dst,
 	/* cp: cannot copy a directory into itself.  Refused before anything
 	 * is created (the walk would otherwise copy all but the new top). */
 	if (S_ISDIR(ss.st_mode) && dir_is_under(r, &ss)) {
-		report(c, FK_REPORT_ERROR,
-		       "cannot copy a directory into itself", display, -EINVAL);
+		refuse(c, into_self_op, src, display, -EINVAL);
 		free(name);
 		free(display);
 		return -EINVAL;

@@ -22,6 +22,7 @@
 #include <getopt.h>
 #include <json-c/json.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -115,6 +116,99 @@ static void usage(FILE *f)
 	    "\n"
 	    "exit status: 0 ok, 1 failure, 2 usage, 3 durability degraded\n"
 	    "(a directory fsync was not supported by the file system)\n");
+}
+
+/*
+ * cp's messages: "flushkit cp: MESSAGE" on stderr, the text after the
+ * prefix in GNU cp's words where it has them (a peer harness may read
+ * "flushkit cp: " as cp's program name, "cp: ").  A usage error adds
+ * "Try 'flushkit cp --help' for more information." and returns exit 2.
+ */
+static void cp_vmsg(const char *kind, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "flushkit cp: %s", kind);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+static void cp_error(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+static void cp_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	cp_vmsg("", fmt, ap);
+	va_end(ap);
+}
+
+static void cp_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void cp_warn(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	cp_vmsg("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+static int cp_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int cp_usage(const char *fmt, ...)
+{
+	va_list ap;
+	if (fmt) {
+		va_start(ap, fmt);
+		cp_vmsg("", fmt, ap);
+		va_end(ap);
+	}
+	fputs("Try 'flushkit cp --help' for more information.\n", stderr);
+	return FK_EXIT_USAGE;
+}
+
+/* The copy's fk_report_fn: "flushkit cp: OP 'PATH': ERROR" (GNU's
+ * "cannot stat" for a stat), kept for --json's error_list. */
+static void cp_report(void *arg, int level, const char *op, const char *path,
+		      int err)
+{
+	char *q = path ? cli_path_quote(path) : NULL;
+	if (!strcmp(op, "stat"))
+		op = "cannot stat";
+	fprintf(stderr, "flushkit cp: %s%s '%s': %s\n",
+		level == FK_REPORT_WARNING ? "warning: " : "", op, q ? q : "?",
+		fk_strerror(err));
+	free(q);
+	cli_tree_keep_error(arg, level, op, path, err);
+}
+
+/* cp's refusals (enum fk_copy_refusal), in GNU cp's words. */
+static void cp_refused(void *arg, int refusal, const char *op, const char *src,
+		       const char *dst, int err)
+{
+	char *qs = cli_path_quote(src), *qd = cli_path_quote(dst);
+	const char *s = qs ? qs : "?", *d = qd ? qd : "?";
+	switch (refusal) {
+	case FK_COPY_REFUSED_SAME_FILE:
+		cp_error("'%s' and '%s' are the same file", s, d);
+		break;
+	case FK_COPY_REFUSED_DANGLING:
+		cp_error("not writing through dangling symlink '%s'", d);
+		break;
+	case FK_COPY_REFUSED_JUST_CREATED_SYMLINK:
+		cp_error("will not copy '%s' through just-created symlink '%s'",
+			 s, d);
+		break;
+	case FK_COPY_REFUSED_JUST_CREATED:
+		cp_error("will not overwrite just-created '%s' with '%s'", d,
+			 s);
+		break;
+	case FK_COPY_REFUSED_INTO_SELF:
+		cp_error("cannot copy a directory, '%s', into itself, '%s'", s,
+			 d);
+		break;
+	default:
+		cp_error("%s '%s': %s", op, d, fk_strerror(err));
+	}
+	free(qs);
+	free(qd);
+	cli_tree_keep_error(arg, FK_REPORT_ERROR, op, dst, err);
 }
 
 struct progress_state {
@@ -453,11 +547,14 @@ int cmd_cp(int argc, char **argv)
 	fk_tree_opts_init(&o);
 	o.copy_method = FK_COPY_AUTO;
 	struct cli_tree_errors errs = {0};
-	o.report = cli_tree_report; /* names quoted: one line each */
+	o.report = cp_report; /* names quoted: one line each */
 	o.report_arg = &errs;
+	o.refused = cp_refused;
+	o.refused_arg = &errs;
 
 	int parsed; /* a parsed enum value, or -EINVAL */
 	optind = 0; /* callable more than once (tests run it in-process) */
+	argv[0] = "flushkit cp"; /* getopt's messages: "flushkit cp: ..." */
 	while ((c = getopt_long(argc, argv, "aRrPpdfnquvxTt:h", longopts,
 				NULL)) != -1) {
 		switch (c) {
@@ -493,10 +590,10 @@ int cmd_cp(int argc, char **argv)
 			if (parsed >= 0 && parsed != FK_COPY_UPDATE_DIFFERENT)
 				o.update = parsed;
 			else {
-				cli_error("cp: bad --update '%s' (all, none "
-					  "or older)",
-					  optarg);
-				return FK_EXIT_USAGE;
+				return cp_usage("invalid argument '%s' for "
+						"'--update' (all, none or "
+						"older)",
+						optarg);
 			}
 			break;
 		case OPT_RESUME:
@@ -517,10 +614,10 @@ int cmd_cp(int argc, char **argv)
 			if (parsed >= 0)
 				o.reflink = parsed;
 			else {
-				cli_error("cp: bad --reflink '%s' (auto, "
-					  "always or never)",
-					  optarg);
-				return FK_EXIT_USAGE;
+				return cp_usage("invalid argument '%s' for "
+						"'--reflink' (auto, always or "
+						"never)",
+						optarg);
 			}
 			break;
 		case OPT_SPARSE:
@@ -528,43 +625,44 @@ int cmd_cp(int argc, char **argv)
 			if (parsed >= 0)
 				o.sparse = parsed;
 			else {
-				cli_error("cp: bad --sparse '%s' (auto, always "
-					  "or never)",
-					  optarg);
-				return FK_EXIT_USAGE;
+				return cp_usage("invalid argument '%s' for "
+						"'--sparse' (auto, always or "
+						"never)",
+						optarg);
 			}
 			break;
 		case OPT_PRESERVE:
 			if (optarg && check_attr_list(optarg)) {
-				cli_error("cp: bad --preserve '%s' (mode, "
-					  "ownership, timestamps, links, "
-					  "xattr, all)",
-					  optarg);
-				return FK_EXIT_USAGE;
+				return cp_usage("invalid attribute '%s' for "
+						"'--preserve' (mode, "
+						"ownership, timestamps, links, "
+						"xattr, all)",
+						optarg);
 			}
 			break; /* all of them are always copied */
 		case OPT_NO_PRESERVE:
-			cli_error("cp: --no-preserve=%s is not supported: the "
-				  "copy always keeps mode, ownership, "
-				  "timestamps, links and xattrs (its "
-				  "completeness shows in the times)",
-				  optarg);
+			cp_error("--no-preserve=%s is not supported: the "
+				 "copy always keeps mode, ownership, "
+				 "timestamps, links and xattrs (its "
+				 "completeness shows in the times)",
+				 optarg);
 			return FK_EXIT_USAGE;
 		case OPT_METHOD:
 			parsed = fk_copy_method_parse(optarg);
 			if (parsed < 0) {
-				cli_error("cp: unknown method '%s' (auto, "
-					  "writeback, "
-					  "delayed, fsync-each, syncfs)",
-					  optarg);
-				return FK_EXIT_USAGE;
+				return cp_usage("invalid argument '%s' for "
+						"'--method' (auto, writeback, "
+						"delayed, fsync-each, syncfs)",
+						optarg);
 			}
 			o.copy_method = parsed;
 			break;
 		case OPT_FLUSH_AFTER:
 			if (cli_parse_size(optarg, &o.flush_after_bytes)) {
-				cli_error("cp: bad size '%s'", optarg);
-				return FK_EXIT_USAGE;
+				return cp_usage("invalid argument '%s' for "
+						"'--flush-after' (a size: "
+						"256KiB, 1M)",
+						optarg);
 			}
 			break;
 		case OPT_DROP_CACHE:
@@ -598,44 +696,37 @@ int cmd_cp(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return FK_EXIT_OK;
-		default:
-			usage(stderr);
-			return FK_EXIT_USAGE;
+		default: /* getopt said which, as "flushkit cp: " */
+			return cp_usage(NULL);
 		}
 	}
 	if (o.reflink == FK_COPY_REFLINK_ALWAYS &&
 	    o.sparse != FK_COPY_SPARSE_AUTO) {
 		/* Refused combinations: exit 1, as cp. */
-		cli_error("cp: --reflink=always goes only with --sparse=auto");
+		cp_error("--reflink=always goes only with --sparse=auto");
 		return FK_EXIT_FAILURE;
 	}
 	if ((o.copy_flags & FK_COPY_CHECKSUM) &&
 	    o.update != FK_COPY_UPDATE_DIFFERENT) {
-		cli_error("cp: --checksum goes with --resume");
-		return FK_EXIT_USAGE;
+		return cp_usage("--checksum goes with --resume");
 	}
 	/* The operands, as cp: SRC... DIR, -t DIR SRC..., -T SRC DST. */
 	int nr_ops = argc - optind;
 	char **ops = argv + optind;
 	if (target_dir && (o.copy_flags & FK_COPY_NO_TARGET_DIR)) {
-		cli_error("cp: cannot combine --target-directory (-t) and "
-			  "--no-target-directory (-T)");
+		cp_error("cannot combine --target-directory (-t) and "
+			 "--no-target-directory (-T)");
 		return FK_EXIT_FAILURE;
 	}
 	if (nr_ops == 0 || (nr_ops == 1 && !target_dir)) {
 		if (nr_ops == 0)
-			cli_error("cp: missing file operand");
-		else
-			cli_error("cp: missing destination file operand "
-				  "after '%s'",
-				  ops[0]);
-		usage(stderr);
-		return FK_EXIT_USAGE;
+			return cp_usage("missing file operand");
+		return cp_usage("missing destination file operand after "
+				"'%s'",
+				ops[0]);
 	}
 	if ((o.copy_flags & FK_COPY_NO_TARGET_DIR) && nr_ops > 2) {
-		cli_error("cp: extra operand '%s'", ops[2]);
-		usage(stderr);
-		return FK_EXIT_USAGE;
+		return cp_usage("extra operand '%s'", ops[2]);
 	}
 	const char *dst = target_dir;
 	int nr_src = nr_ops;
@@ -649,13 +740,13 @@ int cmd_cp(int argc, char **argv)
 		if (stat(dst, &ds) < 0 || !S_ISDIR(ds.st_mode)) {
 			int err = errno;
 			if (!target_dir && err == 0)
-				cli_error("cp: target '%s' is not a directory",
-					  q ? q : "?");
+				cp_error("target '%s' is not a directory",
+					 q ? q : "?");
 			else
-				cli_error("cp: target%s '%s': %s",
-					  target_dir ? " directory" : "",
-					  q ? q : "?",
-					  strerror(err ? err : ENOTDIR));
+				cp_error("target%s '%s': %s",
+					 target_dir ? " directory" : "",
+					 q ? q : "?",
+					 strerror(err ? err : ENOTDIR));
 			free(q);
 			return FK_EXIT_FAILURE;
 		}
@@ -682,7 +773,7 @@ int cmd_cp(int argc, char **argv)
 	 * once, with GNU cp's warning (and its exit status, 0). */
 	const char **srcs = calloc((size_t)nr_src, sizeof(*srcs));
 	if (!srcs) {
-		cli_error("cp: %s", strerror(ENOMEM));
+		cp_error("%s", strerror(ENOMEM));
 		return FK_EXIT_FAILURE;
 	}
 	size_t nr_copy = 0;
@@ -691,8 +782,8 @@ int cmd_cp(int argc, char **argv)
 			struct stat ss;
 			char *q = cli_path_quote(ops[i]);
 			int dir = !lstat(ops[i], &ss) && S_ISDIR(ss.st_mode);
-			cli_warn("cp: source %s '%s' specified more than once",
-				 dir ? "directory" : "file", q ? q : "?");
+			cp_warn("source %s '%s' specified more than once",
+				dir ? "directory" : "file", q ? q : "?");
 			free(q);
 			continue;
 		}
@@ -745,14 +836,13 @@ int cmd_cp(int argc, char **argv)
 			      "supported)"
 			    : "");
 	} else if (exit_code == FK_EXIT_FAILURE && (summary || json))
-		cli_error("cp %s to '%s' failed (%llu %s): %s", what,
-			  q_dst ? q_dst : "?", (unsigned long long)sum.errors,
-			  plural(sum.errors, "error", "errors"),
-			  fk_strerror(r));
+		cp_error("%s to '%s' failed (%llu %s): %s", what,
+			 q_dst ? q_dst : "?", (unsigned long long)sum.errors,
+			 plural(sum.errors, "error", "errors"), fk_strerror(r));
 	else if (exit_code == FK_EXIT_DEGRADED)
-		cli_warn("cp %s to '%s': durability degraded (directory "
-			 "sync not supported)",
-			 what, q_dst ? q_dst : "?");
+		cp_warn("%s to '%s': durability degraded (directory "
+			"sync not supported)",
+			what, q_dst ? q_dst : "?");
 	free(q_src);
 	free(q_dst);
 	json_object_put(errs.list);

@@ -13,7 +13,8 @@
 # name, 'apt-get source --download-only coreutils=9.1-1', then
 # 'dpkg-source -x'.  Nothing of it is built: each tests/cp/NAME.sh runs
 # through its own tests/init.sh with a 'cp' first in PATH that runs
-# "$FLUSHKIT" cp "$@" (default: build/flushkit of this checkout), or
+# "$FLUSHKIT" cp "$@" (default: build/flushkit of this checkout; its
+# messages' program name "flushkit cp: " read as "cp: "), or
 # /bin/cp for the reference run; every other program is the system's
 # coreutils 9.1.  Run as root, as the suite's root-only tests want (they
 # act as nobody through chroot --user).
@@ -125,7 +126,13 @@ make_tree() {
 		[ "${e##*/}" = src ] || ln -s "$e" "$w/${e##*/}"
 	done
 	if [ "$cmd" = flushkit ]; then
-		printf '#!/bin/sh\nexec %q cp "$@"\n' "$FLUSHKIT" >"$w/src/cp"
+		# The program's name, as a harness maps a peer's: flushkit
+		# cp says "flushkit cp: MSG" (GNU's MSG where it has one),
+		# a built cp "cp: MSG".  Only that prefix, at the start of a
+		# line of stderr, is rewritten; the exit status is cp's,
+		# and stderr is complete when the wrapper exits.
+		printf '#!/bin/bash\nexec 3>&1\n%q cp "$@" 2>&1 >&3 3>&- | sed -u "s/^flushkit cp: /cp: /" >&2\nexit ${PIPESTATUS[0]}\n' \
+			"$FLUSHKIT" >"$w/src/cp"
 	else
 		# Named cp, as a built one is: its messages start "cp: ".
 		printf '#!/bin/bash\nexec -a cp %q "$@"\n' "$GNU_CP" >"$w/src/cp"
