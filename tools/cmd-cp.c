@@ -508,6 +508,55 @@ static int source_seen(char **ops, int i)
 	return 0;
 }
 
+/*
+ * --resume SRC DST, SRC a directory, DST an existing directory without
+ * DST/basename(SRC): cp's rule would start a new copy inside DST
+ * (DST/SRC), while the copy to resume is most likely DST itself (the
+ * first run created it).  Never nest silently: refuse, with the command
+ * that resumes DST (-T) and the one that copies into it anew (without
+ * --resume).  Returns 1 (refused, said) or 0.
+ */
+static int resume_would_nest(const char *src, const char *dst)
+{
+	struct stat ss, ds, ns;
+	if (stat(src, &ss) < 0 || !S_ISDIR(ss.st_mode) || stat(dst, &ds) < 0 ||
+	    !S_ISDIR(ds.st_mode))
+		return 0;
+	size_t n = strlen(src);
+	while (n > 1 && src[n - 1] == '/')
+		n--;
+	size_t b = n;
+	while (b > 0 && src[b - 1] != '/')
+		b--;
+	if (n == b || (n - b == 1 && src[b] == '.') ||
+	    (n - b == 2 && !strncmp(src + b, "..", 2)) || src[b] == '/')
+		return 0; /* ".", "..", "/": the contents go into DST */
+	size_t dl = strlen(dst);
+	char *nested = malloc(dl + (n - b) + 2);
+	if (!nested)
+		return 0;
+	sprintf(nested, "%s%s%.*s", dst, dl && dst[dl - 1] == '/' ? "" : "/",
+		(int)(n - b), src + b);
+	int missing = lstat(nested, &ns) < 0 && errno == ENOENT;
+	if (missing) {
+		char *qs = cli_path_quote(src), *qd = cli_path_quote(dst),
+		     *qn = cli_path_quote(nested);
+		cp_error("--resume: nothing to resume at '%s'; '%s' is a "
+			 "directory, so this would start a new copy inside "
+			 "it. To resume the copy that is '%s': flushkit cp "
+			 "--resume -T '%s' '%s'; to copy into it anew: "
+			 "flushkit cp '%s' '%s'",
+			 qn ? qn : "?", qd ? qd : "?", qd ? qd : "?",
+			 qs ? qs : "?", qd ? qd : "?", qs ? qs : "?",
+			 qd ? qd : "?");
+		free(qs);
+		free(qd);
+		free(qn);
+	}
+	free(nested);
+	return missing;
+}
+
 int cmd_cp(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -752,6 +801,11 @@ int cmd_cp(int argc, char **argv)
 		}
 		free(q);
 	}
+
+	if (o.update == FK_COPY_UPDATE_DIFFERENT && !target_dir &&
+	    !(o.copy_flags & FK_COPY_NO_TARGET_DIR) && nr_src == 1 &&
+	    resume_would_nest(ops[0], dst))
+		return FK_EXIT_FAILURE;
 
 	struct progress_state ps = {.tty = isatty(STDERR_FILENO)};
 	if (force_progress || (!quiet && cli_progress_wanted(0))) {
