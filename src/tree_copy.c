@@ -125,6 +125,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/utsname.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #define COPY_CHUNK_BYTES (1u << 20) /* largest single copy call */
@@ -605,6 +606,55 @@ out:
 	if (list != small)
 		free(list);
 	drop_inherited_acls(dfd, mode, has_access, has_default);
+}
+
+/*
+ * Copy the extended attributes of the symlink @sname in @sdir to the
+ * new symlink @dname in @ddir (@path for messages), as cp -a does
+ * (trusted.* and security.* set with setfattr -h); best effort, as
+ * copy_xattrs.  A symlink cannot be opened for its xattrs (O_PATH
+ * descriptors refuse them), so it is named through its directory's
+ * descriptor, /proc/self/fd/N/NAME, with the l*xattr calls: the
+ * directory is the one the copy holds, the last component is never
+ * followed.  Without /proc nothing is copied.
+ */
+static void copy_symlink_xattrs(struct copy_ctx *c, int sdir, const char *sname,
+				int ddir, const char *dname, const char *path)
+{
+	char sp[64 + NAME_MAX], dp[64 + NAME_MAX];
+	if (snprintf(sp, sizeof(sp), "/proc/self/fd/%d/%s", sdir, sname) >=
+		(int)sizeof(sp) ||
+	    snprintf(dp, sizeof(dp), "/proc/self/fd/%d/%s", ddir, dname) >=
+		(int)sizeof(dp))
+		return;
+	ssize_t n = llistxattr(sp, NULL, 0);
+	if (n <= 0)
+		return; /* none, not supported, or no /proc */
+	char *list = malloc((size_t)n), *val = NULL;
+	size_t val_alloc = 0;
+	n = list ? llistxattr(sp, list, (size_t)n) : -1;
+	for (char *name = list; n > 0 && name < list + n;
+	     name += strlen(name) + 1) {
+		ssize_t len = lgetxattr(sp, name, NULL, 0);
+		if (len < 0)
+			continue;
+		if ((size_t)len + 1 > val_alloc) {
+			char *v = realloc(val, (size_t)len + 1);
+			if (!v)
+				break;
+			val = v;
+			val_alloc = (size_t)len + 1;
+		}
+		len = lgetxattr(sp, name, val, val_alloc);
+		if (len < 0)
+			continue;
+		if (lsetxattr(dp, name, val, (size_t)len, 0) < 0 &&
+		    errno != EPERM && errno != EACCES && errno != ENOTSUP &&
+		    errno != EOPNOTSUPP)
+			report(c, FK_REPORT_WARNING, "setxattr", path, -errno);
+	}
+	free(val);
+	free(list);
 }
 
 /*
@@ -1642,6 +1692,7 @@ static int copy_symlink(struct copy_ctx *c, const struct fk_walk_entry *e,
 		return c->stop;
 	}
 	c->st->symlinks++;
+	copy_symlink_xattrs(c, e->dirfd, e->name, ddir, name, dpath);
 	set_meta_at(c, ddir, name, &e->st, dpath);
 	remember_link(c, e, ddir, name, dpath);
 	copied(c, e, dpath);
