@@ -109,6 +109,12 @@ compare dangle -a f dangle
 compare dangle -af f dangle
 same_msgs "cp -af f dangle"
 compare dangle -a --remove-destination f dangle
+# POSIXLY_CORRECT: written through, to the name it points to.
+export POSIXLY_CORRECT=1
+compare dangle -a f dangle
+[ "$(cat "$t/fk/no-such" 2>/dev/null)" = "$(cat "$t/gnu/no-such" 2>/dev/null)" ] &&
+	[ -f "$t/fk/no-such" ] || bad "POSIXLY_CORRECT cp f dangle: not written through"
+unset POSIXLY_CORRECT
 compare dangle -a f loop
 compare dangle -af f loop
 compare dangle -a --remove-destination f loop

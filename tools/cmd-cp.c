@@ -557,6 +557,33 @@ static int resume_would_nest(const char *src, const char *dst)
 	return missing;
 }
 
+/*
+ * With POSIXLY_CORRECT, the name a dangling symlink @dst points to when
+ * @src is a regular file (relative targets from @dst's directory), as
+ * malloc'ed string; else a malloc'ed copy of @dst.
+ */
+static char *posix_through_dangling(const char *src, const char *dst)
+{
+	struct stat ss, ds;
+	char target[PATH_MAX];
+	ssize_t n;
+	if (stat(src, &ss) < 0 || !S_ISREG(ss.st_mode) || lstat(dst, &ds) < 0 ||
+	    !S_ISLNK(ds.st_mode) || stat(dst, &ds) == 0 || errno != ENOENT ||
+	    (n = readlink(dst, target, sizeof(target) - 1)) <= 0)
+		return strdup(dst);
+	target[n] = 0;
+	const char *slash = strrchr(dst, '/');
+	if (target[0] == '/' || !slash)
+		return strdup(target);
+	size_t dl = (size_t)(slash - dst) + 1;
+	char *p = malloc(dl + (size_t)n + 1);
+	if (p) {
+		memcpy(p, dst, dl);
+		memcpy(p + dl, target, (size_t)n + 1);
+	}
+	return p;
+}
+
 int cmd_cp(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -802,10 +829,23 @@ int cmd_cp(int argc, char **argv)
 		free(q);
 	}
 
+	/* POSIXLY_CORRECT: cp's historical behaviour, a regular file
+	 * copied onto a dangling symlink is written through it, to the
+	 * name it points to (made durable there, as any new name). */
+	char *through = NULL;
+	if (getenv("POSIXLY_CORRECT") && nr_src == 1 && !target_dir)
+		dst = through = posix_through_dangling(ops[0], dst);
+	if (!dst) {
+		cp_error("%s", strerror(ENOMEM));
+		return FK_EXIT_FAILURE;
+	}
+
 	if (o.update == FK_COPY_UPDATE_DIFFERENT && !target_dir &&
 	    !(o.copy_flags & FK_COPY_NO_TARGET_DIR) && nr_src == 1 &&
-	    resume_would_nest(ops[0], dst))
+	    resume_would_nest(ops[0], dst)) {
+		free(through);
 		return FK_EXIT_FAILURE;
+	}
 
 	struct progress_state ps = {.tty = isatty(STDERR_FILENO)};
 	if (force_progress || (!quiet && cli_progress_wanted(0))) {
@@ -828,6 +868,7 @@ int cmd_cp(int argc, char **argv)
 	const char **srcs = calloc((size_t)nr_src, sizeof(*srcs));
 	if (!srcs) {
 		cp_error("%s", strerror(ENOMEM));
+		free(through);
 		return FK_EXIT_FAILURE;
 	}
 	size_t nr_copy = 0;
@@ -900,5 +941,6 @@ int cmd_cp(int argc, char **argv)
 	free(q_src);
 	free(q_dst);
 	json_object_put(errs.list);
+	free(through);
 	return exit_code;
 }
