@@ -45,6 +45,7 @@ setup() {
 	printf 'c file\n' >"$w/C/f"
 	ln "$w/C/f" "$w/C/sub/h"
 	ln -s f "$w/C/link"
+	ln -s C "$w/L"
 	chmod 0640 "$w/A"
 	find "$w" -exec touch -h -d '2005-05-05 05:05:05.5' {} +
 	touch -d '2010-01-01 00:00:00' "$w/A" "$w/C/sub"
@@ -107,6 +108,8 @@ compare "-a --preserve=all" -a --preserve=all A D
 compare "--preserve=mode,timestamps" -a --preserve=mode,timestamps C D
 compare "-a copies into DST/basename" -a C D
 compare "-a file onto file" -a A D/B
+compare "symlink/ names its directory" -a L/ D
+compare "--strip-trailing-slashes" -a --strip-trailing-slashes L/ D
 
 # --update=WHEN (coreutils 9.3; GNU cp here is older): none as -n,
 # older as -u, all as plain -a.

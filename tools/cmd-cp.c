@@ -64,6 +64,8 @@ static void usage(FILE *f)
 	    "                     none, older (only if older than the\n"
 	    "                     source; the default of --update)\n"
 	    "  -v, --verbose      print 'SRC' -> 'DST' for each entry created\n"
+	    "  --strip-trailing-slashes  remove trailing slashes from each\n"
+	    "                     SRC (a symlink's name, not its directory)\n"
 	    "  -x, --one-file-system  copy mount points, not what is\n"
 	    "                     mounted on them\n"
 	    "  --reflink[=WHEN]   auto (default: FICLONE where the file\n"
@@ -449,6 +451,7 @@ enum {
 	OPT_NO_PRESERVE,
 	OPT_REMOVE_DEST,
 	OPT_SUMMARY,
+	OPT_STRIP_SLASHES,
 };
 
 /*
@@ -592,6 +595,7 @@ int cmd_cp(int argc, char **argv)
 	    {"drop-cache", no_argument, NULL, OPT_DROP_CACHE},
 	    {"json", no_argument, NULL, OPT_JSON},
 	    {"summary", no_argument, NULL, OPT_SUMMARY},
+	    {"strip-trailing-slashes", no_argument, NULL, OPT_STRIP_SLASHES},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"progress", no_argument, NULL, OPT_PROGRESS},
 	    {"sync-io", required_argument, NULL, OPT_SYNC_IO},
@@ -617,8 +621,8 @@ int cmd_cp(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	struct fk_tree_opts o;
-	int json = 0, summary = 0, quiet = 0, force_progress = 0, verbose = 0,
-	    c;
+	int json = 0, summary = 0, quiet = 0, strip_slashes = 0,
+	    force_progress = 0, verbose = 0, c;
 	const char *target_dir = NULL;
 	fk_tree_opts_init(&o);
 	o.copy_method = FK_COPY_AUTO;
@@ -750,6 +754,9 @@ int cmd_cp(int argc, char **argv)
 		case OPT_SUMMARY:
 			summary = 1;
 			break;
+		case OPT_STRIP_SLASHES:
+			strip_slashes = 1;
+			break;
 		case 'q':
 			quiet = 1;
 			break;
@@ -809,6 +816,11 @@ int cmd_cp(int argc, char **argv)
 	if (!dst) {
 		dst = ops[--nr_src];
 	}
+	/* --strip-trailing-slashes: "link/" names the symlink again, not
+	 * the directory it points to. */
+	for (int i = 0; strip_slashes && i < nr_src; i++)
+		for (size_t n = strlen(ops[i]); n > 1 && ops[i][n - 1] == '/';)
+			ops[i][--n] = 0;
 	if (target_dir || nr_src > 1) {
 		struct stat ds;
 		char *q = cli_path_quote(dst);
