@@ -1305,6 +1305,36 @@ FK_API int fk_copy_sparse_parse(const char *name);
 typedef void (*fk_copied_fn)(void *arg, const char *src_path,
 			     const char *dst_path);
 
+/*
+ * cp's refusals, each an error of fk_tree_copy that names a source and
+ * a destination (coreutils' wording in brackets, for a caller that
+ * speaks as cp):
+ */
+enum fk_copy_refusal {
+	/* -EEXIST ['SRC' and 'DST' are the same file] */
+	FK_COPY_REFUSED_SAME_FILE = 1,
+	/* -ENOENT [not writing through dangling symlink 'DST'] */
+	FK_COPY_REFUSED_DANGLING,
+	/* -EEXIST [will not copy 'SRC' through just-created symlink
+	 * 'DST']: two sources of one call with one basename */
+	FK_COPY_REFUSED_JUST_CREATED_SYMLINK,
+	/* -EEXIST [will not overwrite just-created 'DST' with 'SRC'] */
+	FK_COPY_REFUSED_JUST_CREATED,
+	/* -EINVAL [cannot copy a directory, 'SRC', into itself, 'DST'] */
+	FK_COPY_REFUSED_INTO_SELF,
+};
+
+/*
+ * fk_refused_fn - with struct fk_tree_opts' @refused set, fk_tree_copy
+ * reports each of cp's refusals (enum fk_copy_refusal @refusal) through
+ * it instead of @report: @op the words @report would have had ("same
+ * file as the source", ...), @src_path and @dst_path display paths as
+ * fk_copied_fn's, @err the negative errno.  Counted as an error.
+ */
+typedef void (*fk_refused_fn)(void *arg, int refusal, const char *op,
+			      const char *src_path, const char *dst_path,
+			      int err);
+
 enum fk_report_level {
 	FK_REPORT_WARNING = 0, /* operation goes on (vanished file, ...) */
 	FK_REPORT_ERROR = 1,   /* operation will fail */
@@ -1399,6 +1429,8 @@ struct fk_tree_opts {
 	unsigned int copy_flags; /* enum fk_copy_flags */
 	fk_copied_fn copied;	 /* each entry created (cp -v), or NULL */
 	void *copied_arg;
+	fk_refused_fn refused; /* cp's refusals, or NULL (@report) */
+	void *refused_arg;
 };
 
 /*

@@ -125,6 +125,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/utsname.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #define COPY_CHUNK_BYTES (1u << 20) /* largest single copy call */
@@ -427,6 +428,38 @@ static void report(struct copy_ctx *c, int level, const char *op,
 	fk_tree_report(&c->fo, c->st, level, op, path, err);
 }
 
+/* The words existing_ok and the checks below report cp's refusals
+ * with, and their enum fk_copy_refusal. */
+static const char same_file_op[] = "same file as the source",
+		  dangling_op[] = "not writing through dangling symlink",
+		  just_created_symlink_op[] =
+		      "will not copy through just-created symlink",
+		  just_created_op[] = "will not overwrite just-created",
+		  into_self_op[] = "cannot copy a directory into itself";
+
+/* Report an error for the copy of @src to @dst (both display paths):
+ * one of cp's refusals through the caller's fk_refused_fn if it has
+ * one, else (and for any other @op) as report() for @dst. */
+static void refuse(struct copy_ctx *c, const char *op, const char *src,
+		   const char *dst, int err)
+{
+	int kind = op == same_file_op  ? FK_COPY_REFUSED_SAME_FILE
+		   : op == dangling_op ? FK_COPY_REFUSED_DANGLING
+		   : op == just_created_symlink_op
+		       ? FK_COPY_REFUSED_JUST_CREATED_SYMLINK
+		   : op == just_created_op ? FK_COPY_REFUSED_JUST_CREATED
+		   : op == into_self_op	   ? FK_COPY_REFUSED_INTO_SELF
+					   : 0;
+	if (!kind || !c->o->refused) {
+		report(c, FK_REPORT_ERROR, op, dst, err);
+		return;
+	}
+	if (!c->first_err)
+		c->first_err = err;
+	c->st->errors++;
+	c->o->refused(c->o->refused_arg, kind, op, src, dst, err);
+}
+
 static void progress(struct copy_ctx *c)
 {
 	if (!c->o->progress)
@@ -576,6 +609,55 @@ out:
 }
 
 /*
+ * Copy the extended attributes of the symlink @sname in @sdir to the
+ * new symlink @dname in @ddir (@path for messages), as cp -a does
+ * (trusted.* and security.* set with setfattr -h); best effort, as
+ * copy_xattrs.  A symlink cannot be opened for its xattrs (O_PATH
+ * descriptors refuse them), so it is named through its directory's
+ * descriptor, /proc/self/fd/N/NAME, with the l*xattr calls: the
+ * directory is the one the copy holds, the last component is never
+ * followed.  Without /proc nothing is copied.
+ */
+static void copy_symlink_xattrs(struct copy_ctx *c, int sdir, const char *sname,
+				int ddir, const char *dname, const char *path)
+{
+	char sp[64 + NAME_MAX], dp[64 + NAME_MAX];
+	if (snprintf(sp, sizeof(sp), "/proc/self/fd/%d/%s", sdir, sname) >=
+		(int)sizeof(sp) ||
+	    snprintf(dp, sizeof(dp), "/proc/self/fd/%d/%s", ddir, dname) >=
+		(int)sizeof(dp))
+		return;
+	ssize_t n = llistxattr(sp, NULL, 0);
+	if (n <= 0)
+		return; /* none, not supported, or no /proc */
+	char *list = malloc((size_t)n), *val = NULL;
+	size_t val_alloc = 0;
+	n = list ? llistxattr(sp, list, (size_t)n) : -1;
+	for (char *name = list; n > 0 && name < list + n;
+	     name += strlen(name) + 1) {
+		ssize_t len = lgetxattr(sp, name, NULL, 0);
+		if (len < 0)
+			continue;
+		if ((size_t)len + 1 > val_alloc) {
+			char *v = realloc(val, (size_t)len + 1);
+			if (!v)
+				break;
+			val = v;
+			val_alloc = (size_t)len + 1;
+		}
+		len = lgetxattr(sp, name, val, val_alloc);
+		if (len < 0)
+			continue;
+		if (lsetxattr(dp, name, val, (size_t)len, 0) < 0 &&
+		    errno != EPERM && errno != EACCES && errno != ENOTSUP &&
+		    errno != EOPNOTSUPP)
+			report(c, FK_REPORT_WARNING, "setxattr", path, -errno);
+	}
+	free(val);
+	free(list);
+}
+
+/*
  * The owner of a copy could not be set to its source's (chown failed
  * with @err; @gid_r is the result of then setting the group alone).
  * As root that is an error; as anyone else it is expected, as for
@@ -705,7 +787,7 @@ static int existing_ok(int sdir, const char *sname, const struct stat *s,
 {
 	int rm = !!(flags & FK_COPY_REMOVE_DEST);
 	int same = same_inode(s, d);
-	*what = "same file as the source";
+	*what = same_file_op;
 	if (S_ISLNK(s->st_mode) && S_ISLNK(d->st_mode)) {
 		/* Two symlinks: the new one replaces the old, unless they
 		 * are one entry, or one inode (nothing to do). */
@@ -728,7 +810,7 @@ static int existing_ok(int sdir, const char *sname, const struct stat *s,
 		return -EEXIST;
 	if (S_ISREG(s->st_mode) && S_ISLNK(d->st_mode) && !rm) {
 		if (dr == -ENOENT) {
-			*what = "not writing through dangling symlink";
+			*what = dangling_op;
 			return -ENOENT;
 		}
 		if (dr == -ELOOP && !(flags & FK_COPY_FORCE)) {
@@ -764,7 +846,7 @@ static int remove_existing(struct copy_ctx *c, const struct fk_walk_entry *e,
 	r = existing_ok(e->dirfd, e->name, &e->st, ddir, name, &s,
 			c->o->copy_flags, &what);
 	if (r < 0)
-		report(c, FK_REPORT_ERROR, what, dpath, r);
+		refuse(c, what, e->path, dpath, r);
 	if (r)
 		return 1;
 	return fk_sys.unlinkat(ddir, name, 0);
@@ -1610,6 +1692,7 @@ static int copy_symlink(struct copy_ctx *c, const struct fk_walk_entry *e,
 		return c->stop;
 	}
 	c->st->symlinks++;
+	copy_symlink_xattrs(c, e->dirfd, e->name, ddir, name, dpath);
 	set_meta_at(c, ddir, name, &e->st, dpath);
 	remember_link(c, e, ddir, name, dpath);
 	copied(c, e, dpath);
@@ -1874,8 +1957,7 @@ static int dir_pre(struct copy_ctx *c, const struct fk_walk_entry *e)
 	/* Do not copy the destination into itself (cp -a dir dir/sub). */
 	if (c->top_fd >= 0 && e->st.st_dev == c->top_dev &&
 	    e->st.st_ino == c->top_ino) {
-		report(c, FK_REPORT_ERROR,
-		       "cannot copy a directory into itself", e->path, -EINVAL);
+		refuse(c, into_self_op, e->path, dpath, -EINVAL);
 		return 1;
 	}
 
@@ -2118,11 +2200,10 @@ static int top_existing_ok(struct copy_ctx *c, const char *src,
 	if (c->o->update == FK_COPY_UPDATE_NONE)
 		return 0;
 	if (made_earlier(c, ds)) {
-		report(c, FK_REPORT_ERROR,
-		       S_ISLNK(ds->st_mode)
-			   ? "will not copy through just-created symlink"
-			   : "will not overwrite just-created",
-		       display, -EEXIST);
+		refuse(c,
+		       S_ISLNK(ds->st_mode) ? just_created_symlink_op
+					    : just_created_op,
+		       src, display, -EEXIST);
 		return -EEXIST;
 	}
 	char *sdir_name = dir_name(src), *sname = base_name(src);
@@ -2139,7 +2220,7 @@ static int top_existing_ok(struct copy_ctx *c, const char *src,
 	free(sdir_name);
 	free(sname);
 	if (r < 0)
-		report(c, FK_REPORT_ERROR, what, display, r);
+		refuse(c, what, src, display, r);
 	return r;
 }
 
@@ -2224,8 +2305,7 @@ static int resolve_dst(struct copy_ctx *c, const char *src, const char *dst,
 	/* cp: cannot copy a directory into itself.  Refused before anything
 	 * is created (the walk would otherwise copy all but the new top). */
 	if (S_ISDIR(ss.st_mode) && dir_is_under(r, &ss)) {
-		report(c, FK_REPORT_ERROR,
-		       "cannot copy a directory into itself", display, -EINVAL);
+		refuse(c, into_self_op, src, display, -EINVAL);
 		free(name);
 		free(display);
 		return -EINVAL;

@@ -45,6 +45,7 @@ setup() {
 	printf 'c file\n' >"$w/C/f"
 	ln "$w/C/f" "$w/C/sub/h"
 	ln -s f "$w/C/link"
+	ln -s C "$w/L"
 	chmod 0640 "$w/A"
 	find "$w" -exec touch -h -d '2005-05-05 05:05:05.5' {} +
 	touch -d '2010-01-01 00:00:00' "$w/A" "$w/C/sub"
@@ -107,6 +108,8 @@ compare "-a --preserve=all" -a --preserve=all A D
 compare "--preserve=mode,timestamps" -a --preserve=mode,timestamps C D
 compare "-a copies into DST/basename" -a C D
 compare "-a file onto file" -a A D/B
+compare "symlink/ names its directory" -a L/ D
+compare "--strip-trailing-slashes" -a --strip-trailing-slashes L/ D
 
 # --update=WHEN (coreutils 9.3; GNU cp here is older): none as -n,
 # older as -u, all as plain -a.
@@ -129,7 +132,7 @@ grep -q '^A content$' "$t/fk/D/A" && grep -q '^B content$' "$t/fk/D/B" ||
 [ $? -eq 2 ] || bad "--update=sometimes not a usage error"
 # The summary says what was left.
 setup fk
-(cd "$t/fk" && "$FLUSHKIT" cp -a -n A B C D >"$t/out") || bad "-n exit"
+(cd "$t/fk" && "$FLUSHKIT" cp --summary -a -n A B C D >"$t/out") || bad "-n exit"
 grep -q '^  left as were  2 entries' "$t/out" ||
 	bad "-n summary: $(cat "$t/out")"
 

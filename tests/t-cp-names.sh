@@ -18,7 +18,7 @@ printf 'data\n' >"$t/$odd/$(printf 'q\nr')"
 # Every line of stderr is a flushkit message.
 one_line_msgs() {
 	local n
-	n=$(grep -vc '^flushkit: ' "$1")
+	n=$(grep -vcE '^flushkit( cp)?: ' "$1")
 	[ "$n" -eq 0 ] || { bad "$2: message split over lines:"; cat -A "$1"; }
 }
 # No byte that is not UTF-8 (checked by iconv when present).
@@ -46,7 +46,7 @@ grep -q "$(printf 'x\357\277\275y')"'\\nz' "$t/json" ||
 	bad "src not shown: $(cat -A "$t/json")"
 
 # Errors naming such paths: one line each, escaped.
-"$FLUSHKIT" cp "$t/$odd/missing" "$t/c2" >"$t/out" 2>"$t/err"
+"$FLUSHKIT" cp --summary "$t/$odd/missing" "$t/c2" >"$t/out" 2>"$t/err"
 [ $? -eq 1 ] || bad "cp of a missing source: exit not 1"
 one_line_msgs "$t/err" "cp error"
 grep -q 'x\\xffy\\nz/missing' "$t/err" || bad "cp: escaped name: $(cat -A "$t/err")"

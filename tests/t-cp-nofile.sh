@@ -49,7 +49,7 @@ run_limited() { # run_limited LIMIT CMD...: the command under ulimit -n
 for lim in 64 256 default; do
 	for m in writeback delayed fsync-each syncfs; do
 		dst=$t/dst-$lim-$m
-		run_limited $lim "$FLUSHKIT" cp --method=$m "$src" "$dst" >"$t/out" 2>"$t/err"
+		run_limited $lim "$FLUSHKIT" cp --summary --method=$m "$src" "$dst" >"$t/out" 2>"$t/err"
 		rc=$?
 		[ $rc -eq 0 ] || bad "ulimit -n $lim, cp --method=$m: exit $rc: $(head -c 600 "$t/err")"
 		[ ! -s "$t/err" ] || bad "ulimit -n $lim, cp --method=$m: stderr: $(grep -c . "$t/err") lines, first: $(head -1 "$t/err")"
@@ -72,7 +72,7 @@ done
 
 # An absurd limit: a clear error, exit 1, no "ok", nothing copied durable.
 for m in writeback fsync-each syncfs; do
-	run_limited 12 "$FLUSHKIT" cp --method=$m "$src" "$t/dst-12-$m" >"$t/out" 2>"$t/err"
+	run_limited 12 "$FLUSHKIT" cp --summary --method=$m "$src" "$t/dst-12-$m" >"$t/out" 2>"$t/err"
 	rc=$?
 	[ $rc -eq 1 ] || bad "ulimit -n 12, cp --method=$m: exit $rc (want 1)"
 	grep -q "descriptor" "$t/err" || bad "ulimit -n 12, cp: no clear error: $(head -3 "$t/err")"

@@ -18,7 +18,7 @@ done
 # fsync-each: one fsync per file while copying, slow enough to last
 # more than a second or two here.
 start=$(date +%s.%N)
-"$FLUSHKIT" cp --progress --method=fsync-each "$t/src" "$t/dst" \
+"$FLUSHKIT" cp --summary --progress --method=fsync-each "$t/src" "$t/dst" \
 	>"$t/out" 2> >(while IFS= read -r l; do
 		printf '%s %s\n' "$(date +%s.%N)" "$l"
 	done >"$t/err")

@@ -30,7 +30,7 @@ for m in writeback delayed fsync-each syncfs; do
 	mkdir "$d"
 	for f in /proc/cpuinfo /proc/self/status "$sysfile"; do
 		b=$(basename "$f")
-		"$FLUSHKIT" cp --method=$m "$f" "$d/$b" >"$t/out" 2>"$t/err"
+		"$FLUSHKIT" cp --summary --method=$m "$f" "$d/$b" >"$t/out" 2>"$t/err"
 		rc=$?
 		[ $rc -eq 0 ] || bad "cp --method=$m $f: exit $rc: $(cat "$t/err")"
 		grep -q ": ok (method $m)" "$t/out" || bad "cp $f ($m): no ok"
@@ -57,7 +57,7 @@ if [ -d "$thp" ]; then
 		while read -r f; do printf '%s %s\n' "$f" "$(cat "$f" 2>/dev/null | md5sum)"; done); }
 	for m in writeback syncfs; do
 		before=$(snap)
-		"$FLUSHKIT" cp --method=$m "$thp" "$t/thp-$m" >"$t/out" 2>"$t/err"
+		"$FLUSHKIT" cp --summary --method=$m "$thp" "$t/thp-$m" >"$t/out" 2>"$t/err"
 		rc=$?
 		after=$(snap)
 		[ $rc -eq 0 ] || bad "cp --method=$m $thp: exit $rc: $(cat "$t/err")"

@@ -97,7 +97,7 @@ grep -q "\"bytes\":$total," "$t/fresh.json" || bad "fresh bytes: $(grep bytes "$
 # --checksum copies it.
 printf 'X' | dd of="$dst/d0/f2" bs=1 seek=10 conv=notrunc 2>/dev/null
 touch -d '2015-06-07 08:09:10.123456789' "$dst/d0/f2"
-"$FLUSHKIT" cp --resume -T "$src" "$dst" >"$t/out" || bad "second resume"
+"$FLUSHKIT" cp --summary --resume -T "$src" "$dst" >"$t/out" || bad "second resume"
 cmp -s "$src/d0/f2" "$dst/d0/f2" && bad "quick check copied a same size+mtime file"
 grep -q "^  bytes         0 " "$t/out" || bad "second resume copied: $(cat "$t/out")"
 "$FLUSHKIT" cp --resume --checksum -T "$src" "$dst" >"$t/out" || bad "checksum resume"
@@ -105,6 +105,20 @@ cmp "$src/d0/f2" "$dst/d0/f2" || bad "--checksum did not copy the changed file"
 [ "$(describe "$src")" = "$(describe "$dst")" ] || bad "after --checksum the copy differs"
 "$FLUSHKIT" cp --checksum "$src" "$dst" 2>/dev/null
 [ $? -eq 2 ] || bad "--checksum without --resume accepted"
+
+# The obvious retry, without -T, once the first run created DST: never
+# a second copy nested in DST/basename(SRC); the message gives the
+# command that resumes.
+"$FLUSHKIT" cp --resume "$src" "$dst" >"$t/out" 2>"$t/err"
+[ $? -eq 1 ] || bad "--resume SRC DST without -T: exit not 1"
+[ ! -e "$dst/$(basename "$src")" ] || bad "--resume SRC DST nested a copy"
+grep -qF "flushkit cp --resume -T '$src' '$dst'" "$t/err" ||
+	bad "--resume SRC DST: no resuming command: $(cat "$t/err")"
+# Into the directory given before, it resumes (DIR/basename(SRC) is
+# there), nothing nested.
+mkdir "$t/p" && "$FLUSHKIT" cp "$src" "$t/p" || bad "copy into p"
+"$FLUSHKIT" cp --resume "$src" "$t/p" 2>"$t/err" || bad "--resume SRC DIR: $(cat "$t/err")"
+[ ! -e "$t/p/src/src" ] || bad "--resume SRC DIR nested a copy"
 
 [ $fail -eq 0 ] && echo "t-cp-resume: ok"
 exit $fail

@@ -27,9 +27,9 @@ for srcs in "x x" "x ./x" "d d" "x y x" "d ./d/ x"; do
 	echo "cp -a $srcs DIR/: GNU exit $grc: $(cat gnu.err); flushkit exit $frc: $(cat fk.err)"
 	[ $frc -eq $grc ] || bad "'$srcs': exit $frc, GNU cp $grc"
 	# The same warnings, in the same order (GNU: "cp: warning: W",
-	# flushkit: "flushkit: warning: cp: W").
+	# flushkit: "flushkit cp: warning: W").
 	want=$(sed -n 's/^cp: warning: //p' gnu.err)
-	got=$(sed -n 's/^flushkit: warning: cp: //p' fk.err)
+	got=$(sed -n 's/^flushkit cp: warning: //p' fk.err)
 	[ -n "$want" ] || bad "'$srcs': GNU cp gave no warning: $(cat gnu.err)"
 	[ "$got" = "$want" ] || bad "'$srcs': warnings '$got', GNU cp '$want'"
 	[ "$(listing gnu)" = "$(listing fk)" ] ||
@@ -39,11 +39,11 @@ done
 rm -rf fk && mkdir fk
 "$FLUSHKIT" cp x y d fk/ >fk.out 2>fk.err || bad "x y d: exit $?: $(cat fk.err)"
 grep -q "specified more than once" fk.err && bad "x y d: a warning: $(cat fk.err)"
-# The closing error of a failed run with several sources names them by
-# count, not with a placeholder.
+# The closing error of a failed run with several sources (--summary)
+# names them by count, not with a placeholder.
 rm -rf fk && mkdir fk
-"$FLUSHKIT" cp x no-such-source fk/ >fk.out 2>fk.err && bad "missing source: exit 0"
-grep -q "cp 2 sources to 'fk/' failed" fk.err ||
+"$FLUSHKIT" cp --summary x no-such-source fk/ >fk.out 2>fk.err && bad "missing source: exit 0"
+grep -q "^flushkit cp: 2 sources to 'fk/' failed" fk.err ||
 	bad "missing source: closing line: $(cat fk.err)"
 [ $fail -eq 0 ] && echo ok
 exit $fail

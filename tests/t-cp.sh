@@ -33,7 +33,7 @@ describe() {
 
 for m in writeback delayed fsync-each syncfs; do
 	dst=$t/dst-$m
-	"$FLUSHKIT" cp --method=$m "$src" "$dst" >"$t/out" 2>"$t/err"
+	"$FLUSHKIT" cp --summary --method=$m "$src" "$dst" >"$t/out" 2>"$t/err"
 	rc=$?
 	[ $rc -eq 0 ] || bad "cp --method=$m exit $rc: $(cat "$t/err")"
 	diff -r --no-dereference "$src" "$dst" || bad "diff -r differs ($m)"
@@ -53,9 +53,25 @@ for m in writeback delayed fsync-each syncfs; do
 done
 cat "$t/out"
 
-# An existing directory receives DST/basename(SRC).
+# An existing directory receives DST/basename(SRC).  As GNU cp, nothing
+# on stdout or stderr unless asked (not a terminal here; -q too).
 mkdir "$t/into"
-"$FLUSHKIT" cp "$src" "$t/into" >/dev/null || bad "cp into a directory"
+"$FLUSHKIT" cp "$src" "$t/into" >"$t/out" 2>"$t/err" || bad "cp into a directory"
+[ ! -s "$t/out" ] || bad "default cp printed on stdout: $(cat "$t/out")"
+[ ! -s "$t/err" ] || bad "default cp printed on stderr: $(cat "$t/err")"
+"$FLUSHKIT" cp -q "$src" "$t/quiet" >"$t/out" 2>&1 || bad "cp -q"
+[ ! -s "$t/out" ] || bad "cp -q printed: $(cat "$t/out")"
+# A failure: its diagnostics only, no summary line.
+"$FLUSHKIT" cp "$t/missing" "$t/y" >"$t/out" 2>"$t/err"
+[ ! -s "$t/out" ] || bad "failed cp printed on stdout: $(cat "$t/out")"
+[ "$(grep -c . "$t/err")" -eq 1 ] || bad "failed cp: not one line: $(cat "$t/err")"
+# The summary's plurals: one file, one directory fsync.
+"$FLUSHKIT" cp --summary --method=fsync-each "$src/a/data" "$t/one" >"$t/out" ||
+	bad "cp --summary of one file"
+grep -q '^  fsync         2 files, 1 directory (' "$t/out" ||
+	bad "summary plurals: $(cat "$t/out")"
+"$FLUSHKIT" cp --summary "$t/missing" "$t/y" 2>"$t/err" >/dev/null
+grep -q 'failed (1 error)' "$t/err" || bad "failed (1 error): $(cat "$t/err")"
 diff -r --no-dereference "$src" "$t/into/src" || bad "diff -r into/src"
 
 # A single file, and --json.
@@ -70,6 +86,17 @@ grep -q '"drop_cache":true' "$t/json" || bad "json drop_cache"
 "$FLUSHKIT" cp --method=nope "$src" "$t/x" 2>/dev/null; [ $? -eq 2 ] || bad "bad method exit"
 "$FLUSHKIT" cp "$src" 2>/dev/null; [ $? -eq 2 ] || bad "one argument exit"
 "$FLUSHKIT" cp --help | grep -q 'usage: flushkit cp' || bad "--help"
+# One line and the Try line: an unknown option, and cp's options not
+# taken yet, each named.
+"$FLUSHKIT" cp --bogus "$src" "$t/x" 2>"$t/err"; rc=$?
+[ $rc -eq 2 ] && [ "$(cat "$t/err")" = "flushkit cp: unrecognized option '--bogus'
+Try 'flushkit cp --help' for more information." ] || bad "--bogus: exit $rc: $(cat "$t/err")"
+for o in -b --backup=simple -S.x -H -L -i -l -s --parents --copy-contents --attributes-only; do
+	"$FLUSHKIT" cp $o "$src" "$t/x" 2>"$t/err"; rc=$?
+	[ $rc -eq 2 ] && grep -q "^flushkit cp: .*${o%%[=.]*}.* is not supported yet" "$t/err" &&
+		[ "$(grep -c . "$t/err")" -eq 2 ] || bad "$o: exit $rc: $(cat "$t/err")"
+	[ ! -e "$t/x" ] || bad "$o: copied"
+done
 # A missing source fails with exit 1 and names it.
 "$FLUSHKIT" cp "$t/missing" "$t/y" 2>"$t/err"; rc=$?
 [ $rc -eq 1 ] || bad "missing source exit $rc"

@@ -3,7 +3,8 @@
 # t-exec.sh - "flushkit exec" as a newcomer meets it: tar xf under it
 # gives the same tree; the command's exit status passes through (128+N
 # for a signal), usage errors are 2, not found 127, not executable 126;
-# static and set-user-ID programs are refused (exit 1) unless --force;
+# static programs and set-user-ID ones of another user are refused (exit
+# 1) unless --force, root's own set-user-ID program runs under the shim;
 # --stats prints per-process counters; a malformed variable disables
 # the shim with one message and changes nothing else.  And what the
 # shim must leave alone (O_DIRECT, pipes, /proc, /dev/null) gets no
@@ -93,13 +94,20 @@ if [ -x /sbin/ldconfig ] && ! grep -q . <(readelf -l /sbin/ldconfig 2>/dev/null 
 	check "ldconfig named" grep -q "statically linked" "$t/err"
 fi
 
-# Set-user-ID programs are refused unless --force (root: owned by nobody).
+# Set-user-ID programs of another user are refused unless --force (root:
+# owned by nobody).
 if [ "$(id -u)" -eq 0 ]; then
 	cp /bin/true "$t/suid"
 	chown nobody "$t/suid" && chmod 4755 "$t/suid"
 	status 1 "setuid refused" "$FLUSHKIT" exec "$t/suid"
 	check "setuid named" grep -q "set-user-ID" "$t/err"
 	status 0 "setuid with --force" "$FLUSHKIT" exec --force "$t/suid"
+	# Root's own set-user-ID program changes no credentials: not in
+	# secure mode, it runs under the shim (docs/exec.md).
+	cp /bin/true "$t/rootsuid" && chmod 4755 "$t/rootsuid"
+	status 0 "root's own setuid program runs" "$FLUSHKIT" exec --stats "$t/rootsuid"
+	check "root's own setuid program: under the shim" \
+		grep -q '^flushkit exec: 1 process reported' "$t/err"
 fi
 
 # A malformed variable: one message, the program unchanged.

@@ -13,8 +13,13 @@
 void cli_tree_report(void *arg, int level, const char *op, const char *path,
 		     int err)
 {
-	struct cli_tree_errors *e = arg;
 	cli_report_path(NULL, level, op, path, err);
+	cli_tree_keep_error(arg, level, op, path, err);
+}
+
+void cli_tree_keep_error(struct cli_tree_errors *e, int level, const char *op,
+			 const char *path, int err)
+{
 	if (!e || level != FK_REPORT_ERROR)
 		return;
 	if (e->nr++ >= CLI_TREE_MAX_ERRORS)

@@ -201,6 +201,10 @@ struct cli_tree_errors {
  * "errno", "error"}. */
 void cli_tree_report(void *arg, int level, const char *op, const char *path,
 		     int err);
+/* Keep an error for the list as cli_tree_report does, without printing
+ * it (for a caller with its own wording). */
+void cli_tree_keep_error(struct cli_tree_errors *e, int level, const char *op,
+			 const char *path, int err);
 /* Add "error_list" (the errors kept, in order) and
  * "error_list_truncated" to the JSON object @o; @e's list goes to @o. */
 void cli_tree_json_errors(struct json_object *o, struct cli_tree_errors *e);

@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
  * cmd-cp.c - "flushkit cp": copy a tree with cp -a semantics and make the
- * copy durable (fk_tree_copy), then print a summary.
+ * copy durable (fk_tree_copy).
  *
  *   flushkit cp [--method=auto|writeback|delayed|fsync-each|syncfs]
  *               [--flush-after=SIZE] [--drop-cache] [--sync-io=IO]
- *               [--jobs=N] [--json] [--progress] SRC DST
+ *               [--jobs=N] [--summary|--json] [-q] [--progress] SRC DST
  *
- * Results go to stdout (a text summary, or one JSON object with
- * --json, whose fields shared with "flushkit sync --json" have the same
- * names and units); diagnostics ("flushkit: OP 'PATH': ERROR") and progress go
- * to stderr.  Exit status: 0 ok, 1 failure, 2 usage, 3 copied but a directory
- * fsync was not supported (durability degraded).
+ * As cp, nothing on stdout unless asked: a text summary with --summary,
+ * one JSON object with --json (whose fields shared with "flushkit sync
+ * --json" have the same names and units), 'SRC' -> 'DST' lines with -v;
+ * on a terminal one result line on stderr unless -q.  Diagnostics
+ * ("flushkit: OP 'PATH': ERROR") and progress go to stderr.  Exit
+ * status: 0 ok, 1 failure, 2 usage, 3 copied but a directory fsync was
+ * not supported (durability degraded).
  */
 #include "cli.h"
 #include "results.h"
@@ -20,6 +22,7 @@
 #include <getopt.h>
 #include <json-c/json.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -61,6 +64,8 @@ static void usage(FILE *f)
 	    "                     none, older (only if older than the\n"
 	    "                     source; the default of --update)\n"
 	    "  -v, --verbose      print 'SRC' -> 'DST' for each entry created\n"
+	    "  --strip-trailing-slashes  remove trailing slashes from each\n"
+	    "                     SRC (a symlink's name, not its directory)\n"
 	    "  -x, --one-file-system  copy mount points, not what is\n"
 	    "                     mounted on them\n"
 	    "  --reflink[=WHEN]   auto (default: FICLONE where the file\n"
@@ -100,7 +105,12 @@ static void usage(FILE *f)
 	    "                     auto (default), uring, threads, sequential\n"
 	    "  --jobs=N           fsyncs in flight at most (default 32, "
 	    "1..4096)\n"
-	    "  --json             print the summary as JSON\n"
+	    "  --summary          print a summary of the copy on stdout\n"
+	    "                     (by default, as cp, nothing; on a terminal\n"
+	    "                     one result line on stderr)\n"
+	    "  -q, --quiet        no result line, no progress unless\n"
+	    "                     --progress\n"
+	    "  --json             print the summary as one JSON object\n"
 	    "  --progress         show progress on stderr even if not a "
 	    "terminal\n"
 	    "                     (then one line a second at most)\n"
@@ -108,6 +118,99 @@ static void usage(FILE *f)
 	    "\n"
 	    "exit status: 0 ok, 1 failure, 2 usage, 3 durability degraded\n"
 	    "(a directory fsync was not supported by the file system)\n");
+}
+
+/*
+ * cp's messages: "flushkit cp: MESSAGE" on stderr, the text after the
+ * prefix in GNU cp's words where it has them (a peer harness may read
+ * "flushkit cp: " as cp's program name, "cp: ").  A usage error adds
+ * "Try 'flushkit cp --help' for more information." and returns exit 2.
+ */
+static void cp_vmsg(const char *kind, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "flushkit cp: %s", kind);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+static void cp_error(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+static void cp_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	cp_vmsg("", fmt, ap);
+	va_end(ap);
+}
+
+static void cp_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void cp_warn(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	cp_vmsg("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+static int cp_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int cp_usage(const char *fmt, ...)
+{
+	va_list ap;
+	if (fmt) {
+		va_start(ap, fmt);
+		cp_vmsg("", fmt, ap);
+		va_end(ap);
+	}
+	fputs("Try 'flushkit cp --help' for more information.\n", stderr);
+	return FK_EXIT_USAGE;
+}
+
+/* The copy's fk_report_fn: "flushkit cp: OP 'PATH': ERROR" (GNU's
+ * "cannot stat" for a stat), kept for --json's error_list. */
+static void cp_report(void *arg, int level, const char *op, const char *path,
+		      int err)
+{
+	char *q = path ? cli_path_quote(path) : NULL;
+	if (!strcmp(op, "stat"))
+		op = "cannot stat";
+	fprintf(stderr, "flushkit cp: %s%s '%s': %s\n",
+		level == FK_REPORT_WARNING ? "warning: " : "", op, q ? q : "?",
+		fk_strerror(err));
+	free(q);
+	cli_tree_keep_error(arg, level, op, path, err);
+}
+
+/* cp's refusals (enum fk_copy_refusal), in GNU cp's words. */
+static void cp_refused(void *arg, int refusal, const char *op, const char *src,
+		       const char *dst, int err)
+{
+	char *qs = cli_path_quote(src), *qd = cli_path_quote(dst);
+	const char *s = qs ? qs : "?", *d = qd ? qd : "?";
+	switch (refusal) {
+	case FK_COPY_REFUSED_SAME_FILE:
+		cp_error("'%s' and '%s' are the same file", s, d);
+		break;
+	case FK_COPY_REFUSED_DANGLING:
+		cp_error("not writing through dangling symlink '%s'", d);
+		break;
+	case FK_COPY_REFUSED_JUST_CREATED_SYMLINK:
+		cp_error("will not copy '%s' through just-created symlink '%s'",
+			 s, d);
+		break;
+	case FK_COPY_REFUSED_JUST_CREATED:
+		cp_error("will not overwrite just-created '%s' with '%s'", d,
+			 s);
+		break;
+	case FK_COPY_REFUSED_INTO_SELF:
+		cp_error("cannot copy a directory, '%s', into itself, '%s'", s,
+			 d);
+		break;
+	default:
+		cp_error("%s '%s': %s", op, d, fk_strerror(err));
+	}
+	free(qs);
+	free(qd);
+	cli_tree_keep_error(arg, FK_REPORT_ERROR, op, dst, err);
 }
 
 struct progress_state {
@@ -226,6 +329,12 @@ static void print_json(const char *src, char **srcs, int nr_src,
 	json_object_put(o);
 }
 
+/* "1 file", "2 files": @one for a count of 1, else @many. */
+static const char *plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
 static void print_text(const char *src, int nr_src, const char *dst,
 		       const struct fk_tree_opts *opt,
 		       const struct fk_tree_stats *st, int exit_code)
@@ -252,12 +361,14 @@ static void print_text(const char *src, int nr_src, const char *dst,
 	printf("  bytes         %llu (%s)\n", (unsigned long long)st->bytes,
 	       cli_human_bytes(st->bytes, b1, sizeof(b1)));
 	if (st->reflinks)
-		printf("  cloned        %llu files (FICLONE: extents shared "
+		printf("  cloned        %llu %s (FICLONE: extents shared "
 		       "with the source)\n",
-		       (unsigned long long)st->reflinks);
+		       (unsigned long long)st->reflinks,
+		       plural(st->reflinks, "file", "files"));
 	if (opt->update != FK_COPY_UPDATE_ALL)
-		printf("  left as were  %llu entries, %s (--update=%s)\n",
+		printf("  left as were  %llu %s, %s (--update=%s)\n",
 		       (unsigned long long)st->skipped,
+		       plural(st->skipped, "entry", "entries"),
 		       cli_human_bytes(st->skipped_bytes, b2, sizeof(b2)),
 		       fk_copy_update_name(opt->update));
 	if (st->vanished)
@@ -267,15 +378,19 @@ static void print_text(const char *src, int nr_src, const char *dst,
 	/* Each file is fsynced twice: its data, then its times (set only
 	 * once the data is durable). */
 	if (opt->copy_method == FK_COPY_SYNCFS || st->syncfs_calls)
-		printf("  syncfs        %llu calls (data, then times), "
-		       "%llu directory fsyncs\n",
+		printf("  syncfs        %llu %s (data, then times), "
+		       "%llu directory %s\n",
 		       (unsigned long long)st->syncfs_calls,
-		       (unsigned long long)st->dir_fsync_calls);
+		       plural(st->syncfs_calls, "call", "calls"),
+		       (unsigned long long)st->dir_fsync_calls,
+		       plural(st->dir_fsync_calls, "fsync", "fsyncs"));
 	else
-		printf("  fsync         %llu files, %llu directories (each "
+		printf("  fsync         %llu %s, %llu %s (each "
 		       "file twice: data, then times)\n",
 		       (unsigned long long)st->fsync_calls,
-		       (unsigned long long)st->dir_fsync_calls);
+		       plural(st->fsync_calls, "file", "files"),
+		       (unsigned long long)st->dir_fsync_calls,
+		       plural(st->dir_fsync_calls, "directory", "directories"));
 	if (st->sync_io)
 		printf("  sync io       %s, %u in flight at most\n",
 		       cli_tree_sync_io(st), st->sync_jobs);
@@ -335,7 +450,55 @@ enum {
 	OPT_PRESERVE,
 	OPT_NO_PRESERVE,
 	OPT_REMOVE_DEST,
+	OPT_SUMMARY,
+	OPT_STRIP_SLASHES,
+	/* cp options not taken yet: named in one line (not_yet) */
+	OPT_NOT_YET_BACKUP,
+	OPT_NOT_YET_SUFFIX,
+	OPT_NOT_YET_DEREF,
+	OPT_NOT_YET_INTERACTIVE,
+	OPT_NOT_YET_LINK,
+	OPT_NOT_YET_SYMLINK,
+	OPT_NOT_YET_PARENTS,
+	OPT_NOT_YET_COPY_CONTENTS,
+	OPT_NOT_YET_ATTR_ONLY,
 };
+
+/*
+ * cp's options that flushkit cp does not take yet (each could be made
+ * durable; none is done): one line naming it, with the Try line, exit
+ * 2, instead of getopt's "invalid option".  @c is the getopt value.
+ */
+static int not_yet(int c)
+{
+	static const struct {
+		int c;
+		const char *name;
+	} opts[] = {
+	    {'b', "-b"},
+	    {OPT_NOT_YET_BACKUP, "--backup"},
+	    {'S', "-S/--suffix"},
+	    {OPT_NOT_YET_SUFFIX, "--suffix"},
+	    {'H', "-H"},
+	    {'L', "-L/--dereference"},
+	    {OPT_NOT_YET_DEREF, "--dereference"},
+	    {'i', "-i/--interactive"},
+	    {OPT_NOT_YET_INTERACTIVE, "--interactive"},
+	    {'l', "-l/--link"},
+	    {OPT_NOT_YET_LINK, "--link"},
+	    {'s', "-s/--symbolic-link"},
+	    {OPT_NOT_YET_SYMLINK, "--symbolic-link"},
+	    {OPT_NOT_YET_PARENTS, "--parents"},
+	    {OPT_NOT_YET_COPY_CONTENTS, "--copy-contents"},
+	    {OPT_NOT_YET_ATTR_ONLY, "--attributes-only"},
+	};
+	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
+		if (opts[i].c == c)
+			return cp_usage("%s is not supported yet (see "
+					"docs/cp.md, \"Not supported yet\")",
+					opts[i].name);
+	return cp_usage(NULL);
+}
 
 /*
  * The directory entry @path names, as (parent directory, last
@@ -394,6 +557,82 @@ static int source_seen(char **ops, int i)
 	return 0;
 }
 
+/*
+ * --resume SRC DST, SRC a directory, DST an existing directory without
+ * DST/basename(SRC): cp's rule would start a new copy inside DST
+ * (DST/SRC), while the copy to resume is most likely DST itself (the
+ * first run created it).  Never nest silently: refuse, with the command
+ * that resumes DST (-T) and the one that copies into it anew (without
+ * --resume).  Returns 1 (refused, said) or 0.
+ */
+static int resume_would_nest(const char *src, const char *dst)
+{
+	struct stat ss, ds, ns;
+	if (stat(src, &ss) < 0 || !S_ISDIR(ss.st_mode) || stat(dst, &ds) < 0 ||
+	    !S_ISDIR(ds.st_mode))
+		return 0;
+	size_t n = strlen(src);
+	while (n > 1 && src[n - 1] == '/')
+		n--;
+	size_t b = n;
+	while (b > 0 && src[b - 1] != '/')
+		b--;
+	if (n == b || (n - b == 1 && src[b] == '.') ||
+	    (n - b == 2 && !strncmp(src + b, "..", 2)) || src[b] == '/')
+		return 0; /* ".", "..", "/": the contents go into DST */
+	size_t dl = strlen(dst);
+	char *nested = malloc(dl + (n - b) + 2);
+	if (!nested)
+		return 0;
+	sprintf(nested, "%s%s%.*s", dst, dl && dst[dl - 1] == '/' ? "" : "/",
+		(int)(n - b), src + b);
+	int missing = lstat(nested, &ns) < 0 && errno == ENOENT;
+	if (missing) {
+		char *qs = cli_path_quote(src), *qd = cli_path_quote(dst),
+		     *qn = cli_path_quote(nested);
+		cp_error("--resume: nothing to resume at '%s'; '%s' is a "
+			 "directory, so this would start a new copy inside "
+			 "it. To resume the copy that is '%s': flushkit cp "
+			 "--resume -T '%s' '%s'; to copy into it anew: "
+			 "flushkit cp '%s' '%s'",
+			 qn ? qn : "?", qd ? qd : "?", qd ? qd : "?",
+			 qs ? qs : "?", qd ? qd : "?", qs ? qs : "?",
+			 qd ? qd : "?");
+		free(qs);
+		free(qd);
+		free(qn);
+	}
+	free(nested);
+	return missing;
+}
+
+/*
+ * With POSIXLY_CORRECT, the name a dangling symlink @dst points to when
+ * @src is a regular file (relative targets from @dst's directory), as
+ * malloc'ed string; else a malloc'ed copy of @dst.
+ */
+static char *posix_through_dangling(const char *src, const char *dst)
+{
+	struct stat ss, ds;
+	char target[PATH_MAX];
+	ssize_t n;
+	if (stat(src, &ss) < 0 || !S_ISREG(ss.st_mode) || lstat(dst, &ds) < 0 ||
+	    !S_ISLNK(ds.st_mode) || stat(dst, &ds) == 0 || errno != ENOENT ||
+	    (n = readlink(dst, target, sizeof(target) - 1)) <= 0)
+		return strdup(dst);
+	target[n] = 0;
+	const char *slash = strrchr(dst, '/');
+	if (target[0] == '/' || !slash)
+		return strdup(target);
+	size_t dl = (size_t)(slash - dst) + 1;
+	char *p = malloc(dl + (size_t)n + 1);
+	if (p) {
+		memcpy(p, dst, dl);
+		memcpy(p + dl, target, (size_t)n + 1);
+	}
+	return p;
+}
+
 int cmd_cp(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -401,6 +640,18 @@ int cmd_cp(int argc, char **argv)
 	    {"flush-after", required_argument, NULL, OPT_FLUSH_AFTER},
 	    {"drop-cache", no_argument, NULL, OPT_DROP_CACHE},
 	    {"json", no_argument, NULL, OPT_JSON},
+	    {"summary", no_argument, NULL, OPT_SUMMARY},
+	    {"strip-trailing-slashes", no_argument, NULL, OPT_STRIP_SLASHES},
+	    {"backup", optional_argument, NULL, OPT_NOT_YET_BACKUP},
+	    {"suffix", required_argument, NULL, OPT_NOT_YET_SUFFIX},
+	    {"dereference", no_argument, NULL, OPT_NOT_YET_DEREF},
+	    {"interactive", no_argument, NULL, OPT_NOT_YET_INTERACTIVE},
+	    {"link", no_argument, NULL, OPT_NOT_YET_LINK},
+	    {"symbolic-link", no_argument, NULL, OPT_NOT_YET_SYMLINK},
+	    {"parents", no_argument, NULL, OPT_NOT_YET_PARENTS},
+	    {"copy-contents", no_argument, NULL, OPT_NOT_YET_COPY_CONTENTS},
+	    {"attributes-only", no_argument, NULL, OPT_NOT_YET_ATTR_ONLY},
+	    {"quiet", no_argument, NULL, 'q'},
 	    {"progress", no_argument, NULL, OPT_PROGRESS},
 	    {"sync-io", required_argument, NULL, OPT_SYNC_IO},
 	    {"jobs", required_argument, NULL, OPT_JOBS},
@@ -425,18 +676,22 @@ int cmd_cp(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	struct fk_tree_opts o;
-	int json = 0, force_progress = 0, verbose = 0, c;
+	int json = 0, summary = 0, quiet = 0, strip_slashes = 0,
+	    force_progress = 0, verbose = 0, c;
 	const char *target_dir = NULL;
 	fk_tree_opts_init(&o);
 	o.copy_method = FK_COPY_AUTO;
 	struct cli_tree_errors errs = {0};
-	o.report = cli_tree_report; /* names quoted: one line each */
+	o.report = cp_report; /* names quoted: one line each */
 	o.report_arg = &errs;
+	o.refused = cp_refused;
+	o.refused_arg = &errs;
 
 	int parsed; /* a parsed enum value, or -EINVAL */
 	optind = 0; /* callable more than once (tests run it in-process) */
-	while ((c = getopt_long(argc, argv, "aRrPpdfnuvxTt:h", longopts,
-				NULL)) != -1) {
+	argv[0] = "flushkit cp"; /* getopt's messages: "flushkit cp: ..." */
+	while ((c = getopt_long(argc, argv, "aRrPpdfnquvxTt:hbS:HLils",
+				longopts, NULL)) != -1) {
 		switch (c) {
 		case 'a': /* what the copy always does */
 		case 'R':
@@ -470,10 +725,10 @@ int cmd_cp(int argc, char **argv)
 			if (parsed >= 0 && parsed != FK_COPY_UPDATE_DIFFERENT)
 				o.update = parsed;
 			else {
-				cli_error("cp: bad --update '%s' (all, none "
-					  "or older)",
-					  optarg);
-				return FK_EXIT_USAGE;
+				return cp_usage("invalid argument '%s' for "
+						"'--update' (all, none or "
+						"older)",
+						optarg);
 			}
 			break;
 		case OPT_RESUME:
@@ -494,10 +749,10 @@ int cmd_cp(int argc, char **argv)
 			if (parsed >= 0)
 				o.reflink = parsed;
 			else {
-				cli_error("cp: bad --reflink '%s' (auto, "
-					  "always or never)",
-					  optarg);
-				return FK_EXIT_USAGE;
+				return cp_usage("invalid argument '%s' for "
+						"'--reflink' (auto, always or "
+						"never)",
+						optarg);
 			}
 			break;
 		case OPT_SPARSE:
@@ -505,43 +760,44 @@ int cmd_cp(int argc, char **argv)
 			if (parsed >= 0)
 				o.sparse = parsed;
 			else {
-				cli_error("cp: bad --sparse '%s' (auto, always "
-					  "or never)",
-					  optarg);
-				return FK_EXIT_USAGE;
+				return cp_usage("invalid argument '%s' for "
+						"'--sparse' (auto, always or "
+						"never)",
+						optarg);
 			}
 			break;
 		case OPT_PRESERVE:
 			if (optarg && check_attr_list(optarg)) {
-				cli_error("cp: bad --preserve '%s' (mode, "
-					  "ownership, timestamps, links, "
-					  "xattr, all)",
-					  optarg);
-				return FK_EXIT_USAGE;
+				return cp_usage("invalid attribute '%s' for "
+						"'--preserve' (mode, "
+						"ownership, timestamps, links, "
+						"xattr, all)",
+						optarg);
 			}
 			break; /* all of them are always copied */
 		case OPT_NO_PRESERVE:
-			cli_error("cp: --no-preserve=%s is not supported: the "
-				  "copy always keeps mode, ownership, "
-				  "timestamps, links and xattrs (its "
-				  "completeness shows in the times)",
-				  optarg);
+			cp_error("--no-preserve=%s is not supported: the "
+				 "copy always keeps mode, ownership, "
+				 "timestamps, links and xattrs (its "
+				 "completeness shows in the times)",
+				 optarg);
 			return FK_EXIT_USAGE;
 		case OPT_METHOD:
 			parsed = fk_copy_method_parse(optarg);
 			if (parsed < 0) {
-				cli_error("cp: unknown method '%s' (auto, "
-					  "writeback, "
-					  "delayed, fsync-each, syncfs)",
-					  optarg);
-				return FK_EXIT_USAGE;
+				return cp_usage("invalid argument '%s' for "
+						"'--method' (auto, writeback, "
+						"delayed, fsync-each, syncfs)",
+						optarg);
 			}
 			o.copy_method = parsed;
 			break;
 		case OPT_FLUSH_AFTER:
 			if (cli_parse_size(optarg, &o.flush_after_bytes)) {
-				cli_error("cp: bad size '%s'", optarg);
-				return FK_EXIT_USAGE;
+				return cp_usage("invalid argument '%s' for "
+						"'--flush-after' (a size: "
+						"256KiB, 1M)",
+						optarg);
 			}
 			break;
 		case OPT_DROP_CACHE:
@@ -549,6 +805,15 @@ int cmd_cp(int argc, char **argv)
 			break;
 		case OPT_JSON:
 			json = 1;
+			break;
+		case OPT_SUMMARY:
+			summary = 1;
+			break;
+		case OPT_STRIP_SLASHES:
+			strip_slashes = 1;
+			break;
+		case 'q':
+			quiet = 1;
 			break;
 		case OPT_PROGRESS:
 			force_progress = 1;
@@ -569,50 +834,65 @@ int cmd_cp(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return FK_EXIT_OK;
-		default:
-			usage(stderr);
-			return FK_EXIT_USAGE;
+		case 'b':
+		case 'S':
+		case 'H':
+		case 'L':
+		case 'i':
+		case 'l':
+		case 's':
+		case OPT_NOT_YET_BACKUP:
+		case OPT_NOT_YET_SUFFIX:
+		case OPT_NOT_YET_DEREF:
+		case OPT_NOT_YET_INTERACTIVE:
+		case OPT_NOT_YET_LINK:
+		case OPT_NOT_YET_SYMLINK:
+		case OPT_NOT_YET_PARENTS:
+		case OPT_NOT_YET_COPY_CONTENTS:
+		case OPT_NOT_YET_ATTR_ONLY:
+			return not_yet(c);
+		default: /* getopt said which, as "flushkit cp: " */
+			return cp_usage(NULL);
 		}
 	}
 	if (o.reflink == FK_COPY_REFLINK_ALWAYS &&
 	    o.sparse != FK_COPY_SPARSE_AUTO) {
 		/* Refused combinations: exit 1, as cp. */
-		cli_error("cp: --reflink=always goes only with --sparse=auto");
+		cp_error("--reflink=always goes only with --sparse=auto");
 		return FK_EXIT_FAILURE;
 	}
 	if ((o.copy_flags & FK_COPY_CHECKSUM) &&
 	    o.update != FK_COPY_UPDATE_DIFFERENT) {
-		cli_error("cp: --checksum goes with --resume");
-		return FK_EXIT_USAGE;
+		return cp_usage("--checksum goes with --resume");
 	}
 	/* The operands, as cp: SRC... DIR, -t DIR SRC..., -T SRC DST. */
 	int nr_ops = argc - optind;
 	char **ops = argv + optind;
 	if (target_dir && (o.copy_flags & FK_COPY_NO_TARGET_DIR)) {
-		cli_error("cp: cannot combine --target-directory (-t) and "
-			  "--no-target-directory (-T)");
+		cp_error("cannot combine --target-directory (-t) and "
+			 "--no-target-directory (-T)");
 		return FK_EXIT_FAILURE;
 	}
 	if (nr_ops == 0 || (nr_ops == 1 && !target_dir)) {
 		if (nr_ops == 0)
-			cli_error("cp: missing file operand");
-		else
-			cli_error("cp: missing destination file operand "
-				  "after '%s'",
-				  ops[0]);
-		usage(stderr);
-		return FK_EXIT_USAGE;
+			return cp_usage("missing file operand");
+		return cp_usage("missing destination file operand after "
+				"'%s'",
+				ops[0]);
 	}
 	if ((o.copy_flags & FK_COPY_NO_TARGET_DIR) && nr_ops > 2) {
-		cli_error("cp: extra operand '%s'", ops[2]);
-		usage(stderr);
-		return FK_EXIT_USAGE;
+		return cp_usage("extra operand '%s'", ops[2]);
 	}
 	const char *dst = target_dir;
 	int nr_src = nr_ops;
 	if (!dst) {
 		dst = ops[--nr_src];
 	}
+	/* --strip-trailing-slashes: "link/" names the symlink again, not
+	 * the directory it points to. */
+	for (int i = 0; strip_slashes && i < nr_src; i++)
+		for (size_t n = strlen(ops[i]); n > 1 && ops[i][n - 1] == '/';)
+			ops[i][--n] = 0;
 	if (target_dir || nr_src > 1) {
 		struct stat ds;
 		char *q = cli_path_quote(dst);
@@ -620,21 +900,39 @@ int cmd_cp(int argc, char **argv)
 		if (stat(dst, &ds) < 0 || !S_ISDIR(ds.st_mode)) {
 			int err = errno;
 			if (!target_dir && err == 0)
-				cli_error("cp: target '%s' is not a directory",
-					  q ? q : "?");
+				cp_error("target '%s' is not a directory",
+					 q ? q : "?");
 			else
-				cli_error("cp: target%s '%s': %s",
-					  target_dir ? " directory" : "",
-					  q ? q : "?",
-					  strerror(err ? err : ENOTDIR));
+				cp_error("target%s '%s': %s",
+					 target_dir ? " directory" : "",
+					 q ? q : "?",
+					 strerror(err ? err : ENOTDIR));
 			free(q);
 			return FK_EXIT_FAILURE;
 		}
 		free(q);
 	}
 
+	/* POSIXLY_CORRECT: cp's historical behaviour, a regular file
+	 * copied onto a dangling symlink is written through it, to the
+	 * name it points to (made durable there, as any new name). */
+	char *through = NULL;
+	if (getenv("POSIXLY_CORRECT") && nr_src == 1 && !target_dir)
+		dst = through = posix_through_dangling(ops[0], dst);
+	if (!dst) {
+		cp_error("%s", strerror(ENOMEM));
+		return FK_EXIT_FAILURE;
+	}
+
+	if (o.update == FK_COPY_UPDATE_DIFFERENT && !target_dir &&
+	    !(o.copy_flags & FK_COPY_NO_TARGET_DIR) && nr_src == 1 &&
+	    resume_would_nest(ops[0], dst)) {
+		free(through);
+		return FK_EXIT_FAILURE;
+	}
+
 	struct progress_state ps = {.tty = isatty(STDERR_FILENO)};
-	if (cli_progress_wanted(force_progress)) {
+	if (force_progress || (!quiet && cli_progress_wanted(0))) {
 		o.progress = show_progress;
 		o.progress_arg = &ps;
 	}
@@ -653,7 +951,8 @@ int cmd_cp(int argc, char **argv)
 	 * once, with GNU cp's warning (and its exit status, 0). */
 	const char **srcs = calloc((size_t)nr_src, sizeof(*srcs));
 	if (!srcs) {
-		cli_error("cp: %s", strerror(ENOMEM));
+		cp_error("%s", strerror(ENOMEM));
+		free(through);
 		return FK_EXIT_FAILURE;
 	}
 	size_t nr_copy = 0;
@@ -662,8 +961,8 @@ int cmd_cp(int argc, char **argv)
 			struct stat ss;
 			char *q = cli_path_quote(ops[i]);
 			int dir = !lstat(ops[i], &ss) && S_ISDIR(ss.st_mode);
-			cli_warn("cp: source %s '%s' specified more than once",
-				 dir ? "directory" : "file", q ? q : "?");
+			cp_warn("source %s '%s' specified more than once",
+				dir ? "directory" : "file", q ? q : "?");
 			free(q);
 			continue;
 		}
@@ -677,12 +976,15 @@ int cmd_cp(int argc, char **argv)
 	int exit_code = cli_tree_exit(r);
 	const char *src = nr_src == 1 ? ops[0] : NULL;
 
+	/* The result: as GNU cp, nothing on stdout unless asked (--summary,
+	 * --json); on a terminal, one line on stderr unless -q. */
 	if (json)
 		print_json(src, ops, nr_src, dst, &o, &sum, r, exit_code,
 			   &errs);
-	else
+	else if (summary)
 		print_text(src, nr_src, dst, &o, &sum, exit_code);
 	fflush(stdout);
+	int tty_line = !json && !summary && !quiet && isatty(STDERR_FILENO);
 
 	/* One source by its name; several as "N sources" (each failed
 	 * one was named in its own error line above). */
@@ -693,16 +995,36 @@ int cmd_cp(int argc, char **argv)
 		snprintf(what, sizeof(what), "'%s'", q_src ? q_src : "?");
 	else
 		snprintf(what, sizeof(what), "%d sources", nr_src);
-	if (exit_code == FK_EXIT_FAILURE)
-		cli_error("cp %s to '%s' failed (%llu errors): %s", what,
-			  q_dst ? q_dst : "?", (unsigned long long)sum.errors,
-			  fk_strerror(r));
+	if (tty_line) {
+		char b[32];
+		fprintf(stderr,
+			"flushkit cp %s -> '%s': %s (method %s): %llu %s, "
+			"%s",
+			what, q_dst ? q_dst : "?", cli_tree_result(exit_code),
+			fk_copy_method_name(o.copy_method),
+			(unsigned long long)sum.files,
+			plural(sum.files, "file", "files"),
+			cli_human_bytes(sum.bytes, b, sizeof(b)));
+		if (sum.errors)
+			fprintf(stderr, ", %llu %s",
+				(unsigned long long)sum.errors,
+				plural(sum.errors, "error", "errors"));
+		fprintf(stderr, ", %.3f s%s\n", cli_secs(sum.total_ns),
+			exit_code == FK_EXIT_DEGRADED
+			    ? "; durability degraded (directory sync not "
+			      "supported)"
+			    : "");
+	} else if (exit_code == FK_EXIT_FAILURE && (summary || json))
+		cp_error("%s to '%s' failed (%llu %s): %s", what,
+			 q_dst ? q_dst : "?", (unsigned long long)sum.errors,
+			 plural(sum.errors, "error", "errors"), fk_strerror(r));
 	else if (exit_code == FK_EXIT_DEGRADED)
-		cli_warn("cp %s to '%s': durability degraded (directory "
-			 "sync not supported)",
-			 what, q_dst ? q_dst : "?");
+		cp_warn("%s to '%s': durability degraded (directory "
+			"sync not supported)",
+			what, q_dst ? q_dst : "?");
 	free(q_src);
 	free(q_dst);
 	json_object_put(errs.list);
+	free(through);
 	return exit_code;
 }

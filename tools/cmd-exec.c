@@ -83,8 +83,9 @@ static void usage(FILE *f)
 	    "  --stats[=FILE]      at exit, each process's bytes written,\n"
 	    "                      hints and waits: to stderr, or FILE (a\n"
 	    "                      regular file; a FIFO or device refused)\n"
-	    "  --force             run a static or set-user-ID program anyway\n"
-	    "                      (the shim cannot act in it)\n"
+	    "  --force             run a static program, or one set-user-ID\n"
+	    "                      to another user, anyway (the shim cannot\n"
+	    "                      act in it)\n"
 	    "  --preload=PATH      the shim to preload (default: next to the\n"
 	    "                      flushkit binary, then the installed one)\n"
 	    "\n"
@@ -253,7 +254,12 @@ static char *script_interpreter(const char *path)
 
 /*
  * Why the shim could not act in @path, or NULL: "statically linked",
- * "set-user-ID", "set-group-ID", "has file capabilities".
+ * "set-user-ID", "set-group-ID", "has file capabilities".  A set-ID bit
+ * counts only where the exec changes credentials (the file's owner is
+ * not our effective user, its group not our effective group): only then
+ * does the kernel mark the exec secure (AT_SECURE) and the loader
+ * ignore LD_PRELOAD; root running a root-owned set-user-ID program gets
+ * the shim (docs/exec.md says so).
  */
 static const char *cannot_preload(const char *path)
 {

@@ -3,7 +3,8 @@
 # tests/peers/coreutils-cp.sh - run coreutils' own tests/cp/*.sh against
 # 'flushkit cp', and against GNU cp for reference.
 #
-#   tests/peers/coreutils-cp.sh [--impl=flushkit|gnu|both] [SCRIPT...]
+#   tests/peers/coreutils-cp.sh [--impl=flushkit|gnu|both]
+#                               [--expected=FILE] [SCRIPT...]
 #
 # The suite is not in this repository: it is Debian 12's coreutils 9.1
 # SOURCE PACKAGE (the cp on this machine), obtained through apt at run
@@ -13,7 +14,8 @@
 # name, 'apt-get source --download-only coreutils=9.1-1', then
 # 'dpkg-source -x'.  Nothing of it is built: each tests/cp/NAME.sh runs
 # through its own tests/init.sh with a 'cp' first in PATH that runs
-# "$FLUSHKIT" cp "$@" (default: build/flushkit of this checkout), or
+# "$FLUSHKIT" cp "$@" (default: build/flushkit of this checkout; its
+# messages' program name "flushkit cp: " read as "cp: "), or
 # /bin/cp for the reference run; every other program is the system's
 # coreutils 9.1.  Run as root, as the suite's root-only tests want (they
 # act as nobody through chroot --user).
@@ -25,14 +27,23 @@
 # failure the first flushkit diagnostic of the log is shown.  If the
 # Debian source cannot be had (no network, apt refuses), it says so and
 # exits 77.  Exit 0 once the runs are done, whatever they counted: this
-# is a measurement, not a gate.
+# is a measurement, not a gate; unless --expected=FILE (lines "SCRIPT
+# pass|fail|skip|refused", '#' comments; tests/peers/coreutils-cp.expected,
+# read by tests/t-peer-coreutils-cp.sh): then flushkit's result of each
+# script is checked against it, and the exit status is 1 if one that is
+# expected to pass or to be refused-by-design does not, or a script has
+# no line (a result better than expected is named, to update the list).
+# Each run works in a directory of its own under the cache, so that two
+# runs at once do not share one.
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
 impl=both
+expected=
 scripts=()
 for a in "$@"; do
 	case $a in
 	--impl=*) impl=${a#--impl=} ;;
+	--expected=*) expected=${a#--expected=} ;;
 	-h | --help) sed -n '3,/^set -u/p' "$0" | sed 's/^# \{0,1\}//; /^set -u/d'; exit 0 ;;
 	-*) echo "coreutils-cp.sh: unknown option '$a'" >&2; exit 2 ;;
 	*) scripts+=("${a%.sh}") ;;
@@ -125,7 +136,13 @@ make_tree() {
 		[ "${e##*/}" = src ] || ln -s "$e" "$w/${e##*/}"
 	done
 	if [ "$cmd" = flushkit ]; then
-		printf '#!/bin/sh\nexec %q cp "$@"\n' "$FLUSHKIT" >"$w/src/cp"
+		# The program's name, as a harness maps a peer's: flushkit
+		# cp says "flushkit cp: MSG" (GNU's MSG where it has one),
+		# a built cp "cp: MSG".  Only that prefix, at the start of a
+		# line of stderr, is rewritten; the exit status is cp's,
+		# and stderr is complete when the wrapper exits.
+		printf '#!/bin/bash\nexec 3>&1\n%q cp "$@" 2>&1 >&3 3>&- | sed -u "s/^flushkit cp: /cp: /" >&2\nexit ${PIPESTATUS[0]}\n' \
+			"$FLUSHKIT" >"$w/src/cp"
 	else
 		# Named cp, as a built one is: its messages start "cp: ".
 		printf '#!/bin/bash\nexec -a cp %q "$@"\n' "$GNU_CP" >"$w/src/cp"
@@ -147,13 +164,26 @@ make_tree() {
 	} >"$w/config.h"
 }
 
+declare -A want=()
+if [ -n "$expected" ]; then
+	[ -r "$expected" ] || { echo "coreutils-cp.sh: cannot read $expected" >&2; exit 2; }
+	while read -r s r _; do
+		case $s in '' | '#'*) continue ;; esac
+		case $r in pass | fail | skip | refused) want[$s]=$r ;;
+		*) echo "coreutils-cp.sh: $expected: bad result '$r' for $s" >&2; exit 2 ;;
+		esac
+	done <"$expected"
+fi
+regressions=0
+
 run_impl() {
-	local name=$1 w=$cache/run-$1 logs=$cache/logs/$1
+	local name=$1 w logs=${FK_PEER_LOGS:-$cache/logs}/$1
+	w=$(mktemp -d "$cache/run-$1.XXXXXX") || exit 2
 	local pass=0 failn=0 skip=0 refused=0
 	make_tree "$w" "$name"
 	rm -rf "$logs"
 	mkdir -p "$logs"
-	chmod 0755 "$cache" "$cache/logs"
+	chmod 0755 "$cache" "$logs/.."
 	for s in "${scripts[@]}"; do
 		local f=$src/tests/cp/$s.sh log=$logs/$s.log
 		[ -f "$f" ] || { echo "$name $s: no such script"; failn=$((failn + 1)); continue; }
@@ -203,7 +233,24 @@ run_impl() {
 		refused*) refused=$((refused + 1)) ;;
 		*) failn=$((failn + 1)) ;;
 		esac
-		echo "$name $s: $what"
+		local note=""
+		if [ "$name" = flushkit ] && [ -n "$expected" ]; then
+			local got=${what%%[ :(]*} exp=${want[$s]:-}
+			[ "$got" = refused-by-design ] && got=refused
+			if [ -z "$exp" ]; then
+				note=" [REGRESSION: no line in $expected]"
+				regressions=$((regressions + 1))
+			elif [ "$got" != "$exp" ]; then
+				case $exp in
+				pass | refused)
+					note=" [REGRESSION: expected $exp]"
+					regressions=$((regressions + 1)) ;;
+				*)
+					[ "$got" = pass ] && note=" [better than expected ($exp): update $expected]" ;;
+				esac
+			fi
+		fi
+		echo "$name $s: $what$note"
 	done
 	rm -rf "$w"
 	summary+=("$name: $pass pass, $failn fail, $skip skip, $refused refused-by-design (of ${#scripts[@]} scripts; logs in $logs)")
@@ -213,4 +260,8 @@ summary=()
 [ "$impl" = gnu ] || run_impl flushkit
 [ "$impl" = flushkit ] || run_impl gnu
 printf '%s\n' "${summary[@]}"
+if [ -n "$expected" ]; then
+	echo "against $expected: $regressions regressions"
+	[ $regressions -eq 0 ] || exit 1
+fi
 exit 0
