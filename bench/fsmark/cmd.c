@@ -19,7 +19,7 @@
  * IOPS and MB/s of the devices under the directories from
  * /sys/block/DEV/stat.  --json prints the same as one JSON object.
  *
- * Each run also writes a result file (bench/lib/results.h, docs/report.md)
+ * Each run also writes a result file (cli/results.h, docs/report.md)
  * into --results DIR (default results/; --no-results: none): settings,
  * environment, monitor samples of the disks under the directories, one
  * "progress" line per second (tps = files completed per second, latency

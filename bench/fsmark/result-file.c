@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * result-file.c - bench fsmark's result file (bench/lib/results.h):
+ * result-file.c - bench fsmark's result file (cli/results.h):
  * settings, the progress thread's one-second lines, the summary.
  */
 #include "cli-sys.h"

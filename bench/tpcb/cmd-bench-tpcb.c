@@ -20,7 +20,7 @@
  * one-second tps, over every full second of the run.
  *
  * Every run (not -i, not --check alone) also writes a result file
- * (bench/lib/results.h, docs/report.md) into --results DIR (default
+ * (cli/results.h, docs/report.md) into --results DIR (default
  * results/): its settings and environment, one "progress" line per
  * second (whatever -P says), the monitor sampler's lines, one
  * "checkpoint" line per checkpoint of the run, and the "summary".
