@@ -68,15 +68,6 @@ run_failed(struct run *r, int stopped, const char *fmt, ...)
 		snprintf(r->stopped_by, sizeof(r->stopped_by), "%s", msg);
 }
 
-void tpcb_sleep_until_ns(uint64_t t)
-{
-	struct timespec ts = {.tv_sec = (time_t)(t / 1000000000ull),
-			      .tv_nsec = (long)(t % 1000000000ull)};
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
-	       EINTR)
-		;
-}
-
 /* ---- store callbacks ---- */
 
 static void on_checkpoint(void *arg, const struct fk_checkpoint_info *ci)
