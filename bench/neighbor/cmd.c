@@ -65,10 +65,6 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-struct row nb_rows[NR_VICTIMS][NR_NEIGHBORS][NR_CONFIGS][MAX_ROUNDS];
-
-volatile sig_atomic_t nb_stop_sig;
-
 static void on_signal(int sig)
 {
 	nb_stop_sig = sig;

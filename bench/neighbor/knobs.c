@@ -16,44 +16,6 @@
 #include <time.h>
 #include <unistd.h>
 
-char nb_bdi[128];
-char nb_bdi_saved_strict[32], nb_bdi_saved_ratio[32];
-const char *nb_bdi_ratio_knob = "max_ratio";
-int nb_bdi_changed;
-
-/* The blkio child group, while it exists. */
-char nb_cgroup[256];
-
-int nb_read_small(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = read(fd, buf, len - 1);
-	int e = n < 0 ? -errno : 0;
-	close(fd);
-	if (e)
-		return e;
-	buf[n] = '\0';
-	char *nl = strchr(buf, '\n');
-	if (nl)
-		*nl = '\0';
-	return 0;
-}
-
-int nb_write_small(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	size_t len = strlen(val);
-	ssize_t n = write(fd, val, len);
-	int e = n < 0 ? -errno : (size_t)n != len ? -EIO : 0;
-	if (close(fd) && !e)
-		e = -errno;
-	return e;
-}
-
 int nb_bdi_knob(const char *knob, char *path, size_t len)
 {
 	return snprintf(path, len, "%s/%s", nb_bdi, knob) >= (int)len

@@ -11,6 +11,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,39 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
+
+/* The stop signal caught (0: none), set by cmd.c's handler. */
+volatile sig_atomic_t nb_stop_sig;
+
+int nb_read_small(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, len - 1);
+	int e = n < 0 ? -errno : 0;
+	close(fd);
+	if (e)
+		return e;
+	buf[n] = '\0';
+	char *nl = strchr(buf, '\n');
+	if (nl)
+		*nl = '\0';
+	return 0;
+}
+
+int nb_write_small(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	size_t len = strlen(val);
+	ssize_t n = write(fd, val, len);
+	int e = n < 0 ? -errno : (size_t)n != len ? -EIO : 0;
+	if (close(fd) && !e)
+		e = -errno;
+	return e;
+}
 
 double nb_now_mono(void)
 {

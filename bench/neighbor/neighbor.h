@@ -4,15 +4,21 @@
  * configurations, one run's figures, and the routines its files share.
  * The files, by concern (the benchmark itself: cmd.c's banner):
  *   cmd.c      the command: options, setup, the rounds, every exit path
- *   config.c   the victims, neighbours and configurations; which cannot
- *              run here (find_skips)
  *   run.c      one run: victim, neighbour, the window and its figures
  *   table.c    the table over rounds and the ratios to plain
+ *   config.c   the victims, neighbours and configurations; which cannot
+ *              run here (find_skips)
+ *   locks.c    one run per bdi (strict) and one per --dir
  *   pg.c       the PostgreSQL victim's cluster
  *   knobs.c    the bdi knobs and the blkio group, and their restore
- *   records.c  what a SIGKILLed run left (its record), undone next time
- *   locks.c    one run per bdi (strict) and one per --dir
- *   measure.c  clocks, /proc/meminfo, the disk of a path, latency logs
+ *   records.c  what this run changed and its record for a SIGKILL; the
+ *              undo of what a killed run's record names
+ *   measure.c  the stop flag, clocks, /proc/meminfo and sysfs reads, the
+ *              disk of a path, latency logs
+ * Calls go down this list, never up (t-layers.sh): cmd.c calls them
+ * all, measure.c none of them; records.c holds the state of what the run
+ * changed (bdi knobs, blkio group, cluster) and its record, which
+ * knobs.c and pg.c update before each change.
  */
 #ifndef FK_NEIGHBOR_H
 #define FK_NEIGHBOR_H
@@ -94,10 +100,6 @@ struct lat_set {
 	size_t n, alloc;
 };
 
-/* cmd.c: the figures of every run; the stop signal caught (0: none) */
-extern struct row nb_rows[NR_VICTIMS][NR_NEIGHBORS][NR_CONFIGS][MAX_ROUNDS];
-extern volatile sig_atomic_t nb_stop_sig;
-
 /* config.c */
 void nb_find_skips(struct env *env);
 
@@ -105,7 +107,8 @@ void nb_find_skips(struct env *env);
 int nb_one_run(struct env *env, int vmode, int kind, int config, unsigned round,
 	       struct row *row);
 
-/* table.c */
+/* table.c: the figures of every run and their table */
+extern struct row nb_rows[NR_VICTIMS][NR_NEIGHBORS][NR_CONFIGS][MAX_ROUNDS];
 void nb_print_table(FILE *f, const struct env *env);
 
 /* pg.c */
@@ -130,7 +133,7 @@ struct nb_pg {
 	gid_t gid;
 	char version[80];
 };
-extern struct nb_pg nb_pg;
+extern struct nb_pg nb_pg; /* records.c: recorded while it exists */
 const char *nb_pg_why(char *buf, size_t len);
 int nb_pg_client(char **argv, const char *cwd, const char *out_path);
 int nb_pg_stop(void);
@@ -138,8 +141,9 @@ int nb_pg_start(const char *dir, const char *out, uint64_t clients);
 int nb_pg_move_logs(const char *run);
 void nb_pg_copy_progress(struct result_file *rf, const char *path, double off);
 
-/* knobs.c: the bdi of the file system under test and its knobs, the
- * blkio child group while it exists */
+/* knobs.c; the bdi of the file system under test and its saved knobs,
+ * the blkio child group while it exists (defined in records.c, which
+ * records them) */
 extern char nb_bdi[128];
 extern char nb_bdi_saved_strict[32], nb_bdi_saved_ratio[32];
 extern const char *nb_bdi_ratio_knob;
@@ -182,7 +186,8 @@ int nb_bdi_lock(void);
 int nb_dir_lock(const char *dir);
 void nb_dir_unlock(void);
 
-/* measure.c */
+/* measure.c: the stop signal caught (0: none), and the helpers */
+extern volatile sig_atomic_t nb_stop_sig;
 double nb_now_mono(void);
 double nb_now_epoch(void);
 void nb_sleep_s(double s);

@@ -17,8 +17,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-struct nb_pg nb_pg = {.pid = -1};
-
 /* Why the PostgreSQL victims cannot run here, or NULL. */
 const char *nb_pg_why(char *buf, size_t len)
 {

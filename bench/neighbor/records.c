@@ -17,6 +17,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* What is changed now: the bdi of the file system under test and its
+ * saved knobs, the blkio child group while it exists (knobs.c), the
+ * PostgreSQL cluster (pg.c). */
+char nb_bdi[128];
+char nb_bdi_saved_strict[32], nb_bdi_saved_ratio[32];
+const char *nb_bdi_ratio_knob = "max_ratio";
+int nb_bdi_changed;
+
+char nb_cgroup[256];
+
+struct nb_pg nb_pg = {.pid = -1};
+
 static int state_fd = -1;
 static char state_file[128];
 

@@ -8,6 +8,9 @@
 #include <math.h>
 #include <string.h>
 
+/* The figures of every run (cmd.c runs them, one_run fills each). */
+struct row nb_rows[NR_VICTIMS][NR_NEIGHBORS][NR_CONFIGS][MAX_ROUNDS];
+
 static double metric(const struct row *r, int m)
 {
 	const double v[NR_METRICS] = {
