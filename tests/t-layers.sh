@@ -27,6 +27,7 @@ declare -A floor
 nfloors=0
 while IFS= read -r row; do
 	n=$(sed -n 's/^| \([0-9]\+\) |.*/\1/p' <<<"$row")
+	# shellcheck disable=SC2016 # the backquotes are the markdown's
 	globs=$(awk -F'|' '{print $3}' <<<"$row" | grep -o '`[^`]*`' | tr -d '`')
 	matched=0
 	for g in $globs; do
@@ -44,8 +45,9 @@ done < <(sed -n '/^## The floors/,/^## /p' "$design" | grep -E '^\| [0-9]+ \|')
 [ $nfloors -ge 5 ] || fail "design.md's table of floors has only $nfloors rows"
 
 # Every C source of the floors' folders is on a floor.
-for d in src src/store src/preload cli disk disk/model tools bench bench/*/; do
-	for f in "$src"/${d%/}/*.c; do
+mapfile -t bdirs < <(cd "$src" && find bench -type d | sort)
+for d in src src/store src/preload cli disk disk/model tools "${bdirs[@]}"; do
+	for f in "$src/$d"/*.c; do
 		[ -f "$f" ] || continue
 		rel=${f#"$src"/}
 		[ -n "${floor[$rel]:-}" ] || fail "$rel is on no floor of design.md"
@@ -69,7 +71,7 @@ done
 
 # Who defines what (global text, data, bss, read-only data).
 exported=$(sed -n '/global:/,/local:/p' "$src/src/preload/preload.map" |
-	tr ' \t;' '\n\n\n' | grep -E '^[A-Za-z_][A-Za-z0-9_]*$' | grep -v -x -e global -e local)
+	tr -s '[:space:];' '\n' | grep -E '^[A-Za-z_][A-Za-z0-9_]*$' | grep -v -x -e global -e local)
 declare -A libc_name def
 for s in $exported; do libc_name[$s]=1; done
 for rel in "${!objs[@]}"; do
@@ -92,7 +94,7 @@ for rel in "${!objs[@]}"; do
 	for o in ${objs[$rel]}; do
 		for s in $(nm -u "$o" | awk '{print $2}'); do
 			d=${def[$s]:-}
-			[ -n "$d" ] && [ "$d" != "$rel" ] || continue
+			if [ -z "$d" ] || [ "$d" = "$rel" ]; then continue; fi
 			calls=$((calls + 1))
 			echo "$rel $d" >>"$edges"
 			if [ "${floor[$d]}" -gt "${floor[$rel]}" ]; then
