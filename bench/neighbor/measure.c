@@ -73,36 +73,21 @@ void nb_sleep_s(double s)
 	nanosleep(&ts, NULL);
 }
 
-/* Dirty and Writeback of /proc/meminfo, KiB. */
+/* Dirty and Writeback of /proc/meminfo, KiB (NAN: not read). */
 void nb_meminfo(double *dirty_kb, double *wb_kb)
 {
+	struct fk_meminfo m;
 	*dirty_kb = *wb_kb = NAN;
-	FILE *f = fopen("/proc/meminfo", "re");
-	if (!f)
+	if (fk_meminfo_read(NULL, &m))
 		return;
-	char line[256];
-	double v;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "Dirty: %lf", &v) == 1)
-			*dirty_kb = v;
-		else if (sscanf(line, "Writeback: %lf", &v) == 1)
-			*wb_kb = v;
-	}
-	fclose(f);
+	*dirty_kb = (double)m.dirty_kb;
+	*wb_kb = (double)m.writeback_kb;
 }
 
 static uint64_t meminfo_total_kb(void)
 {
-	FILE *f = fopen("/proc/meminfo", "re");
-	if (!f)
-		return 0;
-	char line[256];
-	unsigned long long v = 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemTotal: %llu", &v) == 1)
-			break;
-	fclose(f);
-	return v;
+	struct fk_meminfo m;
+	return fk_meminfo_read(NULL, &m) ? 0 : m.mem_total_kb;
 }
 
 /* The dirty limit: vm.dirty_bytes, else vm.dirty_ratio of MemTotal (the
