@@ -297,16 +297,8 @@ static void remove_dir(const char *dir)
 
 static uint64_t mem_available(void)
 {
-	FILE *f = fopen("/proc/meminfo", "r");
-	if (!f)
-		return 0;
-	char line[256];
-	unsigned long long kb = 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-			break;
-	fclose(f);
-	return (uint64_t)kb * 1024;
+	struct fk_meminfo m;
+	return fk_meminfo_read(NULL, &m) ? 0 : m.mem_available_kb * 1024;
 }
 
 static int check_opts(const struct labdisk_opts *o, uint64_t size)

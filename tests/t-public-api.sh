@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The flushkit command is a client of the public library: every
-# "#include" under tools/ and bench/ (the command proper and the
-# benchmark floor) names flushkit.h or a header of those directories
+# "#include" under cli/, tools/ and bench/ (the command's helpers, the
+# command proper and the benchmark floor) names flushkit.h or a header
+# of those directories
 # (never src/'s private sys.h, tree.h, fsync_batch.h, ...), every
 # such .c compiles with only them and include/ on the include path, and
 # the built command needs libflushkit.so.0 instead of containing the
@@ -13,8 +14,8 @@ set -u
 fail() { echo "FAIL: $*"; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
 src=${FK_SRC:?}
-# tools/ and every directory of the benchmark floor
-dirs=(tools)
+# cli/, tools/ and every directory of the benchmark floor
+dirs=(cli tools)
 while IFS= read -r d; do dirs+=("${d#"$src"/}"); done < <(find "$src/bench" -type d | sort)
 hdirs=("${dirs[@]}" disk disk/model)
 incs=()
@@ -39,12 +40,12 @@ for d in "${dirs[@]}"; do
 			h=$(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' <<<"$inc")
 			[ -n "$h" ] || continue
 			if [ "$h" = flushkit.h ] || is_ours "$h"; then continue; fi
-			echo "$d/$(basename "$f"): #include \"$h\": not the public header nor a tools/ or bench/ header"
+			echo "$d/$(basename "$f"): #include \"$h\": not the public header nor a cli/, tools/ or bench/ header"
 			bad=1
 		done < <(grep -E '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f")
 	done
 done
-[ $bad -eq 0 ] || fail "tools/ or bench/ includes private headers"
+[ $bad -eq 0 ] || fail "cli/, tools/ or bench/ includes private headers"
 [ $nfiles -ge 20 ] || fail "only $nfiles sources found under ${dirs[*]}"
 
 command -v cc >/dev/null || skip "no C compiler"
@@ -64,4 +65,4 @@ readelf -d "$FLUSHKIT" | grep -q 'NEEDED.*\[libflushkit\.so\.0\]' ||
 	fail "the flushkit command does not link libflushkit.so.0"
 n=$(nm -D --undefined-only "$FLUSHKIT" | grep -c ' fk_')
 [ "$n" -ge 20 ] || fail "the command imports only $n fk_ symbols"
-echo "ok: tools/ and bench/ ($nfiles files) on flushkit.h only; the command imports $n fk_ symbols from libflushkit.so.0"
+echo "ok: cli/, tools/ and bench/ ($nfiles files) on flushkit.h only; the command imports $n fk_ symbols from libflushkit.so.0"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test-monitor-results.c - result files (bench/lib/results.h): a benchmark's
+ * test-monitor-results.c - result files (cli/results.h): a benchmark's
  * lines and the sampler thread's "monitor" lines land whole, one JSON
  * object per line, with the documented fields; the file name has the
  * documented shape and is never reused; t_s follows results_reset_clock;

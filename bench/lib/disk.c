@@ -463,16 +463,8 @@ static void dev_numbers(struct disk *d)
  * (their daemons outlive a killed run). */
 static uint64_t mem_available(void)
 {
-	FILE *f = fopen("/proc/meminfo", "re");
-	if (!f)
-		return 0;
-	char line[256];
-	unsigned long long kb = 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-			break;
-	fclose(f);
-	return (uint64_t)kb * 1024;
+	struct fk_meminfo m;
+	return fk_meminfo_read(NULL, &m) ? 0 : m.mem_available_kb * 1024;
 }
 
 static int make_lab(struct disk *d, const char *name, uint64_t bytes,

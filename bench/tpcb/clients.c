@@ -23,6 +23,17 @@
 
 /* ---- the clients ---- */
 
+/* Sleep until CLOCK_MONOTONIC @t ns (the clients' schedule under -R,
+ * the main thread's -P and result intervals). */
+void tpcb_sleep_until_ns(uint64_t t)
+{
+	struct timespec ts = {.tv_sec = (time_t)(t / 1000000000ull),
+			      .tv_nsec = (long)(t % 1000000000ull)};
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
+	       EINTR)
+		;
+}
+
 static int note_second(struct client *c, uint64_t end_ns)
 {
 	uint64_t start = c->run->start_ns;

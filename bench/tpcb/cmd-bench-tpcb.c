@@ -20,7 +20,7 @@
  * one-second tps, over every full second of the run.
  *
  * Every run (not -i, not --check alone) also writes a result file
- * (bench/lib/results.h, docs/report.md) into --results DIR (default
+ * (cli/results.h, docs/report.md) into --results DIR (default
  * results/): its settings and environment, one "progress" line per
  * second (whatever -P says), the monitor sampler's lines, one
  * "checkpoint" line per checkpoint of the run, and the "summary".
@@ -66,15 +66,6 @@ run_failed(struct run *r, int stopped, const char *fmt, ...)
 		snprintf(r->failure, sizeof(r->failure), "%s", msg);
 	if (stopped && !r->stopped_by[0])
 		snprintf(r->stopped_by, sizeof(r->stopped_by), "%s", msg);
-}
-
-void tpcb_sleep_until_ns(uint64_t t)
-{
-	struct timespec ts = {.tv_sec = (time_t)(t / 1000000000ull),
-			      .tv_nsec = (long)(t % 1000000000ull)};
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
-	       EINTR)
-		;
 }
 
 /* ---- store callbacks ---- */

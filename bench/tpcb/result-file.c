@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * result-file.c - bench tpcb's result file (bench/lib/results.h): its
+ * result-file.c - bench tpcb's result file (cli/results.h): its
  * "settings" line (the run's options and every store knob of the knob
  * table) and "summary" line, opening and closing it, and the -l
  * per-transaction logs it names.

@@ -11,6 +11,10 @@
  *   output.c          the text summary (pgbench's layout) and --json
  *   result-file.c     the result file (settings, summary) and -l logs
  *   workload.[ch]     the TPC-B tables and transactions
+ * Calls go one way, down this list: cmd-bench-tpcb.c calls all the
+ * others; result-file.c calls clients.c (the -l aggregates), output.c,
+ * knobs and workload; clients.c, options.c and output.c call only knobs
+ * and workload (t-layers.sh checks that no file calls back up).
  * See cmd-bench-tpcb.c for the threads and what they share.
  */
 #ifndef FK_TPCB_H
@@ -207,14 +211,12 @@ static inline struct json_object *jtps(double v)
 			   : results_json_double(v, 1);
 }
 
-/* cmd-bench-tpcb.c */
-void tpcb_sleep_until_ns(uint64_t t);
-
 /* options.c: parse @argv into @r; -1 to go on, else an exit status
  * (the message printed). */
 int tpcb_parse_args(struct run *r, int argc, char **argv);
 
 /* clients.c */
+void tpcb_sleep_until_ns(uint64_t t);
 void tpcb_agg_print(FILE *f, const struct agg *a);
 void tpcb_agg_reset(struct agg *a, int64_t start_s);
 int tpcb_collect(struct run *r, struct results *res, uint64_t end_ns);

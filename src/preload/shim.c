@@ -61,7 +61,11 @@
  *   P3. A thread re-entering the shim (a signal handler interrupting
  *       it, or a call the shim itself makes) passes straight to libc
  *       (shim_enter, a thread-local flag with the initial-exec model:
- *       no allocation on first use).
+ *       no allocation on first use).  The shim's own calls do re-enter:
+ *       in this .so, sys.c's write, close, openat, ... (fk_sys) and the
+ *       fcntl below bind to interpose.c's exported replacements, which
+ *       call libc and then find the thread inside (docs/design.md, The
+ *       floors: the one intended circle).
  *   P4. g_inflight is the sum over slots of ext_bytes + fifo_bytes while
  *       max_dirty or drop_cache is set; every path that clears a slot
  *       subtracts what it held.

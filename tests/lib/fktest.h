@@ -105,7 +105,7 @@ int fkt_run_cmd_buf(int (*fn)(int, char **), int argc, const char **argv,
 struct json_object;
 const char *fkt_json_str(struct json_object *o, const char *k);
 
-/* Result files (bench/lib/results.h): the last "summary" line of @path
+/* Result files (cli/results.h): the last "summary" line of @path
  * (caller json_object_put), or NULL if it has none. */
 struct json_object;
 struct json_object *fkt_result_summary(const char *path);
