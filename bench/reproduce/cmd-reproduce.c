@@ -38,7 +38,8 @@
  *        batched fsync, from empty memory (its file system remounted)
  *        and with the page cache holding clean pages.
  *   002  bench series over scales x clients, the database several times
- *        shared_buffers: fsync request queue compaction off vs on.
+ *        shared_buffers, the server of 2010 (--flush=naive): fsync
+ *        request queue compaction off vs on; the queue's fill over time.
  *   003  copy a database-like tree (a fresh initdb data directory with
  *        pgbench data when PostgreSQL 15 is installed, else a generated
  *        one of the same shape): fsync per file vs early writeback,
@@ -46,8 +47,11 @@
  *        of the loop device from tracefs block events (else
  *        /sys/block/loopN/stat) and Dirty/Writeback sampled by
  *        "flushkit monitor".
- *   004  bench sync: sync(2) vs syncfs vs flushkit sync on ext4, xfs,
- *        btrfs, ext3 x 1, 2, 4 file systems.
+ *   004  bench sync --methods=base,patched: the pre- and post-2011 orders
+ *        of sync(2), emulated per file system, on ext4, xfs, btrfs,
+ *        ext3 x 1, 2, 4 file systems.
+ * Each experiment's file (000.c ... 004.c) opens with the seed's setup
+ * and our mapping of it; docs/reproduce.md has the same, one line each.
  *
  * SIGINT/SIGTERM/SIGHUP/SIGPIPE: the running child's process group is sent
  * SIGTERM, the experiment stops, a PostgreSQL server is stopped and its
