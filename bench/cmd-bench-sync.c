@@ -8,9 +8,11 @@
  * nothing to write, with small files being created, and with one large
  * file being written, on 1, 2 and 4 file systems, and marked each
  * difference +/-/0 by two standard deviations.  This does the same for
- * three ways to make data durable: sync(2), one syncfs(2) per file
- * system, and flushkit's two-pass tree sync (fk_tree_sync,
- * FK_SYNC_TWOPASS) over the written trees.
+ * five ways to make data durable (--methods): sync(2), one syncfs(2) per
+ * file system, flushkit's two-pass tree sync (fk_tree_sync,
+ * FK_SYNC_TWOPASS) over the written trees, and "base" and "patched": the
+ * orders of sync(2) before and after the study's series, emulated on
+ * our file systems in user space (do_sync_base below).
  *
  * For each file system type and count: disks of --device (a lab disk
  * per file system, or a native loop device on a sparse image), mkfs.TYPE,
@@ -59,16 +61,16 @@
 
 #define MAX_FS 4
 #define MAX_TYPES 8
-#define NR_METHODS 3
+#define NR_METHODS 5
 #define NR_TESTS 3
 #define SMALL_FILE_BYTES (40 * 1024)
 #define CHUNK_BYTES (1024 * 1024)
 
-enum { M_SYNC, M_SYNCFS, M_FLUSHKIT };
-static const char *const method_names[NR_METHODS] = {"sync", "syncfs",
-						     "flushkit"};
-static const char *const method_titles[NR_METHODS] = {"sync(2)", "syncfs",
-						      "flushkit sync"};
+enum { M_SYNC, M_SYNCFS, M_FLUSHKIT, M_BASE, M_PATCHED };
+static const char *const method_names[NR_METHODS] = {
+    "sync", "syncfs", "flushkit", "base", "patched"};
+static const char *const method_titles[NR_METHODS] = {
+    "sync(2)", "syncfs", "flushkit sync", "BASE order", "PATCHED order"};
 static const char *const test_keys[NR_TESTS] = {"empty_sync_total_s",
 						"small_sync_s", "big_sync_s"};
 
@@ -87,6 +89,7 @@ struct opts {
 	double sleep_scale;
 	const char *dir, *results;
 	int no_results;
+	unsigned methods; /* --methods: bit 1 << M_* */
 	struct disk_profile device;
 };
 
@@ -213,8 +216,98 @@ static void writer(const char *dir, int big, uint64_t big_bytes,
 		pause();
 }
 
+/*
+ * "base": sys_sync as it was before the 2011 series (fs/sync.c of Linux
+ * 3.1), the study's BASE kernel:
+ *   wakeup_flusher_threads(0);               every bdi, WB_SYNC_NONE
+ *   for each super block in turn             sync_filesystems(0)
+ *       writeback_inodes_sb(sb)              WB_SYNC_NONE, no wait for I/O
+ *       ->sync_fs(sb, 0), __sync_blockdev(bdev, 0)
+ *   for each super block in turn             sync_filesystems(1)
+ *       sync_inodes_sb(sb)                   WB_SYNC_ALL, waits
+ *       ->sync_fs(sb, 1), __sync_blockdev(bdev, 1)
+ * (PATCHED, today's sync(2): one WB_SYNC_ALL pass over every super
+ * block, then ->sync_fs nowait on all, then wait on all, then the block
+ * devices.)  User space on our file systems only, in their order:
+ *   pass 1, per file system: SYNC_FILE_RANGE_WRITE on every regular file
+ *       (WB_SYNC_NONE writeback of its dirty pages since Linux 5.2, as
+ *       writeback_inodes_sb's per inode); ->sync_fs(sb, 0) and the
+ *       block device's nowait flush have no system call and are left out;
+ *   pass 2, per file system: syncfs(2) (sync_filesystem: a WB_SYNC_NONE
+ *       pass, ->sync_fs nowait, sync_inodes_sb, ->sync_fs wait, the block
+ *       device: BASE's second pass for that super block, preceded by a
+ *       repeat of its first).
+ * "patched": the series' order (today's sync(2)) on our file systems
+ * only, for a machine where sync(2) itself would also sync everyone
+ * else's file systems:
+ *   pass 1, per file system: SYNC_FILE_RANGE_WAIT_BEFORE | WRITE |
+ *       WAIT_AFTER on every regular file (WB_SYNC_ALL writeback, waited
+ *       for: sync_inodes_sb's pass, with no WB_SYNC_NONE pass before);
+ *   pass 2, per file system: syncfs(2) (its page passes find nothing
+ *       left: ->sync_fs nowait and wait, the block device).
+ * Not emulated: wakeup_flusher_threads over every bdi (asynchronous, and
+ * the other file systems of this machine are not the study's), the
+ * inode metadata writeback of pass 1, quota sync, and PATCHED's
+ * ->sync_fs nowait of every super block before the first wait.
+ */
+static const char *base_err_path;
+static int base_err;
+
+static unsigned base_flags;
+
+static int base_start_one(const char *path, const struct stat *sb, int flag,
+			  struct FTW *ftw)
+{
+	(void)sb;
+	(void)ftw;
+	if (flag != FTW_F)
+		return 0;
+	int fd = open(path, O_RDONLY | O_NOATIME | O_CLOEXEC);
+	if (fd < 0)
+		return 0; /* a file gone or unreadable: syncfs covers it */
+	if (sync_file_range(fd, 0, 0, base_flags)) {
+		base_err = -errno;
+		base_err_path = path;
+	}
+	close(fd);
+	return base_err ? 1 : 0;
+}
+
+static int do_sync_base(struct fsinst *fs, int nr, int patched)
+{
+	base_flags = patched
+			 ? SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+			       SYNC_FILE_RANGE_WAIT_AFTER
+			 : SYNC_FILE_RANGE_WRITE;
+	for (int i = 0; i < nr; i++) {
+		base_err = 0;
+		nftw(fs[i].mnt, base_start_one, 16, FTW_PHYS | FTW_MOUNT);
+		if (base_err) {
+			cli_error("sync_file_range(%s) '%s': %s",
+				  patched ? "WAIT_BEFORE|WRITE|WAIT_AFTER"
+					  : "WRITE",
+				  base_err_path, strerror(-base_err));
+			return base_err;
+		}
+	}
+	for (int i = 0; i < nr; i++) {
+		int fd = open(fs[i].mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0 || syncfs(fd)) {
+			int e = errno;
+			cli_error("syncfs '%s': %s", fs[i].mnt, strerror(e));
+			if (fd >= 0)
+				close(fd);
+			return -e;
+		}
+		close(fd);
+	}
+	return 0;
+}
+
 static int do_sync(int method, struct fsinst *fs, int nr)
 {
+	if (method == M_BASE || method == M_PATCHED)
+		return do_sync_base(fs, nr, method == M_PATCHED);
 	if (method == M_SYNC) {
 		sync();
 		return 0;
@@ -379,6 +472,8 @@ static int bench_one(const struct opts *op, const char *base, const char *type,
 		paths[i] = fs[i].data;
 	for (int m = 0; m < NR_METHODS && !err && !stop && !op->no_results;
 	     m++) {
+		if (!(op->methods & (1u << m)))
+			continue;
 		char name[64];
 		snprintf(name, sizeof(name), "sync-%s-%d-%s", type, count,
 			 method_names[m]);
@@ -398,6 +493,8 @@ static int bench_one(const struct opts *op, const char *base, const char *type,
 	for (uint64_t r = 0; r < op->runs && !err && !stop; r++) {
 		for (int k = 0; k < NR_METHODS && !err && !stop; k++) {
 			int m = (int)((k + r) % NR_METHODS);
+			if (!(op->methods & (1u << m)))
+				continue;
 			struct json_object *line = json_object_new_object();
 			json_object_object_add(
 			    line, "run", json_object_new_int64((int64_t)r + 1));
@@ -443,7 +540,11 @@ static int bench_one(const struct opts *op, const char *base, const char *type,
 			nv = r + 1;
 	}
 
-	/* The table, and the summary lines. */
+	/* The table, and the summary lines; markers against sync(2), or
+	 * the first method given when it is not among them. */
+	int m0 = 0;
+	while (m0 < NR_METHODS - 1 && !(op->methods & (1u << m0)))
+		m0++;
 	struct fk_stats_summary s[NR_METHODS][NR_TESTS];
 	for (int m = 0; m < NR_METHODS; m++)
 		for (int t = 0; t < NR_TESTS; t++)
@@ -452,16 +553,20 @@ static int bench_one(const struct opts *op, const char *base, const char *type,
 		char devdesc[256];
 		disk_profile_describe(&op->device, devdesc, sizeof(devdesc));
 		printf("\n%s, %d file system%s%s, %zu run%s (marker: against "
-		       "sync(2))\ndevice %s\n",
+		       "%s)\ndevice %s\n",
 		       type, count, count > 1 ? "s" : "",
 		       nr_hosts ? ", two to a disk" : "", nv, nv > 1 ? "s" : "",
-		       devdesc);
+		       method_titles[m0], devdesc);
 		printf("%-22s", "");
 		for (int m = 0; m < NR_METHODS; m++)
-			printf("  %19s%s", method_titles[m], m ? "    " : "");
+			if (op->methods & (1u << m))
+				printf("  %19s%s", method_titles[m],
+				       m != m0 ? "    " : "");
 		printf("\n%-22s", "test (seconds)");
 		for (int m = 0; m < NR_METHODS; m++)
-			printf("  %9s %9s%s", "AVG", "STDDEV", m ? "    " : "");
+			if (op->methods & (1u << m))
+				printf("  %9s %9s%s", "AVG", "STDDEV",
+				       m != m0 ? "    " : "");
 		printf("\n");
 		for (int t = 0; t < NR_TESTS; t++) {
 			char label[40];
@@ -474,12 +579,14 @@ static int bench_one(const struct opts *op, const char *base, const char *type,
 					 t == 1 ? "small files" : "big file");
 			printf("%-22s", label);
 			for (int m = 0; m < NR_METHODS; m++) {
+				if (!(op->methods & (1u << m)))
+					continue;
 				printf("  %9.4f %9.4f", s[m][t].mean,
 				       s[m][t].stddev);
-				if (m)
+				if (m != m0)
 					printf(" (%c)",
 					       fk_stats_compare(
-						   &s[0][t], &s[m][t], NULL));
+						   &s[m0][t], &s[m][t], NULL));
 			}
 			printf("\n");
 		}
@@ -524,39 +631,49 @@ static int bench_one(const struct opts *op, const char *base, const char *type,
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: flushkit bench sync [OPTIONS]   (root only)\n\n"
-		"Time sync(2), syncfs per file system and flushkit's two-pass "
-		"tree sync on\n1, 2 or 4 fresh file systems on loop devices: "
-		"with nothing to write,\nwhile small files are created, and "
-		"while a big file is written.\n\n"
-		"  --fs=LIST           file system types (default "
-		"ext4,xfs,btrfs)\n"
-		"  --fs-count=LIST     file systems at once: 1, 2, 4 "
-		"(default 1,2,4)\n"
-		"  --runs=N            runs (default 10)\n"
-		"  --empty-syncs=N     syncs with nothing to write (default "
-		"200)\n"
-		"  --big-size=SIZE     the big file (default 2G)\n"
-		"  --image-size=SIZE   each image file, sparse (default "
-		"big-size + 1G)\n"
-		"  --small-limit=SIZE  bytes each small-file writer writes "
-		"at most\n"
-		"                      (default a quarter of the image)\n"
-		"  --sleep-scale=F     multiply the 3 s and 5 s sleeps "
-		"(default 1)\n"
-		"  --dir=DIR           images and mount points go in a new "
-		"directory there\n"
-		"                      (default /var/tmp)\n"
-		"  --results=DIR       result files (default results)\n"
-		"  --no-results        write no result files\n"
-		"  --device=DEVICE     native (default: loop devices on "
-		"images in --dir),\n"
-		"                      hdd, ssd, nvme, ram, throttle:BPS:IOPS "
-		"(or BPS:IOPS):\n"
-		"                      lab disks of that model, "
-		",slowdown=K ,no-write-cache\n"
-		"                      (docs/disk.md)\n");
+	fprintf(
+	    f, "usage: flushkit bench sync [OPTIONS]   (root only)\n\n"
+	       "Time sync(2), syncfs per file system and flushkit's two-pass "
+	       "tree sync (or\nthe pre-2011 order of sync, emulated) on 1, "
+	       "2 or 4 fresh file systems on loop\ndevices: with nothing to "
+	       "write, while small files are created, and while a\nbig "
+	       "file is written.\n\n"
+	       "  --fs=LIST           file system types (default "
+	       "ext4,xfs,btrfs)\n"
+	       "  --fs-count=LIST     file systems at once: 1, 2, 4 "
+	       "(default 1,2,4)\n"
+	       "  --runs=N            runs (default 10)\n"
+	       "  --methods=LIST      of sync, syncfs, flushkit, base, patched "
+	       "(the pre- and\n"
+	       "                      post-2011 orders of sync on these file "
+	       "systems: per file\n"
+	       "                      system writeback started (base) or "
+	       "written and waited\n"
+	       "                      for (patched), then per file system "
+	       "syncfs); default\n"
+	       "                      sync,syncfs,flushkit\n"
+	       "  --empty-syncs=N     syncs with nothing to write (default "
+	       "200)\n"
+	       "  --big-size=SIZE     the big file (default 2G)\n"
+	       "  --image-size=SIZE   each image file, sparse (default "
+	       "big-size + 1G)\n"
+	       "  --small-limit=SIZE  bytes each small-file writer writes "
+	       "at most\n"
+	       "                      (default a quarter of the image)\n"
+	       "  --sleep-scale=F     multiply the 3 s and 5 s sleeps "
+	       "(default 1)\n"
+	       "  --dir=DIR           images and mount points go in a new "
+	       "directory there\n"
+	       "                      (default /var/tmp)\n"
+	       "  --results=DIR       result files (default results)\n"
+	       "  --no-results        write no result files\n"
+	       "  --device=DEVICE     native (default: loop devices on "
+	       "images in --dir),\n"
+	       "                      hdd, ssd, nvme, ram, throttle:BPS:IOPS "
+	       "(or BPS:IOPS):\n"
+	       "                      lab disks of that model, "
+	       ",slowdown=K ,no-write-cache\n"
+	       "                      (docs/disk.md)\n");
 }
 
 static int parse_types(char *s, struct opts *op)
@@ -573,6 +690,22 @@ static int parse_types(char *s, struct opts *op)
 		op->types[op->nr_types++] = t;
 	}
 	return op->nr_types ? 0 : -EINVAL;
+}
+
+static int parse_methods(char *s, struct opts *op)
+{
+	char *save = NULL;
+	op->methods = 0;
+	for (char *t = strtok_r(s, ",", &save); t;
+	     t = strtok_r(NULL, ",", &save)) {
+		int m = 0;
+		while (m < NR_METHODS && strcmp(t, method_names[m]))
+			m++;
+		if (m == NR_METHODS)
+			return -EINVAL;
+		op->methods |= 1u << m;
+	}
+	return op->methods ? 0 : -EINVAL;
 }
 
 static int parse_counts(char *s, struct opts *op)
@@ -596,6 +729,7 @@ int cmd_bench_sync(int argc, char **argv)
 	    {"fs", required_argument, NULL, 'f'},
 	    {"fs-count", required_argument, NULL, 'n'},
 	    {"runs", required_argument, NULL, 'r'},
+	    {"methods", required_argument, NULL, 'm'},
 	    {"empty-syncs", required_argument, NULL, 'e'},
 	    {"big-size", required_argument, NULL, 'b'},
 	    {"image-size", required_argument, NULL, 'i'},
@@ -621,6 +755,7 @@ int cmd_bench_sync(int argc, char **argv)
 	op.dir = "/var/tmp";
 	parse_types(types_default, &op);
 	parse_counts(counts_default, &op);
+	op.methods = 1u << M_SYNC | 1u << M_SYNCFS | 1u << M_FLUSHKIT;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", lopts, NULL)) != -1) {
@@ -635,6 +770,9 @@ int cmd_bench_sync(int argc, char **argv)
 		case 'r':
 			bad = cli_parse_u64(optarg, &op.runs) || !op.runs ||
 			      op.runs > 100000;
+			break;
+		case 'm':
+			bad = parse_methods(optarg, &op);
 			break;
 		case 'e':
 			bad = cli_parse_u64(optarg, &op.empty_syncs);

@@ -3,7 +3,7 @@
 # "flushkit bench sync" on tiny images (ext4, and xfs when mkfs.xfs is
 # there), one and two file systems, 2 runs, 4 empty syncs, a 16 MiB big
 # file, sleeps scaled to 1/50: a table per type and count with the three
-# methods, one result file per (type, count, method) with 2 "run" lines
+# default methods (and --methods=base,patched once), one result file per (type, count, method) with 2 "run" lines
 # and a summary, "flushkit compare" on two of them, and no loop device,
 # mount or image left behind.  Not root: exit 1 with a clear message,
 # and the test skips (77).
@@ -80,6 +80,25 @@ for r in [l for l in lines if l["type"] == "run"]:
     assert 0 < r["small_files_at_sync"] <= 10, r
 PY
 done
+
+# --methods: only the methods given, markers against the first given
+# when sync(2) is not among them (base and patched: the 2011 study's
+# two orders, emulated per file system).
+"$FLUSHKIT" bench sync --fs ext4 --fs-count 2 --runs 1 --empty-syncs 2 \
+	--big-size 16M --image-size 320M --sleep-scale 0.05 \
+	--methods=base,patched --dir "$t" --results "$t/meth" >"$t/mout" \
+	2>"$t/err" || err "--methods: exit $?: $(tail -3 "$t/err")"
+for m in base patched; do
+	ls "$t/meth"/sync-ext4-2-$m-*.jsonl >/dev/null 2>&1 ||
+		err "--methods: no result file for $m"
+done
+ls "$t/meth"/sync-ext4-2-sync-*.jsonl >/dev/null 2>&1 &&
+	err "--methods: a result file for sync, not asked for"
+grep -q 'marker: against BASE order' "$t/mout" ||
+	err "--methods: table: $(head -5 "$t/mout")"
+grep -q 'PATCHED order' "$t/mout" || err "--methods: no PATCHED column"
+"$FLUSHKIT" bench sync --methods=sync,bogus >/dev/null 2>&1
+[ $? -eq 2 ] || err "--methods=sync,bogus not a usage error"
 
 # Nothing left behind.
 [ -z "$(ours)" ] || err "loop device left: $(ours)"

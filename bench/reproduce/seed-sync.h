@@ -6,7 +6,7 @@
  * 3 = one sync while a big file is written), file system and number
  * of file systems, the BASE and PATCHED average and standard deviation
  * in seconds over 10 runs, and the study's +/-/0 marker at 2 sigma.
- * Transcribed from the mail; included by cmd-reproduce.c only.
+ * Transcribed from the mail; included by 004.c only.
  */
 struct seed_sync_row {
 	int test;
