@@ -71,9 +71,17 @@ start_and_wait_mounted() {
 }
 
 # 1. The whole quick run, on the seeds' own kinds of disk.
-out=$("$FLUSHKIT" reproduce all --quick --results "$t/r" 2>&1)
+out=$("$FLUSHKIT" reproduce all --quick --progress --results "$t/r" 2>"$t/progress")
 rc=$?
-[ $rc -eq 0 ] || err "reproduce all --quick: exit $rc: $out"
+[ $rc -eq 0 ] || err "reproduce all --quick: exit $rc: $out $(tail -5 "$t/progress")"
+# Long work shows progress (--progress; by default on a terminal): a
+# line as each step starts and one with its time as it ends.
+grep -q '^reproduce: 000: init.log: flushkit bench tpcb -i \.\.\. started$' "$t/progress" ||
+	err "no progress line for 000's init: $(head -3 "$t/progress")"
+grep -Eq '^reproduce: 003: .*: done in [0-9.]+ s$' "$t/progress" ||
+	err "no 'done in' line for 003: $(grep 003 "$t/progress" | head -3)"
+[ "$(grep -c ' started$' "$t/progress")" = "$(grep -Ec ': (done|failed) in ' "$t/progress")" ] ||
+	err "progress: not one end line per start line"
 for n in 000 001 002 003 004; do
 	md="$t/r/$n/table.md"
 	[ -s "$md" ] || { err "$n: no table.md"; continue; }

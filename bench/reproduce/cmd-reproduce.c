@@ -260,6 +260,9 @@ static void usage(FILE *f)
 		"  --quick           tiny sizes: every experiment in a few "
 		"minutes\n"
 		"  --runs=N          runs per side (default: each seed's)\n"
+		"  --progress        a line on stderr as each step starts and "
+		"ends\n"
+		"                    (default when stderr is a terminal)\n"
 		"  --results=DIR     output, a new or empty directory "
 		"(default\n"
 		"                    results/reproduce-YYYYMMDD-HHMMSS)\n"
@@ -280,6 +283,7 @@ int cmd_reproduce(int argc, char **argv)
 	    {"runs", required_argument, NULL, 'r'},
 	    {"results", required_argument, NULL, 'o'},
 	    {"cleanup", no_argument, NULL, 'C'},
+	    {"progress", no_argument, NULL, 'p'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -287,6 +291,7 @@ int cmd_reproduce(int argc, char **argv)
 	int opt, cleanup = 0, others = 0;
 	memset(&c, 0, sizeof(c));
 	disk_profile_parse("hdd", &c.prof); /* see seed_device */
+	reproduce_progress = isatty(STDERR_FILENO);
 	optind = 1;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":h", lopts, NULL)) != -1) {
@@ -302,6 +307,9 @@ int cmd_reproduce(int argc, char **argv)
 			break;
 		case 'q':
 			c.quick = 1;
+			break;
+		case 'p':
+			reproduce_progress = 1;
 			break;
 		case 'C':
 			cleanup = 1;

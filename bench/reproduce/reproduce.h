@@ -90,6 +90,9 @@ struct pg {
 extern volatile sig_atomic_t stop, stop_sig;
 extern volatile pid_t child_pgid;
 void on_signal(int sig);
+/* --progress (or stderr a terminal): run_flushkit says on stderr when
+ * each step starts and how long it took. */
+extern int reproduce_progress;
 int run_flushkit(const char *log, const struct child_argv *a);
 int run_args(struct ctx *c, const char *logname, struct child_argv *a);
 void split_jsonl(const char *path, const char *log);

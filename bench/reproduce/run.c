@@ -24,6 +24,8 @@ void on_signal(int sig)
 
 /* ---- children -------------------------------------------------------- */
 
+int reproduce_progress;
+
 /*
  * Run "flushkit ARGS..." (/proc/self/exe; @argv[0] is "flushkit") in
  * its own process group (child.h), stdin /dev/null, stdout and stderr
@@ -60,6 +62,22 @@ int run_flushkit(const char *log, const struct child_argv *a)
 					CHILD_SIGDFL | CHILD_SETPGID |
 					CHILD_PDEATHSIG | CHILD_EXEC_MSG,
 			       .out_path = log};
+	/* Long work shows progress: which step, its log, and its time. */
+	const char *seed = NULL;
+	char seedbuf[8] = "";
+	if (slash && slash - log >= 4 && slash[-4] == '/') {
+		memcpy(seedbuf, slash - 3, 3);
+		seed = seedbuf;
+	}
+	double t0 = now_s();
+	if (reproduce_progress) {
+		fprintf(stderr, "reproduce: %s%s%s: flushkit", seed ? seed : "",
+			seed ? ": " : "", slash ? slash + 1 : log);
+		int i = 1;
+		for (; argv[i] && i < 4; i++)
+			fprintf(stderr, " %s", argv[i]);
+		fprintf(stderr, "%s started\n", argv[i] ? " ..." : "");
+	}
 	pid_t pid;
 	rc = child_start("/proc/self/exe", argv, &o, &pid);
 	if (rc) {
@@ -71,6 +89,11 @@ int run_flushkit(const char *log, const struct child_argv *a)
 		kill(-pid, SIGTERM);
 	rc = child_wait(pid, 0);
 	child_pgid = 0;
+	if (reproduce_progress)
+		fprintf(stderr, "reproduce: %s%s%s: %s in %.1f s\n",
+			seed ? seed : "", seed ? ": " : "",
+			slash ? slash + 1 : log, rc ? "failed" : "done",
+			now_s() - t0);
 	if (stop)
 		return -EINTR;
 	if (rc)
