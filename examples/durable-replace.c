@@ -54,9 +54,13 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *path = argv[1], *text = argv[2];
-	char *dcopy = strdup(path), *bcopy = strdup(path), tmp[4096];
-	if (!dcopy || !bcopy)
+	/* dirname and basename may change their argument: copies. */
+	char dcopy[4096], bcopy[4096], tmp[4096];
+	if (snprintf(dcopy, sizeof(dcopy), "%s", path) >= (int)sizeof(dcopy)) {
+		fprintf(stderr, "durable-replace: '%s': name too long\n", path);
 		return 1;
+	}
+	memcpy(bcopy, dcopy, sizeof(bcopy));
 	const char *dir = dirname(dcopy), *base = basename(bcopy);
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp", base) >= (int)sizeof(tmp)) {
 		fprintf(stderr, "durable-replace: '%s': name too long\n", path);
@@ -118,7 +122,5 @@ int main(int argc, char **argv)
 		return 1; /* replaced, but the rename may not survive */
 	close(dfd);
 	printf("replaced '%s' (%zu bytes): durable\n", path, len);
-	free(dcopy);
-	free(bcopy);
 	return 0;
 }
