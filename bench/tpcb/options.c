@@ -549,13 +549,16 @@ int tpcb_parse_args(struct run *r, int argc, char **argv)
 		}
 		li = -1;
 		continue;
-	bad_value:
+	bad_value : {
+		/* A block: a label cannot label a declaration before C23
+		 * (clang refuses it; gcc took it as an extension). */
 		char name[64];
 		if (li >= 0)
 			snprintf(name, sizeof(name), "--%s", lo[li].name);
 		else
 			snprintf(name, sizeof(name), "-%c", c);
 		return cli_bad_value("bench tpcb", name, optarg, NULL);
+	}
 	}
 	/* pgbench's trailing database name: no database here. */
 	if (optind + 1 < argc) {
