@@ -613,17 +613,6 @@ static int power_cut(enum bcache_cut mode, const char *name, uint64_t seed,
 
 /* ---- ctl ---- */
 
-static int parse_seed(const char *s, uint64_t *v)
-{
-	char *end;
-	errno = 0;
-	unsigned long long x = strtoull(s, &end, 0);
-	if (!*s || *end || errno || *s == '-')
-		return -1;
-	*v = x;
-	return 0;
-}
-
 /* One line (lock held): 0 or -errno. */
 static int control_line(char *line, struct replies *rs)
 {
@@ -640,7 +629,7 @@ static int control_line(char *line, struct replies *rs)
 		tok[n++] = t;
 	uint64_t at_flush = 0;
 	if (n == 5 && !strcmp(tok[0], "cut") && !strcmp(tok[3], "flush")) {
-		if (parse_seed(tok[4], &at_flush) || !at_flush)
+		if (fault_parse_u64(tok[4], &at_flush) || !at_flush)
 			return -EINVAL;
 		n = 3;
 	}
@@ -656,7 +645,7 @@ static int control_line(char *line, struct replies *rs)
 				continue;
 			uint64_t seed;
 			if (n == 3) {
-				if (parse_seed(tok[2], &seed))
+				if (fault_parse_u64(tok[2], &seed))
 					return -EINVAL;
 			} else {
 				struct timespec ts;
@@ -1099,11 +1088,6 @@ static void usage(void)
 	exit(2);
 }
 
-static int parse_u64(const char *s, uint64_t *v)
-{
-	return parse_seed(s, v);
-}
-
 /* MemAvailable in bytes, 0 if unknown. */
 static uint64_t mem_available(void)
 {
@@ -1208,7 +1192,7 @@ int main(int argc, char **argv)
 		else if (!strncmp(a, "--model=", 8))
 			spec = a + 8;
 		else if (!strncmp(a, "--size=", 7)) {
-			if (parse_u64(a + 7, &size))
+			if (fault_parse_u64(a + 7, &size))
 				usage();
 			size_given = 1;
 		} else if (!strncmp(a, "--slowdown=", 11)) {

@@ -91,7 +91,7 @@ static int parse_err(const char *s, int *err)
 	return -1;
 }
 
-static int parse_u64(const char *s, uint64_t *v)
+int fault_parse_u64(const char *s, uint64_t *v)
 {
 	char *end;
 	errno = 0;
@@ -123,12 +123,13 @@ int fault_control(struct fault_state *s, char *line)
 	struct fault_rule r = {0};
 	if (!strcmp(tok[0], "fail")) {
 		if (n != 5 || parse_ops(tok[1], &r.ops) ||
-		    parse_err(tok[2], &r.err) || parse_u64(tok[3], &r.off) ||
-		    parse_u64(tok[4], &r.len))
+		    parse_err(tok[2], &r.err) ||
+		    fault_parse_u64(tok[3], &r.off) ||
+		    fault_parse_u64(tok[4], &r.len))
 			return -EINVAL;
 	} else if (!strcmp(tok[0], "after")) {
 		r.is_after = 1;
-		if (n != 4 || parse_u64(tok[1], &r.left) ||
+		if (n != 4 || fault_parse_u64(tok[1], &r.left) ||
 		    parse_ops(tok[2], &r.ops) || parse_err(tok[3], &r.err))
 			return -EINVAL;
 	} else if (!strcmp(tok[0], "all")) {

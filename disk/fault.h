@@ -71,4 +71,9 @@ int fault_control(struct fault_state *s, char *line);
 /* The "NAME VALUE" counter lines and the "rule ..." lines. */
 void fault_print(const struct fault_state *s, FILE *f);
 
+/* A ctl line's number: decimal, 0x hex or 0 octal (strtoull base 0),
+ * no sign, nothing after it.  0 or -1.  The one parser of the ctl
+ * protocol's numbers (diskd.c's seeds and counts too). */
+int fault_parse_u64(const char *s, uint64_t *v);
+
 #endif

@@ -50,6 +50,30 @@ static inline struct dreq *evlist_pop(struct evlist *l)
 	return r;
 }
 
+/* A singly linked FIFO of requests through m_next (head @h, tail @t):
+ * the queues of the hdd and flash models. */
+static inline void fifo_push(struct dreq **h, struct dreq **t, struct dreq *r)
+{
+	r->m_next = NULL;
+	if (*t)
+		(*t)->m_next = r;
+	else
+		*h = r;
+	*t = r;
+}
+
+static inline struct dreq *fifo_pop(struct dreq **h, struct dreq **t)
+{
+	struct dreq *r = *h;
+	if (r) {
+		*h = r->m_next;
+		if (!*h)
+			*t = NULL;
+		r->m_next = NULL;
+	}
+	return r;
+}
+
 /* Report DONE (and DURABLE for writes: these models have no volatile
  * cache) of every request due at @now; return the next due time. */
 static inline uint64_t evlist_advance(struct evlist *l, uint64_t now,

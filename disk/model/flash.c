@@ -63,28 +63,6 @@ struct flash {
 	struct disk_model_stats st;
 };
 
-static void fifo_push(struct dreq **h, struct dreq **t, struct dreq *r)
-{
-	r->m_next = NULL;
-	if (*t)
-		(*t)->m_next = r;
-	else
-		*h = r;
-	*t = r;
-}
-
-static struct dreq *fifo_pop(struct dreq **h, struct dreq **t)
-{
-	struct dreq *r = *h;
-	if (r) {
-		*h = r->m_next;
-		if (!*h)
-			*t = NULL;
-		r->m_next = NULL;
-	}
-	return r;
-}
-
 static uint64_t max64(uint64_t a, uint64_t b)
 {
 	return a > b ? a : b;

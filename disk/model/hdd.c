@@ -236,28 +236,6 @@ static uint64_t position_ns(const struct hdd *m, uint64_t off, int write,
 
 /* ---- lists ---- */
 
-static void fifo_push(struct dreq **h, struct dreq **t, struct dreq *r)
-{
-	r->m_next = NULL;
-	if (*t)
-		(*t)->m_next = r;
-	else
-		*h = r;
-	*t = r;
-}
-
-static struct dreq *fifo_pop(struct dreq **h, struct dreq **t)
-{
-	struct dreq *r = *h;
-	if (r) {
-		*h = r->m_next;
-		if (!*h)
-			*t = NULL;
-		r->m_next = NULL;
-	}
-	return r;
-}
-
 static struct hce *hce_add(struct hdd *m, struct dreq *r, int wt)
 {
 	struct hce *e = calloc(1, sizeof(*e));
