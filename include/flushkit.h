@@ -1111,6 +1111,80 @@ FK_API void fk_fsync_batch_get_stats(const struct fk_fsync_batch *b,
 				     struct fk_fsync_batch_stats *st);
 
 /*
+ * Submit and reap: fsync requests in flight while the caller goes on
+ * working (creating and writing the next files), instead of
+ * fk_fsync_batch_run's "all of these, then wait".  The asynchronous
+ * fsync of the 2014 work (aio fsync), as io_uring's IORING_OP_FSYNC is
+ * used: submit each file's fsync as soon as its writes have returned,
+ * reap the completions later.  Backends as for fk_fsync_batch_run:
+ * "uring" issues one SQE per request and submits it at once; "threads"
+ * hands it to a pool of up to queue_depth workers (started on demand,
+ * joined by fk_fsync_batch_destroy); "sequential" makes the call inside
+ * fk_fsync_submit (no overlap: the baseline).
+ *
+ * Durability: a request's file is durable (for FSYNC/FDATASYNC) only
+ * once fk_fsync_reap has returned the request with result 0.  Keep its
+ * descriptor open until then.  Ordering as for the batch: submit only
+ * after the writes the fsync must cover have returned.
+ *
+ * Errors are sticky per file (st_dev, st_ino) across submit and run
+ * alike: a request of a file whose earlier request failed is not issued
+ * and is reaped with that error (issued = 0); a request reaped in the
+ * same fk_fsync_reap call as, or a later one than, a failed request of
+ * its file reports that error; nothing is retried.  The batch's first
+ * error is kept (fk_fsync_batch_error).
+ *
+ * A batch with requests outstanding (submitted, not yet reaped) refuses
+ * fk_fsync_batch_run (-EBUSY).  fk_fsync_batch_destroy with requests
+ * outstanding waits for them to complete and drops their results.
+ * Thread-safety: one thread at a time per batch, as for the run.
+ */
+
+/*
+ * fk_fsync_submit - issue one request without waiting for it.
+ * @b: the batch.  @req: the request, filled as for fk_fsync_batch_run
+ *      (fd, op; offset and length in bytes for FK_FSYNC_OP_WRITEBACK);
+ *      caller-owned, and it must stay valid and its fd open until
+ *      fk_fsync_reap returns it (the batch keeps the pointer).
+ * Return: 0 when the request is outstanding (it will be reaped, issued
+ * or not); else it is not taken, nothing was issued, and:
+ *   -EAGAIN  queue_depth requests are outstanding: reap some first;
+ *   -EINVAL  @b or @req NULL, an unknown op, offset/length past
+ *            INT64_MAX;
+ *   -EBADF   (or fstat(2)'s error) @req->fd cannot be examined;
+ *   -ENOMEM  the submit state (queue_depth slots) could not be allocated;
+ *   -EBUSY, or io_uring_enter(2)'s error: the ring refused the
+ *            submission.
+ * Blocking: "uring" makes one io_uring_enter(2) (the fsync itself runs
+ * in the kernel's io-wq workers); "threads" may start a worker thread;
+ * "sequential" blocks for the whole call.  A writeback hint longer than
+ * one SQE (4 GiB - 4 KiB) is made on the calling thread.
+ */
+FK_API int fk_fsync_submit(struct fk_fsync_batch *b, struct fk_fsync_req *req);
+
+/*
+ * fk_fsync_reap - collect completed requests.
+ * @b: the batch.  @done: receives up to @max pointers to completed
+ *      requests (the ones given to fk_fsync_submit), oldest completion
+ *      first, their result, issued and latency_ns set as by
+ *      fk_fsync_batch_run (latency: issue to completion, ns); may be
+ *      NULL when @max is 0.
+ * @wait_nr: block until at least min(@wait_nr, @max, outstanding)
+ *      requests have completed; 0 only collects what already has.
+ * Return: the number of requests stored in @done (0..@max); each is no
+ * longer outstanding and belongs to the caller again.  -EINVAL for a
+ * NULL @b, or NULL @done with @max > 0; or io_uring_wait_cqe(3)'s error
+ * (nothing reaped).  Requests with errors are returned like the others:
+ * look at each result.  Blocks as @wait_nr says; no I/O of its own.
+ */
+FK_API long fk_fsync_reap(struct fk_fsync_batch *b, struct fk_fsync_req **done,
+			  size_t max, size_t wait_nr);
+
+/* fk_fsync_outstanding - requests submitted and not yet reaped (0 for a
+ * NULL @b).  No I/O. */
+FK_API size_t fk_fsync_outstanding(const struct fk_fsync_batch *b);
+
+/*
  * fk_fsync_many - create a batch from @o, run @reqs through it, destroy
  * it: the one-call form.  @backend (may be NULL) receives the backend
  * used (enum fk_sync_io).  Returns as fk_fsync_batch_create, then as

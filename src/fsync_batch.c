@@ -12,7 +12,8 @@
  * Interface routines (see include/flushkit.h, SECTION fsync_batch):
  *   fk_fsync_batch_opts_init, fk_fsync_batch_create,
  *   fk_fsync_batch_destroy, fk_fsync_batch_backend, fk_fsync_batch_run,
- *   fk_fsync_batch_error, fk_fsync_batch_get_stats, fk_fsync_many
+ *   fk_fsync_batch_error, fk_fsync_batch_get_stats, fk_fsync_many,
+ *   fk_fsync_submit, fk_fsync_reap, fk_fsync_outstanding
  *   (fk_sync_io_name and fk_sync_io_parse are in names.c).
  * Test hooks: src/fsync_batch.h.
  *
@@ -82,6 +83,8 @@ struct failed_file {
 	int err;
 };
 
+struct async;
+
 struct fk_fsync_batch {
 	int backend; /* FK_SYNC_IO_URING/THREADS/SEQUENTIAL */
 	uint32_t queue_depth;
@@ -93,6 +96,7 @@ struct fk_fsync_batch {
 	int have_ring;
 	struct io_uring ring;
 #endif
+	struct async *as; /* fk_fsync_submit/_reap state, NULL until used */
 };
 
 struct file_state {
@@ -251,10 +255,13 @@ int fk_fsync_batch_create(const struct fk_fsync_batch_opts *o,
 	return 0;
 }
 
+static void async_destroy(struct fk_fsync_batch *b);
+
 void fk_fsync_batch_destroy(struct fk_fsync_batch *b)
 {
 	if (!b)
 		return;
+	async_destroy(b);
 	uring_teardown(b);
 	free(b->failed);
 	free(b);
@@ -671,6 +678,8 @@ int fk_fsync_batch_run(struct fk_fsync_batch *b, struct fk_fsync_req *reqs,
 {
 	if (!b || (!reqs && nr))
 		return -EINVAL;
+	if (fk_fsync_outstanding(b))
+		return -EBUSY; /* the ring's CQEs would be mixed up */
 	struct run r = {.b = b, .reqs = reqs, .nr = nr};
 	int err = prepare(&r);
 	if (err)
@@ -709,4 +718,417 @@ int fk_fsync_many(const struct fk_fsync_batch_opts *o,
 	err = fk_fsync_batch_run(b, reqs, nr);
 	fk_fsync_batch_destroy(b);
 	return err;
+}
+
+/* ---- submit / reap: requests in flight while the caller works on ----
+ *
+ * State (struct async, made at the first fk_fsync_submit):
+ *   slots[queue_depth]   one per outstanding request (submitted, not yet
+ *                        reaped): the caller's request, its file, its
+ *                        issue time and raw result;
+ *   free_slots           the slot numbers not in use (a stack);
+ *   done                 a FIFO of slots whose request completed, not yet
+ *                        handed back by fk_fsync_reap;
+ *   pend                 (threads) a FIFO of slots for the workers.
+ * Invariants:
+ *  A1. outstanding = slots in use <= queue_depth; every one of them is
+ *      in exactly one place: in the kernel (uring SQE or a worker's
+ *      call), in pend, or in done.
+ *  A2. uring: user_data of an async SQE is its slot number, or
+ *      ASYNC_NOP for an SQE turned into a no-op after a failed submit;
+ *      the ring has >= queue_depth SQ and 2 x queue_depth CQ entries,
+ *      so with <= queue_depth SQEs in flight the CQ never overflows.
+ *  A3. Only the caller's thread (fk_fsync_submit/_reap) touches the
+ *      batch's failed-file set and first_error; workers only fill
+ *      slot->res and move the slot from pend to done, under lock.
+ *  A4. A file's first error is sticky as in fk_fsync_batch_run: a
+ *      request of a file already failed is not issued, and a request
+ *      reaped in the same or a later call than a failed request of its
+ *      file reports that error.
+ */
+
+#define ASYNC_NOP UINT64_MAX
+
+struct aslot {
+	struct fk_fsync_req *req;
+	dev_t dev;
+	ino_t ino;
+	uint64_t start_ns;
+	int res;    /* the call's result, 0 or -errno */
+	int issued; /* reached the kernel */
+};
+
+struct async {
+	uint32_t depth;
+	struct aslot *slots;
+	uint32_t *free_slots, nr_free;
+	uint32_t *done, done_head, nr_done; /* FIFO of depth entries */
+	uint32_t *pend, pend_head, nr_pend; /* FIFO of depth entries */
+	uint32_t outstanding;
+	uint32_t in_kernel; /* issued and not completed (max_in_flight) */
+	/* threads backend */
+	pthread_mutex_t lock;
+	pthread_cond_t work_cv, done_cv;
+	pthread_t *workers;
+	uint32_t nr_workers, idle;
+	int stop;
+};
+
+static void fifo_push(uint32_t *q, uint32_t head, uint32_t *nr, uint32_t depth,
+		      uint32_t v)
+{
+	q[(head + *nr) % depth] = v;
+	(*nr)++;
+}
+
+static uint32_t fifo_pop(const uint32_t *q, uint32_t *head, uint32_t *nr,
+			 uint32_t depth)
+{
+	uint32_t v = q[*head];
+	*head = (*head + 1) % depth;
+	(*nr)--;
+	return v;
+}
+
+static struct async *async_get(struct fk_fsync_batch *b)
+{
+	if (b->as)
+		return b->as;
+	struct async *a = calloc(1, sizeof(*a));
+	if (!a)
+		return NULL;
+	a->depth = b->queue_depth;
+	a->slots = calloc(a->depth, sizeof(*a->slots));
+	a->free_slots = malloc(a->depth * sizeof(uint32_t));
+	a->done = malloc(a->depth * sizeof(uint32_t));
+	a->pend = malloc(a->depth * sizeof(uint32_t));
+	a->workers = calloc(a->depth, sizeof(*a->workers));
+	if (!a->slots || !a->free_slots || !a->done || !a->pend ||
+	    !a->workers) {
+		free(a->slots);
+		free(a->free_slots);
+		free(a->done);
+		free(a->pend);
+		free(a->workers);
+		free(a);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < a->depth; i++)
+		a->free_slots[i] = a->depth - 1 - i;
+	a->nr_free = a->depth;
+	pthread_mutex_init(&a->lock, NULL);
+	pthread_cond_init(&a->work_cv, NULL);
+	pthread_cond_init(&a->done_cv, NULL);
+	b->as = a;
+	return a;
+}
+
+/* A worker of the threads backend: take a slot from pend, make the
+ * call, put the slot on done (invariant A3). */
+static void *async_worker(void *arg)
+{
+	struct async *a = arg;
+	pthread_mutex_lock(&a->lock);
+	for (;;) {
+		while (!a->nr_pend && !a->stop) {
+			a->idle++;
+			pthread_cond_wait(&a->work_cv, &a->lock);
+			a->idle--;
+		}
+		if (!a->nr_pend)
+			break; /* stop, and nothing left to do */
+		uint32_t s =
+		    fifo_pop(a->pend, &a->pend_head, &a->nr_pend, a->depth);
+		struct aslot *sl = &a->slots[s];
+		pthread_mutex_unlock(&a->lock);
+		sl->start_ns = fk_now_ns();
+		int res = do_call(sl->req);
+		pthread_mutex_lock(&a->lock);
+		sl->res = res < 0 ? res : 0;
+		sl->issued = 1;
+		sl->start_ns = fk_now_ns() - sl->start_ns; /* now latency */
+		a->in_kernel--;
+		fifo_push(a->done, a->done_head, &a->nr_done, a->depth, s);
+		pthread_cond_signal(&a->done_cv);
+	}
+	pthread_mutex_unlock(&a->lock);
+	return NULL;
+}
+
+static void async_destroy(struct fk_fsync_batch *b)
+{
+	struct async *a = b->as;
+	if (!a)
+		return;
+	/* Requests still outstanding complete first (uring: the ring's
+	 * exit waits for them; threads: the workers drain pend). */
+	pthread_mutex_lock(&a->lock);
+	a->stop = 1;
+	pthread_cond_broadcast(&a->work_cv);
+	pthread_mutex_unlock(&a->lock);
+	for (uint32_t i = 0; i < a->nr_workers; i++)
+		pthread_join(a->workers[i], NULL);
+	pthread_mutex_destroy(&a->lock);
+	pthread_cond_destroy(&a->work_cv);
+	pthread_cond_destroy(&a->done_cv);
+	free(a->slots);
+	free(a->free_slots);
+	free(a->done);
+	free(a->pend);
+	free(a->workers);
+	free(a);
+	b->as = NULL;
+}
+
+/* Slot @s completed (or was never issued): queue it for the reaper. */
+static void async_done(struct async *a, uint32_t s)
+{
+	pthread_mutex_lock(&a->lock);
+	fifo_push(a->done, a->done_head, &a->nr_done, a->depth, s);
+	pthread_mutex_unlock(&a->lock);
+}
+
+static void async_free_slot(struct async *a, uint32_t s)
+{
+	a->slots[s].req = NULL;
+	a->free_slots[a->nr_free++] = s;
+}
+
+#ifdef FK_HAVE_LIBURING
+/* Move the ring's completions of async requests onto done. */
+static void async_uring_collect(struct fk_fsync_batch *b, struct async *a)
+{
+	struct io_uring *ring = &b->ring;
+	struct io_uring_cqe *cqe;
+	unsigned head, seen = 0;
+	uint64_t now = fk_now_ns();
+	io_uring_for_each_cqe(ring, head, cqe)
+	{
+		uint64_t ud = io_uring_cqe_get_data64(cqe);
+		seen++;
+		if (ud == ASYNC_NOP)
+			continue;
+		uint32_t s = (uint32_t)ud;
+		struct aslot *sl = &a->slots[s];
+		int res = cqe->res;
+		if (fk_uring_cqe_hook)
+			res = fk_uring_cqe_hook(sl->req, s, res);
+		sl->res = res < 0 ? res : 0;
+		sl->issued = 1;
+		sl->start_ns = now - sl->start_ns; /* now latency */
+		a->in_kernel--;
+		async_done(a, s);
+	}
+	io_uring_cq_advance(ring, seen);
+}
+
+/* Issue slot @s as one SQE and submit it.  0, or the ring's -errno with
+ * the SQE turned into a no-op (nothing of the request reached the
+ * kernel). */
+static int async_uring_issue(struct fk_fsync_batch *b, struct async *a,
+			     uint32_t s)
+{
+	struct io_uring *ring = &b->ring;
+	struct aslot *sl = &a->slots[s];
+	const struct fk_fsync_req *q = sl->req;
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+	if (!sqe) {
+		/* Only no-ops left by a failed submit can be queued. */
+		io_uring_submit(ring);
+		sqe = io_uring_get_sqe(ring);
+		if (!sqe)
+			return -EBUSY;
+	}
+	if (q->op == FK_FSYNC_OP_WRITEBACK)
+		io_uring_prep_sync_file_range(sqe, q->fd, (unsigned)q->length,
+					      q->offset, SYNC_FILE_RANGE_WRITE);
+	else
+		io_uring_prep_fsync(
+		    sqe, q->fd,
+		    q->op == FK_FSYNC_OP_FDATASYNC ? IORING_FSYNC_DATASYNC : 0);
+	io_uring_sqe_set_data64(sqe, s);
+	if (fk_uring_submit_hook)
+		fk_uring_submit_hook(q, s);
+	sl->start_ns = fk_now_ns();
+	for (;;) {
+		int ret = fk_uring_submit_fault ? fk_uring_submit_fault(1) : 0;
+		if (ret >= 0)
+			ret = io_uring_submit(ring);
+		if (ret > 0)
+			return 0;
+		if (ret == -EINTR)
+			continue;
+		if ((ret == -EAGAIN || ret == -EBUSY) && a->in_kernel) {
+			/* Wait for a completion (left in the CQ), retry. */
+			struct io_uring_cqe *cqe;
+			io_uring_wait_cqe(ring, &cqe);
+			continue;
+		}
+		/* The SQE is still in the SQ: make it harmless, as the
+		 * descriptor may be closed before the next submit. */
+		io_uring_prep_nop(sqe);
+		io_uring_sqe_set_data64(sqe, ASYNC_NOP);
+		return ret < 0 ? ret : -EIO;
+	}
+}
+#endif
+
+int fk_fsync_submit(struct fk_fsync_batch *b, struct fk_fsync_req *req)
+{
+	if (!b || !req)
+		return -EINVAL;
+	struct async *a = async_get(b);
+	if (!a)
+		return -ENOMEM;
+	if (a->outstanding >= a->depth)
+		return -EAGAIN;
+	if (req->op < FK_FSYNC_OP_FSYNC || req->op > FK_FSYNC_OP_WRITEBACK ||
+	    (req->op == FK_FSYNC_OP_WRITEBACK &&
+	     (req->offset > INT64_MAX ||
+	      req->length > INT64_MAX - req->offset)))
+		return -EINVAL;
+	struct stat st;
+	int err = fk_sys.fstat(req->fd, &st);
+	if (err)
+		return err;
+	req->result = 0;
+	req->issued = 0;
+	req->latency_ns = 0;
+	uint32_t s = a->free_slots[--a->nr_free];
+	struct aslot *sl = &a->slots[s];
+	*sl = (struct aslot){.req = req, .dev = st.st_dev, .ino = st.st_ino};
+	a->outstanding++;
+	b->st.requests++;
+	int failed = failed_lookup(b, st.st_dev, st.st_ino);
+	if (failed) {
+		/* Invariant A4: not issued, reported with the file's error. */
+		sl->res = failed;
+		async_done(a, s);
+		return 0;
+	}
+	b->st.calls++;
+	if (++a->in_kernel > b->st.max_in_flight)
+		b->st.max_in_flight = a->in_kernel;
+#ifdef FK_HAVE_LIBURING
+	/* One SQE covers at most FK_URING_SFR_MAX_BYTES: a longer writeback
+	 * hint is made on this thread (it only starts writeback). */
+	if (b->backend == FK_SYNC_IO_URING &&
+	    !(req->op == FK_FSYNC_OP_WRITEBACK &&
+	      req->length > FK_URING_SFR_MAX_BYTES)) {
+		err = async_uring_issue(b, a, s);
+		if (err) {
+			a->in_kernel--;
+			a->outstanding--;
+			b->st.requests--;
+			b->st.calls--;
+			async_free_slot(a, s);
+		}
+		return err;
+	}
+#endif
+	if (b->backend == FK_SYNC_IO_THREADS) {
+		pthread_mutex_lock(&a->lock);
+		fifo_push(a->pend, a->pend_head, &a->nr_pend, a->depth, s);
+		/* One worker per outstanding request at most (A1). */
+		if (a->idle < a->nr_pend && a->nr_workers < a->depth &&
+		    !pthread_create(&a->workers[a->nr_workers], NULL,
+				    async_worker, a))
+			a->nr_workers++;
+		pthread_cond_signal(&a->work_cv);
+		pthread_mutex_unlock(&a->lock);
+		if (a->nr_workers)
+			return 0;
+		/* No thread could be had: do it here (the request is on
+		 * pend, so the worker loop's state stays right). */
+		pthread_mutex_lock(&a->lock);
+		fifo_pop(a->pend, &a->pend_head, &a->nr_pend, a->depth);
+		pthread_mutex_unlock(&a->lock);
+	}
+	/* sequential (and the fallbacks above): the call, here and now */
+	uint64_t t0 = fk_now_ns();
+	int res = do_call(req);
+	sl->res = res < 0 ? res : 0;
+	sl->issued = 1;
+	sl->start_ns = fk_now_ns() - t0;
+	a->in_kernel--;
+	async_done(a, s);
+	return 0;
+}
+
+long fk_fsync_reap(struct fk_fsync_batch *b, struct fk_fsync_req **done,
+		   size_t max, size_t wait_nr)
+{
+	if (!b || (!done && max))
+		return -EINVAL;
+	struct async *a = b->as;
+	if (!a || !max)
+		return 0;
+	size_t want = wait_nr;
+	if (want > max)
+		want = max;
+	if (want > a->outstanding)
+		want = a->outstanding;
+	for (;;) {
+#ifdef FK_HAVE_LIBURING
+		if (b->have_ring)
+			async_uring_collect(b, a);
+#endif
+		pthread_mutex_lock(&a->lock);
+		if (a->nr_done >= want) {
+			pthread_mutex_unlock(&a->lock);
+			break;
+		}
+#ifdef FK_HAVE_LIBURING
+		if (b->backend == FK_SYNC_IO_URING) {
+			pthread_mutex_unlock(&a->lock);
+			struct io_uring_cqe *cqe;
+			int ret = io_uring_wait_cqe(&b->ring, &cqe);
+			if (ret < 0 && ret != -EINTR && ret != -EAGAIN)
+				return ret;
+			continue;
+		}
+#endif
+		pthread_cond_wait(&a->done_cv, &a->lock);
+		pthread_mutex_unlock(&a->lock);
+	}
+	/* Hand back up to @max, oldest completion first.  Their errors are
+	 * recorded first, so that a request of a file reaped together with
+	 * a failed one reports the failure (A4). */
+	pthread_mutex_lock(&a->lock);
+	size_t n = a->nr_done < max ? a->nr_done : max;
+	uint32_t head = a->done_head;
+	for (size_t k = 0; k < n; k++) {
+		struct aslot *sl = &a->slots[a->done[(head + k) % a->depth]];
+		if (sl->res && sl->issued) {
+			failed_add(b, sl->dev, sl->ino, sl->res);
+			if (!b->first_error)
+				b->first_error = sl->res;
+		}
+	}
+	for (size_t k = 0; k < n; k++) {
+		uint32_t s =
+		    fifo_pop(a->done, &a->done_head, &a->nr_done, a->depth);
+		struct aslot *sl = &a->slots[s];
+		struct fk_fsync_req *q = sl->req;
+		int ferr = failed_lookup(b, sl->dev, sl->ino);
+		q->issued = sl->issued;
+		q->latency_ns = sl->issued ? sl->start_ns : 0;
+		q->result = sl->res ? sl->res : ferr;
+		if (sl->issued)
+			b->st.issued++;
+		else
+			b->st.skipped++;
+		if (q->result)
+			b->st.errors++;
+		done[k] = q;
+		async_free_slot(a, s);
+		a->outstanding--;
+	}
+	pthread_mutex_unlock(&a->lock);
+	return (long)n;
+}
+
+size_t fk_fsync_outstanding(const struct fk_fsync_batch *b)
+{
+	return b && b->as ? b->as->outstanding : 0;
 }

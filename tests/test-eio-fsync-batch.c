@@ -5,6 +5,9 @@
  * and with the thread pool (and one at a time): every request of a file
  * whose flush failed gets the error, the other files' requests succeed,
  * and the error stays with the file in later runs without any retry.
+ * The same through fk_fsync_submit / fk_fsync_reap (each request
+ * submitted as soon as its file is rewritten, all reaped in one call):
+ * every request of a failed file is reaped with the error.
  *
  * Stack: ext4 (and xfs) over the lab disk daemon (flushkit-diskd, model
  * ram; fkfault.h).  NR_FILES files are written and fsynced (blocks
@@ -80,12 +83,16 @@ static void rewrite(int fd, char c)
 static void run_mode(struct fkt_stack *st, int sync_io, int one_call)
 {
 	fprintf(stderr, "   %s%s\n", fk_sync_io_name(sync_io),
-		one_call ? " (fk_fsync_many)" : "");
+		one_call == 1	? " (fk_fsync_many)"
+		: one_call == 2 ? " (fk_fsync_submit/_reap)"
+				: "");
+	int async = one_call == 2;
+	one_call = one_call == 1;
 	int fd[NR_FILES], fd_b2;
 	char path[NR_FILES][720];
 	for (int i = 0; i < NR_FILES; i++) {
 		snprintf(path[i], sizeof(path[i]), "%s/%s-%d-%d", st->fs.mnt,
-			 fk_sync_io_name(sync_io), one_call, i);
+			 fk_sync_io_name(sync_io), async ? 2 : one_call, i);
 		fd[i] = open(path[i], O_RDWR | O_CREAT | O_TRUNC, 0600);
 		CHECK(fd[i] >= 0);
 		rewrite(fd[i], 'a');
@@ -141,7 +148,17 @@ static void run_mode(struct fkt_stack *st, int sync_io, int one_call)
 	o.queue_depth = NR_FILES + 2;
 	struct fk_fsync_batch *b = NULL;
 	int r;
-	if (one_call) {
+	if (async) {
+		CHECK_EQ(fk_fsync_batch_create(&o, &b), 0);
+		if (!b)
+			return;
+		for (size_t i = 0; i < nr; i++)
+			CHECK_EQ(fk_fsync_submit(b, &req[i]), 0);
+		struct fk_fsync_req *done[NR_FILES + 2];
+		CHECK_EQ(fk_fsync_reap(b, done, nr, nr), (long)nr);
+		CHECK_EQ(fk_fsync_outstanding(b), 0);
+		r = fk_fsync_batch_error(b);
+	} else if (one_call) {
 		int backend = -1;
 		r = fk_fsync_many(&o, req, nr, &backend);
 		CHECK_EQ(backend, sync_io);
@@ -234,13 +251,16 @@ static void run(const char *type, uint64_t bytes, unsigned flags)
 		fk_fsync_batch_destroy(b);
 		run_mode(&st, FK_SYNC_IO_URING, 0);
 		run_mode(&st, FK_SYNC_IO_URING, 1);
+		run_mode(&st, FK_SYNC_IO_URING, 2);
 	} else {
 		fprintf(stderr, "no io_uring here (%s): uring skipped\n",
 			strerror(-r));
 	}
 	run_mode(&st, FK_SYNC_IO_THREADS, 0);
 	run_mode(&st, FK_SYNC_IO_THREADS, 1);
+	run_mode(&st, FK_SYNC_IO_THREADS, 2);
 	run_mode(&st, FK_SYNC_IO_SEQUENTIAL, 0);
+	run_mode(&st, FK_SYNC_IO_SEQUENTIAL, 2);
 	fkt_stack_destroy(&st);
 }
 

@@ -5,8 +5,9 @@
  *
  *  - no fsync (nor writeback hint) of a file is issued before every
  *    write(2) of that file has returned, and no write follows it: for
- *    -S 1, batch (threads, sequential, io_uring) and twopass; each file
- *    is fsynced exactly once;
+ *    -S 1, batch (threads, sequential, io_uring), twopass and async
+ *    (submit/reap: threads, sequential, io_uring); each file is fsynced
+ *    exactly once;
  *  - one injected EIO among many fsyncs (through the table for threads,
  *    at the ring for io_uring): the other files are still fsynced and
  *    the command fails (exit 1);
@@ -127,6 +128,16 @@ static int on_cqe(const struct fk_fsync_req *req, size_t index, int res)
 {
 	(void)req;
 	return index == 5 ? -EIO : res;
+}
+
+/* -S async: index is the request's slot, not its place in a run; the
+ * sixth completion fails instead. */
+static unsigned nr_cqes;
+static int on_cqe_sixth(const struct fk_fsync_req *req, size_t index, int res)
+{
+	(void)req;
+	(void)index;
+	return ++nr_cqes == 6 ? -EIO : res;
 }
 
 static int refuse(unsigned entries, struct io_uring *ring, unsigned flags)
@@ -269,6 +280,9 @@ int main(void)
 		"-S twopass --sync-io=threads --queue-depth 3",
 		"-S batch --sync-io=uring --queue-depth 4",
 		"-S twopass --sync-io=uring --queue-depth 8",
+		"-S async --sync-io=threads --jobs 4",
+		"-S async --sync-io=sequential",
+		"-S async --sync-io=uring --jobs 4",
 	};
 	for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
 		int uring = strstr(modes[m], "uring") != NULL;
@@ -310,6 +324,29 @@ int main(void)
 		snprintf(args, sizeof(args), "%s -S batch --sync-io=uring",
 			 common);
 		fk_uring_cqe_hook = on_cqe;
+		CHECK_EQ(run(d, args), 1);
+		fk_uring_hooks_reset();
+		CHECK_EQ(count_files(d), 80);
+	}
+	/* -S async: one EIO among many: the file is reported (stderr), the
+	 * others are fsynced, all are closed, the command fails. */
+	d = newdir();
+	snprintf(args, sizeof(args), "%s -S async --sync-io=threads --jobs 4",
+		 common);
+	fkt_trace_start();
+	fkt_fault_set("fsync", NULL, 7, -EIO);
+	CHECK_EQ(run(d, args), 1);
+	CHECK_EQ(fkt_fault_fired(), 1);
+	CHECK_EQ(fkt_trace_nr("fsync", NULL), 80);
+	CHECK_EQ(fkt_trace_nr("close", NULL) >= 80, 1);
+	fkt_trace_stop();
+	fkt_fault_clear();
+	if (uring_ok) {
+		d = newdir();
+		snprintf(args, sizeof(args),
+			 "%s -S async --sync-io=uring --jobs 4", common);
+		nr_cqes = 0;
+		fk_uring_cqe_hook = on_cqe_sixth;
 		CHECK_EQ(run(d, args), 1);
 		fk_uring_hooks_reset();
 		CHECK_EQ(count_files(d), 80);

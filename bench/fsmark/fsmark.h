@@ -35,6 +35,8 @@ enum {
 	M_SYNC_POST = 6,
 	M_BATCH = 7,   /* flushkit: batched fsync */
 	M_TWOPASS = 8, /* flushkit: hints, then batched fsync */
+	M_ASYNC = 9,   /* flushkit: asynchronous fsync (submit/reap) */
+	M_LAST = M_ASYNC,
 };
 
 extern const char *const fsm_method_desc[];
@@ -76,6 +78,8 @@ struct fsm_thread {
 	uint64_t sub_since_s;	  /* -D without -N: when cur_sub began */
 	int *fds;
 	struct fk_fsync_req *reqs;
+	size_t *free_reqs, nr_free_reqs; /* -S async: reqs[] not in use */
+	int reap_failed;		 /* -S async: fk_fsync_reap failed */
 	uint32_t rng;
 	uint64_t *born_ns;   /* each file's create start */
 	struct fk_hist hist; /* per-file latency, us, all loops */

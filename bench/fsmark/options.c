@@ -50,8 +50,15 @@ void fsm_usage(FILE *fp)
 	    "                  fsync, 5 post fsync, 6 sync + post fsync;\n"
 	    "                  batch: write all, then batched fsync;\n"
 	    "                  twopass: write all, writeback hints, batched "
-	    "fsync\n"
-	    "  --sync-io=IO    batch backend: auto (default), uring, threads, "
+	    "fsync;\n"
+	    "                  async: fsync each file as soon as it is "
+	    "written, without\n"
+	    "                  waiting (submit/reap), while the next files "
+	    "are created;\n"
+	    "                  a file counts once its fsync has returned "
+	    "0\n"
+	    "  --sync-io=IO    batch/async backend: auto (default), uring, "
+	    "threads, "
 	    "sequential\n"
 	    "  --jobs N        fsyncs in flight per thread (default 32)\n"
 	    "  --queue-depth N the old name of --jobs (kept for scripts)\n"
@@ -202,12 +209,12 @@ int fsm_parse_opts(struct fsm *f, int argc, char **argv)
 			break;
 		case 'S':
 			f->method = -1;
-			for (int m = 0; m <= M_TWOPASS; m++)
+			for (int m = 0; m <= M_LAST; m++)
 				if (!strcmp(optarg, fsm_method_name[m]))
 					f->method = m;
 			if (f->method < 0) {
 				cli_bad_value("bench fsmark", "-S", optarg,
-					      "0-6, batch or twopass");
+					      "0-6, batch, twopass or async");
 				return -1;
 			}
 			break;

@@ -157,11 +157,12 @@ int fsm_setup(struct fsm *f, const char **backend)
 		t->names = calloc(f->files, sizeof(*t->names));
 		t->fds = calloc(f->files, sizeof(*t->fds));
 		t->reqs = calloc(f->fd_chunk, sizeof(*t->reqs));
+		t->free_reqs = calloc(f->fd_chunk, sizeof(*t->free_reqs));
 		t->born_ns = calloc(f->files, sizeof(*t->born_ns));
 		t->sub = calloc(f->files, sizeof(*t->sub));
 		pthread_mutex_init(&t->lock, NULL);
-		if (!t->names || !t->fds || !t->reqs || !t->born_ns ||
-		    !t->sub || fk_hist_init(&t->hist))
+		if (!t->names || !t->fds || !t->reqs || !t->free_reqs ||
+		    !t->born_ns || !t->sub || fk_hist_init(&t->hist))
 			return -ENOMEM;
 		t->hist_ok = 1;
 		const char *failed = t->dir;
@@ -209,6 +210,7 @@ void fsm_release(struct fsm *f)
 		free(t->names);
 		free(t->fds);
 		free(t->reqs);
+		free(t->free_reqs);
 		free(t->born_ns);
 		if (t->hist_ok)
 			fk_hist_release(&t->hist);

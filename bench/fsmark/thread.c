@@ -29,9 +29,11 @@ const char *const fsm_method_desc[] = {
     "BATCH: write all files, then fsync() them with many in flight.",
     "TWOPASS: write all files, writeback hints for all, then fsync() them with "
     "many in flight.",
+    "ASYNC: fsync() each file as soon as it is written, many in flight, while "
+    "the next files are written.",
 };
 const char *const fsm_method_name[] = {
-    "0", "1", "2", "3", "4", "5", "6", "batch", "twopass",
+    "0", "1", "2", "3", "4", "5", "6", "batch", "twopass", "async",
 };
 const char *const fsm_lat_name[NR_LAT] = {
     "CREAT", "WRITE", "FSYNC", "SYNC", "CLOSE", "UNLINK",
@@ -274,6 +276,99 @@ static int stopped(const struct fsm_thread *t)
 	return __atomic_load_n(&t->f->full, __ATOMIC_ACQUIRE);
 }
 
+/* -S async: the requests fk_fsync_reap returned.  A file is complete
+ * (closed, counted) only once its fsync returned 0; a failed one is
+ * reported with its path and closed. */
+static void async_reaped(struct fsm_thread *t, struct fk_fsync_req **done,
+			 long n)
+{
+	for (long k = 0; k < n; k++) {
+		struct fk_fsync_req *q = done[k];
+		size_t i = (size_t)q->cookie;
+		if (q->issued)
+			lat_add(&t->lat[L_FSYNC], q->latency_ns);
+		if (q->result)
+			report(t, "fsync", i, q->result);
+		close_file(t, i, q->fd);
+		if (!q->result)
+			file_done(t, i);
+		t->free_reqs[t->nr_free_reqs++] = (size_t)(q - t->reqs);
+	}
+}
+
+/* Reap what has completed; with @wait, at least one request. */
+static void async_reap(struct fsm_thread *t, size_t wait)
+{
+	struct fk_fsync_req *done[64];
+	uint64_t t0 = fk_now_ns();
+	long n = fk_fsync_reap(t->batch, done, 64, wait);
+	t->syscall_ns += fk_now_ns() - t0;
+	if (n < 0) {
+		/* The ring failed: nothing reaped; the requests still
+		 * outstanding are lost to us.  Fail the run, loudly. */
+		cli_error("reaping fsyncs in '%s': %s", t->dir,
+			  fk_strerror((int)n));
+		if (!t->errors++)
+			snprintf(t->first_error, sizeof(t->first_error),
+				 "reaping fsyncs in '%s': %s", t->dir,
+				 fk_strerror((int)n));
+		t->reap_failed = 1;
+		return;
+	}
+	async_reaped(t, done, n);
+}
+
+/*
+ * -S async: create and write file i, submit its fsync and go on with
+ * file i+1 while it runs; completions are reaped as they come, at most
+ * min(--jobs, fd_chunk) files open and in flight.  The fsync is
+ * submitted only after the file's writes returned (fsync_batch.c).
+ */
+static void async_loop(struct fsm_thread *t, size_t n)
+{
+	struct fsm *f = t->f;
+	t->nr_free_reqs = 0;
+	for (size_t k = f->fd_chunk; k-- > 0;)
+		t->free_reqs[t->nr_free_reqs++] = k;
+	t->reap_failed = 0;
+	for (size_t i = 0; i < n && !stopped(t) && !t->reap_failed; i++) {
+		int fd = create_write(t, i);
+		if (fd < 0)
+			continue;
+		while (!t->nr_free_reqs && !t->reap_failed)
+			async_reap(t, 1);
+		if (!t->nr_free_reqs) {
+			close_file(t, i, fd);
+			break;
+		}
+		struct fk_fsync_req *q =
+		    &t->reqs[t->free_reqs[--t->nr_free_reqs]];
+		memset(q, 0, sizeof(*q));
+		q->fd = fd;
+		q->op = FK_FSYNC_OP_FSYNC;
+		q->cookie = i;
+		uint64_t t0 = fk_now_ns();
+		int err;
+		while ((err = fk_fsync_submit(t->batch, q)) == -EAGAIN) {
+			t->syscall_ns += fk_now_ns() - t0;
+			async_reap(t, 1);
+			t0 = fk_now_ns();
+		}
+		t->syscall_ns += fk_now_ns() - t0;
+		if (err) {
+			report(t, "fsync", i, err);
+			close_file(t, i, fd);
+			t->free_reqs[t->nr_free_reqs++] = (size_t)(q - t->reqs);
+			continue;
+		}
+		async_reap(t, 0);
+	}
+	/* Drain.  After a failed reap the outstanding files stay open and
+	 * uncounted: the run has failed. */
+	while (fk_fsync_outstanding(t->batch) && !t->reap_failed)
+		async_reap(t, 1);
+}
+
 static void thread_loop(struct fsm_thread *t)
 {
 	struct fsm *f = t->f;
@@ -319,6 +414,9 @@ static void thread_loop(struct fsm_thread *t)
 					file_done(t, i);
 				}
 		}
+		break;
+	case M_ASYNC:
+		async_loop(t, n);
 		break;
 	default:
 		for (size_t i = 0; i < n && !stopped(t); i++) {

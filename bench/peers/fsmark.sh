@@ -7,6 +7,8 @@
 #   fs_mark   -S 1                      (Debian package fsmark)
 #   flushkit  -S 1                      (same method, our implementation)
 #   flushkit  -S batch --sync-io=uring|threads|sequential
+#   flushkit  -S async (each file's fsync submitted as soon as it is
+#             written, reaped later: fk-async, fk-async-threads)
 # alternated (one run of each variant on each DIR, then the next round),
 # RUNS rounds, every run in a fresh empty directory; then per DIR a
 # summary table of median files/s, the ratio to fs_mark -S 1 and the
@@ -30,9 +32,21 @@
 #   FIO_SECONDS  runtime of each fio job (default 5; 0 skips fio)
 #   DEVICE       run on a lab disk of that model instead of the DIRs
 #                (hdd, ssd, nvme, ram, ...; bench/peers/lib-disk.sh)
+#   FRESH        file systems to make, e.g. "ext4 ext4-nojournal xfs":
+#                one loop device each over a FRESH_SIZE (default 2G)
+#                image in FRESH_DIR (default /var/tmp), made anew
+#                (mkfs, mount) before EVERY run, after the DIRs; so no
+#                run sees another's files (mounted on /mnt/fsm.XXXXXX) or ext4's recently-deleted
+#                inodes (without a journal ext4 skips inodes deleted in
+#                the last ~35 s on every create)
+#   NO_DELETE    1: on the DIRs, every run gets a new directory and
+#                nothing is deleted until the end, so that no run
+#                follows a delete (with QUIET_WAIT, the root file system
+#                without a journal after a quiet wait)
+#   QUIET_WAIT   seconds to wait before the first round (default 0)
 set -eu
 cd "$(dirname "$0")/../.."
-[ $# -gt 0 ] || set -- /var/tmp/fsmark-bench
+[ $# -gt 0 ] || [ -n "${FRESH:-}" ] || set -- /var/tmp/fsmark-bench
 fk=${FLUSHKIT:-build/flushkit}
 files=${FILES:-2000}
 runs=${RUNS:-3}
@@ -50,47 +64,92 @@ fi
 . "$(dirname "$0")/lib-disk.sh"
 fk_peer_device "$fk"
 [ -n "$fk_peer_mnt" ] && set -- "$fk_peer_mnt"
-works=()
+works=() fresh=() loops=() imgs=()
 for dir in "$@"; do
 	mkdir -p "$dir"
 	works+=("$(mktemp -d "$dir/run.XXXXXX")")
 done
 res=$(mktemp)
-trap 'rm -rf "${works[@]}" "$res"; fk_peer_device_release' EXIT
+cleanup() {
+	for m in "${fresh[@]}"; do umount "$m" 2>/dev/null || true; rmdir "$m"; done
+	for l in "${loops[@]}"; do losetup -d "$l"; done
+	rm -f "${imgs[@]}"
+	rm -rf "${works[@]}" "$res"
+	fk_peer_device_release
+}
+trap cleanup EXIT
+# FRESH: the image, loop device and mount point of each file system
+for fs in ${FRESH:-}; do
+	case $fs in ext4|ext4-nojournal|xfs) ;; *) echo "FRESH: unknown '$fs' (ext4, ext4-nojournal, xfs)" >&2; exit 2;; esac
+	img=$(mktemp "${FRESH_DIR:-/var/tmp}/fsmark-$fs.XXXXXX")
+	imgs+=("$img")
+	truncate -s "${FRESH_SIZE:-2G}" "$img"
+	loops+=("$(losetup -f --show "$img")")
+	# fs_mark takes directory names shorter than 40 bytes
+	m=$(mktemp -d /mnt/fsm.XXXXXX)
+	fresh+=("$m")
+	works+=("$m")
+done
+nr_dirs=$(( ${#works[@]} - ${#fresh[@]} ))
+remake() {	# index of works -> mkfs and mount it anew (FRESH only)
+	local k=$(( $1 - nr_dirs )) fs
+	[ "$k" -ge 0 ] || return 0
+	fs=$(echo $FRESH | tr ' ' '\n' | sed -n "$((k + 1))p")
+	umount "${fresh[$k]}" 2>/dev/null || true
+	case $fs in
+	ext4) mkfs.ext4 -q -F -E nodiscard "${loops[$k]}" ;;
+	ext4-nojournal) mkfs.ext4 -q -F -E nodiscard -O ^has_journal "${loops[$k]}" ;;
+	xfs) mkfs.xfs -q -f -K "${loops[$k]}" ;;
+	esac
+	mount "${loops[$k]}" "${fresh[$k]}"
+}
 
 # Files/sec of the first table row of fs_mark-style output on stdin.
 fps() { awk '/^FSUse%/ { getline; print $4; exit }'; }
 
 run_one() {	# work variant threads -> files/sec
 	local work=$1 v=$2 t=$3 n=$(( files / $3 )) d=$1/d
-	rm -rf "$d"; mkdir "$d"
+	if [ "${NO_DELETE:-0}" = 1 ]; then
+		d=$(mktemp -d "$1/d.XXXXXX")
+	else
+		rm -rf "$d"; mkdir "$d"
+	fi
 	sync -f "$work"
 	case $v in
 	# fs_mark writes fs_log.txt into its working directory.
 	fs_mark) (cd "$work" && fs_mark -d "$d" -t "$t" -n "$n" -s 4096 -w 4096 -S 1 -k 2>&1) | fps;;
 	fk-S1) "$fk" bench fsmark -d "$d" -t "$t" -n "$n" -s 4096 -w 4096 -S 1 -k --no-results | fps;;
+	fk-async) "$fk" bench fsmark -d "$d" -t "$t" -n "$n" -s 4096 -w 4096 -k \
+		-S async --jobs "$qd" --no-results | fps;;
+	fk-async-*) "$fk" bench fsmark -d "$d" -t "$t" -n "$n" -s 4096 -w 4096 -k \
+		-S async --sync-io="${v#fk-async-}" --jobs "$qd" --no-results | fps;;
 	fk-*) "$fk" bench fsmark -d "$d" -t "$t" -n "$n" -s 4096 -w 4096 -k \
 		-S batch --sync-io="${v#fk-}" --jobs "$qd" --no-results | fps;;
 	esac
-	rm -rf "$d"
+	[ "${NO_DELETE:-0}" = 1 ] || rm -rf "$d"
 }
 
 echo "# $(date -u +%FT%TZ) $(uname -r), $(nproc) CPUs, files per run $files, 4 KiB, runs $runs, --jobs $qd"
 for i in "${!works[@]}"; do
-	echo "# directory $i: ${works[$i]%/*} on $(df --output=source,fstype "${works[$i]}" | tail -1 | tr -s ' ')"
+	remake "$i"
+	echo "# directory $i: ${works[$i]%/*} on $(df --output=source,fstype "${works[$i]}" | tail -1 | tr -s ' ')$( [ "$i" -lt "$nr_dirs" ] || echo " (fresh: $(echo $FRESH | cut -d' ' -f$((i - nr_dirs + 1))), made anew before every run)")"
 done
+echo "# load average at start: $(cat /proc/loadavg)"
+[ "${QUIET_WAIT:-0}" -gt 0 ] && sleep "$QUIET_WAIT"
 for r in $(seq "$runs"); do
 	for i in "${!works[@]}"; do
 		for t in $threads; do
 			for v in $variants; do
+				remake "$i"
 				f=$(run_one "${works[$i]}" "$v" "$t")
 				echo "$i $t $v $r $f" >>"$res"
-				echo "run $r dir $i threads $t $v: $f files/s" >&2
+				echo "run $r dir $i threads $t $v: $f files/s (load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
 			done
 		done
 	done
 done
 
+echo "# load average at end: $(cat /proc/loadavg)"
 median() { sort -n | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.1f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 # median [min-max] of the per-round ratios of variant $3 to $4
 ratios() {	# dir threads variant base
@@ -104,9 +163,13 @@ ratios() {	# dir threads variant base
 			printf "%.2f [%.2f-%.2f]\n", m, a[1], a[NR] }'
 }
 
+label() {	# index of works -> what it is
+	if [ "$1" -lt "$nr_dirs" ]; then echo "${works[$1]%/*}"
+	else echo "fresh $(echo $FRESH | cut -d' ' -f$(($1 - nr_dirs + 1)))"; fi
+}
 for i in "${!works[@]}"; do
 	echo
-	echo "# directory $i: ${works[$i]%/*}"
+	echo "# directory $i: $(label "$i")"
 	printf '%-8s %-15s' threads variant
 	for r in $(seq "$runs"); do printf ' %10s' "run$r"; done
 	printf ' %10s %18s %18s\n' median "x fs_mark" "x flushkit -S 1"
