@@ -771,6 +771,7 @@ struct async {
 	pthread_cond_t work_cv, done_cv;
 	pthread_t *workers;
 	uint32_t nr_workers, idle;
+	uint32_t reaper_waiting; /* fk_fsync_reap asleep on done_cv */
 	int stop;
 };
 
@@ -849,7 +850,10 @@ static void *async_worker(void *arg)
 		sl->start_ns = fk_now_ns() - sl->start_ns; /* now latency */
 		a->in_kernel--;
 		fifo_push(a->done, a->done_head, &a->nr_done, a->depth, s);
-		pthread_cond_signal(&a->done_cv);
+		/* A wakeup only for a reaper that sleeps: a context switch
+		 * per completion is what the workers cost most. */
+		if (a->reaper_waiting)
+			pthread_cond_signal(&a->done_cv);
 	}
 	pthread_mutex_unlock(&a->lock);
 	return NULL;
@@ -1034,7 +1038,8 @@ int fk_fsync_submit(struct fk_fsync_batch *b, struct fk_fsync_req *req)
 		    !pthread_create(&a->workers[a->nr_workers], NULL,
 				    async_worker, a))
 			a->nr_workers++;
-		pthread_cond_signal(&a->work_cv);
+		if (a->idle)
+			pthread_cond_signal(&a->work_cv);
 		pthread_mutex_unlock(&a->lock);
 		if (a->nr_workers)
 			return 0;
@@ -1088,7 +1093,9 @@ long fk_fsync_reap(struct fk_fsync_batch *b, struct fk_fsync_req **done,
 			continue;
 		}
 #endif
+		a->reaper_waiting++;
 		pthread_cond_wait(&a->done_cv, &a->lock);
+		a->reaper_waiting--;
 		pthread_mutex_unlock(&a->lock);
 	}
 	/* Hand back up to @max, oldest completion first.  Their errors are

@@ -18,7 +18,7 @@ cd "$base" || exit 1
 fps() { awk '/^FSUse%/ { getline; print $4; exit }' "$1"; }
 
 n=0
-for s in 0 1 2 3 4 5 6 batch twopass; do
+for s in 0 1 2 3 4 5 6 batch twopass async; do
 	n=$((n + 1))
 	d=$base/d$n
 	mkdir "$d"
@@ -74,6 +74,22 @@ assert j["loops"][0]["count"] == 5 and j["loops"][0]["fsync"]["count"] == 5
 assert "wall_s" in j and "user_s" in j and "sys_s" in j and j["errors"] == 0
 assert len(j["devices"]) == 1
 PY
+
+# -S async: every file's fsync reaped (the FSYNC count), on each backend.
+for io in auto threads sequential; do
+	"$FLUSHKIT" bench fsmark -d "$d" -t 2 -n 40 -s 4096 -S async --sync-io=$io --jobs 4 \
+		--json >"$base/json" || fail "-S async --sync-io=$io exit $?"
+	python3 - "$base/json" "$io" <<'PY' || fail "-S async --sync-io=$io --json content"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["sync_method"] == "async", j
+assert sys.argv[2] == "auto" or j["sync_io"] == sys.argv[2], j["sync_io"]
+assert j["loops"][0]["count"] == 80 and j["loops"][0]["fsync"]["count"] == 80, j["loops"]
+assert j["errors"] == 0
+PY
+done
+"$FLUSHKIT" bench fsmark --help | grep -q 'async: fsync each file as soon as it is written' ||
+	fail "--help does not describe -S async"
 
 # Usage errors exit 2; --help exits 0.
 "$FLUSHKIT" bench fsmark -n 5 >/dev/null 2>&1; [ $? = 2 ] || fail "no -d: not 2"

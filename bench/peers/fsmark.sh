@@ -8,7 +8,8 @@
 #   flushkit  -S 1                      (same method, our implementation)
 #   flushkit  -S batch --sync-io=uring|threads|sequential
 #   flushkit  -S async (each file's fsync submitted as soon as it is
-#             written, reaped later: fk-async, fk-async-threads)
+#             written, reaped later: fk-async, fk-async-threads, and
+#             fk-async@N with --jobs N instead of QD)
 # alternated (one run of each variant on each DIR, then the next round),
 # RUNS rounds, every run in a fresh empty directory; then per DIR a
 # summary table of median files/s, the ratio to fs_mark -S 1 and the
@@ -121,6 +122,8 @@ run_one() {	# work variant threads -> files/sec
 	fk-S1) "$fk" bench fsmark -d "$d" -t "$t" -n "$n" -s 4096 -w 4096 -S 1 -k --no-results | fps;;
 	fk-async) "$fk" bench fsmark -d "$d" -t "$t" -n "$n" -s 4096 -w 4096 -k \
 		-S async --jobs "$qd" --no-results | fps;;
+	fk-async@*) "$fk" bench fsmark -d "$d" -t "$t" -n "$n" -s 4096 -w 4096 -k \
+		-S async --jobs "${v#fk-async@}" --no-results | fps;;
 	fk-async-*) "$fk" bench fsmark -d "$d" -t "$t" -n "$n" -s 4096 -w 4096 -k \
 		-S async --sync-io="${v#fk-async-}" --jobs "$qd" --no-results | fps;;
 	fk-*) "$fk" bench fsmark -d "$d" -t "$t" -n "$n" -s 4096 -w 4096 -k \
