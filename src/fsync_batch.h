@@ -15,10 +15,15 @@
  *    prepared (before io_uring_submit), for recording issue order;
  *  - fk_uring_cqe_hook sees each CQE's res for request @index and
  *    returns the res to use (e.g. -EIO for a chosen request);
+ *    for fk_fsync_submit's requests @index is the request's slot
+ *    (0..queue_depth-1, reused), not a place in an array, and the
+ *    submit hook gets the same;
  *  - fk_uring_submit_fault, called before each submission of @queued
  *    SQEs, returns 0 or a -errno that is taken as io_uring_enter(2)'s
  *    failure (nothing submitted): the ring-level failure path, where
- *    the batch drains the ring and finishes with threads.
+ *    the batch drains the ring and finishes with threads;
+ *    for fk_fsync_submit, the submission is refused: its SQE becomes
+ *    a no-op and fk_fsync_submit returns the error.
  *
  * Set them before creating/running a batch, from one thread; NULL hooks
  * (the default for the last two) are not called.
