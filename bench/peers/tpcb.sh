@@ -135,27 +135,27 @@ mkdir -p "$WORK"
 	[ -x "$PG_BIN/postgres" ] && echo "postgres: $("$PG_BIN/postgres" --version)"
 } >"$out/setup.txt"
 cat "$out/setup.txt" >&2
-printf 'config\trun\ttps\tlat_avg_ms\tp99_ms\tp999_ms\tmax_ms\tstall_ratio\tbackend_fsyncs\tfpi\tresult_file\n' >"$summary"
+printf 'config\trun\ttps\tlat_avg_ms\tp99_ms\tp999_ms\tmax_ms\tstall_ratio\tstall_ckpt\tstall_outside\tckpt_s\tbackend_fsyncs\tfpi\tresult_file\n' >"$summary"
 
-# One row of runs.tsv from a result file's summary line.
+# One row of runs.tsv from a result file's summary, as flushkit's one
+# reader of result files has it ("flushkit compare --json" of the file
+# against itself: the peer's stall figures are computed there, as bench
+# tpcb's are, from its progress lines).
 tsv_row() {	# CONFIG RUN RESULT_FILE
-	python3 - "$@" >>"$summary" <<'EOF'
+	"$FLUSHKIT" compare --json "$3" "$3" | python3 -c '
 import json, sys
 cfg, run, path = sys.argv[1:4]
-su = None
-for line in open(path):
-    o = json.loads(line)
-    if o.get("type") == "summary":
-        su = o
+su = {m["metric"]: m["a"]["avg"] for m in json.load(sys.stdin)["metrics"]}
 def f(k, fmt="%.3f"):
     v = su.get(k)
     return fmt % v if isinstance(v, (int, float)) else "n/a"
 print("\t".join([cfg, run, f("tps", "%.1f"), f("lat_avg_ms"),
                  f("lat_p99_ms"), f("lat_p999_ms"), f("lat_max_ms"),
-                 f("stall_ratio"), f("backend_fsyncs", "%d"),
-                 f("wal_fpi", "%d"), path]))
-EOF
-	tail -n 1 "$summary" | cut -f 1-10 >&2
+                 f("stall_ratio"), f("stall_ratio_checkpoint"),
+                 f("stall_ratio_outside"), f("checkpoint_seconds", "%d"),
+                 f("backend_fsyncs", "%d"), f("wal_fpi", "%d"), path]))
+' "$@" >>"$summary"
+	tail -n 1 "$summary" | cut -f 1-13 >&2
 }
 
 # ---- flushkit ----
@@ -216,16 +216,32 @@ log_line_prefix = '%m [%p] '
 log_timezone = 'UTC'
 max_connections = $((CLIENTS + 20))
 EOF
+	pg_start
+	log "pgbench -i -s $SCALE"
+	"$PG_BIN/pgbench" -h "$pgsock" -p "$PG_PORT" -U postgres -i \
+		-s "$SCALE" postgres >"$out/pg-init.log" 2>&1 ||
+		die "pgbench -i failed: see $out/pg-init.log"
+	pg_stop
+}
+
+# PostgreSQL runs only for its own runs: stopped (a shutdown
+# checkpoint) after the load and after each run, so that its timed
+# checkpoint of what the load or its run left dirty does not write into
+# the store's runs on the same disk (on a lab disk it did: the store's
+# worst seconds were PostgreSQL's checkpoint of pgbench -i).
+pg_start() {
 	pg_running=1	# from here on, cleanup stops it (no-op if down)
 	runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$pgdata" -w \
 		-l "$pgdata/server.log" start >/dev/null 2>&1 || {
 		tail -n 5 "$pgdata/server.log" >&2
 		die "PostgreSQL did not start"
 	}
-	log "pgbench -i -s $SCALE"
-	"$PG_BIN/pgbench" -h "$pgsock" -p "$PG_PORT" -U postgres -i \
-		-s "$SCALE" postgres >"$out/pg-init.log" 2>&1 ||
-		die "pgbench -i failed: see $out/pg-init.log"
+}
+
+pg_stop() {
+	runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$pgdata" -m fast -w \
+		stop >/dev/null 2>&1 || die "PostgreSQL did not stop"
+	pg_running=0
 }
 
 pg_sql() {
@@ -249,6 +265,7 @@ pg_run() {	# CONFIG RUN
 	local cfg=$1 run=$2 fa=${1#pg-} dir=$out/$1
 	mkdir -p "$dir"
 	log "PostgreSQL checkpoint_flush_after=$fa run $run: ${DURATION}s"
+	pg_start
 	if ! pg_sql "ALTER SYSTEM SET checkpoint_flush_after = '$fa'" \
 		>/dev/null || ! pg_sql "SELECT pg_reload_conf()" >/dev/null ||
 		! pg_sql "CHECKPOINT" >/dev/null; then
@@ -270,6 +287,7 @@ pg_run() {	# CONFIG RUN
 	t1=$(date +%s.%N)
 	after=$(pg_stats)
 	tail -n +"$((loglines + 1))" "$pgdata/server.log" >"$dir/run$run.server.log"
+	pg_stop
 	local rf
 	rf=$dir/tpcb-$(date +%Y%m%d-%H%M%S)-pg-$run.jsonl
 	python3 "$here/bench/peers/tpcb-pg-result.py" \
@@ -327,7 +345,8 @@ order = []
 for r in rows:
     if r[0] not in order:
         order.append(r[0])
-keys = ["tps", "p99_ms", "p999_ms", "max_ms", "stall_ratio", "backend_fsyncs"]
+keys = ["tps", "p99_ms", "p999_ms", "max_ms", "stall_ratio", "stall_ckpt",
+        "stall_outside", "ckpt_s", "backend_fsyncs"]
 print("mean [min-max] over rounds")
 print("%-14s %4s " % ("config", "runs") + " ".join("%22s" % k for k in keys))
 for c in order:
@@ -340,7 +359,7 @@ for c in order:
 if "naive" in order:
     print()
     print("ratio to naive in the same round: median [min-max]")
-    rk = ["tps", "p999_ms", "max_ms", "stall_ratio"]
+    rk = ["tps", "p999_ms", "max_ms", "stall_ratio", "stall_ckpt"]
     print("%-14s " % "config" + " ".join("%22s" % k for k in rk))
     for c in order:
         if c == "naive":
