@@ -62,6 +62,8 @@ static struct json_object *settings_json(struct run *r)
 			json_object_object_add(j, k->key, tpcb_knob_json(k, o));
 	}
 	S("data_dir", r->data_dir);
+	if (r->has_device)
+		S("device", r->device.name);
 	I("seed", r->seed);
 
 	st = json_object_new_object();

@@ -21,6 +21,7 @@
 #define FK_TPCB_H
 
 #include "cli.h"
+#include "disk.h"
 #include "knobs.h"
 #include "reader.h"
 #include "results.h"
@@ -134,6 +135,9 @@ struct run {
 	int check;
 	int log_checkpoints;
 	const char *data_dir;
+	struct disk_profile device; /* --device: the run's own disk */
+	int has_device;
+	char device_dir[1100]; /* its data directory */
 	const char *flush;
 	uint64_t seed;
 	struct fk_store_opts opts;
