@@ -12,6 +12,13 @@
 #   smooth         flushkit --flush=smooth (the default: hints, sorted,
 #                  spread batched fsyncs, full-page images lz4)
 #   smooth-off     flushkit --flush=smooth --wal-compression=off
+#   nockpt         flushkit --flush=smooth with no checkpoint in the run
+#                  (--checkpoint-timeout 1h; not in the default CONFIGS):
+#                  the control, what the stall ratio is on this machine
+#                  with no checkpoint at all (CPU and disk noise)
+#   smooth+OPT,OPT flushkit --flush=smooth with those bench tpcb options
+#                  (comma-separated; not in the default CONFIGS), for
+#                  tuning: "smooth+--checkpoint-flush-after=32kB"
 #   pg-FA          PostgreSQL 15, checkpoint_flush_after=FA, one per
 #                  PG_FLUSH_AFTER value (default 256kB)
 #
@@ -91,9 +98,9 @@ configs=()
 want_fk=0 want_pg=0
 for c in $CONFIGS; do
 	case $c in
-	naive | smooth | smooth-off) configs+=("$c"); want_fk=1 ;;
+	naive | smooth | smooth-off | nockpt | smooth+?*) configs+=("$c"); want_fk=1 ;;
 	pg) for fa in $PG_FLUSH_AFTER; do configs+=("pg-$fa"); done; want_pg=1 ;;
-	*) echo "unknown configuration '$c' (naive, smooth, smooth-off, pg)" >&2; exit 2 ;;
+	*) echo "unknown configuration '$c' (naive, smooth, smooth-off, nockpt, pg)" >&2; exit 2 ;;
 	esac
 done
 
@@ -170,12 +177,17 @@ fk_run() {	# CONFIG RUN
 	naive) extra=(--flush=naive) ;;
 	smooth) extra=(--flush=smooth) ;;
 	smooth-off) extra=(--flush=smooth --wal-compression=off) ;;
+	nockpt) extra=(--flush=smooth --checkpoint-timeout 1h) ;;
+	smooth+*)
+		local more
+		IFS=, read -ra more <<<"${cfg#smooth+}"
+		extra=(--flush=smooth "${more[@]}") ;;
 	esac
 	mkdir -p "$dir"
 	log "flushkit ${extra[*]} run $run: ${DURATION}s"
 	"$FLUSHKIT" bench tpcb -c "$CLIENTS" -j "$CLIENTS" -T "$DURATION" \
-		-P "$PROGRESS" "${extra[@]}" --data-dir "$WORK/fk" \
-		"${fk_opts[@]}" --results "$dir" >"$dir/run$run.out" \
+		-P "$PROGRESS" --data-dir "$WORK/fk" "${fk_opts[@]}" \
+		"${extra[@]}" --results "$dir" >"$dir/run$run.out" \
 		2>"$dir/run$run.log" ||
 		die "flushkit failed: see $dir/run$run.log"
 	local rf
@@ -287,6 +299,8 @@ pg_run() {	# CONFIG RUN
 	t1=$(date +%s.%N)
 	after=$(pg_stats)
 	tail -n +"$((loglines + 1))" "$pgdata/server.log" >"$dir/run$run.server.log"
+	local walc
+	walc=$(pg_sql 'SHOW wal_compression')
 	pg_stop
 	local rf
 	rf=$dir/tpcb-$(date +%Y%m%d-%H%M%S)-pg-$run.jsonl
@@ -303,7 +317,7 @@ pg_run() {	# CONFIG RUN
 		--setting max_wal_size="$MAX_WAL_SIZE" \
 		--setting checkpoint_completion_target="$CHECKPOINT_COMPLETION_TARGET" \
 		--setting checkpoint_flush_after="$fa" \
-		--setting wal_compression="$(pg_sql 'SHOW wal_compression')" \
+		--setting wal_compression="$walc" \
 		--command "pgbench -c $CLIENTS -j $CLIENTS -T $DURATION -P $PROGRESS -l --log-prefix=$logs/pgbench_log" ||
 		die "cannot write the result file of $dir/run$run.out"
 	rm -rf -- "$logs"	# the per-transaction logs are large
