@@ -863,23 +863,6 @@ static void html_num(FILE *f, double v, const char *fmt, int computed)
 	fputs("</td>", f);
 }
 
-/* The stall ratio (results_stall_ratio, as bench tpcb's summary) of the
- * run's progress lines' tps, for a result whose summary lacks it (a
- * progress line without tps is left out). */
-static double stall_ratio(const struct run *r)
-{
-	double *v = malloc((r->d.nr_prog ? r->d.nr_prog : 1) * sizeof(*v));
-	if (!v)
-		return NAN;
-	size_t n = 0;
-	for (size_t i = 0; i < r->d.nr_prog; i++)
-		if (!isnan(r->d.prog[i].tps))
-			v[n++] = r->d.prog[i].tps;
-	double ratio = results_stall_ratio(v, n, NULL, NULL);
-	free(v);
-	return ratio;
-}
-
 /* The scalar settings every run shares ("bench=tpcb scale=20 ..."), so
  * the reader knows what was compared without opening each run. */
 static void common_settings(FILE *f, const struct run *runs, size_t nr)
@@ -923,8 +906,12 @@ static void summary_table(FILE *f, const struct run *runs, size_t nr)
 	fputs("<table class=sum><tr><th>run</th><th>tps</th>"
 	      "<th>latency avg<br>(ms)</th><th>latency p99<br>(ms)</th>"
 	      "<th>latency max<br>(ms)</th><th title=\"worst one-second "
-	      "tps divided by the median one-second tps; 1 = no stalls\">"
-	      "stall ratio</th><th>checkpoints</th><th>backend<br>fsyncs"
+	      "tps divided by the median one-second tps, after the "
+	      "warm-up; 1 = no stalls\">stall ratio</th><th title=\"the "
+	      "worst second a checkpoint ran in, over the same median\">"
+	      "stall during<br>checkpoints</th><th title=\"the worst "
+	      "second no checkpoint ran in, over the same median\">stall "
+	      "outside</th><th>checkpoints</th><th>backend<br>fsyncs"
 	      "</th><th title=\"how the checkpoint sync phase (fsmark: the "
 	      "batch) issued its fsyncs\">sync<br>I/O</th>"
 	      "<th>duration<br>(s)</th><th>peak Dirty<br>(MiB)</th>"
@@ -969,8 +956,12 @@ static void summary_table(FILE *f, const struct run *runs, size_t nr)
 					mx = r->d.prog[k].lat_max_ms;
 			c_max = 1;
 		}
-		if (isnan(stall) && r->d.nr_prog) {
-			stall = stall_ratio(r);
+		double st_ck = result_num(s, "stall_ratio_checkpoint", NAN);
+		double st_out = result_num(s, "stall_ratio_outside", NAN);
+		double ck_secs = result_num(s, "checkpoint_seconds", NAN);
+		struct json_object *sc;
+		if (json_object_object_get_ex(s, "stall_computed", &sc) &&
+		    json_object_get_boolean(sc)) {
 			c_stall = !isnan(stall);
 		}
 		if (isnan(ck) && r->d.nr_ck) {
@@ -983,6 +974,13 @@ static void summary_table(FILE *f, const struct run *runs, size_t nr)
 		html_num(f, result_num(s, "lat_p99_ms", NAN), "%.3f", 0);
 		html_num(f, mx, "%.3f", c_max);
 		html_num(f, stall, "%.3f", c_stall);
+		if (ck_secs == 0)
+			fputs("<td class=na title=\"no checkpoint ran in the "
+			      "window\">none</td>",
+			      f);
+		else
+			html_num(f, st_ck, "%.3f", c_stall);
+		html_num(f, st_out, "%.3f", c_stall);
 		html_num(f, ck, "%.0f", c_ck);
 		html_num(f, result_num(s, "backend_fsyncs", NAN), "%.0f", 0);
 		const char *so = result_str(s, "sync_io");

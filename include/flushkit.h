@@ -2345,6 +2345,24 @@ FK_API void fk_store_get_stats(struct fk_store *s, struct fk_store_stats *st);
 FK_API void fk_store_get_fsyncq_stats(struct fk_store *s,
 				      struct fk_fsyncq_stats *st);
 
+/*
+ * fk_store_checkpoint_started_ns - whether a checkpoint is running, and
+ * since when: for a benchmark that marks the seconds its checkpoints
+ * covered (bench tpcb's progress lines and its stall ratio during and
+ * outside checkpoints) while one is still in progress (a finished one
+ * is reported to fk_store_opts.on_checkpoint with its start_ns and
+ * end_ns).
+ * @s: an open store.
+ * Returns the start (fk_now_ns clock, nanoseconds) of the checkpoint
+ * running now - the checkpointer's, a requested one, the shutdown
+ * checkpoint of fk_store_close - or 0 if none runs.  A checkpoint is
+ * "running" from the redo point through its on_checkpoint callback, so
+ * a caller that records finished ones there never sees a gap.  Never
+ * fails; no I/O; does not block.  Thread-safe (an atomic load).
+ * Since FLUSHKIT_0.2.
+ */
+FK_API uint64_t fk_store_checkpoint_started_ns(struct fk_store *s);
+
 /* ===================================================================
  * 9. Clock
  * =================================================================== */

@@ -92,6 +92,19 @@ for k in ("tps", "lat_avg_ms", "lat_p99_ms", "lat_max_ms", "stall_ratio",
           "checkpoints", "backend_fsyncs", "duration_s", "transactions"):
     assert k in sm, (k, sm)
 assert sm["sync_io"] == sync_io and sm["sync_jobs"] == int(jobs), sm
+# the stall ratio over the seconds after the warm-up (a 2-s run: 1 s
+# left), and the seconds a checkpoint ran in (every progress line says
+# whether one did; checkpoint_timeout 1s: some did)
+assert all(isinstance(p.get("checkpoint"), bool) for p in prog), prog
+assert any(p["checkpoint"] for p in prog), prog
+assert sm["stall_warmup_s"] == 1 and sm["stall_seconds"] == 1, sm
+assert 0 <= sm["checkpoint_seconds"] <= sm["stall_seconds"], sm
+for k in ("stall_ratio_checkpoint", "stall_ratio_outside",
+          "worst_second_tps_checkpoint", "worst_second_tps_outside"):
+    assert k in sm, (k, sm)
+if sm["checkpoint_seconds"]:
+    assert sm["stall_ratio_checkpoint"] == sm["stall_ratio"], sm
+    assert sm["stall_ratio_outside"] is None, sm
 assert sm["checkpoints"] >= len(ck) - 1 and sm["exit_status"] == 0, sm
 processed = [l for l in open(out) if l.startswith("number of transactions actually processed: ")]
 assert int(processed[0].split(": ")[1]) == sm["transactions"], (processed, sm)

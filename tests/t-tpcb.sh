@@ -51,6 +51,18 @@ has timed.out "duration: 3 s"
 has timed.out "storage: flushkit page store (flush=naive)"
 n=$(grep -cE '^progress: [0-9]+\.[0-9] s, [0-9.]+ tps, lat [0-9.]+ ms stddev [0-9.]+, 0 failed$' timed.err)
 has timed.out "latency stddev = "
+# the stall ratio over the 2 s after the warm-up, and the checkpoints'
+# worst second against the others' (checkpoint_timeout 1s: some ran)
+grep -qE '^stall ratio = [0-9.]+ \(worst one-second tps [0-9]+, median [0-9.]+, over 2 s after a 1-s warm-up\)$' timed.out ||
+	err "stall ratio line: $(grep stall timed.out)"
+grep -qE '^stall ratio during checkpoints = [0-9.]+ \(worst [0-9]+ tps, [12] of the 2 s\), outside = ([0-9.]+ \(worst [0-9]+ tps\)|n/a \(a checkpoint ran in every second\))$' timed.out ||
+	err "stall ratio during checkpoints line: $(grep stall timed.out)"
+
+# No checkpoint in the window: the summary says so.
+"$FLUSHKIT" bench tpcb -c 2 -T 3 --checkpoint-timeout 1h --data-dir "$d" \
+	--no-results >nock.out 2>nock.err ||
+	err "run without checkpoints exit $?: $(cat nock.out nock.err)"
+has nock.out "stall ratio during checkpoints = n/a (no checkpoint ran in the 2-s window: the stall ratio above says nothing about checkpoints)"
 [ "$n" -ge 2 ] || err "progress lines: $n: $(cat timed.err)"
 grep -qE '^checkpoint complete: wrote [0-9]+ buffers \([0-9.]+%\); write=[0-9.]+ s, sync=[0-9.]+ s, total=[0-9.]+ s; sync files=[0-9]+, longest=[0-9.]+ s, average=[0-9.]+ s$' timed.err ||
 	err "no checkpoint line: $(cat timed.err)"

@@ -49,6 +49,8 @@ static int grow(void **arr, size_t *alloc, size_t nr, size_t size)
 	return 0;
 }
 
+static int fill_stall(struct result_run *r);
+
 static void keep(struct json_object **slot, struct json_object *o)
 {
 	json_object_put(*slot);
@@ -88,6 +90,10 @@ static int add_line(void *arg, const char *type, struct json_object *o)
 		p->lat_avg_ms = result_num(o, "lat_avg_ms", NAN);
 		p->lat_stddev_ms = result_num(o, "lat_stddev_ms", NAN);
 		p->lat_max_ms = result_num(o, "lat_max_ms", NAN);
+		struct json_object *ck;
+		p->checkpoint = -1;
+		if (json_object_object_get_ex(o, "checkpoint", &ck) && ck)
+			p->checkpoint = json_object_get_boolean(ck) ? 1 : 0;
 		if (!isnan(p->lat_max_ms))
 			r->has_lat_max = 1;
 	} else if (!strcmp(type, "monitor")) {
@@ -134,7 +140,13 @@ int result_run_load(const char *path, struct result_run *r)
 			 path, strerror(ENOMEM));
 		return -ENOMEM;
 	}
-	return results_read(path, add_line, r, &r->info);
+	int e = results_read(path, add_line, r, &r->info);
+	if (!e && fill_stall(r)) {
+		snprintf(r->info.why, sizeof(r->info.why), "read '%s': %s",
+			 path, strerror(ENOMEM));
+		e = -ENOMEM;
+	}
+	return e;
 }
 
 int result_run_refused(const struct result_run *r, char *why, size_t len)
@@ -206,22 +218,179 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-double results_stall_ratio(const double *tps, size_t n, double *worst,
-			   double *median)
+size_t results_stall_warmup(size_t n)
 {
-	double w = NAN, med = NAN, ratio = NAN;
-	double *v = n ? malloc(n * sizeof(*v)) : NULL;
-	if (v) {
-		memcpy(v, tps, n * sizeof(*v));
-		qsort(v, n, sizeof(*v), cmp_double);
-		w = v[0];
-		med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-		ratio = med > 0 ? w / med : 0.0;
-		free(v);
+	size_t w = (n + 9) / 10;
+	return w < 1 ? 1 : w > 10 ? 10 : w;
+}
+
+void results_stall_mark(unsigned char *ckpt, size_t n, double start_s,
+			double end_s)
+{
+	if (isnan(start_s) || isnan(end_s) || end_s < start_s)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (start_s < (double)(i + 1) && end_s > (double)i)
+			ckpt[i] = 1;
+}
+
+/* The worst of @v[0..@n) marked @want in @ckpt (every one for a NULL
+ * @ckpt), NAN if none; *@nr how many. */
+static double worst_of(const double *v, const unsigned char *ckpt, size_t n,
+		       int want, size_t *nr)
+{
+	double w = NAN;
+	*nr = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (ckpt && !!ckpt[i] != want)
+			continue;
+		if (isnan(w) || v[i] < w)
+			w = v[i];
+		(*nr)++;
 	}
-	if (worst)
-		*worst = w;
-	if (median)
-		*median = med;
-	return ratio;
+	return w;
+}
+
+int results_stall_ratio(const double *tps, const unsigned char *ckpt, size_t n,
+			size_t warmup_s, struct results_stall *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->ratio = st->worst = st->median = NAN;
+	st->ratio_ckpt = st->worst_ckpt = NAN;
+	st->ratio_outside = st->worst_outside = NAN;
+	st->ckpt_known = ckpt != NULL;
+	st->warmup_s = warmup_s == RESULTS_STALL_WARMUP_RUN
+			   ? results_stall_warmup(n)
+			   : warmup_s;
+	if (n <= st->warmup_s)
+		return 0;
+	size_t m = n - st->warmup_s, k;
+	const double *w = tps + st->warmup_s;
+	double *v = malloc(m * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	memcpy(v, w, m * sizeof(*v));
+	qsort(v, m, sizeof(*v), cmp_double);
+	double med = m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
+	free(v);
+	st->seconds = m;
+	st->median = med;
+	st->worst = worst_of(w, NULL, m, 0, &k);
+	st->ratio = med > 0 ? st->worst / med : 0.0;
+	if (!ckpt)
+		return 0;
+	const unsigned char *c = ckpt + st->warmup_s;
+	st->worst_ckpt = worst_of(w, c, m, 1, &st->ckpt_seconds);
+	st->worst_outside = worst_of(w, c, m, 0, &k);
+	if (!isnan(st->worst_ckpt))
+		st->ratio_ckpt = med > 0 ? st->worst_ckpt / med : 0.0;
+	if (!isnan(st->worst_outside))
+		st->ratio_outside = med > 0 ? st->worst_outside / med : 0.0;
+	return 0;
+}
+
+/* A one-second tps: an integer when whole, else one decimal; NULL
+ * (JSON null) for NAN. */
+static struct json_object *tps_json(double v)
+{
+	if (isnan(v))
+		return NULL;
+	return v == floor(v) ? json_object_new_int64((int64_t)v)
+			     : results_json_double(v, 1);
+}
+
+static struct json_object *ratio_json(double v)
+{
+	return isnan(v) ? NULL : results_json_double(v, 3);
+}
+
+int results_stall_json(struct json_object *o, const struct results_stall *st)
+{
+	struct {
+		const char *key;
+		struct json_object *v;
+		int want; /* a non-null value */
+	} f[] = {
+	    {"stall_ratio", ratio_json(st->ratio), !isnan(st->ratio)},
+	    {"worst_second_tps", tps_json(st->worst), !isnan(st->worst)},
+	    {"median_second_tps", tps_json(st->median), !isnan(st->median)},
+	    {"stall_warmup_s", json_object_new_int64((int64_t)st->warmup_s), 1},
+	    {"stall_seconds", json_object_new_int64((int64_t)st->seconds), 1},
+	    {"checkpoint_seconds",
+	     json_object_new_int64((int64_t)st->ckpt_seconds), 1},
+	    {"stall_ratio_checkpoint", ratio_json(st->ratio_ckpt),
+	     !isnan(st->ratio_ckpt)},
+	    {"worst_second_tps_checkpoint", tps_json(st->worst_ckpt),
+	     !isnan(st->worst_ckpt)},
+	    {"stall_ratio_outside", ratio_json(st->ratio_outside),
+	     !isnan(st->ratio_outside)},
+	    {"worst_second_tps_outside", tps_json(st->worst_outside),
+	     !isnan(st->worst_outside)},
+	};
+	int err = 0;
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		if (f[i].want && !f[i].v)
+			err = -ENOMEM;
+		if (err || (i >= 5 && !st->ckpt_known)) {
+			json_object_put(f[i].v);
+			continue;
+		}
+		if (json_object_object_add(o, f[i].key, f[i].v))
+			err = -ENOMEM;
+	}
+	return err;
+}
+
+/* A summary without the stall figures (a peer's): computed from the
+ * full one-second progress lines (see result_run_load). */
+static int fill_stall(struct result_run *r)
+{
+	struct json_object *have;
+	if (!r->summary ||
+	    json_object_object_get_ex(r->summary, "stall_ratio", &have) ||
+	    !r->nr_prog)
+		return 0;
+	double *v = malloc(r->nr_prog * sizeof(*v));
+	unsigned char *c = calloc(r->nr_prog, 1);
+	int err = -ENOMEM, marks = 1;
+	size_t n = 0;
+	if (!v || !c)
+		goto out;
+	double prev = NAN;
+	for (size_t i = 0; i < r->nr_prog; i++) {
+		const struct result_progress *p = &r->prog[i];
+		if (isnan(p->t_s) || isnan(p->tps))
+			continue;
+		/* The first line's start is not written (a peer's clock may
+		 * start before its first interval): one second if it ends
+		 * a second or more after t_s = 0. */
+		double len =
+		    isnan(prev) ? (p->t_s >= 0.9 ? 1.0 : 0.0) : p->t_s - prev;
+		prev = p->t_s;
+		if (len < 0.9 || len > 1.1) /* not a one-second line */
+			continue;
+		if (p->checkpoint >= 0) {
+			c[n] = (unsigned char)p->checkpoint;
+		} else if (r->nr_ck) {
+			for (size_t k = 0; k < r->nr_ck; k++)
+				if (r->ck[k].start_s < p->t_s &&
+				    r->ck[k].end_s > p->t_s - len)
+					c[n] = 1;
+		} else {
+			marks = 0; /* neither marks nor checkpoint lines */
+		}
+		v[n++] = p->tps;
+	}
+	struct results_stall st;
+	err = results_stall_ratio(v, marks ? c : NULL, n,
+				  RESULTS_STALL_WARMUP_RUN, &st);
+	if (!err)
+		err = results_stall_json(r->summary, &st);
+	if (!err && json_object_object_add(r->summary, "stall_computed",
+					   json_object_new_boolean(1)))
+		err = -ENOMEM;
+out:
+	free(v);
+	free(c);
+	return err;
 }

@@ -29,6 +29,8 @@
 /* A "progress" line; NAN for a member the line does not have. */
 struct result_progress {
 	double t_s, tps, lat_avg_ms, lat_stddev_ms, lat_max_ms;
+	int checkpoint; /* "checkpoint": 1 one ran in the interval, 0 none,
+			 * -1 the line does not say */
 };
 
 /* A "monitor" line (memory in KiB; the disk's counts in the interval,
@@ -76,7 +78,12 @@ struct result_run {
 
 /*
  * Read the result file @path into @r (all of it zeroed first; unknown
- * line types are skipped: newer writers may add some).  Returns 0 or
+ * line types are skipped: newer writers may add some).  A summary
+ * without "stall_ratio" (a peer's result file) gets the stall figures
+ * computed from the progress lines (results_stall_ratio over the full
+ * one-second lines, a line's checkpoint mark its "checkpoint" member,
+ * else the checkpoint lines' start_s..end_s), and "stall_computed":
+ * true.  Returns 0 or
  * the -errno of results_read (@r->info.why says what and where);
  * either way release @r with result_run_release.
  */
@@ -111,14 +118,66 @@ void results_list_free(char **names, size_t nr);
 /*
  * The stall ratio, bench tpcb's headline metric of smoothness: the
  * worst one-second tps divided by the median one-second tps (1 = no
- * stalls; checkpoint stalls pull it down).  The median is the
- * conventional one: the middle value of the sorted @n values, the mean
- * of the two middle ones for an even @n.  @tps is not changed.  Returns
- * the ratio (0 when the median is 0), or NAN for @n == 0 (no full
- * second) or on -ENOMEM; *@worst and *@median (either may be NULL) get
- * the two figures, NAN with the ratio's NAN.
+ * stalls; checkpoint stalls pull it down), over the measurement window:
+ * the run's full seconds after a warm-up (results_stall_warmup: the
+ * first tenth of them rounded up, at least 1 s and at most 10 s: the
+ * clients' start and the first touches of the buffer pool, not the
+ * flushing under test).  The median is the conventional one: the middle
+ * value of the sorted window, the mean of the two middle ones for an
+ * even count.  Beside it the pair that says whether the worst seconds
+ * are the checkpoints': the worst second among those a checkpoint ran
+ * in (any part of the second) and the worst among the others, each
+ * over the same median.
  */
-double results_stall_ratio(const double *tps, size_t n, double *worst,
-			   double *median);
+struct results_stall {
+	size_t warmup_s;     /* seconds left out at the start */
+	size_t seconds;	     /* in the window */
+	int ckpt_known;	     /* the checkpoint marks were given */
+	size_t ckpt_seconds; /* of the window's, with a checkpoint running */
+	/* over the window; NAN when it is empty; ratio 0 for a zero median */
+	double ratio, worst, median;
+	/* the window's seconds with a checkpoint running: NAN without one
+	 * (or without marks) */
+	double ratio_ckpt, worst_ckpt;
+	/* the others: NAN when a checkpoint ran in every second */
+	double ratio_outside, worst_outside;
+};
+
+/* The warm-up of a run of @n full seconds (see above). */
+size_t results_stall_warmup(size_t n);
+
+/* results_stall_ratio's @warmup_s for a run: results_stall_warmup(n) */
+#define RESULTS_STALL_WARMUP_RUN ((size_t)-1)
+
+/*
+ * Fill @st from the one-second tps values @tps[0..@n) of a run (second
+ * i covers [i, i + 1) s from its start) and @ckpt[0..@n) (nonzero: a
+ * checkpoint ran during second i; NULL: not known, the pair is NAN),
+ * leaving out the first @warmup_s seconds: RESULTS_STALL_WARMUP_RUN
+ * for a run's (bench tpcb, a peer's result), 0 for a window that is
+ * already the measurement (bench neighbor's).  @tps is not changed.
+ * Returns 0, or -ENOMEM (@st then all NAN).
+ */
+int results_stall_ratio(const double *tps, const unsigned char *ckpt, size_t n,
+			size_t warmup_s, struct results_stall *st);
+
+/*
+ * Mark in @ckpt[0..@n) the seconds [i, i + 1) that overlap a
+ * checkpoint running from @start_s to @end_s (seconds from the run's
+ * start; a checkpoint still running: @end_s the run's end).
+ */
+void results_stall_mark(unsigned char *ckpt, size_t n, double start_s,
+			double end_s);
+
+/*
+ * Add the stall figures of @st to the summary object @o, as bench tpcb
+ * writes them: stall_ratio, worst_second_tps, median_second_tps,
+ * stall_warmup_s, stall_seconds, checkpoint_seconds,
+ * stall_ratio_checkpoint, worst_second_tps_checkpoint,
+ * stall_ratio_outside, worst_second_tps_outside (null where NAN; the
+ * two checkpoint_seconds-based ones left out without marks).  0 or
+ * -ENOMEM.
+ */
+int results_stall_json(struct json_object *o, const struct results_stall *st);
 
 #endif

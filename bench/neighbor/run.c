@@ -461,9 +461,10 @@ int nb_one_run(struct env *env, int vmode, int kind, int config, unsigned round,
 	row->p999 = wl ? nb_pct(wl, nw, 0.999) : NAN;
 	row->max = wl && nw ? wl[nw - 1] : NAN;
 	/* One second is no stall ratio (its worst is its median). */
-	row->stall = secs && nsec >= 2
-			 ? results_stall_ratio(secs, nsec, NULL, NULL)
-			 : NAN;
+	struct results_stall sr = {.ratio = NAN};
+	if (secs && nsec >= 2 && results_stall_ratio(secs, NULL, nsec, 0, &sr))
+		sr.ratio = NAN;
+	row->stall = sr.ratio;
 	row->nb_wall = nb1 - nb0;
 	row->nb_drain = !isnan(drained) && drained <= w1 ? drained - nb0 : NAN;
 	row->dirty_mib = peak_d / 1024;

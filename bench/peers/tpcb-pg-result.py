@@ -15,14 +15,19 @@
 #
 # Lines written: flushkit (who wrote it and the pgbench command),
 # settings, clock (epoch of t_s = 0: just before pgbench started),
-# progress (one per -P line, with lat_max_ms from the logs), checkpoint
+# progress (one per -P line, with lat_max_ms from the logs, and
+# "checkpoint": whether a checkpoint ran during the line's interval, from
+# the log's "checkpoint starting" and "checkpoint complete" lines; one
+# started and not complete ran until the end), checkpoint
 # (one per checkpoint completed in the run), summary (tps, transactions,
 # duration_s, lat_avg_ms, lat_stddev_ms, lat_p50/p90/p99/p999/max_ms
-# from the logs, stall_ratio = worst / median one-second tps of the -P
-# lines (the conventional median), worst_second_tps and
-# median_second_tps (those two, as bench tpcb's), checkpoints, backend_fsyncs =
+# from the logs, checkpoints, backend_fsyncs =
 # buffers_backend_fsync, buffers_backend, buffers_checkpoint, wal_fpi,
-# wal_bytes, wal_sync over the run, status).
+# wal_bytes, wal_sync over the run, status).  No stall ratio: the
+# summary leaves it out, and flushkit's one reader of result files
+# (result_run_load in bench/lib/reader.c) computes it from the progress
+# lines and their checkpoint marks as bench tpcb does (warm-up, during
+# and outside checkpoints), for report, compare and bench/peers/tpcb.sh.
 import argparse
 import datetime
 import glob
@@ -101,15 +106,6 @@ for d, l in zip(done, lat):
     if l > maxes.get(k, 0):
         maxes[k] = l
 
-secs = [p[1] for p in prog]
-stall = None
-med = None
-if secs:
-    s = sorted(secs)
-    n = len(s)
-    med = s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
-    stall = s[0] / med if med > 0 else 0.0
-
 # Checkpoints of the run from the server log.
 ts_re = r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+) UTC \[\d+\] LOG:  "
 
@@ -144,6 +140,9 @@ for line in open(a.server_log):
                     "longest_s": float(m.group(7)),
                     "average_s": float(m.group(8)), "error": 0})
         start = reason = None
+# One started and not complete by the end ran until the end.
+running = [(start - a.t0, a.t1 - a.t0)] if start is not None else []
+spans = [(c["start_s"], c["end_s"]) for c in cks] + running
 
 b = json.loads(a.stats_before)
 e = json.loads(a.stats_after)
@@ -178,9 +177,6 @@ summary = {"type": "summary", "tps": round(tps, 3) if tps else tps,
            "lat_p50_ms": pct(0.50), "lat_p90_ms": pct(0.90),
            "lat_p99_ms": pct(0.99), "lat_p999_ms": pct(0.999),
            "lat_max_ms": lat_sorted[-1] if lat_sorted else None,
-           "stall_ratio": round(stall, 3) if stall is not None else None,
-           "worst_second_tps": s[0] if secs else None,
-           "median_second_tps": med,
            "checkpoints": delta("checkpoints"),
            "backend_fsyncs": delta("buffers_backend_fsync"),
            "buffers_backend": delta("buffers_backend"),
@@ -201,9 +197,13 @@ with os.fdopen(fd, "w") as o:
     w(settings)
     w({"type": "clock", "epoch_s": round(a.t0, 6)})
     off = pstart - a.t0
+    prev = off
     for i, p in enumerate(prog):
-        line = {"type": "progress", "t_s": round(p[0] + off, 6),
-                "tps": p[1], "lat_avg_ms": p[2]}
+        t = p[0] + off
+        line = {"type": "progress", "t_s": round(t, 6),
+                "tps": p[1], "lat_avg_ms": p[2],
+                "checkpoint": any(s0 < t and s1 > prev for s0, s1 in spans)}
+        prev = t
         if p[3] is not None:
             line["lat_stddev_ms"] = p[3]
         if i in maxes:

@@ -12,6 +12,13 @@
 #   smooth         flushkit --flush=smooth (the default: hints, sorted,
 #                  spread batched fsyncs, full-page images lz4)
 #   smooth-off     flushkit --flush=smooth --wal-compression=off
+#   nockpt         flushkit --flush=smooth with no checkpoint in the run
+#                  (--checkpoint-timeout 1h; not in the default CONFIGS):
+#                  the control, what the stall ratio is on this machine
+#                  with no checkpoint at all (CPU and disk noise)
+#   smooth+OPT,OPT flushkit --flush=smooth with those bench tpcb options
+#                  (comma-separated; not in the default CONFIGS), for
+#                  tuning: "smooth+--checkpoint-flush-after=32kB"
 #   pg-FA          PostgreSQL 15, checkpoint_flush_after=FA, one per
 #                  PG_FLUSH_AFTER value (default 256kB)
 #
@@ -91,9 +98,9 @@ configs=()
 want_fk=0 want_pg=0
 for c in $CONFIGS; do
 	case $c in
-	naive | smooth | smooth-off) configs+=("$c"); want_fk=1 ;;
+	naive | smooth | smooth-off | nockpt | smooth+?*) configs+=("$c"); want_fk=1 ;;
 	pg) for fa in $PG_FLUSH_AFTER; do configs+=("pg-$fa"); done; want_pg=1 ;;
-	*) echo "unknown configuration '$c' (naive, smooth, smooth-off, pg)" >&2; exit 2 ;;
+	*) echo "unknown configuration '$c' (naive, smooth, smooth-off, nockpt, pg)" >&2; exit 2 ;;
 	esac
 done
 
@@ -135,27 +142,27 @@ mkdir -p "$WORK"
 	[ -x "$PG_BIN/postgres" ] && echo "postgres: $("$PG_BIN/postgres" --version)"
 } >"$out/setup.txt"
 cat "$out/setup.txt" >&2
-printf 'config\trun\ttps\tlat_avg_ms\tp99_ms\tp999_ms\tmax_ms\tstall_ratio\tbackend_fsyncs\tfpi\tresult_file\n' >"$summary"
+printf 'config\trun\ttps\tlat_avg_ms\tp99_ms\tp999_ms\tmax_ms\tstall_ratio\tstall_ckpt\tstall_outside\tckpt_s\tbackend_fsyncs\tfpi\tresult_file\n' >"$summary"
 
-# One row of runs.tsv from a result file's summary line.
+# One row of runs.tsv from a result file's summary, as flushkit's one
+# reader of result files has it ("flushkit compare --json" of the file
+# against itself: the peer's stall figures are computed there, as bench
+# tpcb's are, from its progress lines).
 tsv_row() {	# CONFIG RUN RESULT_FILE
-	python3 - "$@" >>"$summary" <<'EOF'
+	"$FLUSHKIT" compare --json "$3" "$3" | python3 -c '
 import json, sys
 cfg, run, path = sys.argv[1:4]
-su = None
-for line in open(path):
-    o = json.loads(line)
-    if o.get("type") == "summary":
-        su = o
+su = {m["metric"]: m["a"]["avg"] for m in json.load(sys.stdin)["metrics"]}
 def f(k, fmt="%.3f"):
     v = su.get(k)
     return fmt % v if isinstance(v, (int, float)) else "n/a"
 print("\t".join([cfg, run, f("tps", "%.1f"), f("lat_avg_ms"),
                  f("lat_p99_ms"), f("lat_p999_ms"), f("lat_max_ms"),
-                 f("stall_ratio"), f("backend_fsyncs", "%d"),
-                 f("wal_fpi", "%d"), path]))
-EOF
-	tail -n 1 "$summary" | cut -f 1-10 >&2
+                 f("stall_ratio"), f("stall_ratio_checkpoint"),
+                 f("stall_ratio_outside"), f("checkpoint_seconds", "%d"),
+                 f("backend_fsyncs", "%d"), f("wal_fpi", "%d"), path]))
+' "$@" >>"$summary"
+	tail -n 1 "$summary" | cut -f 1-13 >&2
 }
 
 # ---- flushkit ----
@@ -170,12 +177,17 @@ fk_run() {	# CONFIG RUN
 	naive) extra=(--flush=naive) ;;
 	smooth) extra=(--flush=smooth) ;;
 	smooth-off) extra=(--flush=smooth --wal-compression=off) ;;
+	nockpt) extra=(--flush=smooth --checkpoint-timeout 1h) ;;
+	smooth+*)
+		local more
+		IFS=, read -ra more <<<"${cfg#smooth+}"
+		extra=(--flush=smooth "${more[@]}") ;;
 	esac
 	mkdir -p "$dir"
 	log "flushkit ${extra[*]} run $run: ${DURATION}s"
 	"$FLUSHKIT" bench tpcb -c "$CLIENTS" -j "$CLIENTS" -T "$DURATION" \
-		-P "$PROGRESS" "${extra[@]}" --data-dir "$WORK/fk" \
-		"${fk_opts[@]}" --results "$dir" >"$dir/run$run.out" \
+		-P "$PROGRESS" --data-dir "$WORK/fk" "${fk_opts[@]}" \
+		"${extra[@]}" --results "$dir" >"$dir/run$run.out" \
 		2>"$dir/run$run.log" ||
 		die "flushkit failed: see $dir/run$run.log"
 	local rf
@@ -216,16 +228,32 @@ log_line_prefix = '%m [%p] '
 log_timezone = 'UTC'
 max_connections = $((CLIENTS + 20))
 EOF
+	pg_start
+	log "pgbench -i -s $SCALE"
+	"$PG_BIN/pgbench" -h "$pgsock" -p "$PG_PORT" -U postgres -i \
+		-s "$SCALE" postgres >"$out/pg-init.log" 2>&1 ||
+		die "pgbench -i failed: see $out/pg-init.log"
+	pg_stop
+}
+
+# PostgreSQL runs only for its own runs: stopped (a shutdown
+# checkpoint) after the load and after each run, so that its timed
+# checkpoint of what the load or its run left dirty does not write into
+# the store's runs on the same disk (on a lab disk it did: the store's
+# worst seconds were PostgreSQL's checkpoint of pgbench -i).
+pg_start() {
 	pg_running=1	# from here on, cleanup stops it (no-op if down)
 	runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$pgdata" -w \
 		-l "$pgdata/server.log" start >/dev/null 2>&1 || {
 		tail -n 5 "$pgdata/server.log" >&2
 		die "PostgreSQL did not start"
 	}
-	log "pgbench -i -s $SCALE"
-	"$PG_BIN/pgbench" -h "$pgsock" -p "$PG_PORT" -U postgres -i \
-		-s "$SCALE" postgres >"$out/pg-init.log" 2>&1 ||
-		die "pgbench -i failed: see $out/pg-init.log"
+}
+
+pg_stop() {
+	runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$pgdata" -m fast -w \
+		stop >/dev/null 2>&1 || die "PostgreSQL did not stop"
+	pg_running=0
 }
 
 pg_sql() {
@@ -249,6 +277,7 @@ pg_run() {	# CONFIG RUN
 	local cfg=$1 run=$2 fa=${1#pg-} dir=$out/$1
 	mkdir -p "$dir"
 	log "PostgreSQL checkpoint_flush_after=$fa run $run: ${DURATION}s"
+	pg_start
 	if ! pg_sql "ALTER SYSTEM SET checkpoint_flush_after = '$fa'" \
 		>/dev/null || ! pg_sql "SELECT pg_reload_conf()" >/dev/null ||
 		! pg_sql "CHECKPOINT" >/dev/null; then
@@ -270,6 +299,9 @@ pg_run() {	# CONFIG RUN
 	t1=$(date +%s.%N)
 	after=$(pg_stats)
 	tail -n +"$((loglines + 1))" "$pgdata/server.log" >"$dir/run$run.server.log"
+	local walc
+	walc=$(pg_sql 'SHOW wal_compression')
+	pg_stop
 	local rf
 	rf=$dir/tpcb-$(date +%Y%m%d-%H%M%S)-pg-$run.jsonl
 	python3 "$here/bench/peers/tpcb-pg-result.py" \
@@ -285,7 +317,7 @@ pg_run() {	# CONFIG RUN
 		--setting max_wal_size="$MAX_WAL_SIZE" \
 		--setting checkpoint_completion_target="$CHECKPOINT_COMPLETION_TARGET" \
 		--setting checkpoint_flush_after="$fa" \
-		--setting wal_compression="$(pg_sql 'SHOW wal_compression')" \
+		--setting wal_compression="$walc" \
 		--command "pgbench -c $CLIENTS -j $CLIENTS -T $DURATION -P $PROGRESS -l --log-prefix=$logs/pgbench_log" ||
 		die "cannot write the result file of $dir/run$run.out"
 	rm -rf -- "$logs"	# the per-transaction logs are large
@@ -327,7 +359,8 @@ order = []
 for r in rows:
     if r[0] not in order:
         order.append(r[0])
-keys = ["tps", "p99_ms", "p999_ms", "max_ms", "stall_ratio", "backend_fsyncs"]
+keys = ["tps", "p99_ms", "p999_ms", "max_ms", "stall_ratio", "stall_ckpt",
+        "stall_outside", "ckpt_s", "backend_fsyncs"]
 print("mean [min-max] over rounds")
 print("%-14s %4s " % ("config", "runs") + " ".join("%22s" % k for k in keys))
 for c in order:
@@ -340,7 +373,7 @@ for c in order:
 if "naive" in order:
     print()
     print("ratio to naive in the same round: median [min-max]")
-    rk = ["tps", "p999_ms", "max_ms", "stall_ratio"]
+    rk = ["tps", "p999_ms", "max_ms", "stall_ratio", "stall_ckpt"]
     print("%-14s " % "config" + " ".join("%22s" % k for k in rk))
     for c in order:
         if c == "naive":

@@ -4,7 +4,8 @@
  * to -j groups for the -l logs), their per-second commit counts and
  * interval counters (the -P lines and the result file's one-second
  * "progress" lines), and the run's totals (collect: percentiles, the
- * stall ratio of results_stall_ratio).
+ * stall ratio of results_stall_ratio, its seconds marked with the
+ * checkpoints that ran in them).
  */
 #include "tpcb.h"
 
@@ -320,20 +321,41 @@ int tpcb_collect(struct run *r, struct results *res, uint64_t end_ns)
 			res->series[s] += c->per_sec[s];
 	}
 	res->full_secs = full < res->nr_series ? full : res->nr_series;
-	res->stall_ratio = -1;
-	if (res->full_secs >= 1) {
-		double *v = malloc(res->full_secs * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		for (size_t i = 0; i < res->full_secs; i++)
-			v[i] = res->series[i];
-		res->stall_ratio = results_stall_ratio(
-		    v, res->full_secs, &res->worst_sec, &res->median_sec);
-		free(v);
-		if (isnan(res->stall_ratio))
-			return -ENOMEM;
+	double *v = malloc((res->full_secs ? res->full_secs : 1) * sizeof(*v));
+	unsigned char *ck = calloc(res->full_secs ? res->full_secs : 1, 1);
+	int err = v && ck ? 0 : -ENOMEM;
+	for (size_t i = 0; !err && i < res->full_secs; i++) {
+		v[i] = res->series[i];
+		uint64_t b = r->start_ns + i * 1000000000ull;
+		ck[i] =
+		    (unsigned char)tpcb_ckpt_during(r, b, b + 1000000000ull);
 	}
-	return 0;
+	if (!err)
+		err =
+		    results_stall_ratio(v, ck, res->full_secs,
+					RESULTS_STALL_WARMUP_RUN, &res->stall);
+	free(v);
+	free(ck);
+	return err;
+}
+
+/*
+ * Whether a checkpoint ran at some time in [@begin_ns, @end_ns): one
+ * that completed during the run (its event's start and end), or the
+ * one running now (fk_store_checkpoint_started_ns), which has run from
+ * its start until now.
+ */
+int tpcb_ckpt_during(struct run *r, uint64_t begin_ns, uint64_t end_ns)
+{
+	uint64_t running = fk_store_checkpoint_started_ns(r->store);
+	int in = running && running < end_ns;
+	pthread_mutex_lock(&r->ckpt_lock);
+	for (size_t i = 0; !in && i < r->nr_ckpts; i++) {
+		const struct fk_checkpoint_info *ci = &r->ckpts[i].ci;
+		in = ci->start_ns < end_ns && ci->end_ns > begin_ns;
+	}
+	pthread_mutex_unlock(&r->ckpt_lock);
+	return in;
 }
 
 /* Take (and zero) the clients' interval counters @k, summed. */
@@ -389,6 +411,9 @@ void tpcb_result_interval(struct run *r, uint64_t begin_ns, uint64_t end_ns)
 	    json_object_new_int64((int64_t)(r->opts.fsyncq_capacity
 						? r->opts.fsyncq_capacity
 						: r->nbuffers)));
+	json_object_object_add(
+	    x, "checkpoint",
+	    json_object_new_boolean(tpcb_ckpt_during(r, begin_ns, end_ns)));
 	json_object_object_add(
 	    x, "backend_fsyncs",
 	    json_object_new_int64(

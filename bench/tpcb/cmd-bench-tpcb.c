@@ -537,6 +537,55 @@ out:
 	return status;
 }
 
+/*
+ * --device: the run on a fresh ext4 on its own disk (a lab disk of that
+ * model, or a loop device for native; bench/lib/disk.h), where no other
+ * program's I/O enters: made, loaded at -s as -i loads, run, removed.
+ * Its size: the tables (about 16 MiB a scale unit, doubled for the
+ * file system and growth), the WAL (max_wal_size and the segments made
+ * ahead) and 1 GiB; a lab disk keeps only the blocks written in RAM.
+ */
+static int run_on_device(struct run *r)
+{
+	char dir[1024] = "";
+	struct disk d;
+	int status = FK_EXIT_FAILURE, made = 0;
+	memset(&d, 0, sizeof(d));
+	if (geteuid()) {
+		cli_error("bench tpcb: --device=%s needs root (lab disks, loop "
+			  "devices, mkfs, mount)",
+			  r->device.name);
+		return FK_EXIT_FAILURE;
+	}
+	uint64_t wal =
+	    r->opts.max_wal_size_bytes + 4 * (r->opts.wal_segment_bytes
+						  ? r->opts.wal_segment_bytes
+						  : 16ull << 20);
+	uint64_t bytes = (1ull << 30) + r->scale * (32ull << 20) + 2 * wal;
+	if (disk_run_dir_create(dir, sizeof(dir)))
+		goto out;
+	if (disk_create(&d, dir, "tpcb", "ext4", bytes, &r->device))
+		goto out;
+	made = 1;
+	snprintf(r->device_dir, sizeof(r->device_dir), "%s/data", d.mnt);
+	fprintf(stderr, "device: %s, ext4 on %s (%.1f GiB) mounted on %s\n",
+		r->device.name, d.dev, (double)bytes / (1 << 30), d.mnt);
+	r->data_dir = r->device_dir;
+	int log_ckpt = r->log_checkpoints;
+	r->init = 1;
+	status = do_init(r);
+	r->init = 0;
+	r->log_checkpoints = log_ckpt;
+	if (status == FK_EXIT_OK)
+		status = do_run(r);
+out:
+	if (made && disk_destroy(&d))
+		status = FK_EXIT_FAILURE;
+	if (dir[0])
+		disk_run_dir_remove(dir);
+	return status;
+}
+
 int cmd_bench_tpcb(int argc, char **argv)
 {
 	struct run r;
@@ -545,7 +594,9 @@ int cmd_bench_tpcb(int argc, char **argv)
 	if (ret >= 0)
 		return ret;
 	pthread_mutex_init(&r.ckpt_lock, NULL);
-	ret = r.init ? do_init(&r) : do_run(&r);
+	ret = r.has_device ? run_on_device(&r)
+	      : r.init	   ? do_init(&r)
+			   : do_run(&r);
 	pthread_mutex_destroy(&r.ckpt_lock);
 	free(r.ckpts);
 	return ret;

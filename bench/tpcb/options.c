@@ -87,6 +87,12 @@ static void usage(FILE *f)
 	    "\n"
 	    "store:\n"
 	    "      --data-dir=DIR       default ./" DEFAULT_DATA_DIR "\n"
+	    "      --device=DEVICE      run on a fresh ext4 on its own disk: "
+	    "load -s\n"
+	    "                           SCALE there (as -i), run, remove "
+	    "it; hdd, ssd,\n"
+	    "                           nvme, ram (lab disks), native, "
+	    "throttle:BPS:IOPS\n"
 	    "      --flush=naive|smooth flushing preset (default smooth)\n"
 	    "      --log-checkpoints[=on|off] checkpoint lines on stderr "
 	    "(default on)\n"
@@ -113,6 +119,7 @@ enum {
 	OPT_SAMPLING_RATE,
 	OPT_LOG_CKPT,
 	OPT_MAX_TRIES,
+	OPT_DEVICE,
 	OPT_KNOB = 512, /* store knob i of tpcb_knobs: OPT_KNOB + i */
 };
 
@@ -123,6 +130,7 @@ static const struct option base_opts[] = {
     {"client", required_argument, NULL, 'c'},
     {"results", required_argument, NULL, OPT_RESULTS},
     {"no-results", no_argument, NULL, OPT_NO_RESULTS},
+    {"device", required_argument, NULL, OPT_DEVICE},
     {"time", required_argument, NULL, 'T'},
     {"transactions", required_argument, NULL, 't'},
     {"progress", required_argument, NULL, 'P'},
@@ -520,6 +528,12 @@ int tpcb_parse_args(struct run *r, int argc, char **argv)
 		case OPT_NO_RESULTS:
 			r->results_dir = NULL;
 			break;
+		case OPT_DEVICE:
+			if (disk_profile_arg("bench tpcb", "--device", optarg,
+					     &r->device))
+				return FK_EXIT_USAGE;
+			r->has_device = 1;
+			break;
 		case OPT_FLUSH:
 			if (strcmp(optarg, "naive") && strcmp(optarg, "smooth"))
 				goto bad_value;
@@ -581,7 +595,13 @@ int tpcb_parse_args(struct run *r, int argc, char **argv)
 				       "-i takes only -s, --data-dir and store "
 				       "options");
 	}
-	if (!r->init && have_scale)
+	if (r->has_device && (r->init || (!have_run && r->check))) {
+		return cli_usage_error("bench tpcb",
+				       "--device makes a store for one run "
+				       "(loaded at -s, run, removed): not "
+				       "with -i or --check alone");
+	}
+	if (!r->init && have_scale && !r->has_device)
 		cli_warn("scale option ignored, using the size of the "
 			 "branches table");
 	if (!r->init && !have_run && r->check)

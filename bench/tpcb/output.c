@@ -133,6 +133,37 @@ static void print_scripts(const struct run *r, const struct results *res)
 	}
 }
 
+/* The stall ratio's lines: over the window, then during and outside
+ * the checkpoints, or that no checkpoint ran in the window. */
+static void print_stall(const struct results_stall *st)
+{
+	if (isnan(st->ratio)) {
+		printf("stall ratio = n/a (no full second after the %zu-s "
+		       "warm-up)\n",
+		       st->warmup_s);
+		return;
+	}
+	printf("stall ratio = %.3f (worst one-second tps %.0f, median %.*f, "
+	       "over %zu s after a %zu-s warm-up)\n",
+	       st->ratio, st->worst, is_whole(st->median) ? 0 : 1, st->median,
+	       st->seconds, st->warmup_s);
+	if (!st->ckpt_seconds) {
+		printf("stall ratio during checkpoints = n/a (no checkpoint "
+		       "ran in the %zu-s window: the stall ratio above says "
+		       "nothing about checkpoints)\n",
+		       st->seconds);
+		return;
+	}
+	printf("stall ratio during checkpoints = %.3f (worst %.0f tps, %zu "
+	       "of the %zu s)",
+	       st->ratio_ckpt, st->worst_ckpt, st->ckpt_seconds, st->seconds);
+	if (isnan(st->ratio_outside))
+		printf(", outside = n/a (a checkpoint ran in every second)\n");
+	else
+		printf(", outside = %.3f (worst %.0f tps)\n", st->ratio_outside,
+		       st->worst_outside);
+}
+
 void tpcb_print_summary(struct run *r, const struct results *res)
 {
 	const struct fk_store_stats *a = &res->st0, *b = &res->st1;
@@ -208,14 +239,7 @@ void tpcb_print_summary(struct run *r, const struct results *res)
 	       (double)res->p50 / 1000, (double)res->p90 / 1000,
 	       (double)res->p99 / 1000, (double)res->p999 / 1000,
 	       (double)res->max / 1000);
-	if (res->stall_ratio >= 0)
-		printf("stall ratio = %.3f (worst one-second tps %.0f, median "
-		       "%.*f, over %zu s)\n",
-		       res->stall_ratio, res->worst_sec,
-		       is_whole(res->median_sec) ? 0 : 1, res->median_sec,
-		       res->full_secs);
-	else
-		printf("stall ratio = n/a (run shorter than one second)\n");
+	print_stall(&res->stall);
 	printf("checkpoints: %" PRIu64 "\n", b->checkpoints - a->checkpoints);
 	printf("buffers written: checkpoint %" PRIu64 ", backend %" PRIu64 "\n",
 	       b->buffers_checkpoint - a->buffers_checkpoint,
@@ -359,13 +383,7 @@ void tpcb_print_json(struct run *r, const struct results *res, int ran)
 		json_object_object_add(p, "max",
 				       jdouble((double)res->max / 1000));
 		json_object_object_add(o, "latency_ms", p);
-		json_object_object_add(
-		    o, "stall_ratio",
-		    res->stall_ratio >= 0 ? jdouble(res->stall_ratio) : NULL);
-		json_object_object_add(o, "worst_second_tps",
-				       jtps(res->worst_sec));
-		json_object_object_add(o, "median_second_tps",
-				       jtps(res->median_sec));
+		results_stall_json(o, &res->stall);
 		struct json_object *ser = json_object_new_array();
 		for (size_t i = 0; i < res->nr_series; i++)
 			json_object_array_add(ser, jint(res->series[i]));

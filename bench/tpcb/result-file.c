@@ -62,6 +62,8 @@ static struct json_object *settings_json(struct run *r)
 			json_object_object_add(j, k->key, tpcb_knob_json(k, o));
 	}
 	S("data_dir", r->data_dir);
+	if (r->has_device)
+		S("device", r->device.name);
 	I("seed", r->seed);
 
 	st = json_object_new_object();
@@ -132,15 +134,7 @@ struct json_object *tpcb_summary_json(struct run *r, const struct results *res,
 	D("lat_p99_ms", (double)res->p99 / 1000, 3);
 	D("lat_p999_ms", (double)res->p999 / 1000, 3);
 	D("lat_max_ms", (double)res->max / 1000, 3);
-	if (res->stall_ratio >= 0) {
-		D("stall_ratio", res->stall_ratio, 3);
-		json_object_object_add(j, "worst_second_tps",
-				       jtps(res->worst_sec));
-		json_object_object_add(j, "median_second_tps",
-				       jtps(res->median_sec));
-	} else {
-		json_object_object_add(j, "stall_ratio", NULL);
-	}
+	results_stall_json(j, &res->stall);
 	I("checkpoints", b->checkpoints - a->checkpoints);
 	I("buffers_checkpoint", b->buffers_checkpoint - a->buffers_checkpoint);
 	I("buffers_backend", b->buffers_backend - a->buffers_backend);

@@ -21,6 +21,7 @@
 #define FK_TPCB_H
 
 #include "cli.h"
+#include "disk.h"
 #include "knobs.h"
 #include "reader.h"
 #include "results.h"
@@ -134,6 +135,9 @@ struct run {
 	int check;
 	int log_checkpoints;
 	const char *data_dir;
+	struct disk_profile device; /* --device: the run's own disk */
+	int has_device;
+	char device_dir[1100]; /* its data directory */
 	const char *flush;
 	uint64_t seed;
 	struct fk_store_opts opts;
@@ -174,8 +178,8 @@ struct results {
 	uint32_t *series;		   /* commits per second */
 	size_t nr_series; /* seconds recorded (last may be partial) */
 	size_t full_secs;
-	double stall_ratio;	      /* < 0: not enough full seconds */
-	double worst_sec, median_sec; /* results_stall_ratio's figures */
+	struct results_stall stall; /* of the full seconds, marked with
+				     * the checkpoints that ran in them */
 	struct fk_store_stats st0, st1;
 	int check_done, check_ok;
 	struct tpcb_sums sums;
@@ -203,14 +207,6 @@ static inline struct json_object *jint(uint64_t v)
 	return json_object_new_int64((int64_t)v);
 }
 
-/* A one-second tps (a count, or the median's mean of two counts): an
- * integer when it is whole, else one decimal. */
-static inline struct json_object *jtps(double v)
-{
-	return is_whole(v) ? json_object_new_int64((int64_t)v)
-			   : results_json_double(v, 1);
-}
-
 /* options.c: parse @argv into @r; -1 to go on, else an exit status
  * (the message printed). */
 int tpcb_parse_args(struct run *r, int argc, char **argv);
@@ -220,6 +216,7 @@ void tpcb_sleep_until_ns(uint64_t t);
 void tpcb_agg_print(FILE *f, const struct agg *a);
 void tpcb_agg_reset(struct agg *a, int64_t start_s);
 int tpcb_collect(struct run *r, struct results *res, uint64_t end_ns);
+int tpcb_ckpt_during(struct run *r, uint64_t begin_ns, uint64_t end_ns);
 void tpcb_progress_report(struct run *r, double at_s, double interval_s);
 void tpcb_result_interval(struct run *r, uint64_t begin_ns, uint64_t end_ns);
 void *tpcb_client_main(void *arg);

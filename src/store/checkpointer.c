@@ -413,6 +413,7 @@ int fk_checkpoint_run(struct fk_store *s, const char *reason, int flags,
 	ci.reason = reason;
 	ci.sync_io = fk_sync_io_name(fk_fsync_batch_backend(s->fsb));
 	ci.start_ns = fk_now_ns();
+	__atomic_store_n(&s->ckpt_running_ns, ci.start_ns, __ATOMIC_RELEASE);
 	pthread_mutex_lock(&s->ckpt_mu);
 	uint64_t number = ++s->ckpt_started;
 	pthread_mutex_unlock(&s->ckpt_mu);
@@ -590,6 +591,9 @@ out:
 	ckpt_report(s, &ci, what, (flags & CKPT_REQ_REQUESTED) || shutdown);
 	if (s->o.on_checkpoint)
 		s->o.on_checkpoint(s->o.on_checkpoint_arg, &ci);
+	/* After the callback: a reader sees the checkpoint running until
+	 * its event is recorded, never neither. */
+	__atomic_store_n(&s->ckpt_running_ns, 0, __ATOMIC_RELEASE);
 	pthread_mutex_lock(&s->ckpt_mu);
 	s->ckpt_done = number;
 	s->ckpt_result = r;

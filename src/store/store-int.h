@@ -361,6 +361,9 @@ struct fk_store {
 	uint64_t ckpt_started, ckpt_done; /* numbered by start */
 	int ckpt_result;		  /* of ckpt_done */
 	uint64_t last_ckpt_ns;
+	/* fk_checkpoint_run: its start (fk_now_ns) while one runs, else 0;
+	 * atomic (fk_store_checkpoint_started_ns reads it) */
+	uint64_t ckpt_running_ns;
 	/* WAL preallocation (checkpointer.c): a committer entering a
 	 * segment past prealloc_asked (__atomic) sets ckpt_prealloc
 	 * (ckpt_mu) and wakes the checkpointer; the rest is the

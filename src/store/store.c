@@ -1279,6 +1279,11 @@ void fk_store_get_fsyncq_stats(struct fk_store *s, struct fk_fsyncq_stats *st)
 	fk_fsyncq_get_stats(s->fsq, st);
 }
 
+uint64_t fk_store_checkpoint_started_ns(struct fk_store *s)
+{
+	return __atomic_load_n(&s->ckpt_running_ns, __ATOMIC_ACQUIRE);
+}
+
 void fk_store_get_stats(struct fk_store *s, struct fk_store_stats *st)
 {
 	st->commits = __atomic_load_n(&s->st.commits, __ATOMIC_RELAXED);
