@@ -49,7 +49,7 @@
 #include <unistd.h>
 
 #define DEFAULT_FLUSH_AFTER (1ull << 20)
-#define DEFAULT_MAX_DIRTY (64ull << 20)
+#define DEFAULT_MAX_DIRTY (8ull << 20)
 #define PRELOAD_NAME "libflushkit-preload.so"
 
 enum {
