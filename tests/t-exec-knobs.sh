@@ -26,7 +26,8 @@ for bad in --pace=101 --pace=x --hint-ioprio=rt --hint-ioprio=rt:1 \
 	rc=$?
 	[ $rc -eq 2 ] || err "$bad: exit $rc, want 2"
 done
-for v in FLUSHKIT_PACE=101 FLUSHKIT_HINT_IOPRIO=8193 FLUSHKIT_SMALL_BUDGET=x; do
+for v in FLUSHKIT_PACE=101 FLUSHKIT_HINT_IOPRIO=8193 FLUSHKIT_SMALL_BUDGET=x \
+	FLUSHKIT_SMALL_BUDGET=18446744073709551616; do
 	out=$(env LD_PRELOAD="$(dirname "$FLUSHKIT")/libflushkit-preload.so" \
 		"$v" sh -c 'echo out; exit 3' 2>"$t/err")
 	rc=$?
@@ -56,11 +57,18 @@ strace -f -qq -e trace=sync_file_range -o "$t/st1" \
 n=$(grep -c 'sync_file_range(.*, 4096, SYNC_FILE_RANGE_WRITE)' "$t/st1")
 [ "$n" -eq 8 ] || err "budget 8k: $n of 10 small files hinted, want 8: $(cat "$t/st1")"
 grep -q ' small_hints=8 small_left=2 ' "$t/stats1" || err "budget 8k: stats $(cat "$t/stats1")"
-strace -f -qq -e trace=sync_file_range -o "$t/st2" \
-	"$FLUSHKIT" exec --small-budget=unlimited -- perl "$t/small.pl" "$t/s2" ||
-	err "small files, unlimited: perl failed"
-n=$(grep -c 'sync_file_range(.*, 4096, SYNC_FILE_RANGE_WRITE)' "$t/st2")
-[ "$n" -eq 0 ] || err "unlimited: $n small files hinted, want 0"
+for opt in --small-budget=unlimited --flush-after=1M; do # the default
+	rm -rf "$t/s2" && mkdir "$t/s2"
+	strace -f -qq -e trace=sync_file_range -o "$t/st2" \
+		"$FLUSHKIT" exec --stats="$t/stats2" "$opt" -- perl "$t/small.pl" "$t/s2" 2>"$t/err2" ||
+		err "small files, $opt: perl failed"
+	n=$(grep -c 'sync_file_range(.*, 4096, SYNC_FILE_RANGE_WRITE)' "$t/st2")
+	[ "$n" -eq 0 ] || err "$opt: $n small files hinted, want 0"
+	# The shim was on (files classified, none hinted), not disabled.
+	grep -q ' files=10 .* small_hints=0 small_left=0 ' "$t/stats2" ||
+		err "$opt: stats $(cat "$t/stats2" "$t/err2")"
+	rm -f "$t/stats2"
+done
 for i in $(seq 1 10); do
 	[ "$(wc -c <"$t/s1/f$i")" -eq 4096 ] || err "s1/f$i not 4096 bytes"
 done

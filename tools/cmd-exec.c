@@ -53,7 +53,7 @@
 
 #define DEFAULT_FLUSH_AFTER (1ull << 20)
 #define DEFAULT_MAX_DIRTY (8ull << 20)
-#define DEFAULT_SMALL_BUDGET (8ull << 20)
+#define DEFAULT_SMALL_BUDGET UINT64_MAX /* unlimited */
 #define PRELOAD_NAME "libflushkit-preload.so"
 
 enum {
@@ -83,7 +83,7 @@ static void usage(FILE *f)
 	    "                      (default 0: not paced)\n"
 	    "  --small-budget=SIZE small files (closed under 256k) are left\n"
 	    "                      to the kernel up to SIZE per 30 s, then\n"
-	    "                      hinted at close (default 8M; unlimited:\n"
+	    "                      hinted at close (default unlimited:\n"
 	    "                      never hinted)\n"
 	    "  --hint-ioprio=CLASS the shim's own writeback at idle or\n"
 	    "                      be[:0-7], COMMAND's other I/O unchanged\n"

@@ -43,6 +43,7 @@ enum {
 	C_IONICE,
 	C_EXEC_PACE,
 	C_EXEC_HINT_IDLE,
+	C_EXEC_SMALL,
 	NR_CONFIGS
 };
 /* the default: the configurations of the aims */

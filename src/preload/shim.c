@@ -173,8 +173,8 @@ static uint64_t g_max_dirty = 8u << 20;
 static int g_drop_cache;
 static int g_track;	    /* max_dirty || drop_cache: keep hinted ranges */
 static uint64_t g_pace_pct; /* 0: no pacing; else percent of bw */
-static uint64_t g_small_budget = 8u << 20; /* UINT64_MAX: never */
-static int g_hint_ioprio;		   /* 0: the thread's own */
+static uint64_t g_small_budget = UINT64_MAX; /* never hinted */
+static int g_hint_ioprio;		     /* 0: the thread's own */
 static char g_stats_path[512];
 static int g_stats; /* 1: append a line to g_stats_path at exit */
 
@@ -1055,7 +1055,8 @@ static int env_u64(const char *name, uint64_t *out)
 	if (!*v)
 		return -1;
 	for (const char *p = v; *p; p++) {
-		if (*p < '0' || *p > '9' || x > (UINT64_MAX - 9) / 10)
+		if (*p < '0' || *p > '9' ||
+		    x > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
 			return -1;
 		x = x * 10 + (uint64_t)(*p - '0');
 	}
