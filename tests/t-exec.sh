@@ -54,6 +54,12 @@ check "--stats summary" grep -q '^flushkit exec: 1 process reported: wrote ' "$t
 check "--stats per process" grep -q '^flushkit-preload: pid=[0-9]* files=5[0-9] ' "$t/err"
 cat "$t/err"
 
+# The defaults flushkit exec hands the shim are the documented ones
+# (--max-dirty 8M, --flush-after 1M).
+"$FLUSHKIT" exec -- env >"$t/env" 2>&1
+check "default FLUSHKIT_MAX_DIRTY is 8 MiB" grep -qx 'FLUSHKIT_MAX_DIRTY=8388608' "$t/env"
+check "default FLUSHKIT_FLUSH_AFTER is 1 MiB" grep -qx 'FLUSHKIT_FLUSH_AFTER=1048576' "$t/env"
+
 # Exit statuses.
 status 0 "true" "$FLUSHKIT" exec true
 status 7 "exit 7" "$FLUSHKIT" exec -- sh -c 'exit 7'

@@ -12,6 +12,9 @@
  *   FLUSHKIT_FLUSH_AFTER  --flush-after in bytes (decimal)
  *   FLUSHKIT_MAX_DIRTY    --max-dirty in bytes, 0 = no bound
  *   FLUSHKIT_DROP_CACHE   1 with --drop-cache, else 0
+ *   FLUSHKIT_PACE         --pace in percent, 0 = not paced
+ *   FLUSHKIT_SMALL_BUDGET --small-budget in bytes (UINT64_MAX: unlimited)
+ *   FLUSHKIT_HINT_IOPRIO  --hint-ioprio as an ioprio_set(2) value, 0 = none
  *   FLUSHKIT_STATS        a file each process appends its counters to
  * Sizes are parsed here, by the tree's one size parser; the shim reads
  * plain byte counts and disables itself (one message) on anything else.
@@ -49,7 +52,8 @@
 #include <unistd.h>
 
 #define DEFAULT_FLUSH_AFTER (1ull << 20)
-#define DEFAULT_MAX_DIRTY (64ull << 20)
+#define DEFAULT_MAX_DIRTY (8ull << 20)
+#define DEFAULT_SMALL_BUDGET UINT64_MAX /* unlimited */
 #define PRELOAD_NAME "libflushkit-preload.so"
 
 enum {
@@ -74,6 +78,15 @@ static void usage(FILE *f)
 	    "                      file (default 1M, at least 4k)\n"
 	    "  --max-dirty=SIZE    bound on bytes written and not yet seen\n"
 	    "                      written back (default 8M; 0: no bound)\n"
+	    "  --pace=PERCENT      hold the writes to PERCENT (1-100) of the\n"
+	    "                      writeback bandwidth the process measures\n"
+	    "                      (default 0: not paced)\n"
+	    "  --small-budget=SIZE small files (closed under 256k) are left\n"
+	    "                      to the kernel up to SIZE per 30 s, then\n"
+	    "                      hinted at close (default unlimited:\n"
+	    "                      never hinted)\n"
+	    "  --hint-ioprio=CLASS the shim's own writeback at idle or\n"
+	    "                      be[:0-7], COMMAND's other I/O unchanged\n"
 	    "  --drop-cache        drop ranges already written back from the\n"
 	    "                      page cache (POSIX_FADV_DONTNEED)\n"
 	    "  --ioprio=CLASS[:N]  COMMAND's I/O priority: idle, be[:0-7],\n"
@@ -102,6 +115,9 @@ enum {
 	OPT_FORCE,
 	OPT_PRELOAD,
 	OPT_IOPRIO,
+	OPT_PACE,
+	OPT_SMALL_BUDGET,
+	OPT_HINT_IOPRIO,
 };
 
 static const struct option long_opts[] = {
@@ -112,6 +128,9 @@ static const struct option long_opts[] = {
     {"force", no_argument, NULL, OPT_FORCE},
     {"preload", required_argument, NULL, OPT_PRELOAD},
     {"ioprio", required_argument, NULL, OPT_IOPRIO},
+    {"pace", required_argument, NULL, OPT_PACE},
+    {"small-budget", required_argument, NULL, OPT_SMALL_BUDGET},
+    {"hint-ioprio", required_argument, NULL, OPT_HINT_IOPRIO},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -420,6 +439,8 @@ int cmd_exec(int argc, char **argv)
 	uint64_t flush_after = DEFAULT_FLUSH_AFTER;
 	uint64_t max_dirty = DEFAULT_MAX_DIRTY;
 	int drop_cache = 0, force = 0, stats = 0, ioprio = -1;
+	uint64_t pace = 0, small_budget = DEFAULT_SMALL_BUDGET;
+	int hint_ioprio = 0;
 	const char *stats_file = NULL, *preload_opt = NULL;
 	int c;
 
@@ -464,6 +485,30 @@ int cmd_exec(int argc, char **argv)
 				return cli_bad_value("exec", "--ioprio", optarg,
 						     "idle, be[:0-7] or "
 						     "rt[:0-7]");
+			}
+			break;
+		case OPT_PACE:
+			if (cli_parse_u64(optarg, &pace) || pace > 100) {
+				return cli_bad_value("exec", "--pace", optarg,
+						     "a percent, 0-100");
+			}
+			break;
+		case OPT_SMALL_BUDGET:
+			if (!strcmp(optarg, "unlimited")) {
+				small_budget = UINT64_MAX;
+			} else if (cli_parse_size(optarg, &small_budget) ||
+				   small_budget == UINT64_MAX) {
+				return cli_bad_value("exec", "--small-budget",
+						     optarg,
+						     "a size or unlimited");
+			}
+			break;
+		case OPT_HINT_IOPRIO:
+			if (!strncmp(optarg, "rt", 2) ||
+			    parse_ioprio(optarg, &hint_ioprio)) {
+				return cli_bad_value("exec", "--hint-ioprio",
+						     optarg,
+						     "idle or be[:0-7]");
 			}
 			break;
 		case 'h':
@@ -578,7 +623,10 @@ int cmd_exec(int argc, char **argv)
 		stats_file = tmp_stats;
 	}
 	if (setup_env(preload, flush_after, max_dirty, drop_cache,
-		      stats_file)) {
+		      stats_file) ||
+	    set_env_u64("FLUSHKIT_PACE", pace) ||
+	    set_env_u64("FLUSHKIT_SMALL_BUDGET", small_budget) ||
+	    set_env_u64("FLUSHKIT_HINT_IOPRIO", (uint64_t)hint_ioprio)) {
 		cli_error("exec: setenv: %s", strerror(errno));
 		free(path);
 		free(preload);

@@ -20,6 +20,10 @@
  *   exec-idle  flushkit exec --ioprio=idle (not in the default list)
  *   ionice   ionice -c 3 NEIGHBOUR, no shim: the control of exec-idle
  *            (not in the default list)
+ *   exec-pace  flushkit exec --pace=50 (not in the default list)
+ *   exec-hint-idle  flushkit exec --hint-ioprio=idle (not in the
+ *            default list)
+ *   exec-small  flushkit exec --small-budget=8M (not in the default list)
  *
  * Every child is started by child.h (fork + execvp of a fixed argument
  * array, no shell).  What is changed on the machine (bdi knobs, the
@@ -91,7 +95,10 @@ static void usage(FILE *f)
 	    "  --config=LIST          of plain,exec,nocache,strict,blkio\n"
 	    "                         (the default; plain is always run),\n"
 	    "                         exec-idle (exec --ioprio=idle), ionice\n"
-	    "                         (ionice -c 3, no shim)\n"
+	    "                         (ionice -c 3, no shim), exec-pace\n"
+	    "                         (exec --pace=50), exec-hint-idle\n"
+	    "                         (exec --hint-ioprio=idle), exec-small\n"
+	    "                         (exec --small-budget=8M)\n"
 	    "  --rounds=N             rounds, order rotated (default 3)\n"
 	    "  -T, --duration=S       victim seconds (default 60)\n"
 	    "  --neighbor-delay=S     neighbour's start (default 10)\n"

@@ -11,7 +11,8 @@ const char *const nb_victim_names[NR_VICTIMS] = {"rate", "full", "pg-rate",
 						 "pg-full"};
 const char *const nb_neighbor_names[NR_NEIGHBORS] = {"stream", "tree"};
 const char *const nb_config_names[NR_CONFIGS] = {
-    "plain", "exec", "nocache", "strict", "blkio", "exec-idle", "ionice"};
+    "plain",	 "exec",   "nocache",	"strict",	  "blkio",
+    "exec-idle", "ionice", "exec-pace", "exec-hint-idle", "exec-small"};
 
 /* Which configurations cannot run here, and why. */
 void nb_find_skips(struct env *env)

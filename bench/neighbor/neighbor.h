@@ -41,6 +41,9 @@ enum {
 	C_BLKIO,
 	C_EXEC_IDLE,
 	C_IONICE,
+	C_EXEC_PACE,
+	C_EXEC_HINT_IDLE,
+	C_EXEC_SMALL,
 	NR_CONFIGS
 };
 /* the default: the configurations of the aims */

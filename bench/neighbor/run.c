@@ -202,12 +202,21 @@ int nb_one_run(struct env *env, int vmode, int kind, int config, unsigned round,
 	switch (config) {
 	case C_EXEC:
 	case C_EXEC_IDLE:
+	case C_EXEC_PACE:
+	case C_EXEC_HINT_IDLE:
+	case C_EXEC_SMALL:
 		snprintf(stats, sizeof(stats), "--stats=%s/exec-stats", run);
 		nargv[nn++] = "flushkit";
 		nargv[nn++] = "exec";
 		nargv[nn++] = stats;
 		if (config == C_EXEC_IDLE)
 			nargv[nn++] = "--ioprio=idle";
+		if (config == C_EXEC_PACE)
+			nargv[nn++] = "--pace=50";
+		if (config == C_EXEC_HINT_IDLE)
+			nargv[nn++] = "--hint-ioprio=idle";
+		if (config == C_EXEC_SMALL)
+			nargv[nn++] = "--small-budget=8M";
 		for (size_t i = 0; i < op->nr_exec_opts; i++)
 			nargv[nn++] = (char *)op->exec_opts[i];
 		nargv[nn++] = "--";

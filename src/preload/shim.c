@@ -80,6 +80,7 @@
  *       cleared and classified again.
  */
 #include "shim.h"
+#include "pacer.h"
 #include "probe.h"
 #include "sys.h"
 
@@ -95,6 +96,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -110,6 +112,24 @@
  * of the flusher, and measured slower for the writer and its neighbour
  * (docs/neighbor.md). */
 #define CLOSE_HINT_MIN (256u * 1024u)
+/* The small-file budget is counted over periods this long: the kernel's
+ * default dirty_expire_centisecs (30 s), after which the flusher has
+ * written what the process left it. */
+#define SMALL_PERIOD_NS (30ull * 1000 * 1000 * 1000)
+/* Pacing: a bandwidth sample spans at least this long ... */
+#define PACE_SAMPLE_NS (200ull * 1000 * 1000)
+/* ... and counts only if the writer spent at least this share of it
+ * (percent) waiting for its own writeback: the device was the limit. */
+#define PACE_SATURATED_PCT 50
+/* Paced this long without a new sample, the writer runs unpaced for
+ * PACE_PROBE_NS (still under max_dirty) to measure the device again. */
+#define PACE_REPROBE_NS (3000ull * 1000 * 1000)
+#define PACE_PROBE_NS (300ull * 1000 * 1000)
+/* Longest single pacing sleep (the debt carries over). */
+#define PACE_MAX_SLEEP_NS (100ull * 1000 * 1000)
+#ifndef IOPRIO_WHO_PROCESS
+#define IOPRIO_WHO_PROCESS 1
+#endif
 
 enum slot_state {
 	ST_UNKNOWN = 0,
@@ -151,15 +171,20 @@ static int g_enabled;
 static uint64_t g_flush_after = 1u << 20;
 static uint64_t g_max_dirty = 8u << 20;
 static int g_drop_cache;
-static int g_track; /* max_dirty || drop_cache: keep hinted ranges */
+static int g_track;	    /* max_dirty || drop_cache: keep hinted ranges */
+static uint64_t g_pace_pct; /* 0: no pacing; else percent of bw */
+static uint64_t g_small_budget = UINT64_MAX; /* never hinted */
+static int g_hint_ioprio;		     /* 0: the thread's own */
 static char g_stats_path[512];
 static int g_stats; /* 1: append a line to g_stats_path at exit */
 
 static struct slot *g_slots;
 static unsigned g_nslots;
 static _Atomic uint32_t g_gen = 1;
-static _Atomic int64_t g_inflight; /* P4 */
-static _Atomic int64_t g_closed;   /* closed files since the last wait */
+static _Atomic int64_t g_inflight;    /* P4 */
+static _Atomic int64_t g_closed;      /* closed files since the last wait */
+static _Atomic uint64_t g_small_left; /* small-file bytes left, this period */
+static _Atomic uint64_t g_small_t0;   /* start of the period, fk_now_ns */
 static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static __thread int t_in_shim __attribute__((tls_model("initial-exec")));
@@ -170,6 +195,8 @@ static struct {
 	_Atomic uint64_t waits, wait_ns, wait_bytes, waits_skipped;
 	_Atomic uint64_t wait_timeouts;
 	_Atomic uint64_t drops, untracked;
+	_Atomic uint64_t small_hints, small_left, pace_sleeps, pace_ns;
+	_Atomic uint64_t pace_samples, pace_bw;
 	_Atomic uint64_t ignored[IG_N];
 } g_st;
 
@@ -383,10 +410,46 @@ static int same_file(struct slot *s, int fd)
 	return same;
 }
 
+/*
+ * Start writeback of [off, off + len) of @fd: sync_file_range(WRITE),
+ * submitted by the calling thread.  With hint_ioprio, the thread runs
+ * the call at that I/O priority (ioprio_set on itself, IOPRIO_WHO_PROCESS
+ * 0, unprivileged for the idle and best-effort classes) and is put back
+ * to exactly the value ioprio_get reported before (0, "none: follow the
+ * nice value", for a thread that never set one): the bios the call
+ * submits take the submitting task's priority (the block layer's
+ * bio_set_ioprio), so a scheduler that honours classes (mq-deadline,
+ * BFQ) serves the program's other I/O, and every other program's,
+ * before the shim's writeback, while the program's own reads and the
+ * writes it makes itself keep its priority.
+ */
+static int sfr(int fd, uint64_t off, uint64_t len)
+{
+	long old = -1;
+	if (g_hint_ioprio) {
+		old = syscall(SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0);
+		if (old == g_hint_ioprio ||
+		    (old >= 0 && syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0,
+					 g_hint_ioprio) < 0))
+			old = -1;
+	}
+	int e = fk_sys.sync_file_range(fd, (off_t)off, (off_t)len,
+				       SYNC_FILE_RANGE_WRITE);
+	if (old >= 0)
+		syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, (int)old);
+	return e;
+}
+
+static void pace_waited(uint64_t ns);
+
 static void hint(int fd, const struct range *r)
 {
-	int e = fk_sys.sync_file_range(fd, (off_t)r->off, (off_t)r->len,
-				       SYNC_FILE_RANGE_WRITE);
+	/* Submitting writeback blocks once the device's queue (or blk-wbt's
+	 * limit) is full: time the device sets, as a wait's is. */
+	uint64_t t0 = g_pace_pct ? fk_now_ns() : 0;
+	int e = sfr(fd, r->off, r->len);
+	if (g_pace_pct)
+		pace_waited(fk_now_ns() - t0);
 	if (e == 0) {
 		stat_add(&g_st.hints, 1);
 		stat_add(&g_st.hint_bytes, r->len);
@@ -400,6 +463,147 @@ static void drop(int fd, const struct range *r)
 	if (fk_sys.fadvise(fd, (off_t)r->off, (off_t)r->len,
 			   POSIX_FADV_DONTNEED) == 0)
 		stat_add(&g_st.drops, 1);
+}
+
+/* ---- pacing: a per-process balance_dirty_pages ---- */
+
+/*
+ * With pace (a percent), the process's writes to tracked files are held
+ * to that share of the writeback bandwidth it measured for itself: a
+ * per-process balance_dirty_pages (which paces every dirtier to its
+ * bdi's measured write bandwidth), or RocksDB's rate limiter for one
+ * program, without its configuration.
+ *
+ * The bandwidth is the rate at which the process wrote over a sample of
+ * at least PACE_SAMPLE_NS in which it spent at least PACE_SATURATED_PCT
+ * percent of the time waiting for its own writeback (max_dirty's waits,
+ * and the hints' sync_file_range, which blocks while the device's queue
+ * is full):
+ * then the device, not the program, set the pace, and what the program
+ * wrote is what the device wrote back.  Samples are smoothed (new =
+ * 3/4 old + 1/4 sample).  Until the first sample the process is not
+ * paced; paced, it waits too little to be sampled, so every
+ * PACE_REPROBE_NS without a sample it runs unpaced (max_dirty still
+ * bounds it) for PACE_PROBE_NS and is measured again.
+ *
+ * The pacing itself is the library's pacer (pacer.c, PostgreSQL's spread
+ * checkpoint): windows of max_dirty bytes (at least flush_after), each
+ * given the time the paced rate allows; after each write the writer
+ * sleeps what fk_pacer_delay_ns says (at most PACE_MAX_SLEEP_NS at a
+ * time; a debt carries into the next write).  Process-wide, all threads
+ * together; the state is under a spinlock never held across a system
+ * call (P2), reset in a fork child.
+ */
+static struct {
+	_Atomic uint32_t lock;
+	uint64_t bw;			   /* bytes/s; 0: not measured */
+	uint64_t s_t0, s_bytes, s_wait_ns; /* the current sample */
+	uint64_t last_sample_ns;	   /* when bw was last measured */
+	uint64_t probe_until;		   /* unpaced until then */
+	struct fk_pacer p;		   /* the current window */
+	uint64_t w_bytes, w_done;	   /* its size, bytes written in it */
+} g_pace;
+
+static void pace_lock(void)
+{
+	unsigned spins = 0;
+	while (atomic_exchange_explicit(&g_pace.lock, 1, memory_order_acquire))
+		if (++spins > 64)
+			sched_yield();
+}
+
+static void pace_unlock(void)
+{
+	atomic_store_explicit(&g_pace.lock, 0, memory_order_release);
+}
+
+/* A wait for the process's own writeback took @ns. */
+static void pace_waited(uint64_t ns)
+{
+	if (!g_pace_pct)
+		return;
+	pace_lock();
+	g_pace.s_wait_ns += ns;
+	pace_unlock();
+}
+
+/* Start a pacing window at @start for the bandwidth now (locked). */
+static void pace_window(uint64_t start)
+{
+	uint64_t rate = g_pace.bw * g_pace_pct / 100;
+	if (!rate)
+		rate = 1;
+	g_pace.w_bytes =
+	    g_max_dirty > g_flush_after ? g_max_dirty : g_flush_after;
+	uint64_t budget =
+	    (uint64_t)((double)g_pace.w_bytes * 1e9 / (double)rate);
+	fk_pacer_start_at(&g_pace.p, start, budget, 0, 0);
+	g_pace.w_done = 0;
+}
+
+/* @bytes were written to tracked files: sample, then maybe sleep. */
+static void pace(uint64_t bytes)
+{
+	if (!g_pace_pct)
+		return;
+	uint64_t now = fk_now_ns(), d = 0;
+	pace_lock();
+	if (!g_pace.s_t0)
+		g_pace.s_t0 = now;
+	g_pace.s_bytes += bytes;
+	uint64_t span = now - g_pace.s_t0;
+	if (span >= PACE_SAMPLE_NS) {
+		if (g_pace.s_wait_ns * 100 >= span * PACE_SATURATED_PCT) {
+			uint64_t bw = (uint64_t)((double)g_pace.s_bytes * 1e9 /
+						 (double)span);
+			int first = !g_pace.bw;
+			g_pace.bw = first ? bw : (3 * g_pace.bw + bw) / 4;
+			g_pace.last_sample_ns = now;
+			stat_add(&g_st.pace_samples, 1);
+			atomic_store_explicit(&g_st.pace_bw, g_pace.bw,
+					      memory_order_relaxed);
+			if (first)
+				pace_window(now);
+		}
+		g_pace.s_t0 = now;
+		g_pace.s_bytes = g_pace.s_wait_ns = 0;
+	}
+	if (!g_pace.bw || now < g_pace.probe_until) {
+		pace_unlock();
+		return;
+	}
+	if (g_pace.probe_until) {
+		/* A probe just ended: pace from here at the new rate. */
+		g_pace.probe_until = 0;
+		pace_window(now);
+	}
+	if (now - g_pace.last_sample_ns >= PACE_REPROBE_NS) {
+		g_pace.probe_until = now + PACE_PROBE_NS;
+		g_pace.last_sample_ns = now;
+		g_pace.s_t0 = now;
+		g_pace.s_bytes = g_pace.s_wait_ns = 0;
+		pace_unlock();
+		return;
+	}
+	g_pace.w_done += bytes;
+	d = fk_pacer_delay_ns_at(&g_pace.p,
+				 (double)g_pace.w_done / (double)g_pace.w_bytes,
+				 0, PACE_MAX_SLEEP_NS, now);
+	if (g_pace.w_done >= g_pace.w_bytes) {
+		uint64_t carry = g_pace.w_done - g_pace.w_bytes;
+		uint64_t due = g_pace.p.start_ns + g_pace.p.budget_ns;
+		pace_window(due > now ? due : now);
+		g_pace.w_done = carry;
+	}
+	pace_unlock();
+	if (!d)
+		return;
+	/* A signal cuts the sleep short: the debt is paid later. */
+	struct timespec ts = {(time_t)(d / 1000000000u),
+			      (long)(d % 1000000000u)};
+	nanosleep(&ts, NULL);
+	stat_add(&g_st.pace_sleeps, 1);
+	stat_add(&g_st.pace_ns, d);
 }
 
 /* A wait gives up on a range after this long (another thread may keep
@@ -438,8 +642,7 @@ static void wait_range(int fd, const struct range *r)
 	 * first start): pages another thread dirties after that are its
 	 * own, so the wait ends then, not only when the range is clean. */
 	int rehinted = 0;
-	fk_sys.sync_file_range(fd, (off_t)r->off, (off_t)r->len,
-			       SYNC_FILE_RANGE_WRITE);
+	sfr(fd, r->off, r->len);
 	for (;;) {
 		int e = fk_sys.cachestat_range(fd, r->off, r->len, &cs);
 		if (e < 0) {
@@ -454,8 +657,7 @@ static void wait_range(int fd, const struct range *r)
 			if (rehinted)
 				break;
 			rehinted = 1;
-			fk_sys.sync_file_range(fd, (off_t)r->off, (off_t)r->len,
-					       SYNC_FILE_RANGE_WRITE);
+			sfr(fd, r->off, r->len);
 			continue;
 		}
 		if (fk_now_ns() - t0 >= WAIT_CAP_NS) {
@@ -467,7 +669,9 @@ static void wait_range(int fd, const struct range *r)
 		sleep_ns = sleep_ns * 2 > WAIT_SLEEP_MAX_NS ? WAIT_SLEEP_MAX_NS
 							    : sleep_ns * 2;
 	}
-	stat_add(&g_st.wait_ns, fk_now_ns() - t0);
+	uint64_t waited = fk_now_ns() - t0;
+	pace_waited(waited);
+	stat_add(&g_st.wait_ns, waited);
 	stat_add(&g_st.waits, 1);
 	stat_add(&g_st.wait_bytes, r->bytes);
 }
@@ -610,6 +814,7 @@ static void note(struct slot *s, int fd, uint64_t off, uint64_t bytes)
 		hint_and_keep(s, fd, &r);
 	if (g_max_dirty && atomic_load(&g_inflight) > (int64_t)g_max_dirty)
 		throttle(s, fd);
+	pace(bytes);
 }
 
 /* Locate the slot's position-based bytes with one lseek and note them. */
@@ -676,6 +881,37 @@ void shim_stdio_written(int fd, uint64_t bytes)
 	pos_written(s, fd, bytes);
 }
 
+/*
+ * A file closed with fewer than CLOSE_HINT_MIN bytes written, never
+ * hinted: 1 if it is left to the kernel's writeback (the process has
+ * left less than small_budget bytes of such files to it in this
+ * SMALL_PERIOD_NS period: a program that writes a few small files is
+ * not touched), 0 if it is to be hinted now (past the budget: a tree
+ * writer, whose small files add up to what the flusher would write in
+ * one burst).  The hinted ones count against max_dirty like every
+ * closed file (shim_release's close wait).
+ */
+static int small_left_to_kernel(uint64_t bytes)
+{
+	if (g_small_budget == UINT64_MAX)
+		return 1;
+	uint64_t now = fk_now_ns();
+	uint64_t t0 = atomic_load_explicit(&g_small_t0, memory_order_relaxed);
+	if (!t0 || now - t0 >= SMALL_PERIOD_NS) {
+		/* Racy between threads, harmlessly: a period restarts
+		 * twice, or one file more is hinted or left. */
+		atomic_store(&g_small_t0, now);
+		atomic_store(&g_small_left, 0);
+	}
+	uint64_t left = atomic_fetch_add(&g_small_left, bytes) + bytes;
+	if (left <= g_small_budget) {
+		stat_add(&g_st.small_left, 1);
+		return 1;
+	}
+	atomic_fetch_sub(&g_small_left, bytes);
+	return 0;
+}
+
 void shim_release(int fd, int closing)
 {
 	struct slot *s = slot_of(fd);
@@ -715,8 +951,12 @@ void shim_release(int fd, int closing)
 		    r.bytes < CLOSE_HINT_MIN && r.bytes < g_flush_after;
 	slot_drop_locked(s);
 	slot_unlock(s);
-	if (state != ST_TRACKED || small)
+	if (state != ST_TRACKED)
 		return;
+	if (small && small_left_to_kernel(r.bytes))
+		return;
+	if (small)
+		stat_add(&g_st.small_hints, 1);
 	if (have_ext)
 		hint(fd, &r);
 	if (!held || lo >= hi)
@@ -815,7 +1055,8 @@ static int env_u64(const char *name, uint64_t *out)
 	if (!*v)
 		return -1;
 	for (const char *p = v; *p; p++) {
-		if (*p < '0' || *p > '9' || x > (UINT64_MAX - 9) / 10)
+		if (*p < '0' || *p > '9' ||
+		    x > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
 			return -1;
 		x = x * 10 + (uint64_t)(*p - '0');
 	}
@@ -852,18 +1093,37 @@ static void on_fork_child(void)
 	atomic_store(&g_gen, g);
 	atomic_store(&g_inflight, 0);
 	atomic_store(&g_closed, 0);
+	atomic_store(&g_small_left, 0);
+	atomic_store(&g_small_t0, 0);
+	memset(&g_pace, 0, sizeof(g_pace));
 	memset(&g_st, 0, sizeof(g_st));
+}
+
+/* The unprivileged classes only: idle (level 0), best-effort 0-7. */
+static int hint_ioprio_ok(uint64_t v)
+{
+	uint64_t class = v >> 13, level = v & 0x1fff;
+	return v == 0 || (class == 3 && level == 0) ||
+	       (class == 2 && level < 8);
 }
 
 static void config(void)
 {
 	const char *bad = NULL;
 	const char *v;
+	uint64_t hint_ioprio = 0;
 
 	if (env_u64("FLUSHKIT_FLUSH_AFTER", &g_flush_after))
 		bad = "FLUSHKIT_FLUSH_AFTER";
 	else if (env_u64("FLUSHKIT_MAX_DIRTY", &g_max_dirty))
 		bad = "FLUSHKIT_MAX_DIRTY";
+	else if (env_u64("FLUSHKIT_PACE", &g_pace_pct) || g_pace_pct > 100)
+		bad = "FLUSHKIT_PACE";
+	else if (env_u64("FLUSHKIT_SMALL_BUDGET", &g_small_budget))
+		bad = "FLUSHKIT_SMALL_BUDGET";
+	else if (env_u64("FLUSHKIT_HINT_IOPRIO", &hint_ioprio) ||
+		 !hint_ioprio_ok(hint_ioprio))
+		bad = "FLUSHKIT_HINT_IOPRIO";
 	else if ((v = getenv("FLUSHKIT_DROP_CACHE")) && strcmp(v, "0") &&
 		 strcmp(v, "1"))
 		bad = "FLUSHKIT_DROP_CACHE";
@@ -873,10 +1133,13 @@ static void config(void)
 		bad = "FLUSHKIT_MAX_DIRTY";
 	if (bad) {
 		say("malformed ", bad,
-		    " (a byte count: flush-after >= 4096, max-dirty 0 or >= "
-		    "flush-after); writeback hints disabled in this process");
+		    " (decimal: flush-after >= 4096, max-dirty 0 or >= "
+		    "flush-after, pace 0-100, hint-ioprio an idle or "
+		    "best-effort ioprio value); writeback hints disabled in "
+		    "this process");
 		return;
 	}
+	g_hint_ioprio = (int)hint_ioprio;
 	g_drop_cache = v && !strcmp(v, "1");
 	g_track = g_max_dirty || g_drop_cache;
 	v = getenv("FLUSHKIT_STATS");
@@ -963,6 +1226,12 @@ static void report(void)
 	put_kv(buf, sizeof(buf), &n, "waits_skipped", ld(&g_st.waits_skipped));
 	put_kv(buf, sizeof(buf), &n, "wait_timeouts", ld(&g_st.wait_timeouts));
 	put_kv(buf, sizeof(buf), &n, "drops", ld(&g_st.drops));
+	put_kv(buf, sizeof(buf), &n, "small_hints", ld(&g_st.small_hints));
+	put_kv(buf, sizeof(buf), &n, "small_left", ld(&g_st.small_left));
+	put_kv(buf, sizeof(buf), &n, "pace_sleeps", ld(&g_st.pace_sleeps));
+	put_kv(buf, sizeof(buf), &n, "pace_ms", ld(&g_st.pace_ns) / 1000000);
+	put_kv(buf, sizeof(buf), &n, "pace_samples", ld(&g_st.pace_samples));
+	put_kv(buf, sizeof(buf), &n, "wb_bandwidth", ld(&g_st.pace_bw));
 	put_kv(buf, sizeof(buf), &n, "ignored_notreg",
 	       ld(&g_st.ignored[IG_NOTREG]));
 	put_kv(buf, sizeof(buf), &n, "ignored_direct",
