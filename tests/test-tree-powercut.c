@@ -107,8 +107,6 @@ static char flushkit[PATH_MAX];
 static char src_root[1024]; /* .../src */
 static char logdir[1024];
 static uint64_t rng;
-static int on_btrfs;		/* the file system under test is btrfs */
-static unsigned nr_rule2_btrfs; /* rule 2 broken there (known) */
 static char sparse_name[64];	/* a sparse file at the source's top */
 static struct fkt_fs cur_fs;	/* cleaned up at exit */
 static struct fkt_fs cur_inner; /* mounted inside cur_fs (nested) */
@@ -638,19 +636,7 @@ static void cmp_tree(struct cmp *c, const char *sdir, const char *ddir)
 		c->dirs_incomplete++;
 		/* Rule 2: a directory missing names must not carry its
 		 * source's mtime. */
-		if (claims_complete && on_btrfs) {
-			/* Known, not checked on btrfs (docs/durability.md):
-			 * the directory got its times in the copy phase, and
-			 * btrfs's fsync of a file logs its new parent's
-			 * inode (the mtime) without the names not fsynced
-			 * (symlinks, other links). */
-			nr_rule2_btrfs++;
-			printf(
-			    "    btrfs, rule 2 does not hold (known): %s has "
-			    "its source's mtime, %u names missing, the "
-			    "first %s\n",
-			    ddir, missing, first_missing);
-		} else if (claims_complete)
+		if (claims_complete)
 			problem(c,
 				"INCOMPLETE DIRECTORY LOOKS COMPLETE "
 				"(mtime matches, names missing)",
@@ -1209,7 +1195,6 @@ static void run_fs(const char *type, const char *top, unsigned trials)
 		fkt_failures++;
 		return;
 	}
-	on_btrfs = !strcmp(type, "btrfs");
 	for (unsigned t = 0; strstr(kinds, "regression") && t < trials; t++)
 		trial_failed_fsync(&cur_fs);
 	for (size_t i = 0; i < sizeof(cp_methods) / sizeof(cp_methods[0]);
@@ -1293,10 +1278,6 @@ int main(void)
 	printf("cuts: %u right after exit 0, %u during a run (%u left an "
 	       "incomplete copy, all detected unless FAILED above)\n",
 	       nr_cut_after_exit, nr_cut_during, nr_incomplete_seen);
-	if (nr_rule2_btrfs)
-		printf("btrfs: %u directories carried their source's mtime "
-		       "with names missing (rule 2, known not to hold there)\n",
-		       nr_rule2_btrfs);
 	printf("cut right after exit 0: %u trials, %u lost data\n",
 	       nr_after_trials, nr_after_lost);
 	if (use_disk)
