@@ -14,8 +14,8 @@
 #      store during TPC-B (random moment, N-th FLUSH, after a WAL
 #      fsync, mid-checkpoint, after a rename)      500 trials each
 #      store, cut again during recovery              100 trials each
-#      cp and sync, every method (test-tree-powercut FK_CUT=disk)
-#                                      FK_TRIALS=8 (about 120 each)
+#      cp and sync, every method, nested mounts on two lab disks
+#      (test-tree-powercut FK_CUT=disk)  FK_TRIALS=8 (about 250 each)
 #      durable-replace and flushkit exec (test-cut-files)
 #                                                    150 + 150 each
 #      fk_fsync_batch alone, io_uring and threads, cut stepping through
@@ -154,7 +154,7 @@ for fs in ext4 xfs btrfs; do
 		--trials "$cut_rec_n"
 done
 runenv "4. cache-loss cuts, cp and sync:" cut-tree \
-	FK_CUT=disk FK_TREECUT_KINDS=regression,cp,sync \
+	FK_CUT=disk FK_TREECUT_KINDS=regression,cp,sync,nested \
 	FK_TRIALS="$cut_tree_n" -- "$build/tests/test-tree-powercut"
 runenv "4. cache-loss cuts, durable-replace, exec:" cut-files \
 	FK_TRIALS="$cut_files_n" -- "$build/tests/test-cut-files"
