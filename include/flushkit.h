@@ -1722,7 +1722,11 @@ FK_API int fk_tree_sync(const char *const *paths, size_t nr_paths,
  * sockets and devices are recreated with mknodat(2), never opened.
  * Files are created 0600, directories 0700; mode, owner (when euid is
  * 0), xattrs (best effort) and times (atime and mtime, to the ns) are
- * applied after the content, a directory's after its entries; a
+ * applied after the content; a directory's mode after its entries, its
+ * times only once its entries are durable (after its fsync, or the
+ * first syncfs), then it is fsynced again (or a second syncfs), so a
+ * directory carrying its source's mtime has all of its names even after
+ * a power cut during the copy; a
  * directory one of whose entries could not be copied (an error reported
  * for it or below it) keeps its creation time, as do the directories
  * above it, so it never looks complete.  No PATH_MAX limit below @src.

@@ -14,16 +14,19 @@
 #      store during TPC-B (random moment, N-th FLUSH, after a WAL
 #      fsync, mid-checkpoint, after a rename)      500 trials each
 #      store, cut again during recovery              100 trials each
-#      cp and sync, every method (test-tree-powercut FK_CUT=disk)
-#                                      FK_TRIALS=8 (about 120 each)
+#      cp and sync, every method, nested mounts on two lab disks
+#      (test-tree-powercut FK_CUT=disk)  FK_TRIALS=8 (about 250 each)
 #      durable-replace and flushkit exec (test-cut-files)
 #                                                    150 + 150 each
+#      fk_fsync_batch alone, io_uring and threads, cut stepping through
+#      a run's FLUSHes (test-cut-fsync-batch)       50 per backend each
 #   5. the negative control: the same with the disk ignoring FLUSH
-#      (store, cp/sync, durable-replace on ext4): must lose data in
-#      >= 90% of the trials that can (reported as a loss rate)
+#      (store, cp/sync, durable-replace, fk_fsync_batch on ext4): must
+#      lose data in >= 90% of the trials that can (reported as a loss
+#      rate)
 # Counts can be changed with TORTURE_KILL, TORTURE_POWERCUT,
 # TORTURE_RECOVERY, TORTURE_CUT, TORTURE_CUT_RECOVERY, TORTURE_CUT_TREE,
-# TORTURE_CUT_FILES, TORTURE_CONTROL; TORTURE_SETS (default
+# TORTURE_CUT_FILES, TORTURE_CUT_BATCH, TORTURE_CONTROL; TORTURE_SETS (default
 # "kill,powercut,recovery,cut,control") chooses the parts; FK_TEST_SEED
 # fixes the seed of every run.  Needs root for the power cuts (those
 # runs are reported as skipped otherwise).  Logs: BUILD_DIR/torture-logs/.
@@ -47,6 +50,7 @@ cutn=${TORTURE_CUT:-500}
 cut_rec_n=${TORTURE_CUT_RECOVERY:-100}
 cut_tree_n=${TORTURE_CUT_TREE:-8}
 cut_files_n=${TORTURE_CUT_FILES:-150}
+cut_batch_n=${TORTURE_CUT_BATCH:-50}
 control_n=${TORTURE_CONTROL:-50}
 sets=${TORTURE_SETS:-kill,powercut,recovery,cut,control}
 has() { case ",$sets," in *",$1,"*) return 0;; esac; return 1; }
@@ -150,10 +154,12 @@ for fs in ext4 xfs btrfs; do
 		--trials "$cut_rec_n"
 done
 runenv "4. cache-loss cuts, cp and sync:" cut-tree \
-	FK_CUT=disk FK_TREECUT_KINDS=regression,cp,sync \
+	FK_CUT=disk FK_TREECUT_KINDS=regression,cp,sync,nested \
 	FK_TRIALS="$cut_tree_n" -- "$build/tests/test-tree-powercut"
 runenv "4. cache-loss cuts, durable-replace, exec:" cut-files \
 	FK_TRIALS="$cut_files_n" -- "$build/tests/test-cut-files"
+runenv "4. cache-loss cuts, fk_fsync_batch:" cut-batch \
+	FK_TRIALS="$cut_batch_n" -- "$build/tests/test-cut-fsync-batch"
 fi
 if has control; then
 control "5. control (FLUSH ignored), store, ext4:" control-store n-lost \
@@ -169,6 +175,11 @@ control "5. control (FLUSH ignored), replace:" control-files lost-n \
 	'^negative control: [0-9]+ of [0-9]+' \
 	FK_CUT_FLUSH=ignore FK_CUTFILES_FS=ext4 FK_TRIALS="$control_n" \
 	"$build/tests/test-cut-files"
+control "5. control (FLUSH ignored), fk_fsync_batch:" control-batch \
+	lost-n '^negative control: [0-9]+ of [0-9]+' \
+	FK_CUT_FLUSH=ignore FK_CUTBATCH_FS=ext4 \
+	FK_TRIALS=$(( (control_n + 1) / 2 )) \
+	"$build/tests/test-cut-fsync-batch"
 fi
 echo "---"
 for l in "${summary[@]}"; do echo "$l"; done

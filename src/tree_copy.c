@@ -30,9 +30,10 @@
  *    reads overlap the copy instead of waiting one file at a time;
  *  - metadata after content: owner (when root), xattrs (best effort),
  *    mode, then timestamps; a directory's after everything below it.  A
- *    regular file's timestamps wait until its data is durable (see
- *    times_pass): an incomplete file never carries its source's size and
- *    mtime, even after a power cut.
+ *    regular file's timestamps wait until its data is durable, a
+ *    directory's until its entries are (see times_pass): an incomplete
+ *    file never carries its source's size and mtime, nor a directory
+ *    missing names its source's mtime, even after a power cut.
  * New files are created 0600 and directories 0700 (never group/world
  * accessible while incomplete) and get the source's mode only once their
  * content is in place, so 0000 and 0444 sources copy fine.
@@ -51,9 +52,10 @@
  *    (struct fk_fsset of tree.h, as sync --method=syncfs).
  * In every method the destination's parent directory is fsynced last, so
  * the new top-level name is durable.  Before it, times_pass sets each
- * copied file's times (its data is durable by then) and makes them
- * durable: an fsync of each file (each inode is fsynced twice: data,
- * then times), or with FK_COPY_SYNCFS a second syncfs.
+ * copied file's and directory's times (its data or entries are durable
+ * by then) and makes them durable: an fsync of each (each inode is
+ * fsynced twice: data or entries, then times), or with FK_COPY_SYNCFS a
+ * second syncfs.
  *
  * Descriptors of written files and directories are kept open until their
  * fsync while the descriptor budget allows (the fd map of tree.h): a
@@ -74,8 +76,15 @@
  *  1. A destination file exists with mode 0600 (a directory 0700) until
  *     its content, owner and xattrs are in place; only then does it get
  *     the source's mode, then its times.
- *  2. A directory's mode and times are set in dir_post, after every entry
- *     below it was created, so creating entries does not change them.
+ *  2. A directory's mode is set in dir_post, after every entry below it
+ *     was created, so creating entries does not change it; its times
+ *     only in times_pass, after the fsync that made its entries durable
+ *     (or the syncfs), then it is fsynced again.  Set in dir_post, they
+ *     could reach the disk before its names: btrfs makes a directory's
+ *     inode durable with the fsync of a file in it (its log tree)
+ *     without the names not fsynced yet, and a power cut during the copy
+ *     left directories with their source's mtime and names missing
+ *     (tests/t-cut-cp-dir-times.sh).
  *  3. levels[d].fd is the open destination directory matching the source
  *     directory at depth d while the walk is below it, else -1; entries
  *     at depth d + 1 are created relative to it and nothing else.  At
@@ -362,6 +371,7 @@ struct pending_times {
 	ino_t ino;
 	struct timespec ts[2]; /* the source's atime, mtime */
 	char *relpath;	       /* relative to the top; NULL: the top */
+	int is_dir;	       /* a directory (invariant 2) */
 };
 
 /* One level of the destination directory stack. */
@@ -928,6 +938,7 @@ static void defer_times(struct copy_ctx *c, const struct fk_walk_entry *e,
 	p->ts[0] = s->st_atim;
 	p->ts[1] = s->st_mtim;
 	p->relpath = NULL;
+	p->is_dir = S_ISDIR(ds->st_mode);
 	if (e->depth > 0) {
 		size_t dl = c->relpath.len, nl = strlen(name);
 		p->relpath = malloc(dl + nl + 2);
@@ -2045,23 +2056,29 @@ static int on_dir_post(void *arg, const struct fk_walk_entry *e)
 	const char *dpath = dst_path(c, e);
 	if (reopen_level(c, e->depth, fd, dpath) < 0)
 		return c->stop;
-	/* Invariant 9: an incomplete directory keeps its creation time. */
+	/* Its times wait for its entries to be durable (invariant 2);
+	 * invariant 9: an incomplete directory keeps its creation time. */
 	uint64_t errors = c->st->errors;
-	set_meta_fd(c, e->fd, fd, &e->st, dpath, !lv->incomplete);
+	set_meta_fd(c, e->fd, fd, &e->st, dpath, 0);
+	struct stat ds;
+	int sr = fk_sys.fstat(fd, &ds);
+	if (sr < 0)
+		report(c, FK_REPORT_ERROR, "stat", dpath, sr);
 	if (lv->incomplete || c->st->errors != errors)
 		mark_incomplete(c, e->depth - 1);
+	else
+		defer_times(c, e, e->name, &ds, &e->st, dpath);
 	if (c->method == FK_COPY_FSYNC_EACH)
 		fsync_now(c, fd, 1, dpath);
 	if (e->depth == 0)
-		return 0; /* the top stays open until the end */
+		return c->stop; /* the top stays open until the end */
 	lv->fd = -1;
 	c->nr_open_levels--;
-	struct stat ds;
-	if (fk_sys.fstat(fd, &ds) == 0)
+	if (sr == 0)
 		release_fd(c, fd, &ds, 1, dpath);
 	else
 		fk_sys.close(fd);
-	return 0;
+	return c->stop;
 }
 
 static int on_entry(void *arg, const struct fk_walk_entry *e)
@@ -2372,9 +2389,23 @@ static int open_copied(struct copy_ctx *c, const struct pending_times *p)
 	if (dir < 0)
 		return dir;
 	struct stat want = {.st_dev = p->dev, .st_ino = p->ino}, now;
-	int fd = fk_tree_open_file(dir, rest, &want);
+	int fd;
+	if (p->is_dir) {
+		fd = fk_sys.openat(dir, rest,
+				   O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
+		if (fd == -ELOOP || fd == -ENOTDIR)
+			fd = -ESTALE; /* something else at its name */
+		if (fd >= 0 &&
+		    (fk_sys.fstat(fd, &now) < 0 || now.st_dev != want.st_dev ||
+		     now.st_ino != want.st_ino)) {
+			fk_sys.close(fd);
+			fd = -ESTALE;
+		}
+	} else {
+		fd = fk_tree_open_file(dir, rest, &want);
+	}
 	/* fk_tree_open_file says ENOENT for a replaced file too. */
-	if (fd == -ENOENT &&
+	if (!p->is_dir && fd == -ENOENT &&
 	    fk_sys.fstatat(dir, rest, &now, AT_SYMLINK_NOFOLLOW) == 0)
 		fd = -ESTALE;
 	if (dir != c->top_fd && dir != c->dst_parent_fd)
@@ -2403,13 +2434,16 @@ static int times_fsync(struct copy_ctx *c, const int *fds,
 		const char *path = times_path(c, p);
 		int r;
 		if (batched) {
-			if (reqs[i].issued)
+			if (reqs[i].issued && p->is_dir)
+				c->st->dir_fsync_calls++;
+			else if (reqs[i].issued)
 				c->st->fsync_calls++;
 			r = fk_tree_fsync_done(c->fdmap, reqs[i].result, p->dev,
-					       p->ino, 0, path, &c->fo, c->st);
+					       p->ino, p->is_dir, path, &c->fo,
+					       c->st);
 		} else {
 			r = fk_tree_fsync_fd(c->fdmap, fds[i], p->dev, p->ino,
-					     0, path, &c->fo, c->st);
+					     p->is_dir, path, &c->fo, c->st);
 		}
 		fk_sys.close(fds[i]);
 		result = fk_tree_result(result, r);
@@ -2419,7 +2453,8 @@ static int times_fsync(struct copy_ctx *c, const int *fds,
 
 /*
  * Set the times of every copied regular file, now that its data is
- * durable, and make them durable: an fsync of each file, or with
+ * durable, and of every copied directory, now that its entries are
+ * (invariant 2), and make them durable: an fsync of each file, or with
  * FK_COPY_SYNCFS one more syncfs of each file system written to (the
  * fsset).  Files are opened a window at a time (fk_fd_window(), at
  * most TIMES_CHUNK).  Invariant 7: a file
@@ -2481,24 +2516,35 @@ static int times_pass(struct copy_ctx *c, int data_r)
 			/* Invariant 8: removed, renamed or replaced by
 			 * someone else since it was written. */
 			report(c, FK_REPORT_ERROR,
-			       fd == -ENOENT
+			       p->is_dir ? (fd == -ENOENT
+						? "copied directory vanished "
+						  "from the destination"
+						: "copied directory replaced "
+						  "in the destination")
+			       : fd == -ENOENT
 				   ? "copied file vanished from the destination"
 				   : "copied file replaced in the destination",
 			       times_path(c, p), fd);
 			result = fk_tree_result(result, fd);
 			continue;
 		}
-		if (fd >= 0 && !c->times_by_syncfs && !(f & FK_INODE_SYNCED)) {
+		/* A directory whose fsync is refused (CIFS: degraded, said
+		 * once) still gets its times. */
+		unsigned done = FK_INODE_SYNCED;
+		if (p->is_dir)
+			done |= FK_INODE_DEGRADED;
+		if (fd >= 0 && !c->times_by_syncfs && !(f & done)) {
 			/*
 			 * At its name, but the fsync pass did not meet it
 			 * (moved away and back while the pass walked): its
-			 * data fsync now, through the descriptor that wrote
-			 * it while it is kept.
+			 * data (a directory: its entries) fsync now,
+			 * through the descriptor that wrote it while it is
+			 * kept.
 			 */
 			int kept = fk_fdmap_take(c->fdmap, p->dev, p->ino);
 			int dr = fk_tree_fsync_fd(
-			    c->fdmap, kept >= 0 ? kept : fd, p->dev, p->ino, 0,
-			    times_path(c, p), &c->fo, c->st);
+			    c->fdmap, kept >= 0 ? kept : fd, p->dev, p->ino,
+			    p->is_dir, times_path(c, p), &c->fo, c->st);
 			if (kept >= 0)
 				fk_sys.close(kept);
 			if (dr < 0) {

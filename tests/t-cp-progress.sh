@@ -40,7 +40,7 @@ if [ "$lines" -ge 1 ]; then
 		bad "progress does not show the fsyncs: $(cat "$t/err")"
 fi
 grep -q $'\r' "$t/err" && bad "carriage return on a pipe"
-grep -q '^  fsync         4000 files, 2 directories (each file twice: data, then times)$' "$t/out" ||
+grep -q '^  fsync         4000 files, 3 directories (each twice: contents, then times)$' "$t/out" ||
 	bad "summary: $(cat "$t/out")"
 
 [ $fail -eq 0 ] && echo "t-cp-progress: ok"

@@ -6,7 +6,10 @@
 # cache on), ext4, xfs and btrfs, every cp and sync method, cuts right
 # after exit 0 (the copy must be exact), during a run at a random moment
 # or at the disk's N-th FLUSH (the incomplete copy must be detectable),
-# and the fsync-EIO regression case.  Then the negative control on ext4:
+# the fsync-EIO regression case, and nested mounts (a second lab disk
+# mounted inside the destination: cut of both, the inner or the outer
+# one after exit 0, and cp cut at a FLUSH of either disk while it runs).
+# Then the negative control on ext4:
 # the same cp and sync trials with the disk ignoring FLUSH while each
 # command runs must lose data in at least 3 of 4 "cut after exit 0"
 # trials.  FK_TRIALS (default 1) trials per method; FK_TEST_SEED fixes
@@ -22,10 +25,10 @@ echo "seed $seed (FK_TEST_SEED)"
 log=$(mktemp /var/tmp/t-cut-tree.XXXXXX)
 trap 'rm -f "$log"' EXIT
 
-FK_CUT=disk FK_TREECUT_KINDS=regression,cp,sync FK_TEST_SEED=$seed \
+FK_CUT=disk FK_TREECUT_KINDS=regression,cp,sync,nested FK_TEST_SEED=$seed \
 	"$test" >"$log" 2>&1
 rc=$?
-grep -E '^(seed|power cuts|cuts|btrfs|cut right|time|trials)|FAILED' "$log"
+grep -E '^(seed|power cuts|cuts|btrfs|cut right|nested|time|trials)|FAILED' "$log"
 if [ $rc = 77 ]; then
 	echo "SKIP: no lab disk"
 	exit 77

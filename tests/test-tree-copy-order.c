@@ -4,9 +4,12 @@
  * from the syscall-table trace:
  *  - every method: each file inode fsynced twice (hard links too: once
  *    for its data, once more for its times, set only after the data is
- *    durable, tree_copy.c invariant 7), each directory once, the first
- *    fsync of everything before its parent directory's, the
- *    destination's parent directory last; FIFOs never opened;
+ *    durable, tree_copy.c invariant 7), each directory twice (its
+ *    entries, then its times: set only after its entries are durable,
+ *    invariant 2: its futimens between its two fsyncs, or with syncfs
+ *    between the two syncfs calls), the first fsync of everything
+ *    before its parent directory's, the destination's parent directory
+ *    last; FIFOs never opened;
  *  - fsync-each: a file's fsync after its last write and before the next
  *    file is opened;
  *  - delayed and writeback: every copy write before the first fsync;
@@ -57,15 +60,44 @@ static void make_tree(void)
 	close(top);
 }
 
-/* Index of the fsync of @path at or after @from; -1 if none. */
-static long fsync_of(const char *path, size_t from)
+/* Index of the call @op of @path at or after @from; -1 if none. */
+static long call_of(const char *op, const char *path, size_t from)
 {
 	for (size_t i = from; i < fkt_trace_count(); i++) {
 		const struct fkt_call *c = fkt_trace_get(i);
-		if (!strcmp(c->op, "fsync") && !strcmp(c->path, path))
+		if (!strcmp(c->op, op) && (!path || !strcmp(c->path, path)))
 			return (long)i;
 	}
 	return -1;
+}
+
+/* Index of the fsync of @path at or after @from; -1 if none. */
+static long fsync_of(const char *path, size_t from)
+{
+	return call_of("fsync", path, from);
+}
+
+/*
+ * Invariant 2: the directory @path gets its times (its one futimens)
+ * only after its entries are durable (after its first fsync, or the
+ * first syncfs), and they are made durable after (its second fsync, or
+ * the second syncfs).
+ */
+static void check_dir_times(const char *path, int method)
+{
+	const char *op = method == FK_COPY_SYNCFS ? "syncfs" : "fsync";
+	const char *of = method == FK_COPY_SYNCFS ? NULL : path;
+	long t = call_of("futimens", path, 0);
+	long first = call_of(op, of, 0);
+	long second = first < 0 ? -1 : call_of(op, of, (size_t)first + 1);
+	if (t < 0 || first < 0 || second < 0 || t < first || t > second) {
+		fprintf(stderr,
+			"'%s': times at %ld, %s at %ld and %ld: not "
+			"between the two\n",
+			path, t, op, first, second);
+		CHECK(0);
+	}
+	CHECK_EQ(call_of("futimens", path, (size_t)t + 1), -1);
 }
 
 static size_t nr_fsync_of(const char *path)
@@ -127,6 +159,10 @@ static void check_common(int method)
 	static const char *files[] = {"f0", "d1/f1", "d1/f2", "d1/d2/f3"};
 	static const char *dirs[] = {"", "/d1", "/d1/d2"};
 	char p[4300];
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(p, sizeof(p), "%s%s", dst, dirs[i]);
+		check_dir_times(p, method);
+	}
 	if (method == FK_COPY_SYNCFS) {
 		CHECK_EQ(nr_syncfs, 2);	/* data, then times */
 		CHECK(fkt_trace_find("syncfs", NULL, 0) > last_write);
@@ -146,9 +182,9 @@ static void check_common(int method)
 	CHECK_EQ(h + nr_fsync_of(p), 2);
 	for (size_t i = 0; i < 3; i++) {
 		snprintf(p, sizeof(p), "%s%s", dst, dirs[i]);
-		CHECK_EQ(nr_fsync_of(p), 1);
+		CHECK_EQ(nr_fsync_of(p), 2); /* entries, then times */
 	}
-	CHECK_EQ(nr_fsync, 2 * 5 + 3 + 1);
+	CHECK_EQ(nr_fsync, 2 * 5 + 2 * 3 + 1);
 	/* The destination's parent last. */
 	CHECK(last_fsync >= 0 &&
 	      !strcmp(fkt_trace_get((size_t)last_fsync)->path, tmp_real));

@@ -59,6 +59,11 @@
  *             --method=M MNT/nN` over a tree written with cp -a across
  *             the same kind of mount.  A method that syncs only the
  *             file system of its destination loses the inner files.
+ *             With FK_CUT=disk the inner file system is a second lab
+ *             disk; the cut after exit 0 takes both disks, the inner or
+ *             the outer one in turn, and each cp trial has a second run
+ *             cut at a FLUSH of one of the disks (in turn) while it
+ *             runs: detectable, then cp again and a cut of both: exact.
  *
  * Methods: cp auto (the command's default), writeback, delayed,
  * fsync-each, syncfs; the auto, writeback and delayed trials rotate
@@ -107,8 +112,6 @@ static char flushkit[PATH_MAX];
 static char src_root[1024]; /* .../src */
 static char logdir[1024];
 static uint64_t rng;
-static int on_btrfs;		/* the file system under test is btrfs */
-static unsigned nr_rule2_btrfs; /* rule 2 broken there (known) */
 static char sparse_name[64];	/* a sparse file at the source's top */
 static struct fkt_fs cur_fs;	/* cleaned up at exit */
 static struct fkt_fs cur_inner; /* mounted inside cur_fs (nested) */
@@ -638,19 +641,7 @@ static void cmp_tree(struct cmp *c, const char *sdir, const char *ddir)
 		c->dirs_incomplete++;
 		/* Rule 2: a directory missing names must not carry its
 		 * source's mtime. */
-		if (claims_complete && on_btrfs) {
-			/* Known, not checked on btrfs (docs/durability.md):
-			 * the directory got its times in the copy phase, and
-			 * btrfs's fsync of a file logs its new parent's
-			 * inode (the mtime) without the names not fsynced
-			 * (symlinks, other links). */
-			nr_rule2_btrfs++;
-			printf(
-			    "    btrfs, rule 2 does not hold (known): %s has "
-			    "its source's mtime, %u names missing, the "
-			    "first %s\n",
-			    ddir, missing, first_missing);
-		} else if (claims_complete)
+		if (claims_complete)
 			problem(c,
 				"INCOMPLETE DIRECTORY LOOKS COMPLETE "
 				"(mtime matches, names missing)",
@@ -1072,7 +1063,16 @@ static int mount_inner(struct fkt_fs *fs, const char *at)
 {
 	char img[PATH_MAX], lf[PATH_MAX + 16];
 	snprintf(img, sizeof(img), "%s/inner.img", logdir);
-	if (fkt_fs_create(&cur_inner, "ext4", img, 64ull << 20, at) != 0) {
+	int r;
+	if (use_disk) {
+		/* A second lab disk, its cuts drawn from another seed. */
+		struct fkt_cut_opts o = cut_opts;
+		o.seed ^= 0x9e3779b97f4a7c15ull * (nr_trial_id + 1);
+		r = fkt_fs_create_cut(&cur_inner, "ext4", 64ull << 20, at, &o);
+	} else {
+		r = fkt_fs_create(&cur_inner, "ext4", img, 64ull << 20, at);
+	}
+	if (r != 0) {
 		fprintf(stderr, "    cannot mount an ext4 on %s\n", at);
 		fkt_failures++;
 		return -1;
@@ -1088,26 +1088,53 @@ static int mount_inner(struct fkt_fs *fs, const char *at)
 	return 0;
 }
 
-/* A power cut of @fs and of the file system mounted inside it. */
-static int power_cut_nested(struct fkt_fs *fs)
+/* Which file systems a nested trial's power cut takes. */
+#define CUT_INNER 1
+#define CUT_OUTER 2
+#define CUT_BOTH (CUT_INNER | CUT_OUTER)
+
+static const char *cut_names[] = {"", "inner", "outer", "both"};
+
+/*
+ * A power cut of @fs and/or of the file system mounted inside it
+ * (@which; one not cut is unmounted cleanly), then both mounted again.
+ * With a lab disk armed at a FLUSH the cut may have come already (1 from
+ * fkt_fs_goingdown).  Returns the CUT_ bits of the disks that were cut
+ * already, or -1.
+ */
+static int power_cut_nested(struct fkt_fs *fs, int which)
 {
-	int a = fkt_fs_goingdown(&cur_inner, FKT_GOINGDOWN_NOLOGFLUSH);
-	int b = fkt_fs_goingdown(fs, FKT_GOINGDOWN_NOLOGFLUSH);
-	CHECK_EQ(a, 0);
-	CHECK_EQ(b, 0);
+	int a = which & CUT_INNER
+		    ? fkt_fs_goingdown(&cur_inner, FKT_GOINGDOWN_NOLOGFLUSH)
+		    : 0;
+	int b = which & CUT_OUTER
+		    ? fkt_fs_goingdown(fs, FKT_GOINGDOWN_NOLOGFLUSH)
+		    : 0;
+	CHECK(a == 0 || a == 1);
+	CHECK(b == 0 || b == 1);
 	if (fkt_fs_umount(&cur_inner) != 0 || fkt_fs_umount(fs) != 0 ||
 	    fkt_fs_mount(fs) != 0 || fkt_fs_mount(&cur_inner) != 0)
 		return -1;
-	return 0;
+	return (a == 1 ? CUT_INNER : 0) | (b == 1 ? CUT_OUTER : 0);
 }
+
+/* FLUSHes of the last uncut nested cp run on each disk (lab disks). */
+static uint64_t nested_flushes[2] = {16, 16}; /* inner, outer */
+static unsigned nr_nested_during, nr_nested_incomplete;
 
 /*
  * nested (see the top of the file): cp (@m->cmd "cp") or sync of a tree
  * with another file system mounted on its directory d0, power cut of
- * both after exit 0.
+ * both after exit 0.  On lab disks (FK_CUT=disk) the inner file system
+ * is a second lab disk, and the cut after exit 0 takes both disks, the
+ * inner or the outer one (in turn); with @during (cp only) the cut is
+ * armed at the N-th FLUSH of one disk (inner or outer, in turn) while
+ * cp runs, then both lose power: the copy must be exact if cp exited 0,
+ * else detectable (rules 1-3), and cp run again must make it exact
+ * through a cut of both (rule 4).
  */
 static int trial_nested(struct fkt_fs *fs, const struct method *m,
-			unsigned trial)
+			unsigned trial, int during)
 {
 	unsigned id = ++nr_trial_id;
 	int before = fkt_failures, is_cp = !strcmp(m->cmd, "cp");
@@ -1138,20 +1165,84 @@ static int trial_nested(struct fkt_fs *fs, const struct method *m,
 	char *argv[8], bufs[3][64];
 	build_argv(argv, bufs, m, trial, is_cp ? src_root : dir,
 		   is_cp ? dir : NULL);
+	int which = use_disk ? (int)(id % 3) + 1 : CUT_BOTH;
+	struct fkt_fs *armed = NULL;
+	if (during) {
+		/* Inner, outer, ... by trial; N over the last run's FLUSHes
+		 * of that disk. */
+		static unsigned nr_armed_nested;
+		int inner = nr_armed_nested++ % 2 == 0;
+		armed = inner ? &cur_inner : fs;
+		uint64_t n = 1 + rnd_below(nested_flushes[inner ? 0 : 1]);
+		if (fkt_cut_arm_flush(armed, n) != 0) {
+			fkt_failures++;
+			goto out;
+		}
+		printf("  (cut armed at FLUSH %llu of about %llu of the %s "
+		       "disk)\n",
+		       (unsigned long long)n,
+		       (unsigned long long)nested_flushes[inner ? 0 : 1],
+		       inner ? "inner" : "outer");
+		which = CUT_BOTH;
+	}
+	uint64_t fi = disk_flushes(&cur_inner), fo = disk_flushes(fs);
 	pid_t pid = start(argv, log);
 	int rc = wait_exit(pid);
-	if (rc != 0) {
+	if (use_disk && !during && is_cp) {
+		uint64_t a = disk_flushes(&cur_inner) - fi;
+		uint64_t b = disk_flushes(fs) - fo;
+		nested_flushes[0] = a ? a : 1;
+		nested_flushes[1] = b ? b : 1;
+	}
+	if (rc != 0 && !during) {
 		fprintf(stderr, "    flushkit %s exit %d\n", m->cmd, rc);
 		show_log(log);
 		fkt_failures++;
 		goto out;
 	}
-	if (power_cut_nested(fs) != 0) {
+	int pre = power_cut_nested(fs, which);
+	if (pre < 0) {
 		fkt_failures++;
 		goto out;
 	}
 	struct cmp c;
 	links_not_ours = !is_cp;
+	if (during && rc != 0 && !pre) {
+		/* Not the cut's doing. */
+		fprintf(stderr, "    flushkit cp exit %d, no cut yet\n", rc);
+		show_log(log);
+		fkt_failures++;
+		goto out;
+	}
+	if (during && rc != 0) {
+		/* Cut before the end: the incomplete copy detectable,
+		 * then cp again makes it exact (rule 4). */
+		nr_nested_during++;
+		compare(top, 0, &c);
+		nr_nested_incomplete += c.files_incomplete || c.files_missing ||
+					c.dirs_incomplete;
+		printf("  %-5s %-4s %-10s %-10s nested cut during (%s disk "
+		       "armed): exit %d, %u files complete, %u incomplete "
+		       "(detected), %u missing, %u dirs incomplete%s\n",
+		       fs->type, m->cmd, m->name, io_of(m, trial),
+		       armed == fs ? "outer" : "inner", rc, c.files_complete,
+		       c.files_incomplete, c.files_missing, c.dirs_incomplete,
+		       c.problems ? "  FAILED" : "");
+		if (c.problems)
+			show_log(log);
+		pid = start(argv, log);
+		rc = wait_exit(pid);
+		if (rc != 0) {
+			fprintf(stderr, "    flushkit cp again: exit %d\n", rc);
+			show_log(log);
+			fkt_failures++;
+			goto out;
+		}
+		if (power_cut_nested(fs, CUT_BOTH) < 0) {
+			fkt_failures++;
+			goto out;
+		}
+	}
 	compare(top, 1, &c);
 	unsigned all = c.files_complete;
 	/* How many of them are on the inner file system. */
@@ -1163,10 +1254,11 @@ static int trial_nested(struct fkt_fs *fs, const struct method *m,
 	cmp_tree(&ci, src_d0, at);
 	links_not_ours = 0;
 	inner_files = ci.files_complete;
-	printf("  %-5s %-4s %-10s %-10s nested cut: exit %d, %u files "
+	printf("  %-5s %-4s %-10s %-10s nested cut (%s): exit %d, %u files "
 	       "complete, %u of them on the inner file system%s\n",
-	       fs->type, m->cmd, m->name, io_of(m, trial), rc, all, inner_files,
-	       c.problems ? "  FAILED" : "");
+	       fs->type, m->cmd, m->name, io_of(m, trial),
+	       during ? "both, after cp again" : cut_names[which], rc, all,
+	       inner_files, c.problems ? "  FAILED" : "");
 	CHECK(inner_files > 0);
 	if (c.problems)
 		show_log(log);
@@ -1209,7 +1301,6 @@ static void run_fs(const char *type, const char *top, unsigned trials)
 		fkt_failures++;
 		return;
 	}
-	on_btrfs = !strcmp(type, "btrfs");
 	for (unsigned t = 0; strstr(kinds, "regression") && t < trials; t++)
 		trial_failed_fsync(&cur_fs);
 	for (size_t i = 0; i < sizeof(cp_methods) / sizeof(cp_methods[0]);
@@ -1228,12 +1319,16 @@ static void run_fs(const char *type, const char *top, unsigned trials)
 		for (unsigned t = 0; strstr(kinds, "sync") && t < trials; t++)
 			trial_sync(&cur_fs, &sync_methods[i], t);
 	for (size_t i = 0; i < sizeof(cp_methods) / sizeof(cp_methods[0]); i++)
-		for (unsigned t = 0; strstr(kinds, "nested") && t < trials; t++)
-			trial_nested(&cur_fs, &cp_methods[i], t);
+		for (unsigned t = 0; strstr(kinds, "nested") && t < trials;
+		     t++) {
+			trial_nested(&cur_fs, &cp_methods[i], t, 0);
+			if (use_disk)
+				trial_nested(&cur_fs, &cp_methods[i], t, 1);
+		}
 	for (size_t i = 0; i < sizeof(sync_methods) / sizeof(sync_methods[0]);
 	     i++)
 		for (unsigned t = 0; strstr(kinds, "nested") && t < trials; t++)
-			trial_nested(&cur_fs, &sync_methods[i], t);
+			trial_nested(&cur_fs, &sync_methods[i], t, 0);
 	fkt_fs_destroy(&cur_fs);
 }
 
@@ -1293,16 +1388,17 @@ int main(void)
 	printf("cuts: %u right after exit 0, %u during a run (%u left an "
 	       "incomplete copy, all detected unless FAILED above)\n",
 	       nr_cut_after_exit, nr_cut_during, nr_incomplete_seen);
-	if (nr_rule2_btrfs)
-		printf("btrfs: %u directories carried their source's mtime "
-		       "with names missing (rule 2, known not to hold there)\n",
-		       nr_rule2_btrfs);
 	printf("cut right after exit 0: %u trials, %u lost data\n",
 	       nr_after_trials, nr_after_lost);
 	if (use_disk)
 		printf(
 		    "cuts during a run armed at a FLUSH: %u, made there %u\n",
 		    nr_armed, nr_armed_hit);
+	if (use_disk && strstr(kinds, "nested"))
+		printf("nested mounts on two lab disks: %u cp runs cut "
+		       "during at a FLUSH of one disk (%u left an incomplete "
+		       "copy, all detected unless FAILED above)\n",
+		       nr_nested_during, nr_nested_incomplete);
 	printf("time: %.1f s\n", (double)(now_ns() - t0) / 1e9);
 	printf("trials: %u, failed: %u\n", nr_trials, nr_failed);
 	return fkt_done();

@@ -375,8 +375,8 @@ static void print_text(const char *src, int nr_src, const char *dst,
 		printf("  vanished      %llu\n",
 		       (unsigned long long)st->vanished);
 	printf("  errors        %llu\n", (unsigned long long)st->errors);
-	/* Each file is fsynced twice: its data, then its times (set only
-	 * once the data is durable). */
+	/* Each file and directory is fsynced twice: its data (a directory:
+	 * its entries), then its times (set only once those are durable). */
 	if (opt->copy_method == FK_COPY_SYNCFS || st->syncfs_calls)
 		printf("  syncfs        %llu %s (data, then times), "
 		       "%llu directory %s\n",
@@ -386,7 +386,7 @@ static void print_text(const char *src, int nr_src, const char *dst,
 		       plural(st->dir_fsync_calls, "fsync", "fsyncs"));
 	else
 		printf("  fsync         %llu %s, %llu %s (each "
-		       "file twice: data, then times)\n",
+		       "twice: contents, then times)\n",
 		       (unsigned long long)st->fsync_calls,
 		       plural(st->fsync_calls, "file", "files"),
 		       (unsigned long long)st->dir_fsync_calls,

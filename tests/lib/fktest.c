@@ -351,6 +351,10 @@ static int t_renameat(int olddirfd, const char *oldpath, int newdirfd,
 	TRACED("rename", newdirfd, p, 0, 0,
 	       fk_sys_default.renameat(olddirfd, oldpath, newdirfd, newpath));
 }
+static int t_futimens(int fd, const struct timespec ts[2])
+{
+	TRACED("futimens", fd, NULL, 0, 0, fk_sys_default.futimens(fd, ts));
+}
 static int t_close(int fd)
 {
 	TRACED("close", fd, NULL, 0, 0, fk_sys_default.close(fd));
@@ -383,6 +387,7 @@ void fkt_trace_start(void)
 	fk_sys.copy_file_range = t_cfr;
 	fk_sys.renameat = t_renameat;
 	fk_sys.close = t_close;
+	fk_sys.futimens = t_futimens;
 	fk_sys.openat = t_openat;
 }
 

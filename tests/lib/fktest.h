@@ -135,9 +135,9 @@ const char *fkt_store_log_text(void);
 /*
  * Call tracing through the syscall table.  fkt_trace_start() replaces the
  * durability-relevant entries (fsync, fdatasync, sync_file_range, fadvise,
- * syncfs, pwrite, write, copy_file_range, renameat, close, openat) with
- * recorders that log "op path" (path from /proc/self/fd) and then call
- * the real entry or an injected fault.  Thread-safe.
+ * syncfs, pwrite, write, copy_file_range, renameat, close, openat,
+ * futimens) with recorders that log "op path" (path from /proc/self/fd)
+ * and then call the real entry or an injected fault.  Thread-safe.
  */
 struct fkt_call {
 	char op[24];
