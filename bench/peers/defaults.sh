@@ -11,8 +11,9 @@
 #   sync:       sync-f, flushkit-default, then flushkit-M for each M in
 #               SYNC_METHODS; each run first makes a dirty copy of the
 #               tree (cp -a, caches dropped before it)
-#               (and other-default: the same command with the build
-#               FLUSHKIT_B names, to measure a change in the same run)
+#               (and other-default, for cp and sync: the same command
+#               with the build FLUSHKIT_B names, to measure a change in
+#               the same run)
 #   sync-other: the same, but OTHER_MB MiB of another program's dirty
 #               data (dd of a file next to the tree, not synced) are on
 #               the same file system too
@@ -187,6 +188,7 @@ cp_configs=("cp-a+sync-f" "cp-a" "flushkit-default")
 [ -n "${FLUSHKIT_B:-}" ] && cp_configs+=("other-default")
 for m in $CP_METHODS; do cp_configs+=("flushkit-$m"); done
 sync_configs=("sync-f" "flushkit-default")
+[ -n "${FLUSHKIT_B:-}" ] && sync_configs+=("other-default")
 for m in $SYNC_METHODS; do sync_configs+=("flushkit-$m"); done
 
 run_cp() { # CONFIG ROUND
@@ -220,6 +222,7 @@ run_sync() { # OP CONFIG ROUND
 	case $2 in
 	sync-f) timed sync -f "$dst" ;;
 	flushkit-default) timed "$FK" sync --json "$dst" >"$json" ;;
+	other-default) timed "$FLUSHKIT_B" sync --json "$dst" >"$json" ;;
 	flushkit-*) timed "$FK" sync --json --method="${2#flushkit-}" "$dst" >"$json" ;;
 	esac
 	t1=$(now)
