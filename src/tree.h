@@ -359,4 +359,31 @@ int fk_sweep_wins(uint64_t tree_pages);
  */
 int fk_kernel_before(const char *release, int major, int minor);
 
+/*
+ * The copy's read-ahead across directories (tree_copy_prefetch.c): a
+ * thread that walks the source root @root (relative to @at_fd) in the
+ * copy's order and starts the reads (POSIX_FADV_WILLNEED) of regular
+ * files while they start at or after the copy's position and end at
+ * most @budget bytes past it.  Positions are bytes of regular files
+ * (lstat st_size) before a file, in walk order (entries by inode number,
+ * as fk_walk).  @one_fs: directories on another file system than the
+ * root's are not entered.  The thread is a hint: it reports nothing,
+ * calls the kernel directly (not fk_sys), holds at most three
+ * descriptors.
+ *
+ * fk_prefetch_start - start it; *@out is NULL (and 0 returned) when
+ * @budget is 0 or @root is not a directory that can be opened.  0 or
+ * -errno (ENOMEM, or pthread_create's).
+ * fk_prefetch_reached - the copy is at the regular file at position
+ * @pos (bytes; non-decreasing); @p may be NULL.  Thread-safe with the
+ * prefetcher, for one copier.
+ * fk_prefetch_stop - stop the thread, wait for it, free @p (may be
+ * NULL).  Returns the bytes it read ahead.
+ */
+struct fk_prefetch;
+int fk_prefetch_start(int at_fd, const char *root, uint64_t budget, int one_fs,
+		      struct fk_prefetch **out);
+void fk_prefetch_reached(struct fk_prefetch *p, uint64_t pos);
+uint64_t fk_prefetch_stop(struct fk_prefetch *p);
+
 #endif

@@ -140,6 +140,11 @@
 #define COPY_CHUNK_BYTES (1u << 20) /* largest single copy call */
 /* Source bytes read ahead of the file being copied (walk.h). */
 #define COPY_READAHEAD_BYTES (32u << 20)
+/* Source bytes read ahead across directories (tree_copy_prefetch.c). */
+#define COPY_PREFETCH_BYTES (64u << 20)
+/* Descriptors the prefetcher holds at most, and the window it needs. */
+#define COPY_PREFETCH_FDS 3
+#define COPY_PREFETCH_MIN_AHEAD_FDS 8
 
 /* ---- a growable string ---- */
 
@@ -421,7 +426,9 @@ struct copy_ctx {
 	int times_by_syncfs; /* times made durable by a syncfs, not fsyncs */
 	uint64_t tree_pages; /* auto: dirty + writeback pages written */
 	int no_cfr;	     /* copy_file_range unusable: read/write */
-	char *buf;	     /* read/write fallback buffer */
+	struct fk_prefetch *prefetch; /* read-ahead across directories */
+	uint64_t src_pos; /* bytes of regular files visited (prefetch) */
+	char *buf;	  /* read/write fallback buffer */
 
 	int first_err; /* first error (sticky) */
 	int stop;      /* fatal: stop the walk (ENOSPC, ENOMEM) */
@@ -2086,6 +2093,11 @@ static int on_entry(void *arg, const struct fk_walk_entry *e)
 	struct copy_ctx *c = arg;
 	if (e->depth == 0)
 		c->src_root_len = strlen(e->path);
+	if (S_ISREG(e->st.st_mode)) {
+		/* Where the copy is, for the read-ahead across directories. */
+		fk_prefetch_reached(c->prefetch, c->src_pos);
+		c->src_pos += (uint64_t)e->st.st_size;
+	}
 	const char *name;
 	int ddir = dst_dir(c, e, &name);
 	if (ddir < 0)
@@ -2799,6 +2811,10 @@ static int copy_source(const char *src, const char *dst,
 	if (ahead_fds > FK_WALK_READAHEAD_FDS)
 		ahead_fds = FK_WALK_READAHEAD_FDS;
 	keep -= ahead_fds;
+	/* The read-ahead across directories: where the window has room. */
+	int prefetch = ahead_fds >= COPY_PREFETCH_MIN_AHEAD_FDS;
+	if (prefetch)
+		keep -= COPY_PREFETCH_FDS;
 	if (!c.keep_fds)
 		keep = 0;
 	r = fk_fdmap_create(keep, &c.fdmap);
@@ -2819,7 +2835,13 @@ static int copy_source(const char *src, const char *dst,
 	    .readahead_bytes = ahead_fds ? COPY_READAHEAD_BYTES : 0,
 	    .readahead_fds = ahead_fds,
 	};
+	if (prefetch && fk_prefetch_start(AT_FDCWD, src, COPY_PREFETCH_BYTES,
+					  !!(o->copy_flags & FK_COPY_ONE_FS),
+					  &c.prefetch) < 0)
+		c.prefetch = NULL; /* a hint: the copy goes on without */
 	r = fk_walk(AT_FDCWD, src, &ops, &c);
+	fk_prefetch_stop(c.prefetch);
+	c.prefetch = NULL;
 	if (r < 0 && !c.stop) {
 		c.stop = r;
 		if (!c.first_err)
