@@ -141,6 +141,8 @@ static void empty_dir(const char *dir)
 	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
 
+static int data_dir(struct fsinst *f);
+
 /* The file system @type number @i of a run: a disk (disk.h) in @base of
  * device @prof, or (@host not NULL) part @k of 2 of that lab disk, with
  * a data directory on it. */
@@ -150,10 +152,29 @@ static int fs_setup(struct fsinst *f, const char *base, const char *type, int i,
 {
 	char name[64];
 	snprintf(name, sizeof(name), "%s-%d", type, i);
-	int r = host ? disk_create_part(&f->d, host, k, 2, base, name, type)
+	/* A part: its loop device only; part 1 makes both file systems
+	 * (disk_parts_make_fs: mkfs.btrfs refuses part 1 once part 0 is
+	 * mounted). */
+	int r = host ? disk_create_part(&f->d, host, k, 2, base, name, NULL)
 		     : disk_create(&f->d, base, name, type, image_bytes, prof);
 	if (r)
 		return r;
+	if (host && k == 0)
+		return 0;
+	if (host) {
+		struct disk *const parts[2] = {&f[-1].d, &f->d};
+		r = disk_parts_make_fs(parts, 2, type);
+		if (!r)
+			r = data_dir(f - 1);
+		if (r)
+			return r;
+	}
+	return data_dir(f);
+}
+
+/* The data directory DISK/data of file system @f, mounted. */
+static int data_dir(struct fsinst *f)
+{
 	f->mnt = f->d.mnt;
 	snprintf(f->data, sizeof(f->data), "%s/data", f->mnt);
 	if (mkdir(f->data, 0700)) {

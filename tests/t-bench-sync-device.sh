@@ -77,6 +77,21 @@ grep -q '^ext4, 4 file systems, two to a disk, 1 run' "$t/out" ||
 [ "$(grep -c '^device hdd (modelled 7200 rpm' "$t/out")" = 2 ] ||
 	err "the tables do not say 'device hdd (modelled ...)': $(grep '^device' "$t/out")"
 
+# 2b. btrfs, four file systems two to a disk: every part is made before
+# any is mounted (mkfs.btrfs refused the second part of a disk once the
+# first was mounted: "/dev/loopN is mounted", the same backing file).
+if command -v mkfs.btrfs >/dev/null 2>&1; then
+	"$FLUSHKIT" bench sync --fs btrfs --fs-count 4 --runs 1 --empty-syncs 2 \
+		--big-size 16M --image-size 320M --sleep-scale 0.02 --device=hdd \
+		--dir "$t" --no-results >"$t/out4" 2>"$t/err4"
+	rc=$?
+	[ $rc -eq 0 ] || err "bench sync --fs btrfs --fs-count 4 --device=hdd: exit $rc: $(tail -3 "$t/err4")"
+	grep -q '^btrfs, 4 file systems, two to a disk, 1 run' "$t/out4" ||
+		err "no table of btrfs x 4 two to a disk: $(tail -5 "$t/out4")"
+else
+	echo "no mkfs.btrfs: the btrfs x 4 case skipped"
+fi
+
 # 3. Nothing left.
 ls -d $lab/fkrun-$pid-* 2>/dev/null && err "lab disks left in $lab"
 grep -F -l "$lab/fkrun-$pid-" /sys/block/loop*/loop/backing_file 2>/dev/null &&

@@ -103,6 +103,14 @@ for n in 000 001 002 003 004; do
 	grep -q "<h2>${n}:" "$t/r/index.html" 2>/dev/null ||
 		err "$n: not in index.html"
 done
+# The power of every row: the 2σ threshold (and as a share of A), and
+# where the seed gave both figures the runs its relative effect needs.
+grep -q "^| metric | seed .* | detectable (2σ) | runs for the seed's effect |$" "$t/r/000/table.md" ||
+	err "000: no power columns in the table header"
+grep -Eq '^\| tps \| 7871\.887 \| 9369\.212 \| \+ \|.*\| ±[0-9.e+]+ \([0-9.]+%\) \| seed \+19%: [0-9]+ a side \(ran 2\) \|$' "$t/r/000/table.md" ||
+	err "000: the tps row has no power cells: $(grep '^| tps' "$t/r/000/table.md" | head -1)"
+grep -q '^Power: "detectable (2σ)"' "$t/r/003/table.md" ||
+	err "003: no power note under the table"
 grep -q '"scale","clients","tps","max_latency"' "$t/r/002/seed-layout.csv" ||
 	err "002: no seed-layout.csv in the seed's CSV layout"
 grep -q '| test 1: 4 syncs, nothing to write' "$t/r/004/table.md" ||

@@ -423,19 +423,16 @@ static int do_umount(const char *mnt)
 	return -e;
 }
 
-/* mkfs.@type on d->dev, mounted on d->mnt (made).  0 or -errno. */
-static int make_fs(struct disk *d, const char *type)
+/* mkdir @d's mount point d->mnt and mount its file system of @type
+ * there.  0 or -errno. */
+static int mount_fs(struct disk *d, const char *type)
 {
-	int r = disk_mkfs(type, d->dev);
-	if (r == -ENOENT)
-		cli_error("mkfs.%s not found in PATH", type);
-	if (!r) {
-		if (mkdir(d->mnt, 0700)) {
-			r = -errno;
-			cli_error("mkdir '%s': %s", d->mnt, strerror(-r));
-		} else {
-			d->mnt_made = 1;
-		}
+	int r = 0;
+	if (mkdir(d->mnt, 0700)) {
+		r = -errno;
+		cli_error("mkdir '%s': %s", d->mnt, strerror(-r));
+	} else {
+		d->mnt_made = 1;
 	}
 	if (!r) {
 		if (mount(d->dev, d->mnt, type, 0, NULL)) {
@@ -447,6 +444,15 @@ static int make_fs(struct disk *d, const char *type)
 		}
 	}
 	return r;
+}
+
+/* mkfs.@type on d->dev, mounted on d->mnt (made).  0 or -errno. */
+static int make_fs(struct disk *d, const char *type)
+{
+	int r = disk_mkfs(type, d->dev);
+	if (r == -ENOENT)
+		cli_error("mkfs.%s not found in PATH", type);
+	return r ? r : mount_fs(d, type);
 }
 
 static void dev_numbers(struct disk *d)
@@ -576,7 +582,7 @@ int disk_create(struct disk *d, const char *dir, const char *name,
 int disk_create_part(struct disk *d, struct disk *host, unsigned k, unsigned n,
 		     const char *dir, const char *name, const char *type)
 {
-	if (!host->lab_made || !n || k >= n || !type)
+	if (!host->lab_made || !n || k >= n)
 		return -EINVAL;
 	int r = disk_names(d, dir, name, type);
 	if (r)
@@ -590,9 +596,26 @@ int disk_create_part(struct disk *d, struct disk *host, unsigned k, unsigned n,
 	snprintf(d->img, sizeof(d->img), "%s", host->lab.image);
 	dev_numbers(d);
 	reg_add(d);
+	if (!type)
+		return 0;
 	r = make_fs(d, type);
 	if (r)
 		disk_destroy(d);
+	return r;
+}
+
+int disk_parts_make_fs(struct disk *const *parts, unsigned n, const char *type)
+{
+	int r = 0;
+	for (unsigned i = 0; i < n && !r; i++) {
+		r = disk_mkfs(type, parts[i]->dev);
+		if (r == -ENOENT)
+			cli_error("mkfs.%s not found in PATH", type);
+	}
+	for (unsigned i = 0; i < n && !r; i++) {
+		snprintf(parts[i]->type, sizeof(parts[i]->type), "%s", type);
+		r = mount_fs(parts[i], type);
+	}
 	return r;
 }
 

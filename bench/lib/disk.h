@@ -155,10 +155,19 @@ int disk_create(struct disk *d, const char *dir, const char *name,
  * with no type): a loop device over bytes [k * S, (k + 1) * S) of its
  * image, S = its size / @n rounded down to 4 KiB, mkfs.@type, mounted on
  * DIR/NAME.  The parts share the host's one model.  Destroy the parts
- * before the host (disk_destroy_all does: the newest first).
+ * before the host (disk_destroy_all does: the newest first).  With
+ * @type NULL only the loop device: disk_parts_make_fs then.
  */
 int disk_create_part(struct disk *d, struct disk *host, unsigned k, unsigned n,
 		     const char *dir, const char *name, const char *type);
+/*
+ * mkfs.@type on each of the @n parts (disk_create_part with no type),
+ * then mount each on its DIR/NAME: every mkfs before any mount, because
+ * mkfs.btrfs refuses a loop device whose backing file is that of a
+ * mounted one ("/dev/loopN is mounted"), and the parts of one host share
+ * its image.  0 or -errno; the parts stay registered (disk_destroy).
+ */
+int disk_parts_make_fs(struct disk *const *parts, unsigned n, const char *type);
 /* Undo disk_create (idempotent).  0 or -EIO if something stays. */
 int disk_destroy(struct disk *d);
 /* Unmount and mount again: the file system's pages leave the page

@@ -12,15 +12,15 @@
  *
  * Ours (on the hdd model by default):
  *   unmodified server (9.1dev, 2010) -> A: bench series --scales=20,40
- *                          --clients=16,32 -T 60 with --flush=naive (the
+ *                          --clients=32 -T 180 --runs=3 with --flush=naive (the
  *                          server of the time: unsorted checkpoint writes,
  *                          no writeback hints, one fsync after the other,
- *                          no compaction) --shared-buffers=16MB
+ *                          no compaction) --shared-buffers=8MB
  *                          --checkpoint-timeout=15s
  *   compacted fsync      -> B: the same with --fsyncq-compaction=on, the
  *                          patch's one change
- *   the seed's database several times shared_buffers -> ours 18-36 times
- *   (290 and 580 MB against 16 MB: 2048 buffers, the queue's capacity).
+ *   the seed's database several times shared_buffers -> ours 36-72 times
+ *   (290 and 580 MB against 8 MB: 1024 buffers, the queue's capacity).
  * The seed's effect needs a queue that really fills: the progress lines'
  * fsyncq_queued / fsyncq_capacity give the share of seconds it ran full,
  * a row of its own per cell beside the backend fsyncs.  (With --flush=
@@ -82,14 +82,20 @@ static void queue_full_share(const char *dir, struct vals *full, double *secs)
 
 int seed_002(struct ctx *c, struct disk *d)
 {
-	unsigned runs = c->runs ? c->runs : 2;
+	/* Sized so that the queue really fills (thousands of backend
+	 * fsyncs a run without compaction): 8 MB of shared buffers (1024
+	 * buffers, the queue's capacity) under 290 and 580 MB, 32 clients
+	 * (at 16 clients and scale 40 the queue never filled in 60 s), 180
+	 * s a run (1274 backend fsyncs in 60 s at scale 20 on hdd), 3 runs
+	 * a side (the tps spread of 60-s runs was 5-27%). */
+	unsigned runs = c->runs ? c->runs : c->quick ? 2 : 3;
 	const char *scales = c->quick ? "1" : "20,40";
-	const char *clients = c->quick ? "4" : "16,32";
-	int secs = c->quick ? 4 : 60;
+	const char *clients = c->quick ? "4" : "32";
+	int secs = c->quick ? 4 : 180;
 	const char *common =
 	    c->quick ? "--flush=naive --shared-buffers=1MB "
 		       "--checkpoint-timeout=2s --log-checkpoints=off"
-		     : "--flush=naive --shared-buffers=16MB "
+		     : "--flush=naive --shared-buffers=8MB "
 		       "--checkpoint-timeout=15s --log-checkpoints=off";
 	char sdir[2300];
 	snprintf(sdir, sizeof(sdir), "%s/series", c->seed_dir);

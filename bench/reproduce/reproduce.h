@@ -116,6 +116,8 @@ void table_end(struct table *t);
 int table_row(struct table *t, const char *label, const char *seed_a,
 	      const char *seed_b, char seed_dir, const struct vals *a,
 	      const struct vals *b);
+unsigned runs_for_effect(const struct vals *a, const struct vals *b,
+			 double effect);
 void table_note(struct table *t, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void table_close_as(struct table *t, const char *who);

@@ -136,14 +136,16 @@ void table_head(struct table *t, const char *seed_a, const char *seed_b)
 {
 	fprintf(t->md,
 		"| metric | seed %s | seed %s | seed's effect | ours A | "
-		"ours B | ours (2σ) | shown |\n"
-		"|---|---|---|---|---|---|---|---|\n",
+		"ours B | ours (2σ) | shown | detectable (2σ) | "
+		"runs for the seed's effect |\n"
+		"|---|---|---|---|---|---|---|---|---|---|\n",
 		seed_a, seed_b);
 	fprintf(t->html,
 		"<table border=\"1\" cellpadding=\"3\"><tr><th>metric</th>"
 		"<th>seed %s</th><th>seed %s</th><th>seed's effect</th>"
 		"<th>ours A</th><th>ours B</th><th>ours (2&sigma;)</th>"
-		"<th>shown</th></tr>\n",
+		"<th>shown</th><th>detectable (2&sigma;)</th>"
+		"<th>runs for the seed's effect</th></tr>\n",
 		seed_a, seed_b);
 }
 
@@ -164,9 +166,74 @@ static void fmt_side(const struct fk_stats_summary *s, char *buf, size_t len)
 			 (size_t)s->n);
 }
 
+/* The seed's figure @s as a number: its first token ("7873859",
+ * "4.189 ± 0.052" -> 4.189); NaN for a range ("306-632"), "—", "many". */
+static double seed_number(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || (*end && *end != ' '))
+		return NAN;
+	return v;
+}
+
+/*
+ * The power of a comparison: the smallest difference of the means that
+ * the 2σ rule could call (the threshold of fk_stats_compare), and the
+ * runs a side that would bring that threshold down to @effect (in the
+ * values' units) at the spread measured: with n runs a side,
+ * 2*sqrt((sA^2 + sB^2)/n) <= |effect| gives n >= 4 (sA^2 + sB^2) /
+ * effect^2.  0 when the spread is unknown (a side with under 2 runs) or
+ * @effect is 0 or not a number.  Sizing a run from the spread of a
+ * first sample alone (not from its difference) is the "internal pilot"
+ * of Wittes and Brittain (Stat. Med. 9, 1990): it leaves the test's
+ * false-positive rate as it was.
+ */
+unsigned runs_for_effect(const struct vals *a, const struct vals *b,
+			 double effect)
+{
+	struct fk_stats_summary sa, sb;
+	fk_stats_summarize(a->v, a->n, &sa);
+	fk_stats_summarize(b->v, b->n, &sb);
+	if (sa.n < 2 || sb.n < 2 || !isfinite(effect) || effect == 0)
+		return 0;
+	double var = sa.stddev * sa.stddev + sb.stddev * sb.stddev;
+	double n = ceil(4 * var / (effect * effect));
+	return n < 2 ? 2 : n > 1e6 ? 1000000 : (unsigned)n;
+}
+
+/* The two power cells of a row (see runs_for_effect): "±THR (P% of
+ * A)" and, where the seed published both figures as numbers and a
+ * direction, "seed E%: N a side". */
+static void fmt_power(const struct fk_stats_summary *sa,
+		      const struct fk_stats_summary *sb, double thr,
+		      const char *seed_a, const char *seed_b, char seed_dir,
+		      const struct vals *a, const struct vals *b, char *det,
+		      size_t dlen, char *need, size_t nlen)
+{
+	snprintf(det, dlen, "—");
+	snprintf(need, nlen, "—");
+	if (!isfinite(thr))
+		return;
+	if (sa->mean != 0)
+		snprintf(det, dlen, "±%.3g (%.1f%%)", thr,
+			 100 * thr / fabs(sa->mean));
+	else
+		snprintf(det, dlen, "±%.3g", thr);
+	double x = seed_number(seed_a), y = seed_number(seed_b);
+	if ((seed_dir != '+' && seed_dir != '-') || !isfinite(x) ||
+	    !isfinite(y) || x == 0 || sa->mean == 0)
+		return;
+	double rel = (y - x) / x; /* the seed's effect, as a share */
+	unsigned n = runs_for_effect(a, b, rel * sa->mean);
+	if (n)
+		snprintf(need, nlen, "seed %+.0f%%: %u a side (ran %zu)",
+			 100 * rel, n, (size_t)(sa->n < sb->n ? sa->n : sb->n));
+}
+
 /* One row: the seed's two figures (text, "—" if not published), the
- * seed's direction (+, -, 0; '?' none), our two sides.  Returns our
- * marker. */
+ * seed's direction (+, -, 0; '?' none), our two sides, and the power of
+ * our comparison (fmt_power).  Returns our marker. */
 int table_row(struct table *t, const char *label, const char *seed_a,
 	      const char *seed_b, char seed_dir, const struct vals *a,
 	      const struct vals *b)
@@ -174,7 +241,8 @@ int table_row(struct table *t, const char *label, const char *seed_a,
 	struct fk_stats_summary sa, sb;
 	fk_stats_summarize(a->v, a->n, &sa);
 	fk_stats_summarize(b->v, b->n, &sb);
-	int m = a->n && b->n ? fk_stats_compare(&sa, &sb, NULL) : '?';
+	double thr = NAN;
+	int m = a->n && b->n ? fk_stats_compare(&sa, &sb, &thr) : '?';
 	const char *shown = "—";
 	if (seed_dir == '+' || seed_dir == '-') {
 		t->with_effect++;
@@ -184,17 +252,21 @@ int table_row(struct table *t, const char *label, const char *seed_a,
 		if (m == seed_dir)
 			t->shown++;
 	}
-	char ta[96], tb[96];
+	char ta[96], tb[96], det[64], need[96];
 	fmt_side(&sa, ta, sizeof(ta));
 	fmt_side(&sb, tb, sizeof(tb));
+	fmt_power(&sa, &sb, thr, seed_a, seed_b, seed_dir, a, b, det,
+		  sizeof(det), need, sizeof(need));
 	char dir[2] = {seed_dir == '?' ? '\0' : seed_dir, 0};
-	fprintf(t->md, "| %s | %s | %s | %s | %s | %s | %c | %s |\n", label,
-		seed_a, seed_b, dir[0] ? dir : "—", ta, tb, m, shown);
+	fprintf(t->md, "| %s | %s | %s | %s | %s | %s | %c | %s | %s | %s |\n",
+		label, seed_a, seed_b, dir[0] ? dir : "—", ta, tb, m, shown,
+		det, need);
 	fprintf(t->html,
 		"<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
-		"<td>%s</td><td>%c</td><td>%s</td></tr>\n",
+		"<td>%s</td><td>%c</td><td>%s</td><td>%s</td><td>%s</td>"
+		"</tr>\n",
 		label, seed_a, seed_b, dir[0] ? dir : "&mdash;", ta, tb, m,
-		shown);
+		shown, det, need);
 	t->rows++;
 	return m;
 }
@@ -213,6 +285,13 @@ void table_note(struct table *t, const char *fmt, ...)
 /* The count of seed effects shown, by @who (NULL: ours), and close. */
 void table_close_as(struct table *t, const char *who)
 {
+	table_note(t,
+		   "\nPower: \"detectable (2σ)\" is the smallest difference "
+		   "of the means each row could call at 2σ with its runs and "
+		   "spread (2*sqrt(sA²/nA + sB²/nB), and as a share of A); "
+		   "\"runs for the seed's effect\" the runs a side that would "
+		   "bring it down to the seed's relative effect at this "
+		   "spread.");
 	table_note(t, "\nSeed effects shown%s%s at 2σ: %d of %d.",
 		   who ? " by " : "", who ? who : "", t->shown, t->with_effect);
 	fclose(t->md);
