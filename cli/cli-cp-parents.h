@@ -12,21 +12,21 @@
 #define CLI_CP_PARENTS_MAX 256
 
 struct cli_cp_parents {
-	const char *dir; /* DIR, borrowed */
-	const char *src; /* SRC, borrowed */
-	size_t nr;	 /* directory components of SRC */
-	size_t ends[CLI_CP_PARENTS_MAX]; /* each one's length in SRC */
+	const char *dir;		  /* DIR, borrowed */
+	const char *src;		  /* SRC, borrowed */
+	size_t nr;			  /* directory components of SRC */
+	size_t ends[CLI_CP_PARENTS_MAX];  /* each one's length in SRC */
 	char created[CLI_CP_PARENTS_MAX]; /* made by prepare */
-	size_t made;	 /* components there in DIR (created or not) */
-	size_t failed;	 /* the component prepare failed on */
+	size_t made;   /* components there in DIR (created or not) */
+	size_t failed; /* the component prepare failed on */
 };
 
 /*
  * Unless @dir/dirname(@src) is a directory already (then p->made is 0:
  * nothing to do), check that each directory component of @src is a
  * directory and make it in @dir where missing (mode 0700; with @verbose
- * an "A -> DIR/A" line on stdout for each one made, as cp's).  Returns 0 or -errno (a component
- * that is no directory: -ENOTDIR; p->failed names it).
+ * an "A -> DIR/A" line on stdout for each one made, as cp's).  Returns 0 or
+ * -errno (a component that is no directory: -ENOTDIR; p->failed names it).
  */
 int cli_cp_parents_prepare(struct cli_cp_parents *p, const char *src,
 			   const char *dir, int verbose);

@@ -1694,6 +1694,24 @@ FK_API int fk_tree_sync(const char *const *paths, size_t nr_paths,
  *      holes as zeros; ALWAYS and NEVER read and write (no clone).
  *      @o->copied: called for each entry created (cp -v), in walk
  *      order; not for directories merged into nor entries left.
+ *      cp's other modes (enum fk_copy_flags, each as GNU cp's option):
+ *      FK_COPY_LINK / FK_COPY_SYMLINK make each non-directory a hard
+ *      link of / symlink to its source (a relative one only into the
+ *      working directory, else an error), the new name durable by its
+ *      directory's fsync, a hard link's inode fsynced too; a name in
+ *      the way is replaced only with FK_COPY_FORCE, FK_COPY_REMOVE_DEST,
+ *      a backup or @o->overwrite (else FK_COPY_REFUSED_LINK or
+ *      FK_COPY_REFUSED_SYMLINK, -EEXIST).  FK_COPY_DEREF follows every
+ *      source symlink (a dangling one an error "cannot stat", a cycle
+ *      "cyclic directory", -ELOOP), FK_COPY_DEREF_ARGS @src only.
+ *      FK_COPY_ATTR_ONLY, FK_COPY_CONTENTS and FK_COPY_NO_* as above.
+ *      @o->backup (enum fk_copy_backup, @o->backup_suffix): an existing
+ *      non-directory is renamed to fk_copy_backup_name's name, the
+ *      backup fsynced, then its directory, before the name is reused
+ *      (a failed fsync: the name left free, the error the copy's);
+ *      FK_COPY_REFUSED_BACKUP_IS_SOURCE when that name is the source.
+ *      @o->overwrite (cp -i) is asked before an existing destination is
+ *      replaced or backed up.
  *      With FK_COPY_FSYNC_EACH a file's times are set right after its
  *      data fsync (and set and fsynced again at the end), so a copy
  *      interrupted later leaves its finished files with their source's
