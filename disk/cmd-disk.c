@@ -149,8 +149,19 @@ static int do_create(int argc, char **argv)
 				       argv[optind]);
 	if (!o.model)
 		return cli_usage_error("disk create", "--model is required");
+	/* The disk's refusals are usage errors of this command line. */
+	struct labdisk_refusal why;
+	uint64_t size = o.size || o.backing ? o.size : LABDISK_DEFAULT_SIZE;
+	int r = labdisk_check(&o, size, &why);
+	if (r == -ENOMEM) {
+		cli_error("disk create: %s %s: %s", why.opt, why.val, why.hint);
+		return FK_EXIT_FAILURE;
+	}
+	if (r)
+		return cli_bad_value("disk create", why.opt, why.val, "%s",
+				     why.hint);
 	struct labdisk d;
-	int r = labdisk_create(&o, &d);
+	r = labdisk_create(&o, &d);
 	if (r == -EINVAL)
 		return FK_EXIT_USAGE;
 	if (r)

@@ -87,18 +87,21 @@
 #include <fuse_lowlevel.h>
 
 #include "cache.h"
+#include "flushkit.h"
 #include "fault.h"
 #include "model.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1077,15 +1080,57 @@ static void *orphan_watch(void *arg)
 
 /* ---- main ---- */
 
-static void usage(void)
+static void usage(FILE *f)
 {
-	fprintf(stderr,
+	fprintf(f,
 		"usage: flushkit-diskd [-f] [--ready-fd=N] [--lock-fd=N] "
 		"[--orphan-cleanup]\n"
 		"                      --model=SPEC [--size=BYTES] "
 		"[--slowdown=K] [--backing=FILE]\n"
-		"                      [--no-write-cache] MOUNTPOINT\n");
-	exit(2);
+		"                      [--no-write-cache] MOUNTPOINT\n"
+		"       flushkit-diskd --help | --version\n"
+		"\n"
+		"The lab disk's daemon, started by 'flushkit disk create'.\n");
+}
+
+/*
+ * A usage error, in the form of every flushkit command (cli.h's
+ * cli_usage_error; the daemon does not link the command's layer):
+ * "flushkit-diskd: MESSAGE", "Try 'flushkit-diskd --help' for more
+ * information.", exit 2.
+ */
+static int usage_error(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	fputs("flushkit-diskd: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'flushkit-diskd --help' for more information.\n",
+	      stderr);
+	return 2;
+}
+
+/* getopt_long's mistakes (optstring starting with ':'), in GNU's words
+ * as cli_option_error has them. */
+static int option_error(int c, char **argv)
+{
+	const char *word = optind > 0 ? argv[optind - 1] : "";
+	int len = (int)strcspn(word, "=");
+	if (strncmp(word, "--", 2)) /* a short option */
+		return usage_error(c == ':' ? "option requires an argument -- "
+					      "'%c'"
+					    : "invalid option -- '%c'",
+				   optopt);
+	if (c == ':')
+		return usage_error("option '%.*s' requires an argument", len,
+				   word);
+	if (optopt) /* known, but given an argument */
+		return usage_error("option '%.*s' doesn't allow an argument",
+				   len, word);
+	return usage_error("unrecognized option '%s'", word);
 }
 
 /* MemAvailable in bytes, 0 if unknown. */
@@ -1179,45 +1224,85 @@ int main(int argc, char **argv)
 	uint64_t size = 4ull << 30;
 	dev.slowdown = 1.0;
 	dev.write_cache = 1;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "-f"))
+	enum { O_READY = 256, O_LOCK, O_ORPHAN, O_MODEL, O_SIZE, O_SLOW,
+	       O_BACK, O_NOWC, O_HELP, O_VERSION };
+	static const struct option opts[] = {
+	    {"ready-fd", required_argument, NULL, O_READY},
+	    {"lock-fd", required_argument, NULL, O_LOCK},
+	    {"orphan-cleanup", no_argument, NULL, O_ORPHAN},
+	    {"model", required_argument, NULL, O_MODEL},
+	    {"size", required_argument, NULL, O_SIZE},
+	    {"slowdown", required_argument, NULL, O_SLOW},
+	    {"backing", required_argument, NULL, O_BACK},
+	    {"no-write-cache", no_argument, NULL, O_NOWC},
+	    {"help", no_argument, NULL, O_HELP},
+	    {"version", no_argument, NULL, O_VERSION},
+	    {NULL, 0, NULL, 0}};
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":f", opts, NULL)) != -1) {
+		char *end;
+		switch (c) {
+		case 'f':
 			foreground = 1;
-		else if (!strncmp(a, "--ready-fd=", 11))
-			ready_fd = atoi(a + 11);
-		else if (!strncmp(a, "--lock-fd=", 10))
-			; /* kept open: nothing to do but not close it */
-		else if (!strcmp(a, "--orphan-cleanup"))
+			break;
+		case O_READY:
+			ready_fd = (int)strtol(optarg, &end, 10);
+			if (*end || end == optarg || ready_fd < 0)
+				return usage_error("invalid value '%s' for "
+						   "--ready-fd (a descriptor)",
+						   optarg);
+			break;
+		case O_LOCK: /* kept open: nothing to do but not close it */
+			break;
+		case O_ORPHAN:
 			orphan = 1;
-		else if (!strncmp(a, "--model=", 8))
-			spec = a + 8;
-		else if (!strncmp(a, "--size=", 7)) {
-			if (fault_parse_u64(a + 7, &size))
-				usage();
+			break;
+		case O_MODEL:
+			spec = optarg;
+			break;
+		case O_SIZE:
+			if (fault_parse_u64(optarg, &size))
+				return usage_error("invalid value '%s' for "
+						   "--size (bytes)",
+						   optarg);
 			size_given = 1;
-		} else if (!strncmp(a, "--slowdown=", 11)) {
-			char *end;
-			dev.slowdown = strtod(a + 11, &end);
+			break;
+		case O_SLOW:
+			dev.slowdown = strtod(optarg, &end);
 			if (*end || !(dev.slowdown > 0) ||
 			    !isfinite(dev.slowdown))
-				usage();
-		} else if (!strncmp(a, "--backing=", 10))
-			backing = a + 10;
-		else if (!strcmp(a, "--no-write-cache"))
+				return usage_error("invalid value '%s' for "
+						   "--slowdown (a number > 0)",
+						   optarg);
+			break;
+		case O_BACK:
+			backing = optarg;
+			break;
+		case O_NOWC:
 			dev.write_cache = 0;
-		else if (a[0] == '-')
-			usage();
-		else if (!mnt)
-			mnt = a;
-		else
-			usage();
+			break;
+		case O_HELP:
+			usage(stdout);
+			return 0;
+		case O_VERSION:
+			printf("flushkit-diskd %s\n", FK_VERSION_STRING);
+			return 0;
+		default:
+			return option_error(c, argv);
+		}
 	}
-	if (!mnt || !spec)
-		usage();
+	if (optind < argc)
+		mnt = argv[optind];
+	if (optind + 1 < argc)
+		return usage_error("extra operand '%s'", argv[optind + 1]);
+	if (!mnt)
+		return usage_error("missing MOUNTPOINT operand");
+	if (!spec)
+		return usage_error("--model is required");
 	dev.model = disk_model_find(spec, &dev.model_arg);
 	if (!dev.model) {
-		fprintf(stderr, "flushkit-diskd: no model '%s'\n", spec);
-		return 2;
+		return usage_error("invalid value '%s' for --model", spec);
 	}
 	dev.model_spec = spec;
 	if (!realpath(mnt, mountpoint)) {

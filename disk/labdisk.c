@@ -301,52 +301,78 @@ static uint64_t mem_available(void)
 	return fk_meminfo_read(NULL, &m) ? 0 : m.mem_available_kb * 1024;
 }
 
-static int check_opts(const struct labdisk_opts *o, uint64_t size)
+int labdisk_check(const struct labdisk_opts *o, uint64_t size,
+		  struct labdisk_refusal *why)
 {
 	const char *arg;
+	memset(why, 0, sizeof(*why));
 	const struct disk_model *m = disk_model_find(o->model, &arg);
 	if (!m) {
-		char names[256] = "";
-		for (size_t i = 0; disk_model_at(i); i++) {
-			size_t l = strlen(names);
-			snprintf(names + l, sizeof(names) - l, "%s%s",
-				 i ? ", " : "", disk_model_at(i)->name);
-		}
-		cli_error("disk: no model '%s' (%s)", o->model, names);
+		size_t l = 0;
+		for (size_t i = 0; disk_model_at(i) && l < sizeof(why->hint);
+		     i++)
+			l += (size_t)snprintf(why->hint + l,
+					      sizeof(why->hint) - l, "%s%s",
+					      i ? ", " : "",
+					      disk_model_at(i)->name);
+		why->opt = "--model";
+		why->val = o->model;
 		return -EINVAL;
 	}
 	int err = 0;
 	void *inst =
 	    m->create(size ? size : 4096, arg, !o->no_write_cache, &err);
 	if (!inst) {
-		cli_error("disk: model '%s': %s", o->model,
-			  strerror(err ? err : EINVAL));
+		why->opt = "--model";
+		why->val = o->model;
+		snprintf(why->hint, sizeof(why->hint), "%s",
+			 strerror(err ? err : EINVAL));
 		return -EINVAL;
 	}
 	m->destroy(inst);
 	if (size % 4096) {
-		cli_error("disk: size %" PRIu64 " is not a multiple of 4 KiB",
-			  size);
+		why->opt = "--size";
+		snprintf(why->val_buf, sizeof(why->val_buf), "%" PRIu64, size);
+		why->val = why->val_buf;
+		snprintf(why->hint, sizeof(why->hint), "a multiple of 4 KiB");
 		return -EINVAL;
 	}
 	if (o->name && (!*o->name || strchr(o->name, '/') ||
 			o->name[0] == '.' || strlen(o->name) > 60)) {
-		cli_error("disk: bad name '%s'", o->name);
+		why->opt = "--name";
+		why->val = o->name;
+		snprintf(why->hint, sizeof(why->hint),
+			 "1 to 60 bytes, no '/', not starting with '.'");
 		return -EINVAL;
 	}
 	if (!o->backing) {
 		uint64_t avail = mem_available();
 		if (avail && size > avail) {
 			char a[32], b[32];
-			cli_error("disk: a %s disk does not fit in memory "
-				  "(MemAvailable %s); give a smaller --size or "
-				  "--backing FILE",
-				  cli_human_bytes(size, a, sizeof(a)),
-				  cli_human_bytes(avail, b, sizeof(b)));
+			why->opt = "--size";
+			snprintf(why->val_buf, sizeof(why->val_buf), "%s",
+				 cli_human_bytes(size, a, sizeof(a)));
+			why->val = why->val_buf;
+			snprintf(why->hint, sizeof(why->hint),
+				 "it does not fit in memory: MemAvailable %s; "
+				 "give a smaller --size or --backing FILE",
+				 cli_human_bytes(avail, b, sizeof(b)));
 			return -ENOMEM;
 		}
 	}
 	return 0;
+}
+
+/* labdisk_check, said on stderr for a caller that is not a command
+ * line (a benchmark's disk): "flushkit: disk: invalid value ...". */
+static int check_opts(const struct labdisk_opts *o, uint64_t size)
+{
+	struct labdisk_refusal why;
+	int r = labdisk_check(o, size, &why);
+	if (r)
+		cli_error("disk: invalid value '%s' for %s (%s)",
+			  why.val ? why.val : "", why.opt, why.hint);
+	return r;
 }
 
 static int make_dir(const struct labdisk_opts *o, struct labdisk *d)
@@ -485,7 +511,7 @@ int labdisk_create(const struct labdisk_opts *o, struct labdisk *d)
 {
 	uint64_t size = o->size;
 	if (!size && !o->backing)
-		size = 4ull << 30;
+		size = LABDISK_DEFAULT_SIZE;
 	int r = check_opts(o, size);
 	if (r)
 		return r;

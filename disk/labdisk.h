@@ -72,6 +72,22 @@ struct labdisk {
 	int alive; /* the lock is held */
 };
 
+/* A disk's size without --size or --backing, bytes. */
+#define LABDISK_DEFAULT_SIZE (4ull << 30)
+
+/* Why labdisk_check refused: the option, its value, what it allows
+ * (or why not), for one usage-error line. */
+struct labdisk_refusal {
+	const char *opt; /* "--model", "--size", "--name" */
+	const char *val; /* the value given (may point into val_buf) */
+	char val_buf[32];
+	char hint[256];
+};
+/* The checks of labdisk_create, said nowhere: 0, or -EINVAL (a bad
+ * option) or -ENOMEM (@size does not fit in memory) with @why filled.
+ * @size: the disk's bytes (0 with a backing file: its size). */
+int labdisk_check(const struct labdisk_opts *o, uint64_t size,
+		  struct labdisk_refusal *why);
 /* Start a disk; fills @d.  -EINVAL: a bad option (message printed),
  * -ENOMEM: it does not fit in memory, -EEXIST: the name is taken. */
 int labdisk_create(const struct labdisk_opts *o, struct labdisk *d);

@@ -1310,7 +1310,83 @@ enum fk_copy_flags {
 	FK_COPY_FORCE = 1 << 4,		/* cp -f: a destination symlink
 					 * that cannot be resolved (a loop,
 					 * ELOOP) is replaced */
+	FK_COPY_LINK = 1 << 5,		/* cp -l: each non-directory is a
+					 * hard link of its source, not a
+					 * copy (directories are created) */
+	FK_COPY_SYMLINK = 1 << 6,	/* cp -s: each non-directory is a
+					 * symlink to its source's path as
+					 * given (absolute, or @dst's parent
+					 * is the working directory) */
+	FK_COPY_DEREF = 1 << 7,		/* cp -L: every source symlink is
+					 * followed (its target copied) */
+	FK_COPY_DEREF_ARGS = 1 << 8,	/* cp -H: @src itself is followed
+					 * if it is a symlink, nothing below */
+	FK_COPY_ATTR_ONLY = 1 << 9,	/* cp --attributes-only: files get
+					 * the source's attributes, no data;
+					 * an existing file keeps its data */
+	FK_COPY_NO_MODE = 1 << 10,	/* cp --no-preserve=mode: new
+					 * entries get 0666 (directories and
+					 * sockets 0777) less the umask */
+	FK_COPY_NO_OWNER = 1 << 11,	/* --no-preserve=ownership */
+	FK_COPY_NO_TIMES = 1 << 12,	/* --no-preserve=timestamps: the
+					 * copy keeps its own times (so a
+					 * later resume cannot tell finished
+					 * files by their mtime) */
+	FK_COPY_NO_LINKS = 1 << 13,	/* --no-preserve=links: each name of
+					 * a source inode copied on its own */
+	FK_COPY_NO_XATTR = 1 << 14,	/* --no-preserve=xattr */
+	FK_COPY_CONTENTS = 1 << 15,	/* cp --copy-contents: a FIFO or
+					 * character device source is read
+					 * to EOF into a regular file, not
+					 * recreated */
 };
+
+/* What an existing destination non-directory becomes before it is
+ * replaced (cp --backup=CONTROL, struct fk_tree_opts.backup). */
+enum fk_copy_backup {
+	FK_COPY_BACKUP_NONE = 0,     /* removed (no backup) */
+	FK_COPY_BACKUP_SIMPLE = 1,   /* renamed NAME + suffix */
+	FK_COPY_BACKUP_NUMBERED = 2, /* renamed NAME.~N~, N one more than
+				      * the highest there */
+	FK_COPY_BACKUP_EXISTING = 3, /* numbered if NAME has numbered
+				      * backups, else simple */
+};
+
+/*
+ * fk_copy_backup_name - the name cp --backup gives the backup of @name
+ * (GNU's backupfile.c rules; what fk_tree_copy renames an existing
+ * destination to with struct fk_tree_opts' @backup set).
+ * @dirfd: the directory holding @name (a descriptor, or AT_FDCWD); read
+ *      (readdir) for NUMBERED and EXISTING.  Borrowed.
+ * @name: one path component (no '/'), borrowed.
+ * @backup: FK_COPY_BACKUP_SIMPLE (@name + @suffix), _NUMBERED
+ *      (@name.~N~, N one more than the highest N of the names @name.~N~
+ *      there, N written without a leading zero; 1 if none) or _EXISTING
+ *      (NUMBERED if @name has a numbered backup, else SIMPLE).
+ * @suffix: SIMPLE's suffix; NULL, "" or one containing '/' means "~"
+ *      (as GNU's).  Borrowed.
+ * @out: set to the name, malloc'ed (the caller frees it), NULL on error.
+ * @numbered: set to 1 if *@out is a numbered name (which must not
+ *      replace an existing file: fk_tree_copy refuses one that exists),
+ *      else 0.
+ * Return: 0, or -EINVAL (a NULL or empty @name, one with '/', NULL
+ *   @out or @numbered, @backup NONE or unknown), -ENOMEM, or the -errno
+ *   of opening or reading @dirfd.
+ * Blocking: reads the directory for NUMBERED and EXISTING; thread-safe.
+ */
+FK_API int fk_copy_backup_name(int dirfd, const char *name, int backup,
+			       const char *suffix, char **out, int *numbered);
+
+/*
+ * fk_overwrite_fn - with struct fk_tree_opts' @overwrite set (cp -i),
+ * fk_tree_copy asks it before it replaces (or backs up) an existing
+ * destination non-directory: @src_path and @dst_path are display
+ * paths as fk_copied_fn's.  Return nonzero to replace it, 0 to leave
+ * it as it is (counted in st->skipped, as FK_COPY_UPDATE_NONE).
+ * Called from the calling thread; may block (it asks a person).
+ */
+typedef int (*fk_overwrite_fn)(void *arg, const char *src_path,
+			       const char *dst_path);
 
 /* How fk_tree_copy copies a regular file's data. */
 enum fk_copy_reflink {
@@ -1396,6 +1472,15 @@ enum fk_copy_refusal {
 	FK_COPY_REFUSED_JUST_CREATED,
 	/* -EINVAL [cannot copy a directory, 'SRC', into itself, 'DST'] */
 	FK_COPY_REFUSED_INTO_SELF,
+	/* -EEXIST [backing up 'DST' might destroy source;  'SRC' not
+	 * copied]: the backup name of DST is the source */
+	FK_COPY_REFUSED_BACKUP_IS_SOURCE,
+	/* the -errno of linkat [cannot create hard link 'DST' to 'SRC']
+	 * (FK_COPY_LINK; -EEXIST: a name in the way, not replaced) */
+	FK_COPY_REFUSED_LINK,
+	/* the -errno of symlinkat [cannot create symbolic link 'DST' to
+	 * 'SRC'] (FK_COPY_SYMLINK) */
+	FK_COPY_REFUSED_SYMLINK,
 };
 
 /*
@@ -1505,6 +1590,11 @@ struct fk_tree_opts {
 	void *copied_arg;
 	fk_refused_fn refused; /* cp's refusals, or NULL (@report) */
 	void *refused_arg;
+	int backup;		   /* enum fk_copy_backup */
+	const char *backup_suffix; /* SIMPLE's suffix; NULL or one with a
+				    * '/': "~".  Borrowed for the call */
+	fk_overwrite_fn overwrite; /* cp -i, or NULL: replace */
+	void *overwrite_arg;
 };
 
 /*
@@ -1678,6 +1768,24 @@ FK_API int fk_tree_sync(const char *const *paths, size_t nr_paths,
  *      holes as zeros; ALWAYS and NEVER read and write (no clone).
  *      @o->copied: called for each entry created (cp -v), in walk
  *      order; not for directories merged into nor entries left.
+ *      cp's other modes (enum fk_copy_flags, each as GNU cp's option):
+ *      FK_COPY_LINK / FK_COPY_SYMLINK make each non-directory a hard
+ *      link of / symlink to its source (a relative one only into the
+ *      working directory, else an error), the new name durable by its
+ *      directory's fsync, a hard link's inode fsynced too; a name in
+ *      the way is replaced only with FK_COPY_FORCE, FK_COPY_REMOVE_DEST,
+ *      a backup or @o->overwrite (else FK_COPY_REFUSED_LINK or
+ *      FK_COPY_REFUSED_SYMLINK, -EEXIST).  FK_COPY_DEREF follows every
+ *      source symlink (a dangling one an error "cannot stat", a cycle
+ *      "cyclic directory", -ELOOP), FK_COPY_DEREF_ARGS @src only.
+ *      FK_COPY_ATTR_ONLY, FK_COPY_CONTENTS and FK_COPY_NO_* as above.
+ *      @o->backup (enum fk_copy_backup, @o->backup_suffix): an existing
+ *      non-directory is renamed to fk_copy_backup_name's name, the
+ *      backup fsynced, then its directory, before the name is reused
+ *      (a failed fsync: the name left free, the error the copy's);
+ *      FK_COPY_REFUSED_BACKUP_IS_SOURCE when that name is the source.
+ *      @o->overwrite (cp -i) is asked before an existing destination is
+ *      replaced or backed up.
  *      With FK_COPY_FSYNC_EACH a file's times are set right after its
  *      data fsync (and set and fsynced again at the end), so a copy
  *      interrupted later leaves its finished files with their source's

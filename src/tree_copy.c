@@ -388,6 +388,8 @@ struct dst_level {
 	dev_t dev;	/* the destination directory's identity */
 	ino_t ino;
 	size_t rel_len; /* length of relpath for this level */
+	int old_mode;	/* merged into: its mode before (for
+			 * FK_COPY_NO_MODE); created: -1 */
 };
 
 struct copy_ctx {
@@ -435,6 +437,9 @@ struct copy_ctx {
 	uint64_t start_ns;
 	uint64_t inline_fsync_ns; /* fsync-each: fsyncs while copying */
 	uint64_t last_progress_ns;
+	mode_t umask;  /* FK_COPY_NO_MODE: the process's umask */
+	int keep_mode; /* FK_COPY_NO_MODE: the mode of what the entry
+			* replaces or merges into, or -1 */
 };
 
 static void report(struct copy_ctx *c, int level, const char *op,
@@ -452,7 +457,10 @@ static const char same_file_op[] = "same file as the source",
 		  just_created_symlink_op[] =
 		      "will not copy through just-created symlink",
 		  just_created_op[] = "will not overwrite just-created",
-		  into_self_op[] = "cannot copy a directory into itself";
+		  into_self_op[] = "cannot copy a directory into itself",
+		  backup_is_src_op[] = "backing up would destroy the source",
+		  link_op[] = "cannot create hard link",
+		  symlink_op[] = "cannot create symbolic link";
 
 /* Report an error for the copy of @src to @dst (both display paths):
  * one of cp's refusals through the caller's fk_refused_fn if it has
@@ -464,9 +472,12 @@ static void refuse(struct copy_ctx *c, const char *op, const char *src,
 		   : op == dangling_op ? FK_COPY_REFUSED_DANGLING
 		   : op == just_created_symlink_op
 		       ? FK_COPY_REFUSED_JUST_CREATED_SYMLINK
-		   : op == just_created_op ? FK_COPY_REFUSED_JUST_CREATED
-		   : op == into_self_op	   ? FK_COPY_REFUSED_INTO_SELF
-					   : 0;
+		   : op == just_created_op  ? FK_COPY_REFUSED_JUST_CREATED
+		   : op == into_self_op	    ? FK_COPY_REFUSED_INTO_SELF
+		   : op == backup_is_src_op ? FK_COPY_REFUSED_BACKUP_IS_SOURCE
+		   : op == link_op	    ? FK_COPY_REFUSED_LINK
+		   : op == symlink_op	    ? FK_COPY_REFUSED_SYMLINK
+					    : 0;
 	if (!kind || !c->o->refused) {
 		report(c, FK_REPORT_ERROR, op, dst, err);
 		return;
@@ -577,6 +588,8 @@ static void copy_xattrs(struct copy_ctx *c, int sfd, int dfd, mode_t mode,
 	char small[1024];
 	char *list = small;
 	int has_access = 0, has_default = 0;
+	if (c->o->copy_flags & FK_COPY_NO_XATTR)
+		return;
 	ssize_t n = fk_sys.flistxattr(sfd, list, sizeof(small));
 	if (n == -ERANGE) {
 		n = fk_sys.flistxattr(sfd, NULL, 0);
@@ -639,6 +652,8 @@ static void copy_symlink_xattrs(struct copy_ctx *c, int sdir, const char *sname,
 				int ddir, const char *dname, const char *path)
 {
 	char sp[64 + NAME_MAX], dp[64 + NAME_MAX];
+	if (c->o->copy_flags & FK_COPY_NO_XATTR)
+		return;
 	if (snprintf(sp, sizeof(sp), "/proc/self/fd/%d/%s", sdir, sname) >=
 		(int)sizeof(sp) ||
 	    snprintf(dp, sizeof(dp), "/proc/self/fd/%d/%s", ddir, dname) >=
@@ -693,6 +708,28 @@ static mode_t owner_failed(struct copy_ctx *c, int err, const char *path,
 	return mode & ~(mode_t)(S_ISUID | S_ISGID | S_ISVTX);
 }
 
+/*
+ * The mode a copy gets: its source's; with FK_COPY_NO_MODE (cp
+ * --no-preserve=mode) that of what it replaces or merges into
+ * (c->keep_mode, as cp leaves an existing file's mode), else a new
+ * entry's default less the umask (0777 for directories and sockets,
+ * 0666 for the rest, as cp).  With FK_COPY_NO_OWNER (the copy is its
+ * copier's) the set-ID bits are dropped: no copy is set-user-ID or
+ * set-group-ID to the identity of whoever copied it.
+ */
+static mode_t meta_mode(struct copy_ctx *c, const struct stat *s)
+{
+	mode_t mode = s->st_mode & 07777;
+	if (c->o->copy_flags & FK_COPY_NO_MODE)
+		mode = c->keep_mode >= 0 ? (mode_t)c->keep_mode
+		       : S_ISDIR(s->st_mode) || S_ISSOCK(s->st_mode)
+			   ? 0777 & ~c->umask
+			   : 0666 & ~c->umask;
+	if (c->o->copy_flags & FK_COPY_NO_OWNER)
+		mode &= ~(mode_t)(S_ISUID | S_ISGID);
+	return mode;
+}
+
 /* Owner, xattrs, mode, and with @set_times the times of an open
  * destination file or directory.  The owner is always tried: as
  * non-root a chown to oneself and one of one's groups succeeds (cp -a
@@ -700,8 +737,10 @@ static mode_t owner_failed(struct copy_ctx *c, int err, const char *path,
 static int set_meta_fd(struct copy_ctx *c, int sfd, int dfd,
 		       const struct stat *s, const char *path, int set_times)
 {
-	mode_t mode = s->st_mode & 07777;
-	int r = fk_sys.fchown(dfd, s->st_uid, s->st_gid);
+	mode_t mode = meta_mode(c, s);
+	int r = c->o->copy_flags & FK_COPY_NO_OWNER
+		    ? 0
+		    : fk_sys.fchown(dfd, s->st_uid, s->st_gid);
 	if (r < 0)
 		mode = owner_failed(c, r, path, mode,
 				    fk_sys.fchown(dfd, (uid_t)-1, s->st_gid));
@@ -713,7 +752,7 @@ static int set_meta_fd(struct copy_ctx *c, int sfd, int dfd,
 		report(c, FK_REPORT_ERROR, "chmod", path, r);
 		return r;
 	}
-	if (!set_times)
+	if (!set_times || (c->o->copy_flags & FK_COPY_NO_TIMES))
 		return 0;
 	struct timespec ts[2] = {s->st_atim, s->st_mtim};
 	r = fk_sys.futimens(dfd, ts);
@@ -729,9 +768,11 @@ static void set_meta_at(struct copy_ctx *c, int ddir, const char *name,
 			const struct stat *s, const char *path)
 {
 	int is_lnk = S_ISLNK(s->st_mode);
-	mode_t mode = s->st_mode & 07777;
-	int r = fk_sys.fchownat(ddir, name, s->st_uid, s->st_gid,
-				AT_SYMLINK_NOFOLLOW);
+	mode_t mode = meta_mode(c, s);
+	int r = c->o->copy_flags & FK_COPY_NO_OWNER
+		    ? 0
+		    : fk_sys.fchownat(ddir, name, s->st_uid, s->st_gid,
+				      AT_SYMLINK_NOFOLLOW);
 	if (r < 0)
 		mode = owner_failed(c, r, path, mode,
 				    fk_sys.fchownat(ddir, name, (uid_t)-1,
@@ -756,6 +797,8 @@ static void set_meta_at(struct copy_ctx *c, int ddir, const char *name,
 		if (r < 0)
 			report(c, FK_REPORT_ERROR, "chmod", path, r);
 	}
+	if (c->o->copy_flags & FK_COPY_NO_TIMES)
+		return;
 	struct timespec ts[2] = {s->st_atim, s->st_mtim};
 	r = fk_sys.utimensat(ddir, name, ts, AT_SYMLINK_NOFOLLOW);
 	if (r < 0)
@@ -798,6 +841,14 @@ static int same_entry_at(int adir, const char *aname, int bdir,
  *  - -ELOOP "stat": onto a symlink loop, without FK_COPY_FORCE or
  *    FK_COPY_REMOVE_DEST (cp -f replaces it).
  */
+/* existing_ok's flags: enum fk_copy_flags, and CP_BACKUP when what is
+ * replaced is backed up first (struct fk_tree_opts.backup). */
+#define CP_BACKUP (1u << 31)
+static unsigned existing_flags(const struct copy_ctx *c)
+{
+	return c->o->copy_flags | (c->o->backup ? CP_BACKUP : 0);
+}
+
 static int existing_ok(int sdir, const char *sname, const struct stat *s,
 		       int ddir, const char *dname, const struct stat *d,
 		       unsigned flags, const char **what)
@@ -805,6 +856,13 @@ static int existing_ok(int sdir, const char *sname, const struct stat *s,
 	int rm = !!(flags & FK_COPY_REMOVE_DEST);
 	int same = same_inode(s, d);
 	*what = same_file_op;
+	if ((flags & FK_COPY_LINK) && same)
+		return 1; /* cp -l: it is a link of the source already */
+	if (flags & CP_BACKUP) {
+		/* The backup keeps what is replaced: only one entry that is
+		 * both is refused (the backup would rename the source). */
+		return same_entry_at(sdir, sname, ddir, dname) ? -EEXIST : 0;
+	}
 	if (S_ISLNK(s->st_mode) && S_ISLNK(d->st_mode)) {
 		/* Two symlinks: the new one replaces the old, unless they
 		 * are one entry, or one inode (nothing to do). */
@@ -819,10 +877,18 @@ static int existing_ok(int sdir, const char *sname, const struct stat *s,
 		return 0; /* another link of it: removed, then copied */
 	if (!S_ISLNK(s->st_mode) && !S_ISLNK(d->st_mode))
 		return same ? -EEXIST : 0;
+	if ((flags & FK_COPY_SYMLINK) && S_ISLNK(d->st_mode))
+		return 0; /* cp -s: a symlink is made anew */
 	/* One is a symlink: what does each name stand for? */
 	struct stat ts = *s, td = *d;
 	int sr = S_ISLNK(s->st_mode) ? fk_sys.fstatat(sdir, sname, &ts, 0) : 0;
 	int dr = S_ISLNK(d->st_mode) ? fk_sys.fstatat(ddir, dname, &td, 0) : 0;
+	if (sr == 0 && dr == 0 && same_inode(&ts, &td) &&
+	    (flags & FK_COPY_LINK))
+		/* cp -l: a symlink to the source is replaced by a link of
+		 * it; the file a source symlink names is left as it is (a
+		 * link of the symlink in its place would lose its data). */
+		return S_ISLNK(d->st_mode) ? 0 : 1;
 	if (sr == 0 && dr == 0 && same_inode(&ts, &td))
 		return -EEXIST;
 	if (S_ISREG(s->st_mode) && S_ISLNK(d->st_mode) && !rm) {
@@ -834,6 +900,84 @@ static int existing_ok(int sdir, const char *sname, const struct stat *s,
 			*what = "stat";
 			return -ELOOP;
 		}
+	}
+	return 0;
+}
+
+/*
+ * cp --backup: rename the existing non-directory @name in @ddir (@dpath,
+ * its lstat @ds), in the way of the source entry @e, to its backup name
+ * (fk_copy_backup_name), and make the backup durable before anything takes
+ * the name: an fsync of the backup (a regular file: its data is what the
+ * backup keeps), then of @ddir (the rename).  So a power cut at any
+ * point leaves the original under one of its two names.  Refused (cp's
+ * words) when the backup name is the source itself (cp --b=simple a~ a
+ * would replace a~ with a, then copy it onto a); a numbered backup
+ * never replaces an existing name (-EEXIST if one appeared since the
+ * directory was read).  Returns 0 if the name is free, 1 if the entry
+ * is done with (an error reported).
+ */
+static int make_backup(struct copy_ctx *c, const struct fk_walk_entry *e,
+		       int ddir, const char *name, const char *dpath,
+		       const struct stat *ds)
+{
+	char *bname = NULL;
+	int numbered, r;
+	r = fk_copy_backup_name(ddir, name, c->o->backup, c->o->backup_suffix,
+				&bname, &numbered);
+	struct stat bs;
+	int there = r == 0 &&
+		    fk_sys.fstatat(ddir, bname, &bs, AT_SYMLINK_NOFOLLOW) == 0;
+	if (there && !numbered && same_inode(&bs, &e->st)) {
+		refuse(c, backup_is_src_op, e->path, dpath, -EEXIST);
+		free(bname);
+		return 1;
+	}
+	if (r == 0 && there && numbered)
+		r = -EEXIST;
+	if (r == 0)
+		r = fk_sys.renameat(ddir, name, ddir, bname);
+	if (r < 0) {
+		report(c, FK_REPORT_ERROR, "cannot backup", dpath, r);
+		free(bname);
+		return 1;
+	}
+	if (S_ISREG(ds->st_mode)) {
+		int fd = fk_sys.openat(
+		    ddir, bname, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK,
+		    0);
+		/* Not marked synced in the fd map (the pass would skip it);
+		 * a failure is (never retried). */
+		r = fd < 0 ? fd
+			   : fk_tree_fsync_fd(NULL, fd, ds->st_dev, ds->st_ino,
+					      0, dpath, &c->fo, c->st);
+		if (r < 0 && fd >= 0)
+			fk_fdmap_set_flags(c->fdmap, ds->st_dev, ds->st_ino,
+					   FK_INODE_FAILED);
+		if (fd >= 0)
+			fk_sys.close(fd);
+		else
+			report(c, FK_REPORT_ERROR, "open backup", dpath, r);
+	}
+	if (r == 0) {
+		struct stat dd;
+		r = fk_sys.fstat(ddir, &dd);
+		if (r == 0)
+			r = fk_tree_fsync_fd(NULL, ddir, dd.st_dev, dd.st_ino,
+					     1, dpath, &c->fo, c->st);
+		if (r < 0 && r != -FK_EDEGRADED)
+			fk_fdmap_set_flags(c->fdmap, dd.st_dev, dd.st_ino,
+					   FK_INODE_FAILED);
+		if (r == -FK_EDEGRADED)
+			r = 0; /* said, and the copy's result says it */
+	}
+	free(bname);
+	if (r < 0) {
+		/* The backup is not known durable: the original's name is
+		 * not reused (reported; the copy fails). */
+		if (!c->first_err)
+			c->first_err = r;
+		return 1;
 	}
 	return 0;
 }
@@ -861,11 +1005,18 @@ static int remove_existing(struct copy_ctx *c, const struct fk_walk_entry *e,
 		return -EISDIR;
 	const char *what;
 	r = existing_ok(e->dirfd, e->name, &e->st, ddir, name, &s,
-			c->o->copy_flags, &what);
+			existing_flags(c), &what);
 	if (r < 0)
 		refuse(c, what, e->path, dpath, r);
 	if (r)
 		return 1;
+	if (c->o->backup)
+		return make_backup(c, e, ddir, name, dpath, &s);
+	/* cp --attributes-only writes no data: nothing is removed to make
+	 * room, unless --remove-destination. */
+	if ((c->o->copy_flags & (FK_COPY_ATTR_ONLY | FK_COPY_REMOVE_DEST)) ==
+	    FK_COPY_ATTR_ONLY)
+		return -EEXIST;
 	return fk_sys.unlinkat(ddir, name, 0);
 }
 
@@ -931,6 +1082,8 @@ static void defer_times(struct copy_ctx *c, const struct fk_walk_entry *e,
 			const char *name, const struct stat *ds,
 			const struct stat *s, const char *dpath)
 {
+	if (c->o->copy_flags & FK_COPY_NO_TIMES)
+		return; /* the copy keeps its own times */
 	if (c->nr_times == c->alloc_times) {
 		size_t n = c->alloc_times ? c->alloc_times * 2 : 64;
 		struct pending_times *t = realloc(c->times, n * sizeof(*t));
@@ -1220,6 +1373,54 @@ static int clone_data(struct copy_ctx *c, int sfd, int dfd,
  * is written into, as cp -a does (without FK_COPY_REMOVE_DEST): its
  * descriptor is returned with *@into set, and nothing is created.
  */
+/* Whether the source entry @e was reached through a symlink it names
+ * (cp -L; cp -H for the source itself): its names are followed. */
+static int deref_entry(const struct copy_ctx *c, const struct fk_walk_entry *e)
+{
+	unsigned f = c->o->copy_flags;
+	return (f & FK_COPY_DEREF) || ((f & FK_COPY_DEREF_ARGS) && !e->depth);
+}
+
+/* Open the regular source file @e for reading, checked to be the inode
+ * the walk saw (fk_tree_open_file; a followed symlink is opened through
+ * it, then checked the same way). */
+static int open_source(const struct copy_ctx *c, const struct fk_walk_entry *e)
+{
+	if (!deref_entry(c, e))
+		return fk_tree_open_file(e->dirfd, e->name, &e->st);
+	int fd = fk_sys.openat(e->dirfd, e->name,
+			       O_RDONLY | O_NOCTTY | O_NONBLOCK, 0);
+	struct stat now;
+	if (fd >= 0 && (fk_sys.fstat(fd, &now) < 0 || !S_ISREG(now.st_mode) ||
+			!same_inode(&now, &e->st))) {
+		fk_sys.close(fd);
+		return -ENOENT; /* replaced since the walk's stat */
+	}
+	return fd;
+}
+
+/*
+ * cp --attributes-only onto the existing regular file @name (its lstat
+ * @ds): after existing_ok's checks it is opened as it is, its data
+ * kept (nothing is removed: no data is written), for its attributes.
+ */
+static int open_for_attrs(struct copy_ctx *c, const struct fk_walk_entry *e,
+			  int ddir, const char *name, const char *dpath,
+			  const struct stat *ds, int *done)
+{
+	const char *what;
+	int r = existing_ok(e->dirfd, e->name, &e->st, ddir, name, ds,
+			    existing_flags(c), &what);
+	if (r < 0)
+		refuse(c, what, e->path, dpath, r);
+	if (r) {
+		*done = 1;
+		return -EEXIST;
+	}
+	c->keep_mode = (int)(ds->st_mode & 07777);
+	return fk_sys.openat(ddir, name, O_WRONLY | O_NOFOLLOW | O_NOCTTY, 0);
+}
+
 static int create_file(struct copy_ctx *c, const struct fk_walk_entry *e,
 		       int ddir, const char *name, const char *dpath, int *done,
 		       int *into)
@@ -1231,7 +1432,13 @@ static int create_file(struct copy_ctx *c, const struct fk_walk_entry *e,
 		return fd;
 	struct stat ds;
 	int r = fk_sys.fstatat(ddir, name, &ds, AT_SYMLINK_NOFOLLOW);
+	if (r == 0 &&
+	    (c->o->copy_flags & (FK_COPY_ATTR_ONLY | FK_COPY_REMOVE_DEST)) ==
+		FK_COPY_ATTR_ONLY &&
+	    !c->o->backup && S_ISREG(ds.st_mode))
+		return open_for_attrs(c, e, ddir, name, dpath, &ds, done);
 	if (r == 0 && !(c->o->copy_flags & FK_COPY_REMOVE_DEST) &&
+	    !c->o->backup &&
 	    (S_ISFIFO(ds.st_mode) || S_ISCHR(ds.st_mode) ||
 	     S_ISBLK(ds.st_mode))) {
 		/* Blocks until a FIFO has a reader, as with cp. */
@@ -1240,13 +1447,15 @@ static int create_file(struct copy_ctx *c, const struct fk_walk_entry *e,
 		*into = fd >= 0;
 		return fd;
 	}
-	r = remove_existing(c, e, ddir, name, dpath, NULL);
+	r = remove_existing(c, e, ddir, name, dpath, &ds);
 	if (r == 1) {
 		*done = 1;
 		return -EEXIST;
 	}
 	if (r < 0 && r != -ENOENT)
 		return r == -EISDIR ? -EEXIST : r;
+	if (S_ISREG(ds.st_mode)) /* --no-preserve=mode: its mode stays */
+		c->keep_mode = (int)(ds.st_mode & 07777);
 	return fk_sys.openat(ddir, name, flags, 0600);
 }
 
@@ -1305,9 +1514,7 @@ static int copy_regular(struct copy_ctx *c, const struct fk_walk_entry *e,
 	 * source file is opened once. */
 	int sfd = e->fd;
 	if (sfd < 0)
-		sfd = e->open_err
-			  ? e->open_err
-			  : fk_tree_open_file(e->dirfd, e->name, &e->st);
+		sfd = e->open_err ? e->open_err : open_source(c, e);
 	if (sfd < 0) {
 		if (sfd == -ENOENT) {
 			c->st->vanished++;
@@ -1348,8 +1555,11 @@ static int copy_regular(struct copy_ctx *c, const struct fk_walk_entry *e,
 	c->st->files++;
 
 	enum copy_fail fail = FAIL_NONE;
-	r = clone_data(c, sfd, dfd, &s);
-	if (r == 0) {
+	int attrs_only = !!(c->o->copy_flags & FK_COPY_ATTR_ONLY);
+	r = attrs_only ? 0 : clone_data(c, sfd, dfd, &s);
+	if (attrs_only) {
+		/* The attributes alone (an existing file keeps its data). */
+	} else if (r == 0) {
 		c->st->reflinks++;
 		c->st->bytes += (uint64_t)s.st_size;
 	} else if (c->o->reflink == FK_COPY_REFLINK_ALWAYS) {
@@ -1386,7 +1596,8 @@ static int copy_regular(struct copy_ctx *c, const struct fk_walk_entry *e,
 	 * again and makes them durable with the second fsync.
 	 */
 	if (c->method == FK_COPY_FSYNC_EACH &&
-	    fsync_now(c, dfd, 0, dpath) == 0) {
+	    fsync_now(c, dfd, 0, dpath) == 0 &&
+	    !(c->o->copy_flags & FK_COPY_NO_TIMES)) {
 		struct timespec ts[2] = {s.st_atim, s.st_mtim};
 		(void)fk_sys.futimens(dfd, ts); /* else times_pass reports */
 	}
@@ -1523,6 +1734,20 @@ static int src_birth(const struct fk_walk_entry *e, struct statx_timestamp *bt)
 }
 
 /*
+ * Whether @e's copy takes part in the link map: a non-directory with
+ * other names, unless FK_COPY_NO_LINKS; with FK_COPY_DEREF or
+ * FK_COPY_DEREF_ARGS every one (two symlinks followed to one file, or a
+ * symlink and its target, are names of one inode: cp -L keeps them one).
+ */
+static int links_kept(const struct copy_ctx *c, const struct fk_walk_entry *e)
+{
+	unsigned f = c->o->copy_flags;
+	return !(f & FK_COPY_NO_LINKS) && !S_ISDIR(e->st.st_mode) &&
+	       (e->st.st_nlink > 1 ||
+		(f & (FK_COPY_DEREF | FK_COPY_DEREF_ARGS)));
+}
+
+/*
  * If @e is another name of an inode already copied onto the file system
  * of @ddir, link it.  Returns 1 if linked, 0 if it must be copied, <0 to
  * stop.  It is copied, and the map's entry marked stale so that its copy
@@ -1534,7 +1759,7 @@ static int src_birth(const struct fk_walk_entry *e, struct statx_timestamp *bt)
 static int try_hardlink(struct copy_ctx *c, const struct fk_walk_entry *e,
 			int ddir, const char *name, const char *dpath)
 {
-	if (e->st.st_nlink < 2 || S_ISDIR(e->st.st_mode))
+	if (!links_kept(c, e))
 		return 0;
 	dev_t ddev = dst_dev_of(ddir);
 	struct link_slot *first =
@@ -1620,7 +1845,7 @@ static int try_hardlink(struct copy_ctx *c, const struct fk_walk_entry *e,
 static void remember_link(struct copy_ctx *c, const struct fk_walk_entry *e,
 			  int ddir, const char *name, const char *dpath)
 {
-	if (e->st.st_nlink < 2 || S_ISDIR(e->st.st_mode))
+	if (!links_kept(c, e))
 		return;
 	dev_t ddev = dst_dev_of(ddir);
 	struct link_slot *old =
@@ -1745,6 +1970,215 @@ static int copy_special(struct copy_ctx *c, const struct fk_walk_entry *e,
 	return 0;
 }
 
+/* ---- cp's other ways to copy: -l, -s, --copy-contents ---- */
+
+/* Whether the directory @ddir is the working directory (cp -s makes a
+ * relative symlink only there, where it names its source). */
+static int in_cwd(int ddir)
+{
+	struct stat d, w;
+	return fk_sys.fstat(ddir, &d) != 0 ||
+	       fk_sys.fstatat(AT_FDCWD, ".", &w, 0) != 0 || same_inode(&d, &w);
+}
+
+/*
+ * cp -l and cp -s: the copy of the non-directory @e is a hard link of
+ * it (linkat; the source symlink followed with FK_COPY_DEREF) or a
+ * symlink to its path as given (symlinkat).  An existing name in the way
+ * is replaced only with -f, --remove-destination, a backup or a yes to
+ * -i (as cp; after remove_existing's checks), else "cannot create hard
+ * link", -EEXIST; one that is a link of the source already is left.
+ * Durable as what it is: the new name with its directory's fsync (the
+ * final pass, or dir_post with fsync-each); a hard link's inode (its
+ * link count) by the final pass's fsync of each regular file, or here
+ * with fsync-each.  Returns 0 or <0 to stop.
+ */
+static int link_entry(struct copy_ctx *c, const struct fk_walk_entry *e,
+		      int ddir, const char *name, const char *dpath)
+{
+	unsigned f = c->o->copy_flags;
+	int sym = !!(f & FK_COPY_SYMLINK);
+	const char *op = sym ? symlink_op : link_op;
+	if (sym && e->path[0] != '/' && !in_cwd(ddir)) {
+		report(c, FK_REPORT_ERROR,
+		       "can make relative symbolic links only in current "
+		       "directory",
+		       dpath, -EXDEV);
+		return 0;
+	}
+	int lflags = deref_entry(c, e) ? AT_SYMLINK_FOLLOW : 0;
+	int r = sym ? fk_sys.symlinkat(e->path, ddir, name)
+		    : fk_sys.linkat(e->dirfd, e->name, ddir, name, lflags);
+	if (r == -EEXIST) {
+		int replace = (f & (FK_COPY_FORCE | FK_COPY_REMOVE_DEST)) ||
+			      c->o->backup || c->o->overwrite;
+		struct stat ds;
+		const char *what;
+		int x = fk_sys.fstatat(ddir, name, &ds, AT_SYMLINK_NOFOLLOW);
+		if (x == 0 && !S_ISDIR(ds.st_mode) && !replace) {
+			x = existing_ok(e->dirfd, e->name, &e->st, ddir, name,
+					&ds, existing_flags(c), &what);
+			if (x < 0)
+				refuse(c, what, e->path, dpath, x);
+			if (x)
+				return 0; /* a link of it already, or refused */
+		}
+		if (replace) {
+			x = remove_existing(c, e, ddir, name, dpath, NULL);
+			if (x == 1)
+				return 0; /* refused (reported), or nothing */
+			if (x == 0 || x == -ENOENT)
+				r = sym ? fk_sys.symlinkat(e->path, ddir, name)
+					: fk_sys.linkat(e->dirfd, e->name, ddir,
+							name, lflags);
+		}
+	}
+	if (r < 0) {
+		refuse(c, op, e->path, dpath, r);
+		if (is_space_err(r))
+			c->stop = r;
+		return c->stop;
+	}
+	if (sym) {
+		/* As cp -as: the symlink gets its source's owner and times. */
+		c->st->symlinks++;
+		if (!(f & FK_COPY_NO_OWNER) &&
+		    (r = fk_sys.fchownat(ddir, name, e->st.st_uid, e->st.st_gid,
+					 AT_SYMLINK_NOFOLLOW)) < 0 &&
+		    c->is_root)
+			report(c, FK_REPORT_ERROR, "chown", dpath, r);
+		struct timespec ts[2] = {e->st.st_atim, e->st.st_mtim};
+		if (!(f & FK_COPY_NO_TIMES) &&
+		    (r = fk_sys.utimensat(ddir, name, ts,
+					  AT_SYMLINK_NOFOLLOW)) < 0)
+			report(c, FK_REPORT_ERROR, "utimens", dpath, r);
+	} else {
+		c->st->hardlinks++;
+	}
+	if (!sym && c->method == FK_COPY_FSYNC_EACH) {
+		struct stat ls;
+		if (fk_sys.fstatat(ddir, name, &ls, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(ls.st_mode)) {
+			int fd = fk_sys.openat(
+			    ddir, name,
+			    O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0);
+			if (fd < 0) {
+				report(c, FK_REPORT_ERROR, "open", dpath, fd);
+			} else {
+				fsync_now(c, fd, 0, dpath);
+				fk_sys.close(fd);
+			}
+		}
+	}
+	copied(c, e, dpath);
+	return c->stop;
+}
+
+/*
+ * cp --copy-contents: the FIFO or device @e is read to EOF (a FIFO's
+ * open waits for a writer, as cp's) into a new regular file, made
+ * durable as a copied file: its fsync (fsync-each here, else the final
+ * pass), then its times.  Returns 0 or <0 to stop.
+ */
+static int copy_stream(struct copy_ctx *c, const struct fk_walk_entry *e,
+		       int ddir, const char *name, const char *dpath)
+{
+	int sfd = fk_sys.openat(
+	    e->dirfd, e->name,
+	    O_RDONLY | O_NOCTTY | (deref_entry(c, e) ? 0 : O_NOFOLLOW), 0);
+	struct stat s;
+	if (sfd >= 0 &&
+	    (fk_sys.fstat(sfd, &s) < 0 || !same_inode(&s, &e->st))) {
+		fk_sys.close(sfd);
+		sfd = -ENOENT;
+	}
+	if (sfd < 0) {
+		report(c, FK_REPORT_ERROR, "open", e->path, sfd);
+		return 0;
+	}
+	int done, into, r = 0;
+	int dfd = create_file(c, e, ddir, name, dpath, &done, &into);
+	if (done)
+		goto out;
+	if (dfd < 0) {
+		report(c, FK_REPORT_ERROR, "create", dpath, dfd);
+		if (is_space_err(dfd))
+			c->stop = dfd;
+		goto out;
+	}
+	c->st->files++;
+	if (!c->buf && !(c->buf = malloc(COPY_CHUNK_BYTES))) {
+		c->stop = -ENOMEM;
+		fk_sys.close(dfd);
+		goto out;
+	}
+	for (uint64_t off = 0; !(c->o->copy_flags & FK_COPY_ATTR_ONLY);) {
+		ssize_t n = fk_sys.read(sfd, c->buf, COPY_CHUNK_BYTES);
+		if (n <= 0) {
+			if (n < 0)
+				report(c, FK_REPORT_ERROR, "read", e->path,
+				       (int)n);
+			r = (int)n;
+			break;
+		}
+		r = into
+			? (fk_sys.write(dfd, c->buf, (size_t)n) == n ? 0 : -EIO)
+			: fk_pwrite_all(dfd, c->buf, (size_t)n, off);
+		if (r < 0) {
+			report(c, FK_REPORT_ERROR,
+			       "copy stopped, incomplete file", dpath, r);
+			c->stop = r;
+			break;
+		}
+		off += (uint64_t)n;
+		c->st->bytes += (uint64_t)n;
+		progress(c);
+	}
+	if (r < 0 || into) {
+		fk_sys.close(dfd);
+		goto out;
+	}
+	set_meta_fd(c, sfd, dfd, &s, dpath, 0);
+	if (c->method == FK_COPY_FSYNC_EACH &&
+	    fsync_now(c, dfd, 0, dpath) == 0 &&
+	    !(c->o->copy_flags & FK_COPY_NO_TIMES)) {
+		struct timespec ts[2] = {s.st_atim, s.st_mtim};
+		(void)fk_sys.futimens(dfd, ts); /* else times_pass reports */
+	}
+	copied(c, e, dpath);
+	struct stat ds;
+	r = fk_sys.fstat(dfd, &ds);
+	if (r < 0) {
+		report(c, FK_REPORT_ERROR, "stat", dpath, r);
+		fk_sys.close(dfd);
+	} else {
+		defer_times(c, e, name, &ds, &s, dpath);
+		release_fd(c, dfd, &ds, 0, dpath);
+	}
+out:
+	fk_sys.close(sfd);
+	return c->stop;
+}
+
+/*
+ * cp -i: ask the caller (struct fk_tree_opts.overwrite) whether the
+ * existing destination @name in @ddir, in the way of the non-directory
+ * @e, is to be replaced.  Returns 0 to go on, 1 if it is left as it is
+ * (counted in st->skipped).
+ */
+static int ask_overwrite(struct copy_ctx *c, const struct fk_walk_entry *e,
+			 int ddir, const char *name, const char *dpath)
+{
+	struct stat ds;
+	if (!c->o->overwrite ||
+	    fk_sys.fstatat(ddir, name, &ds, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0;
+	if (c->o->overwrite(c->o->overwrite_arg, e->path, dpath))
+		return 0;
+	c->st->skipped++;
+	return 1;
+}
+
 /* ---- existing destination files (enum fk_copy_update) ---- */
 
 /* 1 if the regular files @a and @b have the same content, 0 if not,
@@ -1816,7 +2250,7 @@ static int keep_existing(struct copy_ctx *c, const struct fk_walk_entry *e,
 						  s->st_ino, dst_dev_of(ddir))))
 			return 0;
 		if (c->o->copy_flags & FK_COPY_CHECKSUM) {
-			int sfd = fk_tree_open_file(e->dirfd, e->name, s);
+			int sfd = open_source(c, e);
 			if (sfd < 0)
 				return 0; /* copy_regular reports it */
 			fd = fk_sys.openat(ddir, name,
@@ -2013,6 +2447,7 @@ static int dir_pre(struct copy_ctx *c, const struct fk_walk_entry *e)
 	lv->skip = 0;
 	lv->dev = ds.st_dev;
 	lv->ino = ds.st_ino;
+	lv->old_mode = created ? -1 : (int)(ds.st_mode & 07777);
 	c->depth_now = e->depth;
 	if (c->fsset && !fk_fsset_has(c->fsset, ds.st_dev)) {
 		/* syncfs: a file system the copy writes to (the top's, or
@@ -2066,6 +2501,7 @@ static int on_dir_post(void *arg, const struct fk_walk_entry *e)
 	/* Its times wait for its entries to be durable (invariant 2);
 	 * invariant 9: an incomplete directory keeps its creation time. */
 	uint64_t errors = c->st->errors;
+	c->keep_mode = lv->old_mode;
 	set_meta_fd(c, e->fd, fd, &e->st, dpath, 0);
 	struct stat ds;
 	int sr = fk_sys.fstat(fd, &ds);
@@ -2104,13 +2540,24 @@ static int on_entry(void *arg, const struct fk_walk_entry *e)
 		return 0; /* parent was not copied */
 	const char *dpath = dst_path(c, e);
 	uint64_t errors = c->st->errors;
+	unsigned f = c->o->copy_flags;
+	c->keep_mode = -1;
 	int r = keep_existing(c, e, ddir, name, dpath);
+	if (r == 0)
+		r = ask_overwrite(c, e, ddir, name, dpath);
+	if (r == 0 && (f & (FK_COPY_LINK | FK_COPY_SYMLINK))) {
+		r = link_entry(c, e, ddir, name, dpath);
+		r = r < 0 ? r : 1;
+	}
 	if (r == 0)
 		r = try_hardlink(c, e, ddir, name, dpath);
 	if (r == 0) {
 		mode_t t = e->st.st_mode & S_IFMT;
 		if (t == S_IFREG)
 			r = copy_regular(c, e, ddir, name, dpath);
+		else if ((f & FK_COPY_CONTENTS) &&
+			 (t == S_IFIFO || t == S_IFCHR || t == S_IFBLK))
+			r = copy_stream(c, e, ddir, name, dpath);
 		else if (t == S_IFLNK)
 			r = copy_symlink(c, e, ddir, name, dpath);
 		else
@@ -2128,7 +2575,7 @@ static int on_entry(void *arg, const struct fk_walk_entry *e)
 static int on_error(void *arg, const char *op, const char *path, int err)
 {
 	struct copy_ctx *c = arg;
-	if (err == -ENOENT) {
+	if (err == -ENOENT && strcmp(op, "cannot stat")) {
 		c->st->vanished++;
 		report(c, FK_REPORT_WARNING, "vanished", path, err);
 	} else {
@@ -2243,7 +2690,7 @@ static int top_existing_ok(struct copy_ctx *c, const char *src,
 	int r = sdir < 0 ? sdir : !sname ? -ENOMEM : 0;
 	if (r == 0)
 		r = existing_ok(sdir, sname, ss, dfd, name, ds,
-				c->o->copy_flags, &what);
+				existing_flags(c), &what);
 	if (sdir >= 0)
 		fk_sys.close(sdir);
 	free(sdir_name);
@@ -2263,7 +2710,11 @@ static int resolve_dst(struct copy_ctx *c, const char *src, const char *dst,
 		       char **name_out, char **display_out)
 {
 	struct stat ss, ds;
-	int r = fk_sys.fstatat(AT_FDCWD, src, &ss, AT_SYMLINK_NOFOLLOW);
+	int r = fk_sys.fstatat(AT_FDCWD, src, &ss,
+			       c->o->copy_flags &
+				       (FK_COPY_DEREF | FK_COPY_DEREF_ARGS)
+				   ? 0
+				   : AT_SYMLINK_NOFOLLOW);
 	if (r < 0) {
 		report(c, FK_REPORT_ERROR, "stat", src, r);
 		return r;
@@ -2708,7 +3159,32 @@ static int copy_opts_valid(const struct fk_tree_opts *o)
 	       !(o->copy_flags &
 		 ~(unsigned int)(FK_COPY_NO_TARGET_DIR | FK_COPY_ONE_FS |
 				 FK_COPY_CHECKSUM | FK_COPY_REMOVE_DEST |
-				 FK_COPY_FORCE));
+				 FK_COPY_FORCE | FK_COPY_LINK |
+				 FK_COPY_SYMLINK | FK_COPY_DEREF |
+				 FK_COPY_DEREF_ARGS | FK_COPY_ATTR_ONLY |
+				 FK_COPY_NO_MODE | FK_COPY_NO_OWNER |
+				 FK_COPY_NO_TIMES | FK_COPY_NO_LINKS |
+				 FK_COPY_NO_XATTR | FK_COPY_CONTENTS)) &&
+	       (o->copy_flags & (FK_COPY_LINK | FK_COPY_SYMLINK)) !=
+		   (FK_COPY_LINK | FK_COPY_SYMLINK) &&
+	       o->backup >= FK_COPY_BACKUP_NONE &&
+	       o->backup <= FK_COPY_BACKUP_EXISTING;
+}
+
+/* The process's umask, for FK_COPY_NO_MODE: read from /proc/self/status
+ * (no umask(2) round trip, which would change it for other threads for
+ * a moment); 022 if it cannot be read. */
+static mode_t process_umask(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[128];
+	unsigned int m = 022;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Umask: %o", &m) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return (mode_t)(m & 0777);
 }
 
 /* Add the counts and times of one source's copy @st to @sum. */
@@ -2769,6 +3245,8 @@ static int copy_source(const char *src, const char *dst,
 	    .top_fd = -1,
 	    .start_ns = t0,
 	    .links = links,
+	    .umask = process_umask(),
+	    .keep_mode = -1,
 	};
 	c.fo.report = o->report;
 	c.fo.report_arg = o->report_arg;
@@ -2834,6 +3312,9 @@ static int copy_source(const char *src, const char *dst,
 	    .error = on_error,
 	    .readahead_bytes = ahead_fds ? COPY_READAHEAD_BYTES : 0,
 	    .readahead_fds = ahead_fds,
+	    .follow = o->copy_flags & FK_COPY_DEREF	   ? FK_WALK_FOLLOW_ALL
+		      : o->copy_flags & FK_COPY_DEREF_ARGS ? FK_WALK_FOLLOW_ROOT
+							   : 0,
 	};
 	if (prefetch && fk_prefetch_start(AT_FDCWD, src, COPY_PREFETCH_BYTES,
 					  !!(o->copy_flags & FK_COPY_ONE_FS),

@@ -272,9 +272,10 @@ struct walker {
 	int nr_open; /* levels with fd >= 0 */
 };
 
-static int open_dir(int dirfd, const char *name)
+static int open_dir(int dirfd, const char *name, int follow)
 {
-	int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NOCTTY;
+	int flags =
+	    O_RDONLY | O_DIRECTORY | O_NOCTTY | (follow ? 0 : O_NOFOLLOW);
 	int fd = fk_sys.openat(dirfd, name, flags | O_NOATIME, 0);
 	if (fd == -EPERM) /* not ours, no CAP_FOWNER */
 		fd = fk_sys.openat(dirfd, name, flags, 0);
@@ -302,7 +303,7 @@ static int reopen_parent(struct walker *w, int depth)
 	if (depth == 0 || w->lv[depth - 1].fd >= 0)
 		return 0;
 	struct level *up = &w->lv[depth - 1];
-	int fd = open_dir(w->lv[depth].fd, "..");
+	int fd = open_dir(w->lv[depth].fd, "..", 0);
 	struct stat now;
 	int r = fd < 0 ? fd : fk_sys.fstat(fd, &now);
 	if (r == 0 && (now.st_dev != up->dev || now.st_ino != up->ino))
@@ -348,7 +349,9 @@ static int visit(struct walker *w, int dirfd, const char *name,
 		return ops->entry ? ops->entry(arg, &e) : 0;
 	}
 
-	int fd = open_dir(dirfd, name);
+	int follow = ops->follow == FK_WALK_FOLLOW_ALL ||
+		     (depth == 0 && ops->follow == FK_WALK_FOLLOW_ROOT);
+	int fd = open_dir(dirfd, name, follow);
 	if (fd < 0)
 		return report(ops, arg, "open", path, fd);
 	struct stat now;
@@ -358,6 +361,14 @@ static int visit(struct walker *w, int dirfd, const char *name,
 	if (r < 0) {
 		fk_sys.close(fd);
 		return report(ops, arg, "stat", path, r);
+	}
+	for (int d = 0; follow && d < depth; d++) {
+		if (w->lv[d].dev == now.st_dev && w->lv[d].ino == now.st_ino) {
+			/* A symlink to an ancestor: a cycle, never entered. */
+			fk_sys.close(fd);
+			return report(ops, arg, "cyclic directory", path,
+				      -ELOOP);
+		}
 	}
 	if ((size_t)depth >= w->nr_lv) {
 		size_t n = w->nr_lv ? w->nr_lv * 2 : 16;
@@ -402,8 +413,16 @@ static int visit(struct walker *w, int dirfd, const char *name,
 			int dfd = w->lv[depth].fd;
 			struct stat cst;
 			int s = fk_sys.fstatat(dfd, child, &cst,
-					       AT_SYMLINK_NOFOLLOW);
-			if (s < 0) {
+					       ops->follow == FK_WALK_FOLLOW_ALL
+						   ? 0
+						   : AT_SYMLINK_NOFOLLOW);
+			struct stat lst;
+			if (s == -ENOENT && ops->follow == FK_WALK_FOLLOW_ALL &&
+			    fk_sys.fstatat(dfd, child, &lst,
+					   AT_SYMLINK_NOFOLLOW) == 0) {
+				/* A dangling symlink, not a vanished entry. */
+				r = report(ops, arg, "cannot stat", cpath, s);
+			} else if (s < 0) {
 				r = report(ops, arg, "stat", cpath, s);
 			} else {
 				struct opened op = {d->fd, d->open_err};
@@ -485,7 +504,8 @@ int fk_walk(int at_fd, const char *root, const struct fk_walk_ops *ops,
 		return pfd;
 	}
 	struct stat st;
-	int r = fk_sys.fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW);
+	int r = fk_sys.fstatat(pfd, name, &st,
+			       ops->follow ? 0 : AT_SYMLINK_NOFOLLOW);
 	if (r == 0 && slashed && S_ISLNK(st.st_mode)) {
 		/* "link/": the directory the symlink names is the root,
 		 * examined as "dir/." is (ENOTDIR if it names no

@@ -84,7 +84,18 @@ struct fk_walk_ops {
 	 */
 	uint64_t readahead_bytes;
 	size_t readahead_fds;
+	/*
+	 * Symlinks followed (0: never): FK_WALK_FOLLOW_ROOT, the root
+	 * itself if it is one (cp -H); FK_WALK_FOLLOW_ALL, every one (cp
+	 * -L): an entry is then what its symlink names (stat, not lstat;
+	 * its dirfd and name are the symlink's), a dangling one an "stat"
+	 * error, and a directory that is one of its own ancestors (a cycle)
+	 * a "cyclic directory" error (-ELOOP), not descended into.
+	 */
+	int follow;
 };
+
+enum { FK_WALK_FOLLOW_ROOT = 1, FK_WALK_FOLLOW_ALL = 2 };
 
 /* Descriptors a read-ahead holds at most, whatever readahead_fds says. */
 #define FK_WALK_READAHEAD_FDS 256

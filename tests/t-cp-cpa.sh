@@ -5,8 +5,8 @@
 # trees): -a/-R/-p/-d accepted; several sources into a directory, -t DIR,
 # -T; the operand errors (target not a directory, missing operands, -t
 # with -T); -n, -u (and --update=none|older|all); -v lines; -x at a mount
-# point (as root); --preserve= accepted, --no-preserve refused
-# (--sparse: t-cp-sparse.sh; --resume: t-cp-resume.sh).  Compared:
+# point (as root); --preserve= and --no-preserve=; -b/--backup/-S, -l,
+# -s, -L, -H, --parents, --attributes-only, -i (--sparse: t-cp-sparse.sh; --resume: t-cp-resume.sh).  Compared:
 # exit status (0 or not), the resulting trees (names, types, modes,
 # sizes, mtimes, content) and the sorted -v lines.
 set -u
@@ -110,6 +110,29 @@ compare "-a copies into DST/basename" -a C D
 compare "-a file onto file" -a A D/B
 compare "symlink/ names its directory" -a L/ D
 compare "--strip-trailing-slashes" -a --strip-trailing-slashes L/ D
+# cp's other options, each against GNU cp's -a with it.
+compare "-b" -ab A B D
+compare "--backup=numbered" -a --backup=numbered A B D
+# (not --backup=simple with a target directory: GNU cp 9.1 puts that
+# backup in the working directory, a bug fixed in 9.2)
+compare "-S" -a -S .orig A D
+compare "--backup=simple onto a file" -a --backup=simple A D/A
+compare "-b onto a tree" -ab C D/
+compare "-l" -al C D
+compare "-l onto existing, -f" -alf A B D
+compare "-l onto existing" -al A D
+compare "-s absolute" -as "$t/gnu/A" E
+compare "-L" -aL L C D
+compare "-H" -aH L D
+compare "--parents" -a --parents C/f D
+compare "--parents -v" -av --parents C/sub/h D
+compare "--attributes-only" -a --attributes-only A B D
+compare "--attributes-only new" -a --attributes-only C N
+compare "--no-preserve=mode" -a --no-preserve=mode A C N
+compare "--no-preserve=timestamps,links" -a --no-preserve=links C N
+compare "--no-preserve then --preserve" -a --no-preserve=all --preserve=all C N
+compare "-b -n refused" -abn A D
+compare "-l -s refused" -als A D
 
 # --update=WHEN (coreutils 9.3; GNU cp here is older): none as -n,
 # older as -u, all as plain -a.
@@ -136,12 +159,21 @@ setup fk
 grep -q '^  left as were  2 entries' "$t/out" ||
 	bad "-n summary: $(cat "$t/out")"
 
-# Refused, naming why: --no-preserve (everything is always kept).
-(cd "$t/fk" && "$FLUSHKIT" cp -a --no-preserve=mode A X 2>"$t/err")
-[ $? -eq 2 ] && grep -q 'no-preserve=mode is not supported' "$t/err" ||
-	bad "--no-preserve: $(cat "$t/err")"
+# -i: the answer from stdin; a prompt on stderr, nothing on stdout.
+setup fk
+(cd "$t/fk" && printf 'n\ny\n' | "$FLUSHKIT" cp -ai A B D >"$t/out" 2>"$t/err") ||
+	bad "-i exit"
+grep -q '^old a$' "$t/fk/D/A" && grep -q '^B content$' "$t/fk/D/B" ||
+	bad "-i: answers n, y: $(cat "$t/fk/D/A" "$t/fk/D/B")"
+[ "$(grep -o "overwrite '[^']*'?" "$t/err" | tr '\n' ' ')" = "overwrite 'D/A'? overwrite 'D/B'? " ] ||
+	bad "-i prompts: $(cat "$t/err")"
+[ ! -s "$t/out" ] || bad "-i wrote on stdout"
 (cd "$t/fk" && "$FLUSHKIT" cp -a --preserve=bogus A X 2>/dev/null)
 [ $? -eq 2 ] || bad "--preserve=bogus accepted"
+(cd "$t/fk" && "$FLUSHKIT" cp -a --no-preserve=bogus A X 2>/dev/null)
+[ $? -eq 2 ] || bad "--no-preserve=bogus accepted"
+(cd "$t/fk" && "$FLUSHKIT" cp -a --backup=sometimes A X 2>/dev/null)
+[ $? -eq 2 ] || bad "--backup=sometimes accepted"
 
 # JSON of several sources: "src" null, "sources" the list.
 setup fk

@@ -86,17 +86,21 @@ grep -q '"drop_cache":true' "$t/json" || bad "json drop_cache"
 "$FLUSHKIT" cp --method=nope "$src" "$t/x" 2>/dev/null; [ $? -eq 2 ] || bad "bad method exit"
 "$FLUSHKIT" cp "$src" 2>/dev/null; [ $? -eq 2 ] || bad "one argument exit"
 "$FLUSHKIT" cp --help | grep -q 'usage: flushkit cp' || bad "--help"
-# One line and the Try line: an unknown option, and cp's options not
-# taken yet, each named.
+# One line and the Try line: an unknown option; cp's refused
+# combinations (exit 1, as cp), each named.
 "$FLUSHKIT" cp --bogus "$src" "$t/x" 2>"$t/err"; rc=$?
 [ $rc -eq 2 ] && [ "$(cat "$t/err")" = "flushkit cp: unrecognized option '--bogus'
 Try 'flushkit cp --help' for more information." ] || bad "--bogus: exit $rc: $(cat "$t/err")"
-for o in -b --backup=simple -S.x -H -L -i -l -s --parents --copy-contents --attributes-only; do
-	"$FLUSHKIT" cp $o "$src" "$t/x" 2>"$t/err"; rc=$?
-	[ $rc -eq 2 ] && grep -q "^flushkit cp: .*${o%%[=.]*}.* is not supported yet" "$t/err" &&
-		[ "$(grep -c . "$t/err")" -eq 2 ] || bad "$o: exit $rc: $(cat "$t/err")"
-	[ ! -e "$t/x" ] || bad "$o: copied"
+for o in "-b -n:--backup and --no-clobber" "-l -s:both hard and symbolic" \
+	"-l --attributes-only:--attributes-only with --link"; do
+	"$FLUSHKIT" cp ${o%%:*} "$src" "$t/x" 2>"$t/err"; rc=$?
+	[ $rc -eq 1 ] && grep -q "^flushkit cp: .*${o#*:}" "$t/err" &&
+		[ "$(grep -c . "$t/err")" -eq 2 ] || bad "${o%%:*}: exit $rc: $(cat "$t/err")"
+	[ ! -e "$t/x" ] || bad "${o%%:*}: copied"
 done
+"$FLUSHKIT" cp --parents "$src" "$t/x" 2>"$t/err"; rc=$?
+[ $rc -eq 1 ] && grep -q "with --parents, the destination must be a directory" "$t/err" ||
+	bad "--parents to a new name: exit $rc: $(cat "$t/err")"
 # A missing source fails with exit 1 and names it.
 "$FLUSHKIT" cp "$t/missing" "$t/y" 2>"$t/err"; rc=$?
 [ $rc -eq 1 ] || bad "missing source exit $rc"

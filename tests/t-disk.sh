@@ -31,7 +31,7 @@ trap cleanup EXIT
 # usage errors: 2, with the reason
 "$fk" disk create --model=nosuch --name "$n-x" 2>"$tmp/err"; rc=$?
 [ $rc -eq 2 ] || fail "bad model: exit $rc"
-grep -q "no model 'nosuch'" "$tmp/err" || fail "bad model message: $(cat "$tmp/err")"
+grep -q "^flushkit disk create: invalid value 'nosuch' for --model" "$tmp/err" || fail "bad model message: $(cat "$tmp/err")"
 "$fk" disk create --model=throttle:fast:1 2>"$tmp/err"; rc=$?
 [ $rc -eq 2 ] || fail "bad throttle: exit $rc"
 "$fk" disk create --model=ram --size 12q 2>"$tmp/err"; rc=$?

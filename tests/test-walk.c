@@ -73,7 +73,7 @@ static int find(struct log *l, const char *s)
 
 int main(void)
 {
-	const struct fk_walk_ops ops = {pre, post, entry, error, 0, 0};
+	const struct fk_walk_ops ops = {pre, post, entry, error, 0, 0, 0};
 	char root[PATH_MAX], p[PATH_MAX + 64];
 	snprintf(root, sizeof(root), "%s/t", fkt_tmpdir());
 	mkdir(root, 0755);

@@ -15,10 +15,12 @@
  * status: 0 ok, 1 failure, 2 usage, 3 copied but a directory fsync was
  * not supported (durability degraded).
  */
+#include "cli-cp-parents.h"
 #include "cli.h"
 #include "results.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <json-c/json.h>
 #include <limits.h>
@@ -64,6 +66,23 @@ static void usage(FILE *f)
 	    "                     none, older (only if older than the\n"
 	    "                     source; the default of --update)\n"
 	    "  -v, --verbose      print 'SRC' -> 'DST' for each entry created\n"
+	    "  -b, --backup[=CONTROL]  back up each existing destination\n"
+	    "                     file first (renamed, made durable): none,\n"
+	    "                     simple, numbered, existing (default, or\n"
+	    "                     $VERSION_CONTROL)\n"
+	    "  -S, --suffix=SUFFIX  simple backups' suffix (default ~, or\n"
+	    "                     $SIMPLE_BACKUP_SUFFIX)\n"
+	    "  -i, --interactive  ask before replacing (the last of -i, -n\n"
+	    "                     counts)\n"
+	    "  -l, --link         hard-link files instead of copying\n"
+	    "  -s, --symbolic-link  make symlinks to the sources instead\n"
+	    "  -L, --dereference  follow every symlink of the source\n"
+	    "  -H                 follow symlinks given as SRC\n"
+	    "  --parents          copy SRC to DIR/SRC, making its directories\n"
+	    "  --copy-contents    read FIFOs and devices into regular files\n"
+	    "  --attributes-only  copy attributes, not data\n"
+	    "  --no-preserve=LIST  leave out mode, ownership, timestamps,\n"
+	    "                     links, xattr, context or all\n"
 	    "  --strip-trailing-slashes  remove trailing slashes from each\n"
 	    "                     SRC (a symlink's name, not its directory)\n"
 	    "  -x, --one-file-system  copy mount points, not what is\n"
@@ -200,6 +219,18 @@ static void cp_refused(void *arg, int refusal, const char *op, const char *src,
 	case FK_COPY_REFUSED_JUST_CREATED:
 		cp_error("will not overwrite just-created '%s' with '%s'", d,
 			 s);
+		break;
+	case FK_COPY_REFUSED_BACKUP_IS_SOURCE:
+		cp_error("backing up '%s' might destroy source;  '%s' not "
+			 "copied",
+			 d, s);
+		break;
+	case FK_COPY_REFUSED_LINK:
+	case FK_COPY_REFUSED_SYMLINK:
+		cp_error("cannot create %s '%s' to '%s': %s",
+			 refusal == FK_COPY_REFUSED_LINK ? "hard link"
+							 : "symbolic link",
+			 d, s, fk_strerror(err));
 		break;
 	case FK_COPY_REFUSED_INTO_SELF:
 		cp_error("cannot copy a directory, '%s', into itself, '%s'", s,
@@ -415,23 +446,93 @@ static void show_copied(void *arg, const char *src, const char *dst)
 	free(q_dst);
 }
 
-/* The attributes --preserve= names: all copied, always. 0 if @list is
- * a comma-separated list of them. */
-static int check_attr_list(const char *list)
+/* The attributes --preserve=LIST and --no-preserve=LIST name, as the
+ * FK_COPY_NO_* flags that leave them out ("context": the SELinux label,
+ * an xattr here, copied with them; "all": every one).  Returns the
+ * flags of @list, comma-separated, or -1 if a word is none of them. */
+static int attr_list(const char *list)
 {
-	static const char *const attrs[] = {"mode",  "ownership", "timestamps",
-					    "links", "xattr",	  "all"};
+	static const struct {
+		const char *name;
+		unsigned flags;
+	} attrs[] = {
+	    {"mode", FK_COPY_NO_MODE},
+	    {"ownership", FK_COPY_NO_OWNER},
+	    {"timestamps", FK_COPY_NO_TIMES},
+	    {"links", FK_COPY_NO_LINKS},
+	    {"xattr", FK_COPY_NO_XATTR},
+	    {"context", 0},
+	    {"all", FK_COPY_NO_MODE | FK_COPY_NO_OWNER | FK_COPY_NO_TIMES |
+			FK_COPY_NO_LINKS | FK_COPY_NO_XATTR},
+	};
 	char *copy = strdup(list), *save = NULL;
-	int bad = !copy || !*list;
+	int bad = !copy || !*list, flags = 0;
 	for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t && !bad;
 	     t = strtok_r(NULL, ",", &save)) {
 		bad = 1;
 		for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++)
-			if (!strcmp(t, attrs[i]))
+			if (!strcmp(t, attrs[i].name)) {
 				bad = 0;
+				flags |= (int)attrs[i].flags;
+			}
 	}
 	free(copy);
-	return bad ? -1 : 0;
+	return bad ? -1 : flags;
+}
+
+/*
+ * --backup=CONTROL, as cp's (an unambiguous prefix will do): none or
+ * off, simple or never, existing or nil, numbered or t.  NULL:
+ * $VERSION_CONTROL, else existing.  Returns the enum fk_copy_backup
+ * value, or -1 (-2: ambiguous).
+ */
+static int backup_parse(const char *word)
+{
+	static const struct {
+		const char *name;
+		int backup;
+	} controls[] = {
+	    {"none", FK_COPY_BACKUP_NONE},
+	    {"off", FK_COPY_BACKUP_NONE},
+	    {"simple", FK_COPY_BACKUP_SIMPLE},
+	    {"never", FK_COPY_BACKUP_SIMPLE},
+	    {"existing", FK_COPY_BACKUP_EXISTING},
+	    {"nil", FK_COPY_BACKUP_EXISTING},
+	    {"numbered", FK_COPY_BACKUP_NUMBERED},
+	    {"t", FK_COPY_BACKUP_NUMBERED},
+	};
+	if (!word)
+		word = getenv("VERSION_CONTROL");
+	if (!word || !*word)
+		return FK_COPY_BACKUP_EXISTING;
+	int found = -1;
+	size_t n = strlen(word);
+	for (size_t i = 0; i < sizeof(controls) / sizeof(controls[0]); i++) {
+		if (!strcmp(word, controls[i].name))
+			return controls[i].backup;
+		if (!strncmp(word, controls[i].name, n)) {
+			if (found >= 0 && found != controls[i].backup)
+				return -2;
+			found = controls[i].backup;
+		}
+	}
+	return found;
+}
+
+/* cp -i: "flushkit cp: overwrite 'DST'? " on stderr, a line from stdin;
+ * yes if it starts with y or Y (the C locale's yesexpr). */
+static int ask_overwrite(void *arg, const char *src, const char *dst)
+{
+	(void)arg;
+	(void)src;
+	char *q = cli_path_quote(dst);
+	fprintf(stderr, "flushkit cp: overwrite '%s'? ", q ? q : "?");
+	fflush(stderr);
+	free(q);
+	int c = getchar(), yes = c == 'y' || c == 'Y';
+	while (c != EOF && c != '\n')
+		c = getchar();
+	return yes;
 }
 
 enum {
@@ -452,53 +553,11 @@ enum {
 	OPT_REMOVE_DEST,
 	OPT_SUMMARY,
 	OPT_STRIP_SLASHES,
-	/* cp options not taken yet: named in one line (not_yet) */
-	OPT_NOT_YET_BACKUP,
-	OPT_NOT_YET_SUFFIX,
-	OPT_NOT_YET_DEREF,
-	OPT_NOT_YET_INTERACTIVE,
-	OPT_NOT_YET_LINK,
-	OPT_NOT_YET_SYMLINK,
-	OPT_NOT_YET_PARENTS,
-	OPT_NOT_YET_COPY_CONTENTS,
-	OPT_NOT_YET_ATTR_ONLY,
+	OPT_BACKUP,
+	OPT_PARENTS,
+	OPT_COPY_CONTENTS,
+	OPT_ATTR_ONLY,
 };
-
-/*
- * cp's options that flushkit cp does not take yet (each could be made
- * durable; none is done): one line naming it, with the Try line, exit
- * 2, instead of getopt's "invalid option".  @c is the getopt value.
- */
-static int not_yet(int c)
-{
-	static const struct {
-		int c;
-		const char *name;
-	} opts[] = {
-	    {'b', "-b"},
-	    {OPT_NOT_YET_BACKUP, "--backup"},
-	    {'S', "-S/--suffix"},
-	    {OPT_NOT_YET_SUFFIX, "--suffix"},
-	    {'H', "-H"},
-	    {'L', "-L/--dereference"},
-	    {OPT_NOT_YET_DEREF, "--dereference"},
-	    {'i', "-i/--interactive"},
-	    {OPT_NOT_YET_INTERACTIVE, "--interactive"},
-	    {'l', "-l/--link"},
-	    {OPT_NOT_YET_LINK, "--link"},
-	    {'s', "-s/--symbolic-link"},
-	    {OPT_NOT_YET_SYMLINK, "--symbolic-link"},
-	    {OPT_NOT_YET_PARENTS, "--parents"},
-	    {OPT_NOT_YET_COPY_CONTENTS, "--copy-contents"},
-	    {OPT_NOT_YET_ATTR_ONLY, "--attributes-only"},
-	};
-	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
-		if (opts[i].c == c)
-			return cp_usage("%s is not supported yet (see "
-					"docs/cp.md, \"Not supported yet\")",
-					opts[i].name);
-	return cp_usage(NULL);
-}
 
 /*
  * The directory entry @path names, as (parent directory, last
@@ -633,6 +692,114 @@ static char *posix_through_dangling(const char *src, const char *dst)
 	return p;
 }
 
+/* The name cp -f --backup F F copies F to: F's backup name (in F's
+ * directory), malloc'ed; NULL if F is no regular file or on error. */
+static char *backup_of(const char *path, int backup, const char *suffix)
+{
+	struct stat st;
+	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		return NULL;
+	const char *slash = strrchr(path, '/');
+	char *dir =
+	    slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path))
+		  : strdup(".");
+	const char *base = slash ? slash + 1 : path;
+	int dfd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	char *name = NULL, *full = NULL;
+	int numbered;
+	if (dfd >= 0 && *base &&
+	    fk_copy_backup_name(dfd, base, backup, suffix, &name, &numbered) ==
+		0) {
+		size_t n = strlen(dir) + strlen(name) + 2;
+		full = malloc(n);
+		if (full)
+			snprintf(full, n, "%s/%s", dir, name);
+	}
+	if (dfd >= 0)
+		close(dfd);
+	free(dir);
+	free(name);
+	return full;
+}
+
+/* Add one copy's counts and times @st to @sum (--parents copies each
+ * source on its own). */
+static void add_stats(struct fk_tree_stats *sum, const struct fk_tree_stats *st)
+{
+	sum->files += st->files;
+	sum->dirs += st->dirs;
+	sum->symlinks += st->symlinks;
+	sum->specials += st->specials;
+	sum->hardlinks += st->hardlinks;
+	sum->bytes += st->bytes;
+	sum->vanished += st->vanished;
+	sum->errors += st->errors;
+	sum->warnings += st->warnings;
+	sum->fsync_calls += st->fsync_calls;
+	sum->dir_fsync_calls += st->dir_fsync_calls;
+	sum->syncfs_calls += st->syncfs_calls;
+	sum->writeback_ranges += st->writeback_ranges;
+	sum->writeback_bytes += st->writeback_bytes;
+	sum->walk_ns += st->walk_ns;
+	sum->fsync_ns += st->fsync_ns;
+	sum->total_ns += st->total_ns;
+	sum->degraded |= st->degraded;
+	if (st->sync_io) {
+		sum->sync_io = st->sync_io;
+		sum->sync_jobs = st->sync_jobs;
+	}
+	sum->skipped += st->skipped;
+	sum->skipped_bytes += st->skipped_bytes;
+	sum->reflinks += st->reflinks;
+}
+
+/*
+ * cp --parents SRC... DIR: each SRC copied to DIR/SRC (-T), the
+ * directories of its path made in DIR before and given their source's
+ * attributes and fsynced after (cli-cp-parents.c).  Each source is a
+ * copy of its own: hard links between two sources are not kept.
+ * Returns the first error, as fk_tree_copy_sources.
+ */
+static int copy_parents(const char **srcs, size_t nr, const char *dir,
+			const struct fk_tree_opts *o, struct fk_tree_stats *sum,
+			int verbose)
+{
+	struct fk_tree_opts one = *o;
+	one.copy_flags |= FK_COPY_NO_TARGET_DIR;
+	int result = 0;
+	for (size_t i = 0; i < nr; i++) {
+		static struct cli_cp_parents p;
+		struct fk_tree_stats st = {0};
+		int r = cli_cp_parents_prepare(&p, srcs[i], dir, verbose);
+		char *d = r < 0 ? NULL : cli_cp_parents_dst(&p);
+		if (r < 0 || !d) {
+			char *q = cli_path_quote(srcs[i]);
+			cp_error("cannot stat '%s': %s", q ? q : "?",
+				 strerror(r < 0 ? -r : ENOMEM));
+			free(q);
+			sum->errors++;
+			if (!result)
+				result = r < 0 ? r : -ENOMEM;
+			if (p.made)
+				cli_cp_parents_finish(&p, o->copy_flags);
+			continue;
+		}
+		r = fk_tree_copy(srcs[i], d, &one, &st);
+		free(d);
+		add_stats(sum, &st);
+		int fr = cli_cp_parents_finish(&p, o->copy_flags);
+		if (fr < 0)
+			sum->errors++;
+		if (r < 0 && r != -FK_EDEGRADED && !result)
+			result = r;
+		if (fr < 0 && !result)
+			result = fr;
+		if (r == -FK_EDEGRADED && !result)
+			result = r;
+	}
+	return result;
+}
+
 int cmd_cp(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -642,15 +809,15 @@ int cmd_cp(int argc, char **argv)
 	    {"json", no_argument, NULL, OPT_JSON},
 	    {"summary", no_argument, NULL, OPT_SUMMARY},
 	    {"strip-trailing-slashes", no_argument, NULL, OPT_STRIP_SLASHES},
-	    {"backup", optional_argument, NULL, OPT_NOT_YET_BACKUP},
-	    {"suffix", required_argument, NULL, OPT_NOT_YET_SUFFIX},
-	    {"dereference", no_argument, NULL, OPT_NOT_YET_DEREF},
-	    {"interactive", no_argument, NULL, OPT_NOT_YET_INTERACTIVE},
-	    {"link", no_argument, NULL, OPT_NOT_YET_LINK},
-	    {"symbolic-link", no_argument, NULL, OPT_NOT_YET_SYMLINK},
-	    {"parents", no_argument, NULL, OPT_NOT_YET_PARENTS},
-	    {"copy-contents", no_argument, NULL, OPT_NOT_YET_COPY_CONTENTS},
-	    {"attributes-only", no_argument, NULL, OPT_NOT_YET_ATTR_ONLY},
+	    {"backup", optional_argument, NULL, OPT_BACKUP},
+	    {"suffix", required_argument, NULL, 'S'},
+	    {"dereference", no_argument, NULL, 'L'},
+	    {"interactive", no_argument, NULL, 'i'},
+	    {"link", no_argument, NULL, 'l'},
+	    {"symbolic-link", no_argument, NULL, 's'},
+	    {"parents", no_argument, NULL, OPT_PARENTS},
+	    {"copy-contents", no_argument, NULL, OPT_COPY_CONTENTS},
+	    {"attributes-only", no_argument, NULL, OPT_ATTR_ONLY},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"progress", no_argument, NULL, OPT_PROGRESS},
 	    {"sync-io", required_argument, NULL, OPT_SYNC_IO},
@@ -678,6 +845,10 @@ int cmd_cp(int argc, char **argv)
 	struct fk_tree_opts o;
 	int json = 0, summary = 0, quiet = 0, strip_slashes = 0,
 	    force_progress = 0, verbose = 0, c;
+	int make_backups = 0, interactive = 0, parents = 0;
+	const char *backup_control = NULL, *suffix = NULL;
+	/* -L, -H, -P (and -a, -d, which imply -P): the last one given */
+	unsigned deref = 0;
 	const char *target_dir = NULL;
 	fk_tree_opts_init(&o);
 	o.copy_method = FK_COPY_AUTO;
@@ -694,11 +865,55 @@ int cmd_cp(int argc, char **argv)
 				longopts, NULL)) != -1) {
 		switch (c) {
 		case 'a': /* what the copy always does */
+		case 'P':
+		case 'd':
+			deref = 0; /* -a and -d imply -P, as in cp */
+			if (c == 'a')
+				o.copy_flags &= ~(unsigned)attr_list("all");
+			break;
+		case 'p':
+			o.copy_flags &=
+			    ~(unsigned)attr_list("mode,ownership,timestamps");
+			break;
 		case 'R':
 		case 'r':
-		case 'P':
-		case 'p':
-		case 'd':
+			break;
+		case 'L':
+			deref = FK_COPY_DEREF;
+			break;
+		case 'H':
+			deref = FK_COPY_DEREF_ARGS;
+			break;
+		case 'b':
+			make_backups = 1;
+			break;
+		case OPT_BACKUP:
+			make_backups = 1;
+			backup_control = optarg;
+			break;
+		case 'S':
+			make_backups = 1;
+			suffix = optarg;
+			break;
+		case 'i': /* cp: the last of -i and -n counts */
+			interactive = 1;
+			if (o.update == FK_COPY_UPDATE_NONE)
+				o.update = FK_COPY_UPDATE_ALL;
+			break;
+		case 'l':
+			o.copy_flags |= FK_COPY_LINK;
+			break;
+		case 's':
+			o.copy_flags |= FK_COPY_SYMLINK;
+			break;
+		case OPT_PARENTS:
+			parents = 1;
+			break;
+		case OPT_COPY_CONTENTS:
+			o.copy_flags |= FK_COPY_CONTENTS;
+			break;
+		case OPT_ATTR_ONLY:
+			o.copy_flags |= FK_COPY_ATTR_ONLY;
 			break;
 		case 'f': /* a destination symlink loop is replaced */
 			o.copy_flags |= FK_COPY_FORCE;
@@ -714,6 +929,7 @@ int cmd_cp(int argc, char **argv)
 			break;
 		case 'n':
 			o.update = FK_COPY_UPDATE_NONE;
+			interactive = 0;
 			break;
 		case 'u':
 			o.update = FK_COPY_UPDATE_OLDER;
@@ -767,21 +983,22 @@ int cmd_cp(int argc, char **argv)
 			}
 			break;
 		case OPT_PRESERVE:
-			if (optarg && check_attr_list(optarg)) {
-				return cp_usage("invalid attribute '%s' for "
-						"'--preserve' (mode, "
-						"ownership, timestamps, links, "
-						"xattr, all)",
-						optarg);
-			}
-			break; /* all of them are always copied */
 		case OPT_NO_PRESERVE:
-			cp_error("--no-preserve=%s is not supported: the "
-				 "copy always keeps mode, ownership, "
-				 "timestamps, links and xattrs (its "
-				 "completeness shows in the times)",
-				 optarg);
-			return FK_EXIT_USAGE;
+			parsed = attr_list(
+			    optarg ? optarg : "mode,ownership,timestamps");
+			if (parsed < 0) {
+				return cp_usage("invalid attribute '%s' for "
+						"'--%spreserve' (mode, "
+						"ownership, timestamps, links, "
+						"xattr, context, all)",
+						optarg,
+						c == OPT_PRESERVE ? "" : "no-");
+			}
+			if (c == OPT_PRESERVE) /* the later one counts */
+				o.copy_flags &= ~(unsigned)parsed;
+			else
+				o.copy_flags |= (unsigned)parsed;
+			break;
 		case OPT_METHOD:
 			parsed = fk_copy_method_parse(optarg);
 			if (parsed < 0) {
@@ -834,26 +1051,44 @@ int cmd_cp(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return FK_EXIT_OK;
-		case 'b':
-		case 'S':
-		case 'H':
-		case 'L':
-		case 'i':
-		case 'l':
-		case 's':
-		case OPT_NOT_YET_BACKUP:
-		case OPT_NOT_YET_SUFFIX:
-		case OPT_NOT_YET_DEREF:
-		case OPT_NOT_YET_INTERACTIVE:
-		case OPT_NOT_YET_LINK:
-		case OPT_NOT_YET_SYMLINK:
-		case OPT_NOT_YET_PARENTS:
-		case OPT_NOT_YET_COPY_CONTENTS:
-		case OPT_NOT_YET_ATTR_ONLY:
-			return not_yet(c);
 		default: /* getopt said which, as "flushkit cp: " */
 			return cp_usage(NULL);
 		}
+	}
+	o.copy_flags |= deref;
+	if (make_backups) {
+		o.backup = backup_parse(backup_control);
+		if (o.backup < 0)
+			return cp_usage("%s argument '%s' for '--backup' "
+					"(none, off, simple, never, existing, "
+					"nil, numbered, t)",
+					o.backup == -2 ? "ambiguous"
+						       : "invalid",
+					backup_control ? backup_control
+						       : getenv("VERSION_"
+								"CONTROL"));
+		o.backup_suffix =
+		    suffix ? suffix : getenv("SIMPLE_BACKUP_SUFFIX");
+	}
+	/* Refused combinations: exit 1, as cp (its usage(EXIT_FAILURE)). */
+	if (o.backup && o.update == FK_COPY_UPDATE_NONE) {
+		cp_usage("options --backup and --no-clobber are mutually "
+			 "exclusive");
+		return FK_EXIT_FAILURE;
+	}
+	if ((o.copy_flags & FK_COPY_LINK) && (o.copy_flags & FK_COPY_SYMLINK)) {
+		cp_usage("cannot make both hard and symbolic links");
+		return FK_EXIT_FAILURE;
+	}
+	if ((o.copy_flags & (FK_COPY_LINK | FK_COPY_SYMLINK)) &&
+	    (o.copy_flags & FK_COPY_ATTR_ONLY)) {
+		cp_usage("cannot combine --attributes-only with --link or "
+			 "--symbolic-link");
+		return FK_EXIT_FAILURE;
+	}
+	if (interactive) {
+		o.overwrite = ask_overwrite;
+		o.overwrite_arg = NULL;
 	}
 	if (o.reflink == FK_COPY_REFLINK_ALWAYS &&
 	    o.sparse != FK_COPY_SPARSE_AUTO) {
@@ -893,6 +1128,25 @@ int cmd_cp(int argc, char **argv)
 	for (int i = 0; strip_slashes && i < nr_src; i++)
 		for (size_t n = strlen(ops[i]); n > 1 && ops[i][n - 1] == '/';)
 			ops[i][--n] = 0;
+	if (parents && !target_dir && nr_src == 1) {
+		struct stat ds;
+		if (stat(dst, &ds) < 0 || !S_ISDIR(ds.st_mode)) {
+			cp_usage("with --parents, the destination must be a "
+				 "directory");
+			return FK_EXIT_FAILURE;
+		}
+	}
+	/* cp -f --backup F F: as cp, a copy of F at its backup's name, F
+	 * left as it is (a backup of F would rename the source). */
+	char *backup_dst = NULL;
+	if ((o.copy_flags & FK_COPY_FORCE) && o.backup && nr_src == 1 &&
+	    !target_dir && !strcmp(ops[0], dst)) {
+		backup_dst = backup_of(dst, o.backup, o.backup_suffix);
+		if (backup_dst) {
+			dst = backup_dst;
+			o.backup = FK_COPY_BACKUP_NONE;
+		}
+	}
 	if (target_dir || nr_src > 1) {
 		struct stat ds;
 		char *q = cli_path_quote(dst);
@@ -908,6 +1162,7 @@ int cmd_cp(int argc, char **argv)
 					 q ? q : "?",
 					 strerror(err ? err : ENOTDIR));
 			free(q);
+			free(backup_dst);
 			return FK_EXIT_FAILURE;
 		}
 		free(q);
@@ -968,7 +1223,9 @@ int cmd_cp(int argc, char **argv)
 		}
 		srcs[nr_copy++] = ops[i];
 	}
-	int r = fk_tree_copy_sources(srcs, nr_copy, dst, &o, &sum);
+	int r = parents ? copy_parents(srcs, nr_copy, dst, &o, &sum,
+				       verbose && !json)
+			: fk_tree_copy_sources(srcs, nr_copy, dst, &o, &sum);
 	free(srcs);
 	if (ps.shown && ps.tty)
 		fputc('\n', stderr);
@@ -1026,5 +1283,6 @@ int cmd_cp(int argc, char **argv)
 	free(q_dst);
 	json_object_put(errs.list);
 	free(through);
+	free(backup_dst);
 	return exit_code;
 }

@@ -63,6 +63,8 @@ per_script_timeout=${FK_PEER_TIMEOUT:-120}
 declare -A by_design=(
 	[preserve-gid]="plain cp (no -p) gives the copier's owner and group; flushkit cp is always cp -a, so the copy keeps them"
 	[existing-perm-dir]="plain 'cp -r' leaves an existing destination directory's mode as it is; flushkit cp is always cp -a, so it gets its source's"
+	[link-deref]="plain 'cp --link' follows a source symlink and refuses a directory without -r; flushkit cp is always cp -a (-P, recursive), so it links the symlink itself (its -P rows pass)"
+	[same-file]="plain cp (no -d) follows a source symlink ('cp -b symlink foo', 'cp sl1 sl2': the same file); flushkit cp is always cp -a, whose rows (-d, -a) pass"
 )
 
 # ---- the source package ----
