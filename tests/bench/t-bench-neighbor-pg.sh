@@ -20,7 +20,7 @@ for p in initdb postgres pgbench pg_isready psql; do
 done
 id postgres >/dev/null 2>&1 || { echo "SKIP: no user postgres"; exit 77; }
 # shellcheck source=lib/fkloop.sh
-. "$(dirname "$0")/lib/fkloop.sh"
+. "$(dirname "$0")/../lib/fkloop.sh"
 fkt_loop_require
 fail=0
 err() { echo "FAIL: $*"; fail=1; }

@@ -12,7 +12,7 @@ fail=0
 t=$(mktemp -d "${TMPDIR:-/var/tmp}/fk-t-report-input.XXXXXX")
 trap 'rm -rf "$t"' EXIT
 cd "$t" || exit 1
-good=$FK_SRC/tests/data/results/tpcb-20261129-121500-1002.jsonl
+good=$FK_SRC/tests/bench/data/results/tpcb-20261129-121500-1002.jsonl
 
 err() { echo "FAIL: $*"; fail=1; }
 

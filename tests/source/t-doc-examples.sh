@@ -20,7 +20,7 @@
 # exit status must be 0.
 set -u
 : "${FLUSHKIT:?FLUSHKIT must name the built command}"
-src=${FK_SRC:-$(cd "$(dirname "$0")/.." && pwd)}
+src=${FK_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
 t=$(mktemp -d "${TMPDIR:-/var/tmp}/t-doc-examples.XXXXXX")
 trap 'rm -rf "$t"' EXIT

@@ -354,7 +354,7 @@ int main(void)
 {
 	const char *src = getenv("FK_SRC");
 	if (src)
-		snprintf(data_dir, sizeof(data_dir), "%s/tests/data/monitor",
+		snprintf(data_dir, sizeof(data_dir), "%s/tests/bench/data/monitor",
 			 src);
 	else {
 		/* __FILE__ is absolute under CMake */

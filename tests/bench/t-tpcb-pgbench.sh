@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # flushkit bench tpcb against pgbench 15's command lines and output: for
-# each command line captured from a real pgbench 15 (tests/data/pgbench15,
+# each command line captured from a real pgbench 15 (tests/bench/data/pgbench15,
 # see its README) run the same options here and compare the shape of
 # the output (every line and label, numbers masked) with pgbench's, line
 # for line; flushkit's own lines (storage, percentiles, stall ratio,
@@ -15,7 +15,7 @@ set -u
 # Its JSON checks run python3: without it they would fail as "bad JSON".
 command -v python3 >/dev/null || { echo "SKIP: python3 not found (the JSON checks need it)"; exit 77; }
 fail=0
-ref=${FK_SRC:?}/tests/data/pgbench15
+ref=${FK_SRC:?}/tests/bench/data/pgbench15
 t=$(mktemp -d /var/tmp/fk-t-tpcb-pgbench.XXXXXX)
 trap 'rm -rf "$t"' EXIT
 cd "$t" || exit 1

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# "flushkit compare" on the small fixed result files of tests/data/compare
+# "flushkit compare" on the small fixed result files of tests/bench/data/compare
 # (hand-checked numbers in its README): the plain table and the CSV as
 # expected; one run on a side gives "?" and says why; "run" lines (bench
 # sync's files) count one run each; --json parses and carries the
@@ -15,7 +15,7 @@ fail=0
 err() { echo "FAIL: $*"; fail=1; }
 t=$(mktemp -d /var/tmp/fk-t-compare.XXXXXX)
 trap 'rm -rf "$t"' EXIT
-cd "$FK_SRC/tests/data/compare" || exit 1
+cd "$FK_SRC/tests/bench/data/compare" || exit 1
 
 "$FLUSHKIT" compare naive smooth >"$t/table" 2>"$t/err" ||
 	err "table exit $?: $(cat "$t/err")"

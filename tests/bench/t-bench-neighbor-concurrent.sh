@@ -15,7 +15,7 @@ set -u
 : "${FLUSHKIT:?FLUSHKIT must name the built flushkit command}"
 [ "$(id -u)" = 0 ] || { echo "SKIP: not root"; exit 77; }
 # shellcheck source=lib/fkloop.sh
-. "$(dirname "$0")/lib/fkloop.sh"
+. "$(dirname "$0")/../lib/fkloop.sh"
 fkt_loop_require
 fail=0
 err() { echo "FAIL: $*"; fail=1; }

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# flushkit report on the fixed result set in tests/data/results (a naive
+# flushkit report on the fixed result set in tests/bench/data/results (a naive
 # and a smooth TPC-B run, synthetic): the page, the plots and the data
 # files, with the series the result files hold.
 set -u
 fail=0
 check() { if ! eval "$1"; then echo "FAIL: $1"; fail=1; fi; }
 command -v gnuplot >/dev/null || { echo "SKIP: gnuplot not installed"; exit 77; }
-data=$FK_SRC/tests/data/results
+data=$FK_SRC/tests/bench/data/results
 naive=$data/tpcb-20261129-120000-1001.jsonl
 smooth=$data/tpcb-20261129-121500-1002.jsonl
 t=$(mktemp -d /var/tmp/t-report.XXXXXX)

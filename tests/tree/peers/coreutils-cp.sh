@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# tests/peers/coreutils-cp.sh - run coreutils' own tests/cp/*.sh against
+# tests/tree/peers/coreutils-cp.sh - run coreutils' own tests/cp/*.sh against
 # 'flushkit cp', and against GNU cp for reference.
 #
-#   tests/peers/coreutils-cp.sh [--impl=flushkit|gnu|both]
+#   tests/tree/peers/coreutils-cp.sh [--impl=flushkit|gnu|both]
 #                               [--expected=FILE] [SCRIPT...]
 #
 # The suite is not in this repository: it is Debian 12's coreutils 9.1
@@ -28,15 +28,15 @@
 # Debian source cannot be had (no network, apt refuses), it says so and
 # exits 77.  Exit 0 once the runs are done, whatever they counted: this
 # is a measurement, not a gate; unless --expected=FILE (lines "SCRIPT
-# pass|fail|skip|refused", '#' comments; tests/peers/coreutils-cp.expected,
-# read by tests/t-peer-coreutils-cp.sh): then flushkit's result of each
+# pass|fail|skip|refused", '#' comments; tests/tree/peers/coreutils-cp.expected,
+# read by tests/tree/t-peer-coreutils-cp.sh): then flushkit's result of each
 # script is checked against it, and the exit status is 1 if one that is
 # expected to pass or to be refused-by-design does not, or a script has
 # no line (a result better than expected is named, to update the list).
 # Each run works in a directory of its own under the cache, so that two
 # runs at once do not share one.
 set -u
-here=$(cd "$(dirname "$0")/../.." && pwd)
+here=$(cd "$(dirname "$0")/../../.." && pwd)
 impl=both
 expected=
 scripts=()

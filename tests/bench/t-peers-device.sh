@@ -7,7 +7,7 @@
 # gone: not listed, not mounted.  Root (loop devices); 77 otherwise.
 set -u
 : "${FLUSHKIT:?FLUSHKIT must name the built command}"
-src=${FK_SRC:-$(cd "$(dirname "$0")/.." && pwd)}
+src=${FK_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 [ "$(id -u)" = 0 ] || { echo "SKIP: not root"; exit 77; }
 [ -e /dev/fuse ] && [ -e /dev/loop-control ] || { echo "SKIP: no /dev/fuse or loop devices"; exit 77; }
 t=$(mktemp -d "${TMPDIR:-/var/tmp}/t-peers-device.XXXXXX")

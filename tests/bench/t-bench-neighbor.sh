@@ -22,7 +22,7 @@ done
 fail=0
 err() { echo "FAIL: $*"; fail=1; }
 # shellcheck source=lib/fkloop.sh
-. "$(dirname "$0")/lib/fkloop.sh"
+. "$(dirname "$0")/../lib/fkloop.sh"
 fkt_loop_require
 # The file system under test is the test's own (a loop device), so the
 # strict runs change the knobs of its bdi only, not the machine's disk.
