@@ -354,8 +354,8 @@ int main(void)
 {
 	const char *src = getenv("FK_SRC");
 	if (src)
-		snprintf(data_dir, sizeof(data_dir), "%s/tests/bench/data/monitor",
-			 src);
+		snprintf(data_dir, sizeof(data_dir),
+			 "%s/tests/bench/data/monitor", src);
 	else {
 		/* __FILE__ is absolute under CMake */
 		snprintf(data_dir, sizeof(data_dir), "%s", __FILE__);

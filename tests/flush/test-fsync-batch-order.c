@@ -36,9 +36,9 @@
 static pthread_mutex_t lk = PTHREAD_MUTEX_INITIALIZER;
 static struct ino_state {
 	ino_t ino;
-	unsigned writes_busy;	/* write() calls not yet returned */
+	unsigned writes_busy; /* write() calls not yet returned */
 	unsigned writes_done;
-	unsigned syncs;		/* fsync issued */
+	unsigned syncs; /* fsync issued */
 	unsigned hints;
 } inos[MAX_FILES];
 static size_t nr_inos;
@@ -69,9 +69,10 @@ static void check_issue(int fd, int hint)
 	pthread_mutex_lock(&lk);
 	struct ino_state *s = state_of(fd);
 	if (!s || s->writes_busy || !s->writes_done) {
-		fprintf(stderr, "flush of fd %d issued with %u writes busy, "
-			"%u done\n", fd, s ? s->writes_busy : 0,
-			s ? s->writes_done : 0);
+		fprintf(stderr,
+			"flush of fd %d issued with %u writes busy, "
+			"%u done\n",
+			fd, s ? s->writes_busy : 0, s ? s->writes_done : 0);
 		violations++;
 	}
 	if (s && hint)
@@ -199,8 +200,7 @@ static int run(const char *dir, const char *args)
 {
 	char buf[1024], *argv[64];
 	int argc = 0;
-	snprintf(buf, sizeof(buf), "fsmark --no-results -d %s %s", dir,
-		 args);
+	snprintf(buf, sizeof(buf), "fsmark --no-results -d %s %s", dir, args);
 	for (char *p = strtok(buf, " "); p && argc < 63; p = strtok(NULL, " "))
 		argv[argc++] = p;
 	argv[argc] = NULL;
@@ -231,7 +231,7 @@ static void check_order(const char *what, size_t files, int hints)
 	size_t synced = 0;
 	for (size_t i = 0; i < nr_inos; i++) {
 		if (!inos[i].writes_done)
-			continue;	/* the directory, stdout, ... */
+			continue; /* the directory, stdout, ... */
 		synced++;
 		CHECK_EQ(inos[i].syncs, 1);
 		CHECK_EQ(inos[i].hints, hints);
@@ -263,12 +263,12 @@ int main(void)
 	}
 
 	static const char *const modes[] = {
-		"-S 1",
-		"-S batch --sync-io=threads --queue-depth 4",
-		"-S batch --sync-io=sequential",
-		"-S twopass --sync-io=threads --queue-depth 3",
-		"-S batch --sync-io=uring --queue-depth 4",
-		"-S twopass --sync-io=uring --queue-depth 8",
+	    "-S 1",
+	    "-S batch --sync-io=threads --queue-depth 4",
+	    "-S batch --sync-io=sequential",
+	    "-S twopass --sync-io=threads --queue-depth 3",
+	    "-S batch --sync-io=uring --queue-depth 4",
+	    "-S twopass --sync-io=uring --queue-depth 8",
 	};
 	for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
 		int uring = strstr(modes[m], "uring") != NULL;

@@ -97,21 +97,23 @@ static void test_split(void)
 	struct fk_fsync_batch_opts o;
 	fk_fsync_batch_opts_init(&o);
 	o.sync_io = FK_SYNC_IO_URING;
-	o.queue_depth = 2;	/* fewer slots than pieces */
+	o.queue_depth = 2; /* fewer slots than pieces */
 	struct fk_fsync_batch *b;
 	CHECK_EQ(fk_fsync_batch_create(&o, &b), 0);
 	const uint64_t m = FK_URING_SFR_MAX_BYTES;
 	struct {
 		uint64_t off, len, sqes;
 	} cases[] = {
-		{0, 0, 1}, {0, m, 1}, {4096, m + 1, 2},
-		{0, 10ull << 30, 3}, {8192, 3 * m, 3},
+	    {0, 0, 1},		 {0, m, 1},	   {4096, m + 1, 2},
+	    {0, 10ull << 30, 3}, {8192, 3 * m, 3},
 	};
 	uint64_t calls = 0;
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		struct fk_fsync_req r = {
-			.fd = fds[0], .op = FK_FSYNC_OP_WRITEBACK,
-			.offset = cases[c].off, .length = cases[c].len,
+		    .fd = fds[0],
+		    .op = FK_FSYNC_OP_WRITEBACK,
+		    .offset = cases[c].off,
+		    .length = cases[c].len,
 		};
 		CHECK_EQ(fk_fsync_batch_run(b, &r, 1), 0);
 		CHECK_EQ(r.result, 0);
@@ -255,7 +257,8 @@ int main(void)
 		CHECK(fds[i] >= 0);
 		char buf[8192];
 		memset(buf, 'x', sizeof(buf));
-		CHECK(pwrite(fds[i], buf, sizeof(buf), 0) == (ssize_t)sizeof(buf));
+		CHECK(pwrite(fds[i], buf, sizeof(buf), 0) ==
+		      (ssize_t)sizeof(buf));
 	}
 	test_many(4);
 	test_many(8);

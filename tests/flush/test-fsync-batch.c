@@ -38,7 +38,8 @@ static void make_files(const char *dir)
 		CHECK(fds[i] >= 0);
 		char buf[4096];
 		memset(buf, 'a' + i % 26, sizeof(buf));
-		CHECK(pwrite(fds[i], buf, sizeof(buf), 0) == (ssize_t)sizeof(buf));
+		CHECK(pwrite(fds[i], buf, sizeof(buf), 0) ==
+		      (ssize_t)sizeof(buf));
 	}
 }
 
@@ -51,7 +52,7 @@ static void fill(struct fk_fsync_req *r, size_t nr)
 		r[i].offset = (i % 3 == 2) ? 512 * (i % 5) : 0;
 		r[i].length = (i % 3 == 2) ? 4096 * (i % 4) : 0;
 		r[i].cookie = i * 7 + 1;
-		r[i].result = 12345;	/* must be overwritten */
+		r[i].result = 12345; /* must be overwritten */
 	}
 }
 
@@ -96,7 +97,7 @@ static void test_backend(int io, uint32_t qd)
 	CHECK_EQ(fk_fsync_batch_create(&o, &b), 0);
 	CHECK_EQ(fk_fsync_batch_backend(b), io);
 
-	size_t nr = 2 * NR_FILES;	/* each file twice: fsync after hint */
+	size_t nr = 2 * NR_FILES; /* each file twice: fsync after hint */
 	struct fk_fsync_req *r = calloc(nr, sizeof(*r));
 	fill(r, nr);
 	fkt_trace_start();
@@ -153,11 +154,13 @@ static void test_backend(int io, uint32_t qd)
 	r[8].length = INT64_MAX;
 	CHECK_EQ(fk_fsync_batch_run(b, r, 10), -EBADF);
 	for (size_t i = 0; i < 10; i++) {
-		int want_err = i == 3 ? -EBADF : (i == 5 || i == 8) ? -EINVAL : 0;
+		int want_err = i == 3		    ? -EBADF
+			       : (i == 5 || i == 8) ? -EINVAL
+						    : 0;
 		CHECK_EQ(r[i].result, want_err);
 		CHECK_EQ(r[i].issued, want_err == 0);
 	}
-	CHECK_EQ(fk_fsync_batch_run(b, NULL, 0), -EBADF);	/* sticky */
+	CHECK_EQ(fk_fsync_batch_run(b, NULL, 0), -EBADF); /* sticky */
 	free(r);
 	fk_fsync_batch_destroy(b);
 }
@@ -244,7 +247,7 @@ static void run_signature(struct fk_fsync_batch *b, char *sig, size_t n)
 	struct fk_fsync_req r[100];
 	fill(r, 100);
 	for (size_t i = 0; i < 100; i++)
-		r[i].op = (int)(i % 2);	/* fsync, fdatasync */
+		r[i].op = (int)(i % 2); /* fsync, fdatasync */
 	fkt_trace_start();
 	fkt_fault_set("fdatasync", "/f043", 1, -EIO);
 	int ret = fk_fsync_batch_run(b, r, 100);

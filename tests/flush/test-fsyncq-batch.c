@@ -96,9 +96,9 @@ static void test_arrivals(void)
 	CHECK_EQ(fk_fsyncq_register(q, 7), 0);
 	CHECK(fk_fsyncq_absorb(q) >= 1);
 	fk_fsyncq_forget(q, 3);
-	fk_fsyncq_forget(q, 4);	/* then unlinked */
-	res[2] = -EIO;	  /* id 3: ignored */
-	res[3] = -ENOENT; /* id 4: gone, forgotten: moot, "missing" */
+	fk_fsyncq_forget(q, 4); /* then unlinked */
+	res[2] = -EIO;		/* id 3: ignored */
+	res[3] = -ENOENT;	/* id 4: gone, forgotten: moot, "missing" */
 	CHECK_EQ(fk_fsyncq_complete(q, ids, res, 4), 0);
 	res[2] = res[3] = 0;
 	long n = fk_fsyncq_take(q, ids, 16);

@@ -86,20 +86,18 @@ static void test_deleted_by_path(void)
 	}
 	char p[4200];
 	path_of(p, sizeof(p), 2);
-	CHECK_EQ(unlink(p), 0);		/* from outside: nobody forgot it */
+	CHECK_EQ(unlink(p), 0); /* from outside: nobody forgot it */
 	atomic_store(&path_calls, 0);
-	CHECK_EQ(fk_fsyncq_process(q, sync_by_path, NULL, NULL, NULL),
-		 -ENOENT);
-	CHECK_EQ(atomic_load(&path_calls), 2);	/* 1 ok, 2 failed: stop */
+	CHECK_EQ(fk_fsyncq_process(q, sync_by_path, NULL, NULL, NULL), -ENOENT);
+	CHECK_EQ(atomic_load(&path_calls), 2); /* 1 ok, 2 failed: stop */
 	struct fk_fsyncq_stats st = stats(q);
 	CHECK_EQ(st.error, -ENOENT);
 	CHECK_EQ(st.synced, 1);
 	CHECK_EQ(st.missing, 0);
-	CHECK_EQ(st.pending, 2);		/* 2 and 3 */
+	CHECK_EQ(st.pending, 2); /* 2 and 3 */
 	/* Sticky: never retried, even once the name exists again. */
 	make_file(2);
-	CHECK_EQ(fk_fsyncq_process(q, sync_by_path, NULL, NULL, NULL),
-		 -ENOENT);
+	CHECK_EQ(fk_fsyncq_process(q, sync_by_path, NULL, NULL, NULL), -ENOENT);
 	CHECK_EQ(atomic_load(&path_calls), 2);
 	fk_fsyncq_destroy(q);
 }
@@ -156,7 +154,7 @@ static int sync_dropping(void *arg, uint64_t id)
 		fk_fsyncq_forget(d->q, id);
 		CHECK_EQ(unlink(p), 0);
 	}
-	return sync_by_path(NULL, id);	/* the victim: -ENOENT */
+	return sync_by_path(NULL, id); /* the victim: -ENOENT */
 }
 
 static void test_owner_drop(void)
@@ -176,12 +174,12 @@ static void test_owner_drop(void)
 	struct drop_during d = {q, 3};
 	atomic_store(&path_calls, 0);
 	CHECK_EQ(fk_fsyncq_process(q, sync_dropping, &d, NULL, NULL), 0);
-	CHECK_EQ(atomic_load(&path_calls), 3);	/* 2, 3, 4 */
+	CHECK_EQ(atomic_load(&path_calls), 3); /* 2, 3, 4 */
 	struct fk_fsyncq_stats st = stats(q);
 	CHECK_EQ(st.error, 0);
 	CHECK_EQ(st.synced, 2);
 	CHECK_EQ(st.missing, 1);
-	CHECK_EQ(st.forgotten, 2);	/* 1 pending, 3 pending and in flight */
+	CHECK_EQ(st.forgotten, 2); /* 1 pending, 3 pending and in flight */
 	CHECK_EQ(st.pending, 0);
 
 	/* The batched round: one id dropped by its owner while in flight,
@@ -208,9 +206,9 @@ static void test_owner_drop(void)
 	fk_fsyncq_end(q);
 	st = stats(q);
 	CHECK_EQ(st.error, -ENOENT);
-	CHECK_EQ(st.missing, 2);	/* 3 and 5 */
-	CHECK_EQ(st.synced, 3);		/* 2, 4, 7 */
-	CHECK_EQ(st.pending, 1);	/* 6 */
+	CHECK_EQ(st.missing, 2); /* 3 and 5 */
+	CHECK_EQ(st.synced, 3);	 /* 2, 4, 7 */
+	CHECK_EQ(st.pending, 1); /* 6 */
 	fk_fsyncq_destroy(q);
 }
 
@@ -262,8 +260,8 @@ static void *dropper(void *arg)
 		if (alive[id - 100]) {
 			char p[4200];
 			path_of(p, sizeof(p), id);
-			fk_fsyncq_forget(q, id);	/* first ... */
-			if (unlink(p))			/* ... then unlink */
+			fk_fsyncq_forget(q, id); /* first ... */
+			if (unlink(p))		 /* ... then unlink */
 				fkt_failures++;
 			alive[id - 100] = 0;
 		}
@@ -298,8 +296,7 @@ static void test_concurrent_drops(void)
 	       "forgotten, %llu missing (dropped in flight), %llu backend "
 	       "fsyncs\n",
 	       rounds, (unsigned long long)st.registered,
-	       (unsigned long long)st.synced,
-	       (unsigned long long)st.forgotten,
+	       (unsigned long long)st.synced, (unsigned long long)st.forgotten,
 	       (unsigned long long)st.missing,
 	       (unsigned long long)st.backend_fsyncs);
 	CHECK_EQ(st.error, 0);
@@ -340,7 +337,7 @@ static void test_store(int how)
 		CHECK_EQ(fk_batch_append_copy(&b, t, row, sizeof(row), NULL),
 			 0);
 		CHECK_EQ(fk_store_commit(s, &b, NULL), 0);
-		if (i == 49)	/* base/1.0 exists and is clean */
+		if (i == 49) /* base/1.0 exists and is clean */
 			CHECK_EQ(fk_store_checkpoint(s), 0);
 	}
 	/* Pages dirty; the checkpoint will write them through the kept
@@ -369,7 +366,7 @@ static void test_store(int how)
 	CHECK_EQ(fk_store_close(s), want);
 	fk_batch_release(&b);
 	if (how == GONE_UNLINK)
-		return;	/* its pages older than the redo point are gone */
+		return; /* its pages older than the redo point are gone */
 	/* Put it back: recovery replays from the old redo point. */
 	CHECK_EQ(rename(away, seg), 0);
 	CHECK_EQ(fk_store_open(sdir, &o, &s), 0);
@@ -388,7 +385,7 @@ static void test_store(int how)
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
-	alarm(60);	/* a hang fails (SIGALRM), never blocks the suite */
+	alarm(60); /* a hang fails (SIGALRM), never blocks the suite */
 	snprintf(dir, sizeof(dir), "%s", fkt_tmpdir());
 	test_deleted_by_path();
 	test_renamed_kept_fd();

@@ -59,7 +59,7 @@ static struct fk_store_opts small_opts(void)
 	struct fk_store_opts o;
 	fk_store_opts_init(&o);
 	o.create_mode = FK_STORE_CREATE_IF_MISSING;
-	o.shared_buffers_bytes = 1 << 20;	/* 128 buffers: evictions */
+	o.shared_buffers_bytes = 1 << 20; /* 128 buffers: evictions */
 	o.segment_bytes = 256 * 1024;
 	o.wal_segment_bytes = 1 << 20;
 	o.max_wal_size_bytes = 8 << 20;
@@ -177,7 +177,7 @@ static void test_batch_ops(void)
 	CHECK(lsn > 0);
 	fk_store_get_stats(st, &ss);
 	CHECK(ss.flush_lsn >= lsn);
-	CHECK(ss.wal_fpi >= 2);	/* first touch since the redo point */
+	CHECK(ss.wal_fpi >= 2); /* first touch since the redo point */
 	CHECK_EQ(fk_store_read(st, acc, 5, row), 0);
 	CHECK(!memcmp(row + 50, "hello", 5));
 	int64_t bal;

@@ -127,8 +127,8 @@ int main(void)
 		}
 		close(pfd[1]);
 		/* Read acknowledgements until the kill moment. */
-		uint64_t kill_at = fk_now_ns() +
-				   (uint64_t)(50 + rand() % 400) * 1000000ull;
+		uint64_t kill_at =
+		    fk_now_ns() + (uint64_t)(50 + rand() % 400) * 1000000ull;
 		int killed = 0;
 		for (;;) {
 			if (!killed && fk_now_ns() >= kill_at) {
@@ -149,7 +149,7 @@ int main(void)
 				acked[nacked++] = id;
 				continue;
 			}
-			break;	/* EOF: the child is dead */
+			break; /* EOF: the child is dead */
 		}
 		close(pfd[0]);
 		int status;

@@ -45,27 +45,34 @@
 #include <time.h>
 #include <unistd.h>
 
-#define ROW 1024		/* history row: about 60 commits a segment */
-#define MAXC 4000		/* commits at most per case */
+#define ROW 1024  /* history row: about 60 commits a segment */
+#define MAXC 4000 /* commits at most per case */
 #define WALSEG (64u << 10)
 
-enum kind { K_CONTROL, K_DATADIR, K_CATALOG, K_WAL_RECYCLE, K_WAL_CREATE,
-	    K_SEGTEMP, K_BASEDIR };
+enum kind {
+	K_CONTROL,
+	K_DATADIR,
+	K_CATALOG,
+	K_WAL_RECYCLE,
+	K_WAL_CREATE,
+	K_SEGTEMP,
+	K_BASEDIR
+};
 
 struct scase {
 	const char *name;
 	enum kind kind;
-	const char *suffix;	/* of the fsynced path; NULL: the data dir */
+	const char *suffix; /* of the fsynced path; NULL: the data dir */
 };
 
 static const struct scase cases[] = {
-	{"control.tmp", K_CONTROL, "/control.tmp"},
-	{"datadir", K_DATADIR, NULL},
-	{"catalog.tmp", K_CATALOG, "/catalog.tmp"},
-	{"wal-recycle", K_WAL_RECYCLE, "/wal"},
-	{"wal-create", K_WAL_CREATE, "/wal"},
-	{"segtemp", K_SEGTEMP, "/wal/segtemp"},
-	{"basedir", K_BASEDIR, "/base"},
+    {"control.tmp", K_CONTROL, "/control.tmp"},
+    {"datadir", K_DATADIR, NULL},
+    {"catalog.tmp", K_CATALOG, "/catalog.tmp"},
+    {"wal-recycle", K_WAL_RECYCLE, "/wal"},
+    {"wal-create", K_WAL_CREATE, "/wal"},
+    {"segtemp", K_SEGTEMP, "/wal/segtemp"},
+    {"basedir", K_BASEDIR, "/base"},
 };
 
 static struct fk_store_opts opts(void)
@@ -74,10 +81,10 @@ static struct fk_store_opts opts(void)
 	fk_store_opts_init(&o);
 	o.create_mode = FK_STORE_CREATE_IF_MISSING;
 	o.shared_buffers_bytes = 1 << 20;
-	o.segment_bytes = 64 << 10;	/* 8 pages: a new segment soon */
+	o.segment_bytes = 64 << 10; /* 8 pages: a new segment soon */
 	o.wal_segment_bytes = WALSEG;
 	o.checkpoint_timeout_ms = 3600 * 1000;
-	o.max_wal_size_bytes = 1ull << 40;	/* checkpoints: ours only */
+	o.max_wal_size_bytes = 1ull << 40; /* checkpoints: ours only */
 	return o;
 }
 
@@ -91,7 +98,7 @@ static void fill_counter(void *arg, uint64_t rowno, void *row)
 /* Acknowledged commits: history row number and tag. */
 struct acks {
 	uint64_t row[MAXC + 64], tag[MAXC + 64];
-	unsigned n, failed;	/* failed: returned neither 0 nor ESTOPPED */
+	unsigned n, failed; /* failed: returned neither 0 nor ESTOPPED */
 };
 
 /* One commit: append history row {tag}, add 1 to the counter. */
@@ -120,8 +127,9 @@ static int commit(struct fk_store *s, struct acks *a, uint64_t tag)
 static void wal_settle(struct fk_store *s)
 {
 	for (int i = 0; i < 5000; i++) {
-		uint64_t want = __atomic_load_n(&s->insert_lsn,
-						__ATOMIC_ACQUIRE) / WALSEG + 2;
+		uint64_t want =
+		    __atomic_load_n(&s->insert_lsn, __ATOMIC_ACQUIRE) / WALSEG +
+		    2;
 		if (__atomic_load_n(&s->wal_highest_seg, __ATOMIC_ACQUIRE) >=
 		    want)
 			return;
@@ -192,10 +200,11 @@ static void run_case(const struct scase *c)
 	if (c->kind == K_WAL_RECYCLE) {
 		/* Three WAL segments past the redo point, so the next
 		 * checkpoint recycles. */
-		uint64_t from = __atomic_load_n(&s->insert_lsn,
-						__ATOMIC_ACQUIRE);
+		uint64_t from =
+		    __atomic_load_n(&s->insert_lsn, __ATOMIC_ACQUIRE);
 		while (__atomic_load_n(&s->insert_lsn, __ATOMIC_ACQUIRE) <
-			       from + 3 * WALSEG && tag < MAXC)
+			   from + 3 * WALSEG &&
+		       tag < MAXC)
 			CHECK_EQ(commit(s, &a, tag++), 0);
 	}
 	wal_settle(s);
@@ -265,7 +274,8 @@ static void run_case(const struct scase *c)
 	}
 	CHECK_EQ(wait_error(s), -EIO);
 	printf("%-12s fsync of %s failed after %u acknowledged commits: "
-	       "call returned %d\n", c->name, suffix, a.n, r);
+	       "call returned %d\n",
+	       c->name, suffix, a.n, r);
 
 	/* Stopped: later calls refused, nothing retried. */
 	unsigned before = a.n;
@@ -297,9 +307,10 @@ static void run_case(const struct scase *c)
 		CHECK_EQ(fk_store_read(s, hist, a.row[i], row), 0);
 		memcpy(&v, row, 8);
 		if (v != a.tag[i]) {
-			fprintf(stderr, "%s: row %llu holds %llu, expected "
-				"%llu\n", c->name,
-				(unsigned long long)a.row[i],
+			fprintf(stderr,
+				"%s: row %llu holds %llu, expected "
+				"%llu\n",
+				c->name, (unsigned long long)a.row[i],
 				(unsigned long long)v,
 				(unsigned long long)a.tag[i]);
 			fkt_failures++;

@@ -18,8 +18,8 @@
 #include <errno.h>
 #include <stdio.h>
 
-#define ROW 4000		/* 2 rows per page */
-#define NROWS 2048		/* 1024 pages, 8 MiB: 16x the buffers */
+#define ROW 4000   /* 2 rows per page */
+#define NROWS 2048 /* 1024 pages, 8 MiB: 16x the buffers */
 
 static void fill(void *arg, uint64_t rowno, void *row)
 {
@@ -41,7 +41,7 @@ static int run(const char *base, const char *name, uint64_t seg_bytes,
 	snprintf(dir, sizeof(dir), "%s/%s", base, name);
 	fk_store_opts_init(&o);
 	o.create_mode = FK_STORE_CREATE_IF_MISSING;
-	o.shared_buffers_bytes = 512 << 10;	/* 64 buffers */
+	o.shared_buffers_bytes = 512 << 10; /* 64 buffers */
 	o.segment_bytes = seg_bytes;
 	o.wal_segment_bytes = 4 << 20;
 	o.checkpoint_timeout_ms = 3600 * 1000;
@@ -73,14 +73,15 @@ static int run(const char *base, const char *name, uint64_t seg_bytes,
 			fsyncs++;
 	}
 	fkt_trace_stop();
-	CHECK_EQ(st1.checkpoints, st0.checkpoints);	/* none ran */
+	CHECK_EQ(st1.checkpoints, st0.checkpoints); /* none ran */
 	CHECK(st1.buffers_backend - st0.buffers_backend > 100);
 	*backend_fsyncs = st1.backend_fsyncs - st0.backend_fsyncs;
 	*compactions = st1.fsyncq_compactions - st0.fsyncq_compactions;
 	CHECK_EQ(fsyncs, *backend_fsyncs);
 	CHECK_EQ(fk_store_close(s), 0);
 	printf("%s: %llu backend writes, %llu backend fsyncs, %llu "
-	       "compactions\n", name,
+	       "compactions\n",
+	       name,
 	       (unsigned long long)(st1.buffers_backend - st0.buffers_backend),
 	       (unsigned long long)*backend_fsyncs,
 	       (unsigned long long)*compactions);

@@ -43,11 +43,11 @@
 #include <unistd.h>
 
 #define ROW 64
-#define RPP ((FK_PAGE_SIZE - FK_PAGE_HDR) / ROW)	/* 127 */
+#define RPP ((FK_PAGE_SIZE - FK_PAGE_HDR) / ROW) /* 127 */
 #define SEG_BYTES (8 * FK_PAGE_SIZE)
 #define NPAGES 20
-#define NLOAD (NPAGES * RPP)		/* blocks 0..19: segments 0, 1, 2 */
-#define NAPPEND (6 * 100)		/* blocks 20..24: into segment 3 */
+#define NLOAD (NPAGES * RPP) /* blocks 0..19: segments 0, 1, 2 */
+#define NAPPEND (6 * 100)    /* blocks 20..24: into segment 3 */
 #define ACC 1
 
 static struct fk_store_opts opts(void)
@@ -55,11 +55,11 @@ static struct fk_store_opts opts(void)
 	struct fk_store_opts o;
 	fk_store_opts_init(&o);
 	o.create_mode = FK_STORE_CREATE_IF_MISSING;
-	o.shared_buffers_bytes = 256 * FK_PAGE_SIZE;	/* no eviction */
+	o.shared_buffers_bytes = 256 * FK_PAGE_SIZE; /* no eviction */
 	o.segment_bytes = SEG_BYTES;
 	o.wal_segment_bytes = 1 << 20;
 	o.checkpoint_timeout_ms = 3600000;
-	o.sync_io = FK_SYNC_IO_SEQUENTIAL;	/* fsyncs through fk_sys */
+	o.sync_io = FK_SYNC_IO_SEQUENTIAL; /* fsyncs through fk_sys */
 	o.log = fkt_store_log;
 	return o;
 }
@@ -200,7 +200,8 @@ static void crash_child(const char *dir, int nappend)
 			uint8_t same[8];
 			memset(same, 0x5a, 8);
 			fk_batch_reset(&b);
-			fk_batch_set(&b, ACC, (uint64_t)k * 9 * RPP, 8, same, 8);
+			fk_batch_set(&b, ACC, (uint64_t)k * 9 * RPP, 8, same,
+				     8);
 			if (fk_store_commit(s, &b, NULL))
 				_exit(3);
 		}
@@ -244,7 +245,7 @@ static void test_new_segment(const char *root)
 	char dir[4200], p[4300];
 	fresh(dir, sizeof(dir), root, "new-seg");
 	crash_child(dir, NAPPEND);
-	CHECK(seg_size(dir, 3) >= 0);	/* created after the checkpoint */
+	CHECK(seg_size(dir, 3) >= 0); /* created after the checkpoint */
 	verify(dir, NLOAD + NAPPEND, "kill -9, new base/1.3");
 
 	fresh(dir, sizeof(dir), root, "new-seg-lost");
@@ -356,8 +357,9 @@ static void test_during_checkpoint(const char *root)
 	}
 	CHECK_EQ(seg_size(dir, 3), 0);
 	CHECK_EQ(seg_size(dir, 2), (NPAGES - 16) * FK_PAGE_SIZE);
-	verify(dir, NLOAD + NAPPEND, "kill -9, rows appended during the "
-				     "checkpoint into a new, empty base/1.3");
+	verify(dir, NLOAD + NAPPEND,
+	       "kill -9, rows appended during the "
+	       "checkpoint into a new, empty base/1.3");
 }
 
 int main(void)

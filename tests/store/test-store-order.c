@@ -75,7 +75,7 @@ static ssize_t my_pwrite(int fd, const void *buf, size_t len, off_t off)
 		for (size_t i = 0; i + FK_WAL_REC_HDR <= len; i += 8) {
 			uint64_t lsn = segno * WALSEG + (uint64_t)off + i;
 			const struct fk_wal_rec *r =
-				(const void *)((const uint8_t *)buf + i);
+			    (const void *)((const uint8_t *)buf + i);
 			if (r->type == FK_WAL_CHECKPOINT &&
 			    fk_wal_rec_check(r, len - i, lsn, 0) > 0)
 				v = 1;
@@ -192,7 +192,7 @@ int main(void)
 	snprintf(dir, sizeof(dir), "%s/db", fkt_tmpdir());
 	fk_store_opts_init(&o);
 	o.create_mode = FK_STORE_CREATE_IF_MISSING;
-	o.shared_buffers_bytes = 512 << 10;	/* 64 buffers */
+	o.shared_buffers_bytes = 512 << 10; /* 64 buffers */
 	o.segment_bytes = 256 << 10;
 	o.wal_segment_bytes = WALSEG;
 	o.checkpoint_timeout_ms = 3600 * 1000;
@@ -251,7 +251,7 @@ int main(void)
 	CHECK(ss.buffers_backend > 0);
 	CHECK(ss.buffers_checkpoint > 0);
 	CHECK_EQ(fk_store_close(s), 0);
-	fk_sys.pwrite = traced_pwrite;	/* stop annotating */
+	fk_sys.pwrite = traced_pwrite; /* stop annotating */
 
 	size_t n = fkt_trace_count(), kk = 0;
 	CHECK(n < MAXCALLS);
@@ -269,8 +269,8 @@ int main(void)
 		if (wal_segno(c->path, &segno) && segno < 64) {
 			if (!strcmp(c->op, "pwrite") && c->ret >= 0 &&
 			    segno * WALSEG + c->off + c->len > written[segno])
-				written[segno] = segno * WALSEG + c->off +
-						 c->len;
+				written[segno] =
+				    segno * WALSEG + c->off + c->len;
 			if (is_sync(c) && written[segno] > durable)
 				durable = written[segno];
 		}
@@ -279,9 +279,10 @@ int main(void)
 			page_writes++;
 			if (lsn && durable < lsn) {
 				violations++;
-				fprintf(stderr, "page write %zu (LSN %llu) "
-					"before WAL durable (%llu)\n", i,
-					(unsigned long long)lsn,
+				fprintf(stderr,
+					"page write %zu (LSN %llu) "
+					"before WAL durable (%llu)\n",
+					i, (unsigned long long)lsn,
 					(unsigned long long)durable);
 			}
 		}
@@ -298,7 +299,8 @@ int main(void)
 		ckpts++;
 		for (size_t j = 0; j < i; j++) {
 			const struct fkt_call *p = fkt_trace_get(j);
-			if (strcmp(p->op, "pwrite") || !strstr(p->path, "/base/"))
+			if (strcmp(p->op, "pwrite") ||
+			    !strstr(p->path, "/base/"))
 				continue;
 			size_t k;
 			for (k = j + 1; k < i; k++) {
@@ -310,7 +312,7 @@ int main(void)
 				violations++;
 		}
 	}
-	CHECK(ckpts >= 6);	/* init, bulk load, 4 requested, shutdown */
+	CHECK(ckpts >= 6); /* init, bulk load, 4 requested, shutdown */
 	CHECK_EQ(violations, 0);
 
 	/* 3. Checkpoint record durable, then control.tmp fsync, rename,
@@ -344,7 +346,7 @@ int main(void)
 			long sy = -1;
 			for (long j = w + 1; j < (long)i && sy < 0; j++) {
 				const struct fkt_call *x =
-					fkt_trace_get((size_t)j);
+				    fkt_trace_get((size_t)j);
 				if (is_sync(x) && strstr(x->path, "/wal/"))
 					sy = j;
 			}
@@ -372,7 +374,7 @@ int main(void)
 		CHECK(f > (long)i);
 		CHECK(w < 0 || f < w);
 	}
-	CHECK(created >= 2);	/* accounts and history */
+	CHECK(created >= 2); /* accounts and history */
 	if (fkt_failures)
 		fkt_trace_dump(stderr);
 	fkt_trace_stop();

@@ -84,14 +84,15 @@ static void crash_run(const char *dir, int first, int n, int fpw,
 			memcpy(h, &i, 8);
 			fk_batch_reset(&b);
 			fk_batch_add_i64(&b, acc, i * 53 % NACC, 0, 1, NULL);
-			fk_batch_set(&b, acc, i * 53 % NACC, 16, "torn-test", 9);
+			fk_batch_set(&b, acc, i * 53 % NACC, 16, "torn-test",
+				     9);
 			fk_batch_append(&b, hist, h, NULL);
 			if (fk_store_commit(s, &b, &end))
 				_exit(3);
 			if (write(pfd[1], &end, 8) != 8)
 				_exit(4);
 		}
-		_exit(0);	/* no close: the store is "crashed" */
+		_exit(0); /* no close: the store is "crashed" */
 	}
 	close(pfd[1]);
 	for (int i = 0; i < n; i++)
@@ -187,8 +188,9 @@ static void tear_page(const char *dir, uint32_t table, uint32_t block)
 	int fd = open(path, O_RDWR);
 	CHECK(fd >= 0);
 	memset(junk, 0xA5, sizeof(junk));
-	CHECK_EQ(pwrite(fd, junk, sizeof(junk),
-			(off_t)block * FK_PAGE_SIZE + 4096), sizeof(junk));
+	CHECK_EQ(
+	    pwrite(fd, junk, sizeof(junk), (off_t)block * FK_PAGE_SIZE + 4096),
+	    sizeof(junk));
 	close(fd);
 }
 
@@ -204,7 +206,7 @@ int main(void)
 	/* Torn data page restored from the full-page image. */
 	snprintf(dir, sizeof(dir), "%s/fpi", base);
 	setup(dir);
-	crash_run(dir, 0, 1, 1, ends);	/* changes account 0: block 0 */
+	crash_run(dir, 0, 1, 1, ends); /* changes account 0: block 0 */
 	tear_page(dir, 1, 0);
 	verify(dir, 1);
 

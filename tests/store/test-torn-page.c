@@ -42,13 +42,13 @@
 #include <unistd.h>
 
 #define ROW 64
-#define RPP ((FK_PAGE_SIZE - FK_PAGE_HDR) / ROW)	/* 127 rows per page */
+#define RPP ((FK_PAGE_SIZE - FK_PAGE_HDR) / ROW) /* 127 rows per page */
 #define NACC (6 * RPP)
-#define NFILL (600 * RPP)	/* ~10 sweeps of the 64 buffers: evicts */
-#define BLK 2			/* the account page torn */
+#define NFILL (600 * RPP) /* ~10 sweeps of the 64 buffers: evicts */
+#define BLK 2		  /* the account page torn */
 #define HALF 4096
 
-#define WIDE_ROW (FK_PAGE_SIZE - FK_PAGE_HDR)	/* one row fills a page */
+#define WIDE_ROW (FK_PAGE_SIZE - FK_PAGE_HDR) /* one row fills a page */
 
 enum { ACC = 1, HIST = 2, FILL = 3, WIDE = 4 };
 
@@ -63,7 +63,7 @@ static struct fk_store_opts opts(int fpw)
 	struct fk_store_opts o;
 	fk_store_opts_init(&o);
 	o.create_mode = FK_STORE_CREATE_IF_MISSING;
-	o.shared_buffers_bytes = 64 * FK_PAGE_SIZE;	/* 64 buffers */
+	o.shared_buffers_bytes = 64 * FK_PAGE_SIZE; /* 64 buffers */
 	o.segment_bytes = 1 << 20;
 	o.wal_segment_bytes = 1 << 20;
 	o.checkpoint_timeout_ms = 3600000;
@@ -112,7 +112,7 @@ static void read_page(const char *dir, uint32_t table, uint32_t blk,
 	page_path(p, sizeof(p), dir, table);
 	memset(page, 0, FK_PAGE_SIZE);
 	int fd = open(p, O_RDONLY);
-	CHECK(fd >= 0 || errno == ENOENT);	/* never written: zeros */
+	CHECK(fd >= 0 || errno == ENOENT); /* never written: zeros */
 	if (fd >= 0) {
 		CHECK(pread(fd, page, FK_PAGE_SIZE,
 			    (off_t)blk * FK_PAGE_SIZE) >= 0);
@@ -128,8 +128,7 @@ static void write_page(const char *dir, uint32_t table, uint32_t blk,
 	int fd = open(p, O_WRONLY);
 	CHECK(fd >= 0);
 	if (fd >= 0) {
-		CHECK_EQ(pwrite(fd, page, len, (off_t)blk * FK_PAGE_SIZE),
-			 len);
+		CHECK_EQ(pwrite(fd, page, len, (off_t)blk * FK_PAGE_SIZE), len);
 		close(fd);
 	}
 }
@@ -224,9 +223,10 @@ static void verify(const char *dir, const char *what)
 		memcpy(&lw, row + 32, 8);
 		if (r || v != balance(a) || id != a ||
 		    memcmp(row + 16, "acc", 4) || (last >= 0 && lw != last)) {
-			fprintf(stderr, "%s: account %llu: %d, %lld (expected "
-				"%lld), id %llu\n", what,
-				(unsigned long long)a, r, (long long)v,
+			fprintf(stderr,
+				"%s: account %llu: %d, %lld (expected "
+				"%lld), id %llu\n",
+				what, (unsigned long long)a, r, (long long)v,
 				(long long)balance(a), (unsigned long long)id);
 			bad = 1;
 		}
@@ -304,11 +304,11 @@ static void torn_restored(const char *base, const char *name, enum tear how)
 
 /* ---- corrupt, no image ---- */
 
-static void corrupt_not_used(const char *base, const char *name,
-			     int how)
+static void corrupt_not_used(const char *base, const char *name, int how)
 {
 	char dir[4200];
-	static uint8_t bad[FK_PAGE_SIZE], other[FK_PAGE_SIZE], after[FK_PAGE_SIZE];
+	static uint8_t bad[FK_PAGE_SIZE], other[FK_PAGE_SIZE],
+	    after[FK_PAGE_SIZE];
 	uint8_t row[ROW];
 	const uint32_t blk = 3;
 	snprintf(dir, sizeof(dir), "%s/%s", base, name);
@@ -319,13 +319,13 @@ static void corrupt_not_used(const char *base, const char *name,
 	read_page(dir, ACC, blk, bad);
 	read_page(dir, ACC, blk + 1, other);
 	switch (how) {
-	case 0:		/* torn: its first half, another page's second */
+	case 0: /* torn: its first half, another page's second */
 		memcpy(bad + HALF, other + HALF, HALF);
 		break;
-	case 1:		/* misdirected: block 4's valid image at block 3 */
+	case 1: /* misdirected: block 4's valid image at block 3 */
 		memcpy(bad, other, FK_PAGE_SIZE);
 		break;
-	case 2:		/* zeroed */
+	case 2: /* zeroed */
 		memset(bad, 0, FK_PAGE_SIZE);
 		break;
 	}
@@ -383,7 +383,7 @@ static void torn_no_fpi(const char *base)
 	crash_run(dir, 0);
 	read_page(dir, ACC, BLK, v1);
 	CHECK(memcmp(v0, v1, HALF) != 0);
-	memcpy(v1 + HALF, v0 + HALF, HALF);	/* new first half, old rest */
+	memcpy(v1 + HALF, v0 + HALF, HALF); /* new first half, old rest */
 	write_page(dir, ACC, BLK, v1, FK_PAGE_SIZE);
 	struct fk_store_opts o = opts(0);
 	struct fk_store *s = NULL;

@@ -44,8 +44,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define HROW 64		/* history row bytes */
-#define PROW 256	/* pad row bytes: the filler's SET */
+#define HROW 64	 /* history row bytes */
+#define PROW 256 /* pad row bytes: the filler's SET */
 #define WALSEG 65536u
 #define NCOMMIT 60
 #define NEW_TAG 1000000u
@@ -62,7 +62,7 @@ static struct fk_store_opts opts(void)
 	o.segment_bytes = 1 << 20;
 	o.wal_segment_bytes = WALSEG;
 	o.checkpoint_timeout_ms = 3600000;
-	o.full_page_writes = 0;		/* every commit the same size */
+	o.full_page_writes = 0; /* every commit the same size */
 	o.sync_io = FK_SYNC_IO_SEQUENTIAL;
 	return o;
 }
@@ -101,11 +101,11 @@ static int verify(struct fk_store *s, uint64_t n, uint64_t extra,
 		int r = fk_store_read(s, 1, i, row);
 		memcpy(&v, row, 8);
 		if (r || v != exp) {
-			fprintf(stderr, "%s: history row %llu: %d, %llu "
-				"(expected %llu)\n", what,
-				(unsigned long long)i, r,
-				(unsigned long long)v,
-				(unsigned long long)exp);
+			fprintf(stderr,
+				"%s: history row %llu: %d, %llu "
+				"(expected %llu)\n",
+				what, (unsigned long long)i, r,
+				(unsigned long long)v, (unsigned long long)exp);
 			return 1;
 		}
 	}
@@ -179,7 +179,7 @@ static int prepare(const char *dir, uint64_t *ends)
 			if (write(pfd[1], &end, 8) != 8)
 				_exit(4);
 		}
-		_exit(0);	/* crash: no close */
+		_exit(0); /* crash: no close */
 	}
 	close(pfd[1]);
 	while (n < NCOMMIT && read(pfd[0], &ends[n], 8) == 8)
@@ -224,10 +224,11 @@ static int trial(int k, enum damage how)
 	memcpy(seg, orig, WALSEG);
 	/* Before the damage the record verifies, chained to its
 	 * predecessor. */
-	CHECK_EQ(fk_wal_rec_check(orig + L % WALSEG, WALSEG - L % WALSEG, L,
-				  L - S), (long)S);
+	CHECK_EQ(
+	    fk_wal_rec_check(orig + L % WALSEG, WALSEG - L % WALSEG, L, L - S),
+	    (long)S);
 	switch (how) {
-	case D_PAYLOAD:	/* the history row's tag */
+	case D_PAYLOAD: /* the history row's tag */
 		seg[L % WALSEG + S - HROW] ^= 0x10;
 		break;
 	case D_CRC:
@@ -274,7 +275,7 @@ static int trial(int k, enum damage how)
 		r3[2] = end;
 		if (write(pfd[1], r3, sizeof(r3)) != sizeof(r3))
 			_exit(7);
-		_exit(0);	/* crash again */
+		_exit(0); /* crash again */
 	}
 	close(pfd[1]);
 	uint64_t r3[3] = {0, 0, 0};
@@ -292,9 +293,9 @@ static int trial(int k, enum damage how)
 	CHECK(P > L && (P - L) % S == 0 && P - S == r3[1]);
 	uint64_t m = (uint64_t)k + (P - L) / S;
 	CHECK(m < NCOMMIT && ends[m] - S == P);
-	CHECK_EQ(fk_wal_rec_check(orig + P % WALSEG, WALSEG - P % WALSEG, P,
-				  P - S), (long)(FK_WAL_REC_HDR + 8 +
-						 fk_wal_op_size(HROW)));
+	CHECK_EQ(
+	    fk_wal_rec_check(orig + P % WALSEG, WALSEG - P % WALSEG, P, P - S),
+	    (long)(FK_WAL_REC_HDR + 8 + fk_wal_op_size(HROW)));
 	printf("  cut at %llu, end-of-recovery WAL to %llu, new commits end "
 	       "at %llu where old commit %llu starts\n",
 	       (unsigned long long)L, (unsigned long long)r3[0],
@@ -304,9 +305,10 @@ static int trial(int k, enum damage how)
 	int stale = fk_wal_rec_check(seg + P % WALSEG, WALSEG - P % WALSEG, P,
 				     P - S) > 0;
 	if (stale)
-		fprintf(stderr, "%s: old commit %llu still valid at %llu "
-			"after the cut\n", what, (unsigned long long)m,
-			(unsigned long long)P);
+		fprintf(stderr,
+			"%s: old commit %llu still valid at %llu "
+			"after the cut\n",
+			what, (unsigned long long)m, (unsigned long long)P);
 
 	/* Second recovery: commits 0 .. k-1 and the new one, no more. */
 	struct fk_store *s = NULL;

@@ -101,7 +101,7 @@ int main(void)
 	page[5000] ^= 1;
 	CHECK_EQ(fk_page_verify(page, 3, 9), -FK_ECORRUPT);
 	memset(page, 0, sizeof(page));
-	CHECK_EQ(fk_page_verify(page, 3, 9), 0);	/* new page */
+	CHECK_EQ(fk_page_verify(page, 3, 9), 0); /* new page */
 	uint32_t tb;
 	memcpy(&tb, page + 12, 4);
 	CHECK_EQ(tb, 3);

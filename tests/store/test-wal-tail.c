@@ -56,7 +56,7 @@
 #define ROW 64
 #define NACC 300
 #define WALSEG 65536u
-#define TAIL 3			/* records damaged byte by byte */
+#define TAIL 3 /* records damaged byte by byte */
 
 static char base[4096];
 static int full;
@@ -89,7 +89,7 @@ static struct fk_store_opts opts(int fpw)
 	struct fk_store_opts o;
 	fk_store_opts_init(&o);
 	o.create_mode = FK_STORE_CREATE_IF_MISSING;
-	o.shared_buffers_bytes = 64 * FK_PAGE_SIZE;	/* the minimum */
+	o.shared_buffers_bytes = 64 * FK_PAGE_SIZE; /* the minimum */
 	o.segment_bytes = 1 << 20;
 	o.wal_segment_bytes = WALSEG;
 	o.checkpoint_timeout_ms = 3600000;
@@ -157,7 +157,8 @@ static int verify_store(struct fk_store *s, uint64_t n, const char *what)
 		memcpy(&id, row + 8, 8);
 		memcpy(&lw, row + 24, 8);
 		if (r || v != cnt || id != a || lw != last) {
-			fprintf(stderr, "%s: account %llu: %d, count %lld "
+			fprintf(stderr,
+				"%s: account %llu: %d, count %lld "
 				"(expected %lld), last %llu (expected %llu)\n",
 				what, (unsigned long long)a, r, (long long)v,
 				(long long)cnt, (unsigned long long)lw,
@@ -171,8 +172,8 @@ static int verify_store(struct fk_store *s, uint64_t n, const char *what)
 /* ---- files ---- */
 
 /* snprintf for paths: a path that does not fit ends the test. */
-__attribute__((format(printf, 3, 4)))
-static void pathf(char *out, size_t len, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void pathf(char *out, size_t len,
+							const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -274,12 +275,12 @@ struct rec {
 	uint64_t lsn;
 	uint32_t len;
 	uint8_t type;
-	long commit;	/* commit number, -1: not a commit */
+	long commit; /* commit number, -1: not a commit */
 };
 
 struct prep {
 	char dir[4200];
-	uint64_t ends[512];	/* end LSN of each acknowledged commit */
+	uint64_t ends[512]; /* end LSN of each acknowledged commit */
 	int n;
 	struct rec recs[512];
 	int nrec;
@@ -340,8 +341,8 @@ static void list_records(struct prep *p)
 	int last = -1;
 	for (int i = 0; i < p->nrec; i++)
 		if (p->recs[i].commit >= 0) {
-			CHECK_EQ(p->recs[i].commit, last + 1 > 0 ?
-				 last + 1 : p->recs[i].commit);
+			CHECK_EQ(p->recs[i].commit,
+				 last + 1 > 0 ? last + 1 : p->recs[i].commit);
 			last = (int)p->recs[i].commit;
 		}
 	CHECK_EQ(last, p->n - 1);
@@ -400,7 +401,7 @@ static void prepare(struct prep *p, const char *name, int fpw, int n,
 					break;
 			}
 		}
-		_exit(0);	/* crash: no close */
+		_exit(0); /* crash: no close */
 	}
 	close(pfd[1]);
 	p->n = 0;
@@ -412,8 +413,8 @@ static void prepare(struct prep *p, const char *name, int fpw, int n,
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	list_records(p);
 	printf("%s: %d commits, %d records since the redo point, WAL end "
-	       "%llu\n", name, p->n, p->nrec,
-	       (unsigned long long)p->ends[p->n - 1]);
+	       "%llu\n",
+	       name, p->n, p->nrec, (unsigned long long)p->ends[p->n - 1]);
 }
 
 /* ---- variants ---- */
@@ -428,8 +429,8 @@ static long expect_commits(const struct prep *p, uint64_t segno,
 	for (int i = 0; i < p->nrec; i++) {
 		const struct rec *r = &p->recs[i];
 		if (r->lsn / WALSEG == segno) {
-			uint32_t len = r->type == FK_WAL_PAD ? FK_WAL_REC_HDR
-							     : r->len;
+			uint32_t len =
+			    r->type == FK_WAL_PAD ? FK_WAL_REC_HDR : r->len;
 			uint64_t off = r->lsn % WALSEG;
 			if (memcmp(o + off, d + off, len))
 				return c;
@@ -482,7 +483,7 @@ static int check_recovery(const char *dir, int fpw, long n, int more,
 				_exit(3);
 			in_seg += (end - 1) / WALSEG == until_seg;
 		}
-		_exit(0);	/* crash again */
+		_exit(0); /* crash again */
 	}
 	close(pfd[1]);
 	uint64_t end;
@@ -629,8 +630,8 @@ static void test_torn_tail(void)
 		snprintf(what, sizeof(what), "zeros from %llu",
 			 (unsigned long long)lsn);
 		variant(p, what, segno, d_zero, &a, -1, 2, 0, fpw);
-		a.to = (to % WALSEG) + 64 < WALSEG ? (to % WALSEG) + 64
-						   : WALSEG;
+		a.to =
+		    (to % WALSEG) + 64 < WALSEG ? (to % WALSEG) + 64 : WALSEG;
 		if (a.to <= a.off)
 			a.to = a.off + 1;
 		snprintf(what, sizeof(what), "random bytes from %llu",
@@ -642,15 +643,15 @@ static void test_torn_tail(void)
 /* A recycled segment in p->dir: its header is valid but names an older
  * segment number than its file name.  Returns its file's number, its
  * content in @buf. */
-static uint64_t find_recycled(const struct prep *p, uint8_t *buf,
-			      uint64_t *old)
+static uint64_t find_recycled(const struct prep *p, uint8_t *buf, uint64_t *old)
 {
 	for (uint64_t sn = 1; sn < 4096; sn++) {
 		if (read_seg(p->dir, sn, buf) != WALSEG)
 			continue;
 		struct fk_wal_seg h;
 		memcpy(&h, buf, sizeof(h));
-		if (h.segno < sn && fk_wal_seg_check(buf, h.segno, WALSEG) == 0) {
+		if (h.segno < sn &&
+		    fk_wal_seg_check(buf, h.segno, WALSEG) == 0) {
 			*old = h.segno;
 			return sn;
 		}
@@ -681,21 +682,20 @@ static void test_stale_records(void)
 	for (int k = TAIL; k >= 1; k--) {
 		const struct rec *at = &p->recs[p->nrec - k];
 		uint64_t segno = at->lsn / WALSEG, off = at->lsn % WALSEG;
-		long expect = at->commit;	/* commits before it */
+		long expect = at->commit; /* commits before it */
 		/* Old records where this one starts: CRC fine, LSN not. */
 		struct at a = {off, WALSEG, r + FK_WAL_SEG_HDR};
 		if (WALSEG - off > WALSEG - FK_WAL_SEG_HDR)
 			a.to = off + WALSEG - FK_WAL_SEG_HDR;
 		/* Room for the stale record here, and only its LSN (and
 		 * prev LSN) tell it apart. */
-		CHECK(fk_wal_rec_check(r + FK_WAL_SEG_HDR, a.to - off,
-				       old_lsn, 0) > 0);
-		CHECK(fk_wal_rec_check(r + FK_WAL_SEG_HDR, a.to - off,
-				       at->lsn, 0) < 0);
+		CHECK(fk_wal_rec_check(r + FK_WAL_SEG_HDR, a.to - off, old_lsn,
+				       0) > 0);
+		CHECK(fk_wal_rec_check(r + FK_WAL_SEG_HDR, a.to - off, at->lsn,
+				       0) < 0);
 		snprintf(what, sizeof(what),
 			 "stale records of segment %llu at %llu",
-			 (unsigned long long)old,
-			 (unsigned long long)at->lsn);
+			 (unsigned long long)old, (unsigned long long)at->lsn);
 		variant(p, what, segno, d_copy, &a, expect, 2, 0, fpw);
 		/* The recycled file's own bytes from the same offset. */
 		a.src = r + off;
@@ -762,8 +762,8 @@ static void test_cross_segment(void)
 	 * fits before the segment end, so the new commits in the next
 	 * segment start where the old ones did. */
 	int from = first_in_next - 6 > 0 ? first_in_next - 6 : 0;
-	for (uint64_t lsn = p->recs[from].lsn;
-	     lsn < prev_seg * WALSEG + WALSEG; lsn++) {
+	for (uint64_t lsn = p->recs[from].lsn; lsn < prev_seg * WALSEG + WALSEG;
+	     lsn++) {
 		if (!full && lsn % cross_step && lsn > p->recs[from].lsn + 40)
 			continue;
 		static uint8_t o[WALSEG];
@@ -775,9 +775,10 @@ static void test_cross_segment(void)
 		long expect = 0;
 		for (int i = 0; i < p->nrec; i++) {
 			const struct rec *rc = &p->recs[i];
-			uint32_t len = rc->type == FK_WAL_PAD ? FK_WAL_REC_HDR
-							      : rc->len;
-			if (rc->lsn / WALSEG == prev_seg && rc->lsn + len > lsn) {
+			uint32_t len =
+			    rc->type == FK_WAL_PAD ? FK_WAL_REC_HDR : rc->len;
+			if (rc->lsn / WALSEG == prev_seg &&
+			    rc->lsn + len > lsn) {
 				int zero = 1;
 				for (uint64_t x = lsn; x < rc->lsn + len; x++)
 					zero &= !o[x % WALSEG];
@@ -814,8 +815,10 @@ int main(void)
 		trunc_step = 4, other_step = 13, cross_step = 37;
 	seed = sd ? (unsigned)strtoul(sd, NULL, 0) : (unsigned)getpid();
 	printf("seed: %u (FK_TEST_SEED); offsets: %s\n", seed,
-	       full ? "all" : trunc_step == 1 ? "every byte truncated" :
-	       "every 4th byte truncated (sanitizer build)");
+	       full ? "all"
+	       : trunc_step == 1
+		   ? "every byte truncated"
+		   : "every 4th byte truncated (sanitizer build)");
 	/* Thousands of small directories: tmpfs when there is one. */
 	if (!getenv("TMPDIR") && access("/dev/shm", W_OK) == 0)
 		setenv("TMPDIR", "/dev/shm", 0);

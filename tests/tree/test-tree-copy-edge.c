@@ -103,7 +103,7 @@ int main(void)
 		CHECK_EQ(r, -EINVAL);
 		CHECK_EQ(m.errors, 1);
 		CHECK(strstr(m.last_op, "into itself") != NULL);
-		CHECK_EQ(nr_entries(src), 2);	/* nothing created */
+		CHECK_EQ(nr_entries(src), 2); /* nothing created */
 		snprintf(p, sizeof(p), "%s/sub", src);
 		CHECK_EQ(nr_entries(p), 0);
 		CHECK_EQ(st.fsync_calls + st.dir_fsync_calls, 0);
@@ -169,7 +169,7 @@ int main(void)
 	struct stat vs;
 	CHECK(stat(victim, &vs) == 0);
 	CHECK_EQ(vs.st_mode & 07777, 0600);
-	CHECK(r < 0);	/* the chmod of the copy failed: reported */
+	CHECK(r < 0); /* the chmod of the copy failed: reported */
 	CHECK(m.errors >= 1);
 
 	/* 4. Default ACL on the destination directory. */
@@ -178,12 +178,10 @@ int main(void)
 	CHECK(mkdir(dacl, 0755) == 0);
 	/* user::rwx user:65534:rwx group::r-x mask::rwx other::r-x */
 	static const unsigned char acl[] = {
-		2, 0, 0, 0,
-		1, 0, 7, 0, 0xff, 0xff, 0xff, 0xff,
-		2, 0, 7, 0, 0xfe, 0xff, 0, 0,
-		4, 0, 5, 0, 0xff, 0xff, 0xff, 0xff,
-		0x10, 0, 7, 0, 0xff, 0xff, 0xff, 0xff,
-		0x20, 0, 5, 0, 0xff, 0xff, 0xff, 0xff,
+	    2,	  0,	0,    0,    1,	  0,	7,    0,    0xff, 0xff, 0xff,
+	    0xff, 2,	0,    7,    0,	  0xfe, 0xff, 0,    0,	  4,	0,
+	    5,	  0,	0xff, 0xff, 0xff, 0xff, 0x10, 0,    7,	  0,	0xff,
+	    0xff, 0xff, 0xff, 0x20, 0,	  5,	0,    0xff, 0xff, 0xff, 0xff,
 	};
 	if (setxattr(dacl, "system.posix_acl_default", acl, sizeof(acl), 0)) {
 		fprintf(stderr, "no POSIX ACLs here (%s): part 4 skipped\n",
@@ -203,8 +201,9 @@ int main(void)
 		      errno == ENODATA);
 		if (i != 1) {
 			errno = 0;
-			CHECK(getxattr(x, "system.posix_acl_default", NULL,
-				       0) < 0 && errno == ENODATA);
+			CHECK(getxattr(x, "system.posix_acl_default", NULL, 0) <
+				  0 &&
+			      errno == ENODATA);
 		}
 	}
 	snprintf(x, sizeof(x), "%s/f", dd);
@@ -212,8 +211,7 @@ int main(void)
 	CHECK(stat(x, &fs) == 0 && (fs.st_mode & 07777) == 0640);
 	/* A source with an ACL keeps it. */
 	snprintf(p, sizeof(p), "%s/f", src);
-	CHECK(setxattr(p, "system.posix_acl_access", acl, sizeof(acl), 0) ==
-	      0);
+	CHECK(setxattr(p, "system.posix_acl_access", acl, sizeof(acl), 0) == 0);
 	snprintf(dd, sizeof(dd), "%s/copy2", dacl);
 	CHECK_EQ(fk_tree_copy(src, dd, &o, &st), 0);
 	snprintf(x, sizeof(x), "%s/f", dd);

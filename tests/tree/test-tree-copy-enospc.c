@@ -21,8 +21,7 @@ static void cleanup(void)
 		return;
 	fkt_sh("umount '%s'", mnt);
 	/* mount -o loop sets autoclear; detach explicitly in case. */
-	fkt_sh("losetup -j '%s' | cut -d: -f1 | xargs -r -n1 losetup -d",
-	       img);
+	fkt_sh("losetup -j '%s' | cut -d: -f1 | xargs -r -n1 losetup -d", img);
 	mounted = 0;
 }
 
@@ -34,10 +33,11 @@ int main(void)
 	snprintf(img, sizeof(img), "%s/img", tmp);
 	snprintf(mnt, sizeof(mnt), "%s/mnt", tmp);
 	if (fkt_sh("truncate -s 8M '%s' && mkfs.ext4 -q -m 0 '%s' "
-		   ">/dev/null 2>&1", img, img) != 0)
+		   ">/dev/null 2>&1",
+		   img, img) != 0)
 		SKIP("mkfs.ext4 failed");
 	CHECK(mkdir(mnt, 0755) == 0);
-	atexit(cleanup);	/* runs before the temp dir is removed */
+	atexit(cleanup); /* runs before the temp dir is removed */
 	if (fkt_sh("mount -o loop '%s' '%s' 2>/dev/null", img, mnt) != 0)
 		SKIP("mount -o loop failed");
 	mounted = 1;

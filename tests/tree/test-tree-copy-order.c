@@ -104,8 +104,10 @@ static void check_common(int method)
 				char *p = strdup(c->path);
 				long parent = fsync_of(dirname(p), i + 1);
 				if (parent < 0)
-					fprintf(stderr, "no later parent fsync "
-						"for '%s'\n", c->path);
+					fprintf(stderr,
+						"no later parent fsync "
+						"for '%s'\n",
+						c->path);
 				CHECK(parent > (long)i);
 				free(p);
 			}
@@ -128,16 +130,16 @@ static void check_common(int method)
 	static const char *dirs[] = {"", "/d1", "/d1/d2"};
 	char p[4300];
 	if (method == FK_COPY_SYNCFS) {
-		CHECK_EQ(nr_syncfs, 2);	/* data, then times */
+		CHECK_EQ(nr_syncfs, 2); /* data, then times */
 		CHECK(fkt_trace_find("syncfs", NULL, 0) > last_write);
-		CHECK_EQ(nr_fsync, 0);	/* parent on the same fs */
+		CHECK_EQ(nr_fsync, 0); /* parent on the same fs */
 		CHECK_EQ(nr_sfr, 0);
 		return;
 	}
 	CHECK_EQ(nr_syncfs, 0);
 	for (size_t i = 0; i < 4; i++) {
 		snprintf(p, sizeof(p), "%s/%s", dst, files[i]);
-		CHECK_EQ(nr_fsync_of(p), 2);	/* data, then times */
+		CHECK_EQ(nr_fsync_of(p), 2); /* data, then times */
 	}
 	/* The hard-linked inode twice, under whichever name came first. */
 	snprintf(p, sizeof(p), "%s/h1", dst);
@@ -180,9 +182,10 @@ static void check_common(int method)
 				if (!strcmp(w->op, "open") &&
 				    !(w->off & O_DIRECTORY) &&
 				    !(w->off & O_PATH) && (long)j < f) {
-					fprintf(stderr, "open '%s' before "
-						"fsync of '%s'\n", w->path,
-						c->path);
+					fprintf(stderr,
+						"open '%s' before "
+						"fsync of '%s'\n",
+						w->path, c->path);
 					CHECK(0);
 				}
 			}
@@ -204,7 +207,7 @@ int main(void)
 		struct fk_tree_opts o;
 		struct fk_tree_stats st;
 		fk_tree_opts_init(&o);
-		o.sync_io = FK_SYNC_IO_THREADS;	/* traced: not io_uring */
+		o.sync_io = FK_SYNC_IO_THREADS; /* traced: not io_uring */
 		o.copy_method = m;
 		o.flush_after_bytes = 256 * 1024;
 		fkt_trace_start();

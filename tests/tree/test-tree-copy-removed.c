@@ -59,14 +59,14 @@ enum when { AT_PASS, AT_SYNCED };
  */
 static struct {
 	enum when when;
-	const char *victim;	/* path to remove */
-	const char *to;		/* NULL: unlink; else rename to */
-	const char *target;	/* the copied file (dst/sub/c) whose data
-				 * fsync triggers AT_SYNCED */
-	const char *back;	/* rename @to back to @victim at the first
-				 * fsync (the "moved away and back" case) */
-	const char *dst;	/* the destination top */
-	const char *top;	/* its name */
+	const char *victim; /* path to remove */
+	const char *to;	    /* NULL: unlink; else rename to */
+	const char *target; /* the copied file (dst/sub/c) whose data
+			     * fsync triggers AT_SYNCED */
+	const char *back;   /* rename @to back to @victim at the first
+			     * fsync (the "moved away and back" case) */
+	const char *dst;    /* the destination top */
+	const char *top;    /* its name */
 	atomic_int fired, back_fired;
 } h;
 
@@ -120,8 +120,7 @@ static int is_target(int fd)
 
 /* AT_PASS: the durability phase's fstatat of the top, once the whole
  * tree is written (the fstatat before the copy finds no top). */
-static int hook_fstatat(int dirfd, const char *path, struct stat *st,
-			int flags)
+static int hook_fstatat(int dirfd, const char *path, struct stat *st, int flags)
 {
 	if (h.victim && h.when == AT_PASS && !strcmp(path, h.top) &&
 	    !atomic_load(&h.fired) && tree_written())
@@ -160,8 +159,8 @@ static int hook_syncfs(int fd)
 
 static char reports[8192];
 
-static void on_report(void *arg, int level, const char *op,
-		      const char *path, int err)
+static void on_report(void *arg, int level, const char *op, const char *path,
+		      int err)
 {
 	(void)arg;
 	size_t n = strlen(reports);
@@ -214,8 +213,8 @@ static void place(char *out, size_t len, const char *dst, const char *rel)
  * hook armed at h.when: unlink @from_rel (@to_rel NULL) or rename it to
  * @to_rel; with @back, rename it back at the first fsync.
  */
-static int run(int method, const char *from_rel, const char *to_rel,
-	       int back, struct fk_tree_stats *st, char *dst, size_t dst_len)
+static int run(int method, const char *from_rel, const char *to_rel, int back,
+	       struct fk_tree_stats *st, char *dst, size_t dst_len)
 {
 	static char src[4200], from[4300], to[4300], target[4300];
 	int n = nr_case++;
@@ -239,7 +238,7 @@ static int run(int method, const char *from_rel, const char *to_rel,
 	fk_tree_opts_init(&o);
 	o.copy_method = method;
 	o.report = on_report;
-	o.sync_io = FK_SYNC_IO_SEQUENTIAL;	/* fsyncs through fk_sys */
+	o.sync_io = FK_SYNC_IO_SEQUENTIAL; /* fsyncs through fk_sys */
 	reports[0] = 0;
 	fk_sys.fstatat = hook_fstatat;
 	fk_sys.fsync = hook_fsync;
@@ -282,9 +281,9 @@ static void test_vanished(int method, enum when when)
 	static const struct {
 		const char *what, *to;
 	} cases[] = {
-		{"unlinked", NULL},
-		{"renamed out of the tree", "/elsewhere"},
-		{"renamed within the tree", "c-moved"},
+	    {"unlinked", NULL},
+	    {"renamed out of the tree", "/elsewhere"},
+	    {"renamed within the tree", "c-moved"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char dst[4200], out[4300];
@@ -297,8 +296,8 @@ static void test_vanished(int method, enum when when)
 		}
 		int r = run(method, "sub/c", to, 0, &st, dst, sizeof(dst));
 		printf("%s, %s %s: %d (%s)\n%s", method_name(method),
-		       when == AT_PASS ? "before the fsync pass" :
-					 "after its data fsync",
+		       when == AT_PASS ? "before the fsync pass"
+				       : "after its data fsync",
 		       cases[i].what, r, fk_strerror(r), reports);
 		CHECK_EQ(r, -ENOENT);
 		check_report(dst, "copied file vanished from the destination",
@@ -318,8 +317,8 @@ static void test_replaced(int method, enum when when)
 	h.when = when;
 	int r = run(method, repl_rel, "sub/c", 0, &st, dst, sizeof(dst));
 	printf("%s, replaced %s: %d (%s)\n%s", method_name(method),
-	       when == AT_PASS ? "before the fsync pass" :
-				 "after its data fsync",
+	       when == AT_PASS ? "before the fsync pass"
+			       : "after its data fsync",
 	       r, fk_strerror(r), reports);
 	CHECK_EQ(r, -ESTALE);
 	check_report(dst, "copied file replaced in the destination", "sub/c",

@@ -44,7 +44,7 @@ static void check_stats(const struct fk_tree_stats *st, int method)
 	CHECK(st->bytes < 4 * 1024 * 1024);
 	if (method == FK_COPY_SYNCFS ||
 	    (method == FK_COPY_AUTO && st->syncfs_calls)) {
-		CHECK_EQ(st->syncfs_calls, 2);	/* data, then times */
+		CHECK_EQ(st->syncfs_calls, 2); /* data, then times */
 		CHECK_EQ(st->fsync_calls, 0);
 		/* auto's sweep: only the parent is fsynced (the top-level
 		 * name); the syncfs committed the directories. */
@@ -138,8 +138,8 @@ int main(void)
 		CHECK_EQ(fk_tree_copy(f, g, NULL, &st), 0);
 		CHECK_EQ(st.files, 1);
 		CHECK_EQ(st.dirs, 0);
-		CHECK_EQ(st.fsync_calls, 2);	/* data, then times */
-		CHECK_EQ(st.dir_fsync_calls, 1);	/* the parent */
+		CHECK_EQ(st.fsync_calls, 2);	 /* data, then times */
+		CHECK_EQ(st.dir_fsync_calls, 1); /* the parent */
 		size_t n1, n2;
 		char *c1 = fkt_read_file(f, &n1), *c2 = fkt_read_file(g, &n2);
 		CHECK(c1 && c2 && n1 == n2 && memcmp(c1, c2, n1) == 0);

@@ -2,8 +2,8 @@
 /*
  * test-tree-removed.c - fk_tree_sync and fk_tree_copy when a file is
  * really removed (or renamed) between the walk that found it and its
- * fsync (a file removed before it was made durable, tree part).  The removal is a real
- * unlink/rename made from a hook in the syscall table at a chosen
+ * fsync (a file removed before it was made durable, tree part).  The removal is
+ * a real unlink/rename made from a hook in the syscall table at a chosen
  * moment; the kernel's own ENOENT follows.  Existing tests
  * (test-tree-sync-cmd, test-tree-copy-faults) inject ENOENT instead.
  *
@@ -31,9 +31,9 @@ static char root[4096];
 
 /* ---- the hook ---- */
 
-static const char *victim;	/* path to remove */
-static const char *rename_to;	/* NULL: unlink */
-static const char *trigger_op;	/* "open NAME" or "fsync" */
+static const char *victim;     /* path to remove */
+static const char *rename_to;  /* NULL: unlink */
+static const char *trigger_op; /* "open NAME" or "fsync" */
 static const char *trigger_name;
 static int fired;
 
@@ -84,8 +84,8 @@ static void unhook(void)
 
 static char reports[8192];
 
-static void on_report(void *arg, int level, const char *op,
-		      const char *path, int err)
+static void on_report(void *arg, int level, const char *op, const char *path,
+		      int err)
 {
 	(void)arg;
 	size_t n = strlen(reports);
@@ -113,7 +113,7 @@ static int run_sync(const char *top, int method, struct fk_tree_stats *st)
 	fk_tree_opts_init(&o);
 	o.sync_method = method;
 	o.report = on_report;
-	o.sync_io = FK_SYNC_IO_SEQUENTIAL;	/* fsyncs through fk_sys */
+	o.sync_io = FK_SYNC_IO_SEQUENTIAL; /* fsyncs through fk_sys */
 	reports[0] = 0;
 	const char *paths[] = {top};
 	memset(st, 0, sizeof(*st));

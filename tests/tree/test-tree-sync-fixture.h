@@ -86,7 +86,8 @@ static inline void fix_build(const char *root)
 /* fsync calls (files and directories) whose path ends with @suffix. */
 static inline size_t fix_nr_fsync(const char *suffix)
 {
-	return fkt_trace_nr("fsync", suffix) + fkt_trace_nr("fdatasync", suffix);
+	return fkt_trace_nr("fsync", suffix) +
+	       fkt_trace_nr("fdatasync", suffix);
 }
 
 /*
@@ -100,7 +101,7 @@ static inline void fix_check_fsyncs(const char *root)
 	CHECK_EQ(fix_nr_fsync("/b"), 1);
 	CHECK_EQ(fix_nr_fsync("/sub/c"), 1);
 	CHECK_EQ(fix_nr_fsync("/sub/deep/h1") + fix_nr_fsync("/h2") +
-			 fix_nr_fsync("/sub/h3"),
+		     fix_nr_fsync("/sub/h3"),
 		 1);
 	CHECK_EQ(fix_nr_fsync("/sub"), 1);
 	CHECK_EQ(fix_nr_fsync("/sub/deep"), 1);
@@ -125,9 +126,10 @@ static inline void fix_check_fsyncs(const char *root)
 				continue;
 			if (!strncmp(ci->path, cj->path, lj) &&
 			    ci->path[lj] == '/' && j < i) {
-				fprintf(stderr, "directory %s fsynced (#%zu) "
-					"before %s (#%zu)\n", cj->path, j,
-					ci->path, i);
+				fprintf(stderr,
+					"directory %s fsynced (#%zu) "
+					"before %s (#%zu)\n",
+					cj->path, j, ci->path, i);
 				fkt_failures++;
 			}
 		}

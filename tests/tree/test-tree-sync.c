@@ -18,8 +18,8 @@
  */
 #include "fktest.h"
 #include "sys.h"
-#include "tree.h"
 #include "test-tree-sync-fixture.h"
+#include "tree.h"
 
 #include <limits.h>
 #include <sys/mount.h>
@@ -64,7 +64,7 @@ static int run(const char *root, int method, struct fk_tree_stats *st,
 {
 	struct fk_tree_opts o;
 	fk_tree_opts_init(&o);
-	o.sync_io = FK_SYNC_IO_THREADS;	/* traced: not io_uring */
+	o.sync_io = FK_SYNC_IO_THREADS; /* traced: not io_uring */
 	o.sync_method = method;
 	o.report = on_report;
 	o.report_arg = rep;
@@ -131,8 +131,8 @@ static void test_twopass(void)
 	CHECK_EQ(fkt_trace_nr("sync_file_range", "/sub/c"), 1);
 	CHECK_EQ(fkt_trace_nr("sync_file_range", "/b"), 0);
 	CHECK_EQ(fkt_trace_nr("sync_file_range", "/sub/deep/h1") +
-			 fkt_trace_nr("sync_file_range", "/h2") +
-			 fkt_trace_nr("sync_file_range", "/sub/h3"),
+		     fkt_trace_nr("sync_file_range", "/h2") +
+		     fkt_trace_nr("sync_file_range", "/sub/h3"),
 		 1);
 	long i = fkt_trace_find("sync_file_range", "/a", 0);
 	if (i >= 0) {
@@ -251,7 +251,7 @@ static void test_syncfs(void)
 			CHECK_EQ(umount(mnt), 0);
 		} else {
 			fprintf(stderr, "note: tmpfs mount failed, one file "
-				"system only\n");
+					"system only\n");
 		}
 	}
 	free(root);
@@ -266,7 +266,7 @@ static void test_overlap(void)
 	for (int method = FK_SYNC_TWOPASS; method <= FK_SYNC_FSYNC; method++) {
 		struct fk_tree_opts o;
 		fk_tree_opts_init(&o);
-		o.sync_io = FK_SYNC_IO_THREADS;	/* traced: not io_uring */
+		o.sync_io = FK_SYNC_IO_THREADS; /* traced: not io_uring */
 		o.sync_method = method;
 		const char *paths[] = {sub, root, root};
 		struct fk_tree_stats st;
@@ -314,8 +314,8 @@ static void test_fdmap(void)
 
 	/* Flags: many inodes (forces the table to grow), kept apart. */
 	for (unsigned i = 0; i < 5000; i++)
-		CHECK_EQ(fk_fdmap_set_flags(m, 3, i, i & 1 ? FK_INODE_SEEN
-							   : FK_INODE_SYNCED),
+		CHECK_EQ(fk_fdmap_set_flags(
+			     m, 3, i, i & 1 ? FK_INODE_SEEN : FK_INODE_SYNCED),
 			 0);
 	unsigned bad = 0;
 	for (unsigned i = 0; i < 5000; i++)
@@ -351,7 +351,7 @@ static void test_bad_args(void)
 {
 	struct fk_tree_opts o;
 	fk_tree_opts_init(&o);
-	o.sync_io = FK_SYNC_IO_THREADS;	/* traced: not io_uring */
+	o.sync_io = FK_SYNC_IO_THREADS; /* traced: not io_uring */
 	struct fk_tree_stats st;
 	const char *paths[] = {fkt_tmpdir()};
 	CHECK_EQ(fk_tree_sync(paths, 0, &o, &st), -EINVAL);

@@ -45,10 +45,11 @@ static int post(void *arg, const struct fk_walk_entry *e)
 
 static int entry(void *arg, const struct fk_walk_entry *e)
 {
-	add(arg, S_ISLNK(e->st.st_mode)	   ? "link"
-		 : S_ISFIFO(e->st.st_mode) ? "fifo"
-		 : S_ISSOCK(e->st.st_mode) ? "sock"
-					   : "file",
+	add(arg,
+	    S_ISLNK(e->st.st_mode)    ? "link"
+	    : S_ISFIFO(e->st.st_mode) ? "fifo"
+	    : S_ISSOCK(e->st.st_mode) ? "sock"
+				      : "file",
 	    e);
 	CHECK_EQ(e->fd, -1);
 	return 0;
