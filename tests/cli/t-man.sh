@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The man pages (generated at build time by scripts/mkman.py from
-# docs/*.md and include/flushkit.h) are complete and render cleanly:
+# docs/*.md, include/flushkit.h and include/flushkit/*.h) are complete
+# and render cleanly:
 #  - flushkit(1), and flushkit-X(1) for every command "flushkit --help"
 #    lists and flushkit-bench-K(1) for every kind "flushkit bench --help"
 #    lists; libflushkit(3); a page (or a .so link to one) for every
-#    FK_API function of flushkit.h;
+#    FK_API function of flushkit.h and its sections (flushkit/*.h);
 #  - "man --warnings -l" renders every page at 60, 80 and 132 columns
 #    with no warning from groff, tbl or man, and lexgrog finds its NAME;
 #  - every page reference (flushkit-cp(1), fk_store(3), ...) in a page
@@ -35,7 +36,7 @@ for c in $cmds; do has "man1/flushkit-$c.1"; done
 kinds=$("$FLUSHKIT" bench --help | awk '/^kinds:/ {c=1; next} c && NF == 0 {c=0} c {print $1}')
 [ "$(wc -w <<<"$kinds")" -ge 4 ] || fail "flushkit bench --help lists only: $kinds"
 for k in $kinds; do has "man1/flushkit-bench-$k.1"; done
-fns=$(tr '\n' ' ' <"$src/include/flushkit.h" | grep -o 'FK_API [^;{]*' |
+fns=$(cat "$src/include/flushkit.h" "$src"/include/flushkit/*.h | tr '\n' ' ' | grep -o 'FK_API [^;{]*' |
 	grep -oE '\bfk_[a-z0-9_]+[[:space:]]*\(' | sed 's/[[:space:]]*(//' | sort -u)
 [ "$(wc -w <<<"$fns")" -ge 50 ] || fail "found only $(wc -w <<<"$fns") FK_API functions"
 for f in $fns; do has "man3/$f.3"; done

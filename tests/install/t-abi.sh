@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The exported symbol set is explicit and agrees three ways: the FK_API
-# declarations of include/flushkit.h, the version script
+# declarations of include/flushkit.h and its sections
+# include/flushkit/*.h, the version script
 # src/libflushkit.map, and the dynamic symbol table of the built
 # libflushkit.so (every export versioned FLUSHKIT_*, nothing else
 # exported); the SONAME is libflushkit.so.0.
@@ -13,7 +14,7 @@ lib=$build/libflushkit.so.0
 [ -e "$lib" ] || fail "no $lib"
 tmp=${TMPDIR:-/tmp}
 # FK_API declarations: the name before the first "(" of each.
-tr '\n' ' ' <"$src/include/flushkit.h" | grep -o 'FK_API [^;{]*' |
+cat "$src/include/flushkit.h" "$src"/include/flushkit/*.h | tr '\n' ' ' | grep -o 'FK_API [^;{]*' |
 	grep -oE '\bfk_[a-z0-9_]+[[:space:]]*\(' | sed 's/[[:space:]]*(//' |
 	sort -u >"$tmp/header.txt"
 sed -n 's/^[[:space:]]*\(fk_[a-z0-9_]*\);.*/\1/p' "$src/src/libflushkit.map" | sort -u >"$tmp/map.txt"

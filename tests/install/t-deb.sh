@@ -49,7 +49,7 @@ hasnot() {	# PACKAGE REGEX
 has libflushkit0 /usr/lib/$ma/libflushkit.so.$ver
 has libflushkit0 /usr/lib/$ma/libflushkit.so.0
 hasnot libflushkit0 '\.h$|\.a$|\.pc$|/bin/|/man/'
-for f in /usr/include/flushkit.h /usr/lib/$ma/libflushkit.so /usr/lib/$ma/libflushkit.a \
+for f in /usr/include/flushkit.h /usr/include/flushkit/store.h /usr/lib/$ma/libflushkit.so /usr/lib/$ma/libflushkit.a \
 	/usr/lib/$ma/pkgconfig/flushkit.pc /usr/lib/$ma/cmake/flushkit/flushkitConfig.cmake \
 	/usr/share/man/man3/libflushkit.3.gz /usr/share/man/man3/fk_tree_sync.3.gz \
 	/usr/share/man/man3/fk_tree_copy.3.gz; do

@@ -42,6 +42,16 @@ libdir=$(dirname "$(dirname "$pc")")
 for f in include/flushkit.h bin/flushkit; do
 	[ -e "$P/$f" ] || fail "$f not installed"
 done
+# flushkit.h's sections: each header of include/flushkit/ installed, and
+# none that is not in the source.
+for h in "$src"/include/flushkit/*.h; do
+	[ -e "$P/include/flushkit/$(basename "$h")" ] ||
+		fail "include/flushkit/$(basename "$h") not installed"
+done
+for h in "$P"/include/flushkit/*.h; do
+	[ -e "$src/include/flushkit/$(basename "$h")" ] ||
+		fail "include/flushkit/$(basename "$h") installed but not in the source"
+done
 for f in libflushkit.so libflushkit.so.0 libflushkit.a \
 	cmake/flushkit/flushkitConfig.cmake \
 	cmake/flushkit/flushkitConfigVersion.cmake; do
@@ -94,6 +104,14 @@ int main(void)
 }
 C
 cd "$base" || exit 1
+# A section's header alone is refused: programs include <flushkit.h>.
+echo '#include <flushkit/store.h>' >"$base/section.c"
+# shellcheck disable=SC2086
+if cc -fsyntax-only $cflags "$base/section.c" 2>"$base/section.err"; then
+	fail "<flushkit/store.h> alone compiled: it must say to include <flushkit.h>"
+fi
+grep -q 'include <flushkit.h>' "$base/section.err" ||
+	{ cat "$base/section.err"; fail "<flushkit/store.h> alone: not the #error that names <flushkit.h>"; }
 echo "== shared: cc version.c \$(pkg-config --cflags --libs flushkit)"
 # shellcheck disable=SC2086
 cc -Wall -Werror -o version-shared version.c $cflags $libs ||
