@@ -9,7 +9,7 @@
  * only when the model says it completed, so the host sees the model's
  * latencies and its concurrency (many requests in flight).  The model
  * knows nothing of FUSE, threads or data: it is pure timing, driven by
- * a clock it is given, so tests/test-disk-model.c runs it in simulated
+ * a clock it is given, so tests/disk/test-disk-model.c runs it in simulated
  * time with no device at all.
  *
  * Virtual time.  The daemon maps real time to model time as

@@ -251,6 +251,27 @@ def uncomment(block):
     return out
 
 
+def public_header(src):
+    """include/flushkit.h with each "#include <flushkit/NAME.h>" replaced
+    by that section header's body (from its banner to its closing
+    #endif), so the sections read as one text in layer order."""
+    inc = os.path.join(src, "include")
+    text = open(os.path.join(inc, "flushkit.h")).read()
+
+    def body(m):
+        path = os.path.join(inc, "flushkit", m.group(1) + ".h")
+        if not os.path.exists(path):
+            die("flushkit.h includes %s, which does not exist" % path)
+        sub = open(path).read()
+        start = re.search(r"^/\* =+\n", sub, re.M)
+        end = sub.rfind("\n#endif")
+        if not start or end < start.start():
+            die("%s: no section banner or no closing #endif" % path)
+        return sub[start.start():end + 1]
+
+    return re.sub(r"^#include <flushkit/(\w+)\.h>\n", body, text, flags=re.M)
+
+
 def header_sections(text):
     """{name: source text} for each "/* SECTION name */" of the header,
     up to the next section banner or marker."""
@@ -337,7 +358,7 @@ def main():
     ap.add_argument("--src", required=True)
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
-    hdr = open(os.path.join(a.src, "include", "flushkit.h")).read()
+    hdr = public_header(a.src)
     secs = header_sections(hdr)
     for s in secs:
         if s not in HEADER_PAGES:

@@ -31,7 +31,7 @@
  *  1. Each table is indexed by the enum's value, from 0 to its last
  *     value without a gap; a name belongs to one value only.
  *  2. name(parse(s)) == s for every name s of a table, and
- *     parse(name(v)) == v for every value v (tests/test-names.c).
+ *     parse(name(v)) == v for every value v (tests/base/test-names.c).
  *  3. No I/O, no state: every function is thread-safe.
  */
 #include "flushkit.h"

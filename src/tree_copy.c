@@ -84,7 +84,7 @@
  *     inode durable with the fsync of a file in it (its log tree)
  *     without the names not fsynced yet, and a power cut during the copy
  *     left directories with their source's mtime and names missing
- *     (tests/t-cut-cp-dir-times.sh).
+ *     (tests/cut/t-cut-cp-dir-times.sh).
  *  3. levels[d].fd is the open destination directory matching the source
  *     directory at depth d while the walk is below it, else -1; entries
  *     at depth d + 1 are created relative to it and nothing else.  At

@@ -26,8 +26,8 @@
  * The thread is only a hint: it reports nothing, changes nothing, and
  * what it fails to open or read is left to the copy (which opens every
  * file itself and reports its errors).  It holds at most three
- * descriptors (the root, one directory, one file).  So it calls the kernel directly,
- * not through the syscall table (sys.h): a fault a test injects there
+ * descriptors (the root, one directory, one file).  So it calls the kernel
+ * directly, not through the syscall table (sys.h): a fault a test injects there
  * is meant for the copy's own calls.  It opens only what lstat says is
  * a regular file, O_NOFOLLOW|O_NONBLOCK|O_NOCTTY, checks the open file
  * is regular, and closes it at once (the pages stay in the cache, the
@@ -185,7 +185,8 @@ static int prefetch_file(struct fk_prefetch *p, int dfd, const char *name,
 	uint64_t n = copy + p->budget - at;
 	if (n > size)
 		n = size;
-	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+	int fd =
+	    openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return 0;
 	struct stat s;
@@ -207,7 +208,8 @@ static int open_dir(int dfd, const char *name)
 		    .flags = (uint64_t)(flags | (noatime ? O_NOATIME : 0)),
 		    .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH,
 		};
-		int fd = (int)syscall(SYS_openat2, dfd, name, &how, sizeof(how));
+		int fd =
+		    (int)syscall(SYS_openat2, dfd, name, &how, sizeof(how));
 		if (fd < 0 && errno == ENOSYS)
 			fd = openat(dfd, name, (int)how.flags);
 		if (fd >= 0 || errno != EPERM)
@@ -290,8 +292,8 @@ static void *prefetch_main(void *arg)
 	return NULL;
 }
 
-int fk_prefetch_start(int at_fd, const char *root, uint64_t budget,
-		      int one_fs, struct fk_prefetch **out)
+int fk_prefetch_start(int at_fd, const char *root, uint64_t budget, int one_fs,
+		      struct fk_prefetch **out)
 {
 	*out = NULL;
 	if (!budget)

@@ -1,10 +1,22 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# tests/run.sh BUILD_DIR [--tier TIER [--list]] [NAME...] - run the test
-# programs.
+# tests/run.sh BUILD_DIR [--tier TIER] [--group AREA]... [--list] [NAME...]
+# - run the test programs.
 #
-# Runs every BUILD_DIR/tests/test-* program and every tests/t-*.sh script
+# The tests are grouped by what they test, one folder each under tests/
+# (tests/store/, tests/tree/, tests/bench/ ...: the areas of
+# tests/README); a test not yet in a folder may sit in tests/ itself.
+# Each C test tests/[AREA/]test-NAME.c is built as BUILD_DIR/tests/
+# test-NAME (one flat folder: test names are unique across the areas),
+# each script tests/[AREA/]t-NAME.sh runs from the source tree.
+#
+# Runs every BUILD_DIR/tests/test-* program and every t-*.sh script
 # (scripts get FLUSHKIT=path of the built command), each with a timeout.
+# A NAME is a test's name without its folder (test-store-basic,
+# t-cp.sh, or t-cp without the .sh) or an area's folder name (store,
+# or tests/store/): that area's tests.  --group AREA does the same and
+# may be given with --tier (the tests of both).  A test name found in
+# two folders is an error (exit 2).
 # --tier picks the tests of one tier of tests/tiers (the one place that
 # says which tests the sanitizer runs of .ci/run take): "sanitize" is
 # every C test and the scripts marked sanitize, "weekly" the scripts
@@ -18,16 +30,21 @@
 # cannot make: no SSE4.2, no python3, a no-op file system) are shown
 # under its PASS line, so a partial pass is never mistaken for a full one.
 set -u
-usage="usage: tests/run.sh BUILD_DIR [--tier sanitize|weekly|all [--list]] [NAME...]"
+usage="usage: tests/run.sh BUILD_DIR [--tier sanitize|weekly|all] [--group AREA]... [--list] [NAME...]"
 build=${1:?$usage}
 shift
-tier= list=
+tier= list= groups=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--tier) [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
 		tier=$2; shift 2;;
 	--tier=*) tier=${1#--tier=}; shift;;
+	--group) [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
+		groups+=("$2"); shift 2;;
+	--group=*) groups+=("${1#--group=}"); shift;;
 	--list) list=1; shift;;
+	--) shift; break;;
+	-*) echo "$usage" >&2; exit 2;;
 	*) break;;
 	esac
 done
@@ -38,7 +55,6 @@ esac
 if [ -n "$tier" ] && [ $# -gt 0 ]; then
 	echo "tests/run.sh: --tier and test names exclude each other" >&2; exit 2
 fi
-[ -z "$list" ] || [ -n "$tier" ] || { echo "$usage" >&2; exit 2; }
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "$build" && pwd)
 logs=$build/test-logs
@@ -47,19 +63,85 @@ export FLUSHKIT=$build/flushkit
 export FK_SRC=$src
 timeout_s=${FK_TEST_TIMEOUT:-600}
 
+# Where each test's source is: tests/NAME (not yet in a folder) or
+# tests/AREA/NAME; area_of[NAME] is AREA ("" at the top).  Scripts by
+# their file name, C tests by their program's name (test-NAME.c:
+# test-NAME).  A name in two places is an error: the programs share
+# one folder of the build and tests/tiers names scripts without paths.
+declare -A src_of=() area_of=() is_area=()
+bad=0
+for f in "$src"/tests/t-*.sh "$src"/tests/test-*.c "$src"/tests/*/t-*.sh "$src"/tests/*/test-*.c; do
+	[ -f "$f" ] || continue
+	n=$(basename "$f")
+	[[ $n == *.c ]] && n=${n%.c}
+	d=$(dirname "${f#"$src"/tests/}")
+	[ "$d" = . ] && d=
+	if [ -n "${src_of[$n]:-}" ]; then
+		echo "tests/run.sh: $n is in two places: ${src_of[$n]#"$src"/} and ${f#"$src"/}" >&2
+		bad=1
+	fi
+	src_of[$n]=$f
+	area_of[$n]=$d
+	[ -z "$d" ] || is_area[$d]=1
+done
+[ "$bad" -eq 0 ] || exit 2
+
+# An area's name as given: store, store/, tests/store, tests/store/.
+area_name() {
+	local a=${1%/}
+	a=${a#tests/}
+	printf '%s' "$a"
+}
+for i in "${!groups[@]}"; do
+	g=$(area_name "${groups[$i]}")
+	[ -n "${is_area[$g]:-}" ] || {
+		echo "tests/run.sh: no such group: '${groups[$i]}' (a folder of tests/ with tests: $(printf '%s\n' "${!is_area[@]}" | sort | tr '\n' ' '))" >&2
+		exit 2
+	}
+	groups[$i]=$g
+done
+
 tests=()
 if [ $# -gt 0 ]; then
 	for n in "$@"; do
-		if [ -x "$build/tests/$n" ]; then tests+=("$build/tests/$n");
-		elif [ -f "$src/tests/$n" ]; then tests+=("$src/tests/$n");
+		b=$(basename "$n")
+		b=${b%.c}
+		if [ -n "${is_area[$(area_name "$n")]:-}" ]; then
+			groups+=("$(area_name "$n")")
+		elif [[ $b == test-* ]] && [ -x "$build/tests/$b" ]; then tests+=("$build/tests/$b");
+		elif [[ $b == t-* && -n ${src_of[$b]:-} ]]; then tests+=("${src_of[$b]}");
 		# a script named without its .sh (t-completion)
-		elif [[ $n == t-* && -f $src/tests/$n.sh ]]; then tests+=("$src/tests/$n.sh");
+		elif [[ $b == t-* && -n ${src_of[$b.sh]:-} ]]; then tests+=("${src_of[$b.sh]}");
 		else echo "no such test: $n" >&2; exit 2; fi
 	done
-else
-	for t in "$build"/tests/test-*; do [ -x "$t" ] && tests+=("$t"); done
-	for t in "$src"/tests/t-*.sh; do [ -f "$t" ] && tests+=("$t"); done
 fi
+# No names: every test.  Areas (--group or named): their tests, after
+# the tests named one by one.
+if [ $# -eq 0 ] || [ ${#groups[@]} -gt 0 ]; then
+	all=()
+	for t in "$build"/tests/test-*; do [ -x "$t" ] && all+=("$t"); done
+	while IFS= read -r n; do
+		all+=("${src_of[$n]}")
+	done < <(printf '%s\n' "${!src_of[@]}" | grep '^t-.*\.sh$' | sort)
+	for t in "${all[@]}"; do
+		if [ ${#groups[@]} -gt 0 ]; then
+			a=${area_of[$(basename "$t")]-none}
+			in=0
+			for g in "${groups[@]}"; do [ "$a" = "$g" ] && in=1; done
+			[ $in -eq 1 ] || continue
+		fi
+		tests+=("$t")
+	done
+fi
+
+# A test named and in a named area runs once.
+declare -A seen=()
+kept=()
+for t in "${tests[@]}"; do
+	[ -n "${seen[$t]:-}" ] || kept+=("$t")
+	seen[$t]=1
+done
+tests=("${kept[@]}")
 
 # --tier: keep the tests of that tier.  tests/tiers has one line
 # "NAME TIER" per script; every C test (test-*) is in tier sanitize.
@@ -72,8 +154,8 @@ if [ -n "$tier" ]; then
 		sanitize|weekly) ;;
 		*) echo "tests/tiers: $n: no such tier '$t' (sanitize, weekly)" >&2; bad=1;;
 		esac
-		[ -f "$src/tests/$n" ] ||
-			{ echo "tests/tiers: $n: no such test script in tests/" >&2; bad=1; }
+		[[ $n == t-*.sh && -n ${src_of[$n]:-} ]] ||
+			{ echo "tests/tiers: $n: no such test script in tests/ or its folders" >&2; bad=1; }
 		[ -z "${tier_of[$n]:-}" ] ||
 			{ echo "tests/tiers: $n named twice" >&2; bad=1; }
 		tier_of[$n]=$t
@@ -92,10 +174,10 @@ if [ -n "$tier" ]; then
 	done
 	[ "$bad" -eq 0 ] || exit 2
 	tests=("${kept[@]}")
-	if [ -n "$list" ]; then
-		for t in "${tests[@]}"; do basename "$t"; done
-		exit 0
-	fi
+fi
+if [ -n "$list" ]; then
+	for t in "${tests[@]}"; do basename "$t"; done
+	exit 0
 fi
 
 # Each test gets its own TMPDIR under BUILD_DIR/test-tmp/NAME, removed

@@ -2,7 +2,7 @@
 /*
  * workload.h - the TPC-B (sort of) workload on the page store, shared by
  * "flushkit bench tpcb" (cmd-bench-tpcb.c) and the crash test
- * (tests/test-tpcb-crash.c).
+ * (tests/bench/test-tpcb-crash.c).
  *
  * The schema is pgbench's: branches (1 x scale), tellers (10 x scale),
  * accounts (100,000 x scale), each a table of 100-byte rows, and history,

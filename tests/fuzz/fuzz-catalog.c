@@ -41,7 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    t->row_bytes > FK_PAGE_SIZE - FK_PAGE_HDR ||
 		    !t->rows_per_page ||
 		    FK_PAGE_HDR + (uint64_t)t->rows_per_page * t->row_bytes >
-			    FK_PAGE_SIZE ||
+			FK_PAGE_SIZE ||
 		    strnlen(t->name, sizeof(t->name)) == sizeof(t->name))
 			abort();
 	}

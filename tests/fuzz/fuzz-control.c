@@ -29,7 +29,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(buf, data + 1, len);
 	if ((data[0] & 1) && len == sizeof(c)) {
-		uint32_t crc = fk_crc32c(0, buf, offsetof(struct fk_control, crc));
+		uint32_t crc =
+		    fk_crc32c(0, buf, offsetof(struct fk_control, crc));
 		memcpy(buf + offsetof(struct fk_control, crc), &crc, 4);
 	}
 	int r = fk_control_decode(&c, buf, len);

@@ -52,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(&t, page + 12, 4);
 		memcpy(&b, page + 16, 4);
 		if (t != table || b != block)
-			abort();	/* a page of another place accepted */
+			abort(); /* a page of another place accepted */
 		if (!zero) {
 			/* Unchanged, and its CRC is the one it carries. */
 			if (memcmp(page, orig, sizeof(page)))

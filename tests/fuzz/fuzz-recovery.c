@@ -32,8 +32,8 @@
  * else /dev/shm, else /var/tmp; removed at exit, or by the next run if
  * its process is gone (libFuzzer exits without atexit handlers).
  */
-#include "fuzz-store.h"
 #include "fktest.h"
+#include "fuzz-store.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -46,7 +46,7 @@
 #include <unistd.h>
 
 struct snap_file {
-	char name[64];		/* relative: control, base/1.0, wal/... */
+	char name[64]; /* relative: control, base/1.0, wal/... */
 	uint8_t *data;
 	size_t len;
 };
@@ -54,8 +54,8 @@ struct snap_file {
 static char top[4096], work[4200];
 static struct snap_file files[64];
 static int nfiles;
-static uint64_t wal_end;		/* LSN after the checkpoint record */
-static uint64_t last_prev;		/* LSN of the checkpoint record */
+static uint64_t wal_end;   /* LSN after the checkpoint record */
+static uint64_t last_prev; /* LSN of the checkpoint record */
 static int ready = -1;
 
 static int slurp(const char *dir, const char *rel)
@@ -192,8 +192,8 @@ static int prepare(void)
 
 /* The WAL segments being built for one input. */
 struct segs {
-	uint64_t first;		/* segment number of seg[0] */
-	uint8_t *seg[3];	/* NULL: file absent */
+	uint64_t first;	 /* segment number of seg[0] */
+	uint8_t *seg[3]; /* NULL: file absent */
 };
 
 static uint8_t *seg_at(struct segs *w, uint64_t lsn)
@@ -204,7 +204,7 @@ static uint8_t *seg_at(struct segs *w, uint64_t lsn)
 
 static void put(struct segs *w, uint64_t lsn, const void *p, size_t len)
 {
-	if (len)	/* an empty payload may end at the last segment's end */
+	if (len) /* an empty payload may end at the last segment's end */
 		memcpy(seg_at(w, lsn) + lsn % FUZZ_WALSEG, p, len);
 }
 
@@ -234,12 +234,12 @@ static void frame(struct segs *w, const uint8_t *in, size_t len)
 				prev = pos;
 			}
 			pos += rem;
-			if (!seg_at(w, pos) || FK_WAL_ALIGN(total) >
-						      FUZZ_WALSEG - FK_WAL_SEG_HDR)
+			if (!seg_at(w, pos) ||
+			    FK_WAL_ALIGN(total) > FUZZ_WALSEG - FK_WAL_SEG_HDR)
 				return;
 			struct fk_wal_seg sh;
-			fk_wal_seg_fill(&sh, pos / FUZZ_WALSEG +
-						     ((fl & 16) ? 7 : 0),
+			fk_wal_seg_fill(&sh,
+					pos / FUZZ_WALSEG + ((fl & 16) ? 7 : 0),
 					FUZZ_WALSEG);
 			put(w, pos, &sh, sizeof(sh));
 			pos += FK_WAL_SEG_HDR;
@@ -316,8 +316,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		snprintf(rel, sizeof(rel), "wal/%016llX",
 			 (unsigned long long)(w.first + (uint64_t)i));
 		struct snap_file *f = find(rel);
-		w.seg[i] = f && f->len == FUZZ_WALSEG ? malloc(FUZZ_WALSEG)
-						      : NULL;
+		w.seg[i] =
+		    f && f->len == FUZZ_WALSEG ? malloc(FUZZ_WALSEG) : NULL;
 		if (w.seg[i])
 			memcpy(w.seg[i], f->data, FUZZ_WALSEG);
 	}
@@ -375,7 +375,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		snprintf(path, sizeof(path), "%s/base/1.0", work);
 		int fd = open(path, O_WRONLY);
 		if (fd < 0 || pwrite(fd, page, FK_PAGE_SIZE, FK_PAGE_SIZE) !=
-				      (ssize_t)FK_PAGE_SIZE)
+				  (ssize_t)FK_PAGE_SIZE)
 			abort();
 		close(fd);
 	}
@@ -392,7 +392,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (verbose && r)
 		fprintf(stderr, "open: %s\n", fk_strerror(r));
 	if (r)
-		return 0;	/* refused: fine, as long as it did not crash */
+		return 0; /* refused: fine, as long as it did not crash */
 	uint64_t acc, hist, acc2, hist2;
 	if (rows_of(s, &acc, &hist))
 		abort();
@@ -437,8 +437,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc = fk_store_commit(s, &b, NULL);
 	fk_batch_release(&b);
 	if (rc && rc != -FK_ECORRUPT && rc != -ENOBUFS && rc != -E2BIG) {
-		fprintf(stderr, "commit after recovery: %s\n",
-			fk_strerror(rc));
+		fprintf(stderr, "commit after recovery: %s\n", fk_strerror(rc));
 		abort();
 	}
 	r = fk_store_close(s);

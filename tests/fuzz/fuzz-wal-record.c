@@ -79,11 +79,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&h, 0, sizeof(h));
 	if (len >= FK_WAL_REC_HDR)
 		memcpy(&h, rec, sizeof(h));
-	if ((ctl & 1) && len >= FK_WAL_REC_HDR && h.total_len >= FK_WAL_REC_HDR &&
-	    h.total_len <= len) {
-		uint32_t pc = h.type == FK_WAL_PAD ? 0 :
-			fk_wal_payload_crc(rec + FK_WAL_REC_HDR,
-					   h.total_len - FK_WAL_REC_HDR);
+	if ((ctl & 1) && len >= FK_WAL_REC_HDR &&
+	    h.total_len >= FK_WAL_REC_HDR && h.total_len <= len) {
+		uint32_t pc =
+		    h.type == FK_WAL_PAD
+			? 0
+			: fk_wal_payload_crc(rec + FK_WAL_REC_HDR,
+					     h.total_len - FK_WAL_REC_HDR);
 		struct fk_wal_rec z = h;
 		z.crc = 0;
 		h.crc = fk_crc32c(pc, &z, FK_WAL_REC_HDR);
@@ -92,7 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t prev = (ctl & 2) ? h.prev_lsn : 0;
 	long n = fk_wal_rec_check(rec, len, h.lsn, prev);
 	if ((ctl & 4) && fk_wal_rec_check(rec, len, h.lsn + 8, prev) >= 0)
-		abort();	/* a record is valid at its own LSN only */
+		abort(); /* a record is valid at its own LSN only */
 	if (n >= 0) {
 		if (n < FK_WAL_REC_HDR || (size_t)n > len)
 			abort();

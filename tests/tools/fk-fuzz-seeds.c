@@ -110,20 +110,27 @@ int main(int argc, char **argv)
 			uint64_t v;
 			int w;
 		} muts[] = {
-			{"walseg-zero", offsetof(struct fk_control, wal_seg_bytes), 0, 8},
-			{"walseg-huge", offsetof(struct fk_control, wal_seg_bytes), 1ull << 40, 8},
-			{"walseg-odd", offsetof(struct fk_control, wal_seg_bytes), 65537, 8},
-			{"seg-zero", offsetof(struct fk_control, seg_bytes), 0, 8},
-			{"seg-one-page", offsetof(struct fk_control, seg_bytes), 8192, 8},
-			{"state-3", offsetof(struct fk_control, state), 3, 4},
-			{"state-crashed", offsetof(struct fk_control, state), 2, 4},
-			{"version-2", offsetof(struct fk_control, version), 2, 4},
-			{"redo-past-ckpt", offsetof(struct fk_control, redo_lsn), ~0ull, 8},
-			{"rows-huge", offsetof(struct fk_control, rows) + 8, ~0ull, 8},
+		    {"walseg-zero", offsetof(struct fk_control, wal_seg_bytes),
+		     0, 8},
+		    {"walseg-huge", offsetof(struct fk_control, wal_seg_bytes),
+		     1ull << 40, 8},
+		    {"walseg-odd", offsetof(struct fk_control, wal_seg_bytes),
+		     65537, 8},
+		    {"seg-zero", offsetof(struct fk_control, seg_bytes), 0, 8},
+		    {"seg-one-page", offsetof(struct fk_control, seg_bytes),
+		     8192, 8},
+		    {"state-3", offsetof(struct fk_control, state), 3, 4},
+		    {"state-crashed", offsetof(struct fk_control, state), 2, 4},
+		    {"version-2", offsetof(struct fk_control, version), 2, 4},
+		    {"redo-past-ckpt", offsetof(struct fk_control, redo_lsn),
+		     ~0ull, 8},
+		    {"rows-huge", offsetof(struct fk_control, rows) + 8, ~0ull,
+		     8},
 		};
 		for (size_t i = 0; i < sizeof(muts) / sizeof(muts[0]); i++) {
 			memcpy(&m, &c, sizeof(m));
-			memcpy((uint8_t *)&m + muts[i].off, &muts[i].v, muts[i].w);
+			memcpy((uint8_t *)&m + muts[i].off, &muts[i].v,
+			       muts[i].w);
 			seed("control", muts[i].n, 1, &m, sizeof(m));
 		}
 	}
@@ -141,12 +148,16 @@ int main(int argc, char **argv)
 			size_t off;
 			uint32_t v;
 		} muts[] = {
-			{"count-65", 8, 65},	{"count-1", 8, 1},
-			{"id-zero", 16, 0},	{"id-65", 16, 65},
-			{"id-dup", 16 + 72, 1}, {"rowbytes-zero", 20, 0},
-			{"rowbytes-big", 20, 8169}, {"rowbytes-max", 20, 8168},
-			{"name-unterminated", 24 + 60, 0x41414141},
-			{"magic", 0, 0},
+		    {"count-65", 8, 65},
+		    {"count-1", 8, 1},
+		    {"id-zero", 16, 0},
+		    {"id-65", 16, 65},
+		    {"id-dup", 16 + 72, 1},
+		    {"rowbytes-zero", 20, 0},
+		    {"rowbytes-big", 20, 8169},
+		    {"rowbytes-max", 20, 8168},
+		    {"name-unterminated", 24 + 60, 0x41414141},
+		    {"magic", 0, 0},
 		};
 		for (size_t i = 0; i < sizeof(muts) / sizeof(muts[0]); i++) {
 			memcpy(m, cat, catlen);
@@ -223,8 +234,8 @@ int main(int argc, char **argv)
 			pos += FUZZ_WALSEG - off;
 			continue;
 		}
-		long n = fk_wal_rec_check(sg + off, FUZZ_WALSEG - off, pos,
-					  prev);
+		long n =
+		    fk_wal_rec_check(sg + off, FUZZ_WALSEG - off, pos, prev);
 		if (n < 0)
 			break;
 		struct rec *r = &recs[nrec++];
@@ -269,16 +280,16 @@ int main(int argc, char **argv)
 	seed("wal-record", "commit-ops-short", 0, nofpi->p, nofpi->len - 1);
 	seed("wal-record", "header-only", 1, nofpi->p, FK_WAL_REC_HDR);
 	memcpy(m, nofpi->p, nofpi->len);
-	m[FK_WAL_REC_HDR + 8] = 9;	/* op kind 9 */
+	m[FK_WAL_REC_HDR + 8] = 9; /* op kind 9 */
 	seed("wal-record", "commit-badkind-fixcrc", 1, m, nofpi->len);
 	memcpy(m, nofpi->p, nofpi->len);
-	m[FK_WAL_REC_HDR + 4] = 200;	/* nr_ops 200 */
+	m[FK_WAL_REC_HDR + 4] = 200; /* nr_ops 200 */
 	seed("wal-record", "commit-nrops-fixcrc", 1, m, nofpi->len);
 	memcpy(m, fpi->p, fpi->len);
-	m[FK_WAL_REC_HDR] = 7;		/* nr_fpi 7 */
+	m[FK_WAL_REC_HDR] = 7; /* nr_fpi 7 */
 	seed("wal-record", "commit-nrfpi-fixcrc", 1, m, fpi->len);
 	memcpy(m, nofpi->p, nofpi->len);
-	m[FK_WAL_REC_HDR + 8 + 20] = 0xff;	/* op len 255 */
+	m[FK_WAL_REC_HDR + 8 + 20] = 0xff; /* op len 255 */
 	seed("wal-record", "commit-oplen-fixcrc", 1, m, nofpi->len);
 	seed("wal-record", "segment-header", 0, segs[0], FK_WAL_SEG_HDR);
 	if (pad)
@@ -299,7 +310,7 @@ int main(int argc, char **argv)
 		}
 	seed("recovery", "four-commits", 0, m, n);
 	size_t n2 = n;
-	m[1] = 1;			/* first chunk's CRC spoilt */
+	m[1] = 1; /* first chunk's CRC spoilt */
 	seed("recovery", "four-commits-badcrc-first", 0, m, n2);
 	m[1] = 0;
 	for (int fl = 2, k = 0; fl <= 8; fl *= 2, k++) {
