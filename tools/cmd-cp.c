@@ -860,8 +860,8 @@ int cmd_cp(int argc, char **argv)
 
 	int parsed; /* a parsed enum value, or -EINVAL */
 	optind = 0; /* callable more than once (tests run it in-process) */
-	argv[0] = "flushkit cp"; /* getopt's messages: "flushkit cp: ..." */
-	while ((c = getopt_long(argc, argv, "aRrPpdfnquvxTt:hbS:HLils",
+	opterr = 0; /* its mistakes: cli_option_error, as every command */
+	while ((c = getopt_long(argc, argv, ":aRrPpdfnquvxTt:hbS:HLils",
 				longopts, NULL)) != -1) {
 		switch (c) {
 		case 'a': /* what the copy always does */
@@ -1051,8 +1051,8 @@ int cmd_cp(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return FK_EXIT_OK;
-		default: /* getopt said which, as "flushkit cp: " */
-			return cp_usage(NULL);
+		default:
+			return cli_option_error("cp", c, argv, longopts);
 		}
 	}
 	o.copy_flags |= deref;

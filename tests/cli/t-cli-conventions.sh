@@ -9,9 +9,10 @@
 # option, a missing operand or required option, a bad value: exit 2,
 # nothing on stdout, two lines on stderr, "flushkit CMD: MESSAGE" and
 # "Try 'flushkit CMD --help' for more information." (cli_usage_error).
-# Known exception: cp (tools/cmd-cp.c is being reworked on another
-# branch; it adopts cli_usage_error after that lands), checked only for
-# the --jobs and --sync-io values it shares with the others.
+# The lab disk's refusals in 'disk create' (a bad --model, --size,
+# --name) are usage errors of it; the daemon flushkit-diskd, which does
+# not link the command's layer, speaks the same form as
+# "flushkit-diskd: MESSAGE" and "Try 'flushkit-diskd --help' ...".
 # Also the README lines a new user runs first: monitor's iostat-style
 # "INTERVAL [COUNT]" operands, and bench fsmark's -d creating its
 # parents (fs_mark creates the path).
@@ -80,7 +81,6 @@ usage_error() {
 WANT="unrecognized option '--no-such-option'" usage_error -- --no-such-option
 WANT="invalid option -- 'Z'" usage_error -- -Z
 for c in $cmds; do
-	[ "$c" = cp ] && continue # the known exception above
 	WANT="unrecognized option '--no-such-option'" \
 		usage_error "$c" -- "$c" --no-such-option
 done
@@ -89,7 +89,7 @@ for k in $kinds; do
 		usage_error bench "$k" -- bench "$k" --no-such-option
 	WANT="invalid option -- 'Z'" usage_error bench "$k" -- bench "$k" -Z
 done
-for c in sync exec monitor report compare reproduce; do
+for c in cp sync exec monitor report compare reproduce; do
 	WANT="invalid option -- 'Z'" usage_error "$c" -- "$c" -Z
 done
 # Missing operands and required options.
@@ -122,6 +122,48 @@ if [ "$(id -u)" -eq 0 ]; then # disk's subcommands want root first
 	WANT="missing DEV operand" usage_error disk cut -- disk cut
 	WANT="unrecognized option '--no-such-option'" \
 		usage_error disk create -- disk create --no-such-option
+	usage_error disk create -- disk create --model=no-such-model
+	grep -q "^flushkit disk create: invalid value 'no-such-model' for --model (hdd, .*ram" "$t/err" ||
+		bad "'disk create --model=no-such-model': $(head -1 "$t/err")"
+	WANT="invalid value '4097' for --size (a multiple of 4 KiB)" \
+		usage_error disk create -- disk create --model=ram --size=4097
+	usage_error disk create -- disk create --model=ram --name=a/b
+fi
+WANT="missing file operand" usage_error cp -- cp
+WANT="missing destination file operand after 'a'" usage_error cp -- cp a
+WANT="option '--suffix' requires an argument" usage_error cp -- cp a b --suffix
+WANT="invalid attribute 'x' for '--no-preserve' (mode, ownership, timestamps, links, xattr, context, all)" \
+	usage_error cp -- cp --no-preserve=x a b
+
+# flushkit-diskd (next to the command in a build tree; installed, in
+# LIBDIR/flushkit/): the same four answers.
+diskd=$(dirname "$FLUSHKIT")/flushkit-diskd
+[ -x "$diskd" ] || diskd=$(dirname "$FLUSHKIT")/../lib/flushkit/flushkit-diskd
+if [ -x "$diskd" ]; then
+	diskd_error() { # WANT ARGS...
+		local want=$1
+		shift
+		out=$("$diskd" "$@" 2>"$t/err")
+		rc=$?
+		[ $rc -eq 2 ] && [ -z "$out" ] && [ "$(wc -l <"$t/err")" -eq 2 ] &&
+			[ "$(head -1 "$t/err")" = "flushkit-diskd: $want" ] &&
+			[ "$(tail -1 "$t/err")" = "Try 'flushkit-diskd --help' for more information." ] ||
+			bad "'flushkit-diskd $*': exit $rc: $(cat "$t/err")"
+	}
+	diskd_error "unrecognized option '--no-such-option'" --no-such-option
+	diskd_error "invalid option -- 'Z'" -Z
+	diskd_error "missing MOUNTPOINT operand" --model=ram
+	diskd_error "--model is required" "$t/mnt"
+	diskd_error "invalid value 'x' for --model" --model=x "$t/mnt"
+	diskd_error "invalid value 'abc' for --size (bytes)" --model=ram --size=abc "$t/mnt"
+	diskd_error "option '--model' requires an argument" --model
+	diskd_error "extra operand 'b'" --model=ram a b
+	out=$("$diskd" --version 2>"$t/err")
+	[ $? -eq 0 ] && [ "$out" = "flushkit-diskd $ver" ] && [ ! -s "$t/err" ] ||
+		bad "'flushkit-diskd --version' printed '$out'"
+	"$diskd" --help | grep -q '^usage: flushkit-diskd' || bad "'flushkit-diskd --help'"
+else
+	echo "note: no flushkit-diskd next to $FLUSHKIT (built without libfuse3?): its checks skipped"
 fi
 # getopt's other mistakes, in GNU's words, and a bad value.
 WANT="option '--method' requires an argument" usage_error sync -- sync --method
