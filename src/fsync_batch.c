@@ -1011,8 +1011,12 @@ int fk_fsync_submit(struct fk_fsync_batch *b, struct fk_fsync_req *req)
 		return 0;
 	}
 	b->st.calls++;
+	/* in_kernel under the lock: the threads backend's workers count
+	 * their completions down under it. */
+	pthread_mutex_lock(&a->lock);
 	if (++a->in_kernel > b->st.max_in_flight)
 		b->st.max_in_flight = a->in_kernel;
+	pthread_mutex_unlock(&a->lock);
 #ifdef FK_HAVE_LIBURING
 	/* One SQE covers at most FK_URING_SFR_MAX_BYTES: a longer writeback
 	 * hint is made on this thread (it only starts writeback). */
@@ -1055,7 +1059,9 @@ int fk_fsync_submit(struct fk_fsync_batch *b, struct fk_fsync_req *req)
 	sl->res = res < 0 ? res : 0;
 	sl->issued = 1;
 	sl->start_ns = fk_now_ns() - t0;
+	pthread_mutex_lock(&a->lock);
 	a->in_kernel--;
+	pthread_mutex_unlock(&a->lock);
 	async_done(a, s);
 	return 0;
 }

@@ -133,12 +133,13 @@ static int on_cqe(const struct fk_fsync_req *req, size_t index, int res)
 
 /* -S async: index is the request's slot, not its place in a run; the
  * sixth completion fails instead. */
-static unsigned nr_cqes;
+static unsigned nr_cqes; /* the fsmark threads reap at once: atomic */
 static int on_cqe_sixth(const struct fk_fsync_req *req, size_t index, int res)
 {
 	(void)req;
 	(void)index;
-	return ++nr_cqes == 6 ? -EIO : res;
+	return __atomic_add_fetch(&nr_cqes, 1, __ATOMIC_RELAXED) == 6 ? -EIO
+								      : res;
 }
 
 static int refuse(unsigned entries, struct io_uring *ring, unsigned flags)
