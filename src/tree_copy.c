@@ -437,9 +437,10 @@ struct copy_ctx {
 	uint64_t start_ns;
 	uint64_t inline_fsync_ns; /* fsync-each: fsyncs while copying */
 	uint64_t last_progress_ns;
-	mode_t umask;  /* FK_COPY_NO_MODE: the process's umask */
-	int keep_mode; /* FK_COPY_NO_MODE: the mode of what the entry
-			* replaces or merges into, or -1 */
+	mode_t umask;		/* FK_COPY_NO_MODE: the process's umask */
+	unsigned long link_tmp; /* link_entry's temporary names */
+	int keep_mode;		/* FK_COPY_NO_MODE: the mode of what the entry
+				 * replaces or merges into, or -1 */
 };
 
 static void report(struct copy_ctx *c, int level, const char *op,
@@ -2023,7 +2024,8 @@ static int link_entry(struct copy_ctx *c, const struct fk_walk_entry *e,
 			if (x)
 				return 0; /* a link of it already, or refused */
 		}
-		if (replace) {
+		if (replace && (f & FK_COPY_REMOVE_DEST)) {
+			/* As GNU: the name goes first, whatever follows. */
 			x = remove_existing(c, e, ddir, name, dpath, NULL);
 			if (x == 1)
 				return 0; /* refused (reported), or nothing */
@@ -2031,6 +2033,32 @@ static int link_entry(struct copy_ctx *c, const struct fk_walk_entry *e,
 				r = sym ? fk_sys.symlinkat(e->path, ddir, name)
 					: fk_sys.linkat(e->dirfd, e->name, ddir,
 							name, lflags);
+		} else if (replace) {
+			/* -f, -b, -i: the new link is made under a name of
+			 * our own first, so a link that cannot be made
+			 * (EXDEV, EMLINK, EPERM) leaves the existing file
+			 * and its name as they were (GNU keeps them too);
+			 * then the existing one is removed or backed up and
+			 * the link renamed over its name. */
+			char tmp[64];
+			snprintf(tmp, sizeof(tmp), ".flushkit-link.%ld.%lu",
+				 (long)getpid(), (unsigned long)++c->link_tmp);
+			r = sym ? fk_sys.symlinkat(e->path, ddir, tmp)
+				: fk_sys.linkat(e->dirfd, e->name, ddir, tmp,
+						lflags);
+			if (r == 0) {
+				x = remove_existing(c, e, ddir, name, dpath,
+						    NULL);
+				if (x == 0 || x == -ENOENT)
+					r = fk_sys.renameat(ddir, tmp, ddir,
+							    name);
+				else
+					r = x == 1 ? 0 : x;
+				if (x == 1 || r < 0)
+					fk_sys.unlinkat(ddir, tmp, 0);
+				if (x == 1)
+					return 0; /* refused (reported) */
+			}
 		}
 	}
 	if (r < 0) {
