@@ -741,6 +741,7 @@ static void add_stats(struct fk_tree_stats *sum, const struct fk_tree_stats *st)
 	sum->writeback_ranges += st->writeback_ranges;
 	sum->writeback_bytes += st->writeback_bytes;
 	sum->walk_ns += st->walk_ns;
+	sum->writeback_ns += st->writeback_ns;
 	sum->fsync_ns += st->fsync_ns;
 	sum->total_ns += st->total_ns;
 	sum->degraded |= st->degraded;
