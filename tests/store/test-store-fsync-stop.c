@@ -123,17 +123,32 @@ static int commit(struct fk_store *s, struct acks *a, uint64_t tag)
 }
 
 /* Wait (up to 5 s) until the checkpointer has preallocated WAL: no
- * segment is created behind our back right after this. */
+ * segment is created behind our back right after this.  What it
+ * preallocates is 2 segments past the insert position plus a share of
+ * the recent WAL rate (prealloc_ahead, published as prealloc_want), so
+ * wait for that and for the count to stay still over 30 ms (a check
+ * for cur + 2 alone let a rate-driven creation start as the trace was
+ * swapped in: TSan's race on fk_sys). */
 static void wal_settle(struct fk_store *s)
 {
+	uint64_t last = 0;
+	int still = 0;
 	for (int i = 0; i < 5000; i++) {
 		uint64_t want =
 		    __atomic_load_n(&s->insert_lsn, __ATOMIC_ACQUIRE) / WALSEG +
 		    2;
-		if (__atomic_load_n(&s->wal_highest_seg, __ATOMIC_ACQUIRE) >=
-		    want)
+		uint64_t asked =
+		    __atomic_load_n(&s->prealloc_want, __ATOMIC_ACQUIRE);
+		if (asked > want)
+			want = asked;
+		pthread_mutex_lock(&s->seg_mu); /* no creation under way */
+		uint64_t have = s->wal_highest_seg;
+		pthread_mutex_unlock(&s->seg_mu);
+		still = have >= want && have == last ? still + 1 : 0;
+		last = have;
+		if (still >= 3)
 			return;
-		usleep(1000);
+		usleep(10000);
 	}
 	CHECK(!"WAL preallocation did not settle");
 }
