@@ -2962,7 +2962,8 @@ static int times_fsync(struct copy_ctx *c, const int *fds,
  * ftruncate() gives a file with a trailing hole at once, while its
  * delayed-allocation data is written only at its fsync, so a power cut
  * in between left files of the right size and mtime full of zeros
- * (tests/tree/test-tree-powercut.c).  Returns 0 or the first error (each reported).
+ * (tests/tree/test-tree-powercut.c).  Returns 0 or the first error (each
+ * reported).
  */
 static int times_pass(struct copy_ctx *c, int data_r)
 {
