@@ -87,8 +87,8 @@
 #include <fuse_lowlevel.h>
 
 #include "cache.h"
-#include "flushkit.h"
 #include "fault.h"
+#include "flushkit.h"
 #include "model.h"
 
 #include <dirent.h>
@@ -1108,8 +1108,7 @@ static int usage_error(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fputs("\nTry 'flushkit-diskd --help' for more information.\n",
-	      stderr);
+	fputs("\nTry 'flushkit-diskd --help' for more information.\n", stderr);
 	return 2;
 }
 
@@ -1224,8 +1223,18 @@ int main(int argc, char **argv)
 	uint64_t size = 4ull << 30;
 	dev.slowdown = 1.0;
 	dev.write_cache = 1;
-	enum { O_READY = 256, O_LOCK, O_ORPHAN, O_MODEL, O_SIZE, O_SLOW,
-	       O_BACK, O_NOWC, O_HELP, O_VERSION };
+	enum {
+		O_READY = 256,
+		O_LOCK,
+		O_ORPHAN,
+		O_MODEL,
+		O_SIZE,
+		O_SLOW,
+		O_BACK,
+		O_NOWC,
+		O_HELP,
+		O_VERSION
+	};
 	static const struct option opts[] = {
 	    {"ready-fd", required_argument, NULL, O_READY},
 	    {"lock-fd", required_argument, NULL, O_LOCK},

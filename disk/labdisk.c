@@ -311,10 +311,9 @@ int labdisk_check(const struct labdisk_opts *o, uint64_t size,
 		size_t l = 0;
 		for (size_t i = 0; disk_model_at(i) && l < sizeof(why->hint);
 		     i++)
-			l += (size_t)snprintf(why->hint + l,
-					      sizeof(why->hint) - l, "%s%s",
-					      i ? ", " : "",
-					      disk_model_at(i)->name);
+			l += (size_t)snprintf(
+			    why->hint + l, sizeof(why->hint) - l, "%s%s",
+			    i ? ", " : "", disk_model_at(i)->name);
 		why->opt = "--model";
 		why->val = o->model;
 		return -EINVAL;
