@@ -70,9 +70,12 @@ static int first_extent_shared(const char *path)
 	int fd = open(path, O_RDONLY);
 	if (fd < 0)
 		return -1;
-	struct {
+	/* A struct fiemap with room for one extent after its flexible
+	 * array; a union, as a struct holding fiemap's flexible array
+	 * before another member is a GNU extension clang warns about. */
+	union {
 		struct fiemap fm;
-		struct fiemap_extent ext[1];
+		char room[sizeof(struct fiemap) + sizeof(struct fiemap_extent)];
 	} b;
 	memset(&b, 0, sizeof(b));
 	b.fm.fm_length = FIEMAP_MAX_OFFSET;
@@ -82,7 +85,7 @@ static int first_extent_shared(const char *path)
 	close(fd);
 	if (r < 0 || b.fm.fm_mapped_extents < 1)
 		return -1;
-	return !!(b.ext[0].fe_flags & FIEMAP_EXTENT_SHARED);
+	return !!(b.fm.fm_extents[0].fe_flags & FIEMAP_EXTENT_SHARED);
 }
 
 /* The copy @mnt/@dst/<name> equals the source: content, size, mtime. */
