@@ -104,7 +104,7 @@ FK_API const char *fk_strerror(int err);
  * version from these three lines: they are its one source.
  */
 #define FK_VERSION_MAJOR 0
-#define FK_VERSION_MINOR 1
+#define FK_VERSION_MINOR 2
 #define FK_VERSION_PATCH 0
 #define FK_VERSION_STR_(x) #x
 #define FK_VERSION_STR(x) FK_VERSION_STR_(x)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # scripts/build-deb.sh [OUTDIR] - build the Debian packages
-# (libflushkit0, libflushkit-dev, flushkit) with
+# (libflushkit1, libflushkit-dev, flushkit) with
 # "dpkg-buildpackage -us -uc -b" from a copy of this tree in
 # OUTDIR/src (default build-deb/), so nothing is written into the tree
 # or its parent, then run lintian on them.  The .debs, the .changes,

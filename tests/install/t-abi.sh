@@ -5,12 +5,12 @@
 # include/flushkit/*.h, the version script
 # src/libflushkit.map, and the dynamic symbol table of the built
 # libflushkit.so (every export versioned FLUSHKIT_*, nothing else
-# exported); the SONAME is libflushkit.so.0.
+# exported); the SONAME is libflushkit.so.1.
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
 src=${FK_SRC:?}
 build=$(dirname "$FLUSHKIT")
-lib=$build/libflushkit.so.0
+lib=$build/libflushkit.so.1
 [ -e "$lib" ] || fail "no $lib"
 tmp=${TMPDIR:-/tmp}
 # FK_API declarations: the name before the first "(" of each.
@@ -28,5 +28,5 @@ d=$(diff "$tmp/map.txt" "$tmp/dyn.txt") ||
 unver=$(grep -v '@@FLUSHKIT_[0-9.]*$' "$tmp/dyn-raw.txt" || true)
 [ -z "$unver" ] || fail "exports without a FLUSHKIT_ version: $unver"
 soname=$(readelf -d "$lib" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
-[ "$soname" = libflushkit.so.0 ] || fail "SONAME is '$soname'"
+[ "$soname" = libflushkit.so.1 ] || fail "SONAME is '$soname'"
 echo "ok: $(wc -l <"$tmp/map.txt") symbols, header = map = exports, SONAME $soname"

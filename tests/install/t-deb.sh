@@ -3,13 +3,13 @@
 # The Debian packages build and hold what Debian expects where Debian
 # puts it:
 #  - scripts/build-deb.sh (dpkg-buildpackage -us -uc -b on a copy of
-#    the tree) builds libflushkit0, libflushkit-dev and flushkit, and
+#    the tree) builds libflushkit1, libflushkit-dev and flushkit, and
 #    lintian reports no error;
-#  - libflushkit0 holds only the shared library (SONAME link included),
+#  - libflushkit1 holds only the shared library (SONAME link included),
 #    libflushkit-dev the header, .so link, .a, flushkit.pc, the CMake
 #    package and the section 3 pages, flushkit the command, its section
 #    1 and 7 pages and the bash completion; flushkit depends on
-#    libflushkit0, libflushkit-dev on the same version of it;
+#    libflushkit1, libflushkit-dev on the same version of it;
 #  - the package version is the header's version;
 #  - from the unpacked packages alone: a program builds with pkg-config
 #    and runs, the packaged command runs on the packaged library, and
@@ -35,7 +35,7 @@ hv=$(awk '/^#define FK_VERSION_(MAJOR|MINOR|PATCH) / {v = v (v == "" ? "" : ".")
 [ "$ver" = "$hv" ] || fail "debian/changelog says $ver, flushkit.h $hv"
 arch=$(dpkg-architecture -qDEB_HOST_ARCH)
 ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
-for p in libflushkit0 libflushkit-dev flushkit; do
+for p in libflushkit1 libflushkit-dev flushkit; do
 	[ -f "$out/${p}_${ver}_$arch.deb" ] || fail "no ${p}_${ver}_$arch.deb"
 done
 list() { dpkg-deb -c "$out/${1}_${ver}_$arch.deb" | awk '{print $6}' | sed 's|^\./|/|'; }
@@ -46,16 +46,16 @@ hasnot() {	# PACKAGE REGEX
 	list "$1" | grep -Eq -- "$2" && fail "$1 holds $(list "$1" | grep -E -- "$2" | head -1)"
 	return 0
 }
-has libflushkit0 /usr/lib/$ma/libflushkit.so.$ver
-has libflushkit0 /usr/lib/$ma/libflushkit.so.0
-hasnot libflushkit0 '\.h$|\.a$|\.pc$|/bin/|/man/'
+has libflushkit1 /usr/lib/$ma/libflushkit.so.$ver
+has libflushkit1 /usr/lib/$ma/libflushkit.so.1
+hasnot libflushkit1 '\.h$|\.a$|\.pc$|/bin/|/man/'
 for f in /usr/include/flushkit.h /usr/include/flushkit/store.h /usr/lib/$ma/libflushkit.so /usr/lib/$ma/libflushkit.a \
 	/usr/lib/$ma/pkgconfig/flushkit.pc /usr/lib/$ma/cmake/flushkit/flushkitConfig.cmake \
 	/usr/share/man/man3/libflushkit.3.gz /usr/share/man/man3/fk_tree_sync.3.gz \
 	/usr/share/man/man3/fk_tree_copy.3.gz; do
 	has libflushkit-dev "$f"
 done
-hasnot libflushkit-dev 'libflushkit\.so\.0|/bin/|/man1/'
+hasnot libflushkit-dev 'libflushkit\.so\.1|/bin/|/man1/'
 for f in /usr/bin/flushkit /usr/share/man/man1/flushkit.1.gz /usr/share/man/man1/flushkit-cp.1.gz \
 	/usr/share/man/man1/flushkit-bench-tpcb.1.gz /usr/share/man/man7/flushkit-durability.7.gz \
 	/usr/share/bash-completion/completions/flushkit /usr/share/man/man1/flushkit-exec.1.gz \
@@ -67,11 +67,11 @@ done
 # nothing of the library
 hasnot flushkit 'libflushkit\.|\.h$|/man3/'
 dep() { dpkg-deb -f "$out/${1}_${ver}_$arch.deb" Depends; }
-dep flushkit | grep -q 'libflushkit0 (>= ' || fail "flushkit does not depend on libflushkit0: $(dep flushkit)"
-dep libflushkit-dev | grep -q "libflushkit0 (= $ver)" || fail "libflushkit-dev: $(dep libflushkit-dev)"
+dep flushkit | grep -q 'libflushkit1 (>= ' || fail "flushkit does not depend on libflushkit1: $(dep flushkit)"
+dep libflushkit-dev | grep -q "libflushkit1 (= $ver)" || fail "libflushkit-dev: $(dep libflushkit-dev)"
 
 root=$base/root
-for p in libflushkit0 libflushkit-dev flushkit; do
+for p in libflushkit1 libflushkit-dev flushkit; do
 	dpkg-deb -x "$out/${p}_${ver}_$arch.deb" "$root"
 done
 libdir=$root/usr/lib/$ma

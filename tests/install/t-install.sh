@@ -12,7 +12,7 @@
 #    flushkit::flushkit_static build and run the examples;
 #  - DESTDIR staging with prefix /usr: the .pc says /usr, and
 #    PKG_CONFIG_SYSROOT_DIR builds against the staged tree;
-#  - the installed command links libflushkit.so.0, every fk_ symbol it
+#  - the installed command links libflushkit.so.1, every fk_ symbol it
 #    needs is exported by the installed library (nm -D), and it runs
 #    with LD_LIBRARY_PATH set to the installed library.
 set -u
@@ -52,15 +52,15 @@ for h in "$P"/include/flushkit/*.h; do
 	[ -e "$src/include/flushkit/$(basename "$h")" ] ||
 		fail "include/flushkit/$(basename "$h") installed but not in the source"
 done
-for f in libflushkit.so libflushkit.so.0 libflushkit.a \
+for f in libflushkit.so libflushkit.so.1 libflushkit.a \
 	cmake/flushkit/flushkitConfig.cmake \
 	cmake/flushkit/flushkitConfigVersion.cmake; do
 	[ -e "$libdir/$f" ] || fail "$libdir/$f not installed"
 done
-[ "$(readlink "$libdir/libflushkit.so")" = libflushkit.so.0 ] ||
+[ "$(readlink "$libdir/libflushkit.so")" = libflushkit.so.1 ] ||
 	fail "libflushkit.so does not link to the SONAME"
-soname=$(readelf -d "$libdir/libflushkit.so.0" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
-[ "$soname" = libflushkit.so.0 ] || fail "SONAME is '$soname'"
+soname=$(readelf -d "$libdir/libflushkit.so.1" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
+[ "$soname" = libflushkit.so.1 ] || fail "SONAME is '$soname'"
 echo "== flushkit.pc"
 cat "$pc"
 
@@ -116,13 +116,13 @@ echo "== shared: cc version.c \$(pkg-config --cflags --libs flushkit)"
 # shellcheck disable=SC2086
 cc -Wall -Werror -o version-shared version.c $cflags $libs ||
 	fail "shared link with pkg-config"
-readelf -d version-shared | grep -q 'NEEDED.*libflushkit.so.0' ||
-	fail "version-shared does not need libflushkit.so.0"
+readelf -d version-shared | grep -q 'NEEDED.*libflushkit.so.1' ||
+	fail "version-shared does not need libflushkit.so.1"
 LD_LIBRARY_PATH=$libdir ./version-shared >out.txt || { cat out.txt; fail "version-shared"; }
 cat out.txt
 grep -q "library $(pkg-config --modversion flushkit)\$" out.txt ||
 	fail "fk_version() is not pkg-config --modversion"
-LD_LIBRARY_PATH=$libdir ldd ./version-shared | grep -q "libflushkit.so.0 => $libdir/" ||
+LD_LIBRARY_PATH=$libdir ldd ./version-shared | grep -q "libflushkit.so.1 => $libdir/" ||
 	fail "version-shared does not load the installed library"
 
 echo "== static: cc -static version.c \$(pkg-config --static --cflags --libs flushkit)"
@@ -179,8 +179,8 @@ for kind in shared static; do
 	grep -q "flushkit_DIR:PATH=$libdir/cmake/flushkit" "ex-cmake-$kind/CMakeCache.txt" ||
 		fail "find_package did not find the installed package"
 done
-readelf -d ex-cmake-shared/fsync-many | grep -q 'NEEDED.*libflushkit.so.0' ||
-	fail "cmake shared example does not need libflushkit.so.0"
+readelf -d ex-cmake-shared/fsync-many | grep -q 'NEEDED.*libflushkit.so.1' ||
+	fail "cmake shared example does not need libflushkit.so.1"
 readelf -d ex-cmake-static/fsync-many | grep -q 'NEEDED.*libflushkit' &&
 	fail "cmake static example needs libflushkit.so"
 run_examples ex-cmake-shared LD_LIBRARY_PATH="$libdir"
@@ -188,7 +188,7 @@ run_examples ex-cmake-static
 
 echo "== the installed command on the installed library"
 fk=$P/bin/flushkit
-readelf -d "$fk" | grep -q 'NEEDED.*libflushkit.so.0' || fail "flushkit does not need libflushkit.so.0"
+readelf -d "$fk" | grep -q 'NEEDED.*libflushkit.so.1' || fail "flushkit does not need libflushkit.so.1"
 # outside the loader's directories: a RUNPATH relative to itself, so it
 # runs as installed, without LD_LIBRARY_PATH (and so does exec's shim,
 # found in LIBDIR/flushkit/ relative to the command)
@@ -197,7 +197,7 @@ readelf -d "$fk" | grep -q 'RUNPATH.*\$ORIGIN/\.\./lib' ||
 "$fk" --version >/dev/null 2>&1 || fail "installed flushkit does not run without LD_LIBRARY_PATH"
 env -u LD_LIBRARY_PATH "$fk" exec -- true || fail "installed flushkit exec: exit $?"
 nm -D --undefined-only "$fk" | awk '{print $2}' | sed 's/@.*//' | grep '^fk_' | sort -u >needed.txt
-nm -D --defined-only "$libdir/libflushkit.so.0" | awk '{print $3}' | sed 's/@.*//' | grep '^fk_' | sort -u >exported.txt
+nm -D --defined-only "$libdir/libflushkit.so.1" | awk '{print $3}' | sed 's/@.*//' | grep '^fk_' | sort -u >exported.txt
 [ "$(wc -l <needed.txt)" -ge 20 ] || fail "flushkit needs only $(wc -l <needed.txt) fk_ symbols: is the library linked in?"
 missing=$(comm -23 needed.txt exported.txt)
 [ -z "$missing" ] || fail "flushkit needs symbols libflushkit.so does not export: $missing"
@@ -206,7 +206,7 @@ nm "$fk" 2>/dev/null | awk '$2 ~ /^[TtDdBb]$/ && $3 ~ /^fk_/' | grep . &&
 	fail "flushkit defines library symbols itself"
 v=$(LD_LIBRARY_PATH=$libdir "$fk" --version) || fail "installed flushkit --version"
 [ "$v" = "flushkit $(pkg-config --modversion flushkit)" ] || fail "version: $v"
-LD_LIBRARY_PATH=$libdir ldd "$fk" | grep -q "libflushkit.so.0 => $libdir/" ||
+LD_LIBRARY_PATH=$libdir ldd "$fk" | grep -q "libflushkit.so.1 => $libdir/" ||
 	fail "installed flushkit does not load the installed library"
 mkdir -p tree/a && echo x >tree/a/f
 LD_LIBRARY_PATH=$libdir "$fk" sync tree >sync.txt || { cat sync.txt; fail "installed flushkit sync"; }

@@ -6,7 +6,7 @@
 # of those directories
 # (never src/'s private sys.h, tree.h, fsync_batch.h, ...), every
 # such .c compiles with only them and include/ on the include path, and
-# the built command needs libflushkit.so.0 instead of containing the
+# the built command needs libflushkit.so.1 instead of containing the
 # library.  The lab disk's client headers (disk/labdisk.h, disk/model.h:
 # bench/lib/disk.c makes its disks through them) count as the command's
 # own: they include no header of src/.
@@ -61,8 +61,8 @@ for d in "${dirs[@]}"; do
 done
 rm -f "${TMPDIR:-/tmp}/err.txt"
 
-readelf -d "$FLUSHKIT" | grep -q 'NEEDED.*\[libflushkit\.so\.0\]' ||
-	fail "the flushkit command does not link libflushkit.so.0"
+readelf -d "$FLUSHKIT" | grep -q 'NEEDED.*\[libflushkit\.so\.1\]' ||
+	fail "the flushkit command does not link libflushkit.so.1"
 n=$(nm -D --undefined-only "$FLUSHKIT" | grep -c ' fk_')
 [ "$n" -ge 20 ] || fail "the command imports only $n fk_ symbols"
-echo "ok: cli/, tools/ and bench/ ($nfiles files) on flushkit.h only; the command imports $n fk_ symbols from libflushkit.so.0"
+echo "ok: cli/, tools/ and bench/ ($nfiles files) on flushkit.h only; the command imports $n fk_ symbols from libflushkit.so.1"
