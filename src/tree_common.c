@@ -81,6 +81,38 @@ struct fk_fdmap {
 	struct noted_path *noted;
 };
 
+/* fk_tree_stats_add: flushkit.h's comment. */
+void fk_tree_stats_add(struct fk_tree_stats *sum,
+		       const struct fk_tree_stats *st)
+{
+	sum->files += st->files;
+	sum->dirs += st->dirs;
+	sum->symlinks += st->symlinks;
+	sum->specials += st->specials;
+	sum->hardlinks += st->hardlinks;
+	sum->bytes += st->bytes;
+	sum->vanished += st->vanished;
+	sum->errors += st->errors;
+	sum->warnings += st->warnings;
+	sum->fsync_calls += st->fsync_calls;
+	sum->dir_fsync_calls += st->dir_fsync_calls;
+	sum->syncfs_calls += st->syncfs_calls;
+	sum->writeback_ranges += st->writeback_ranges;
+	sum->writeback_bytes += st->writeback_bytes;
+	sum->walk_ns += st->walk_ns;
+	sum->writeback_ns += st->writeback_ns;
+	sum->fsync_ns += st->fsync_ns;
+	sum->total_ns += st->total_ns;
+	sum->degraded |= st->degraded;
+	if (st->sync_io) {
+		sum->sync_io = st->sync_io;
+		sum->sync_jobs = st->sync_jobs;
+	}
+	sum->skipped += st->skipped;
+	sum->skipped_bytes += st->skipped_bytes;
+	sum->reflinks += st->reflinks;
+}
+
 void fk_tree_opts_init(struct fk_tree_opts *o)
 {
 	memset(o, 0, sizeof(*o));

@@ -3216,37 +3216,6 @@ static mode_t process_umask(void)
 	return (mode_t)(m & 0777);
 }
 
-/* Add the counts and times of one source's copy @st to @sum. */
-static void add_stats(struct fk_tree_stats *sum, const struct fk_tree_stats *st)
-{
-	sum->files += st->files;
-	sum->dirs += st->dirs;
-	sum->symlinks += st->symlinks;
-	sum->specials += st->specials;
-	sum->hardlinks += st->hardlinks;
-	sum->bytes += st->bytes;
-	sum->vanished += st->vanished;
-	sum->errors += st->errors;
-	sum->warnings += st->warnings;
-	sum->fsync_calls += st->fsync_calls;
-	sum->dir_fsync_calls += st->dir_fsync_calls;
-	sum->syncfs_calls += st->syncfs_calls;
-	sum->writeback_ranges += st->writeback_ranges;
-	sum->writeback_bytes += st->writeback_bytes;
-	sum->walk_ns += st->walk_ns;
-	sum->writeback_ns += st->writeback_ns;
-	sum->fsync_ns += st->fsync_ns;
-	sum->total_ns += st->total_ns;
-	sum->degraded |= st->degraded;
-	if (st->sync_io) {
-		sum->sync_io = st->sync_io;
-		sum->sync_jobs = st->sync_jobs;
-	}
-	sum->skipped += st->skipped;
-	sum->skipped_bytes += st->skipped_bytes;
-	sum->reflinks += st->reflinks;
-}
-
 /*
  * Copy one source @src to @dst and make it durable (the whole of
  * fk_tree_copy for one source).  @links is the hard-link map of the
@@ -3461,7 +3430,7 @@ int fk_tree_copy_sources(const char *const *srcs, size_t nr_srcs,
 		links.src = (unsigned)i;
 		int r = copy_source(srcs[i], dst, o, &one, &links, &refused);
 		links.durable[i] = r == 0 || r == -FK_EDEGRADED;
-		add_stats(st, &one);
+		fk_tree_stats_add(st, &one);
 		result = fk_tree_result(result, r);
 	}
 	link_map_release(&links);

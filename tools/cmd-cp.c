@@ -722,38 +722,6 @@ static char *backup_of(const char *path, int backup, const char *suffix)
 	return full;
 }
 
-/* Add one copy's counts and times @st to @sum (--parents copies each
- * source on its own). */
-static void add_stats(struct fk_tree_stats *sum, const struct fk_tree_stats *st)
-{
-	sum->files += st->files;
-	sum->dirs += st->dirs;
-	sum->symlinks += st->symlinks;
-	sum->specials += st->specials;
-	sum->hardlinks += st->hardlinks;
-	sum->bytes += st->bytes;
-	sum->vanished += st->vanished;
-	sum->errors += st->errors;
-	sum->warnings += st->warnings;
-	sum->fsync_calls += st->fsync_calls;
-	sum->dir_fsync_calls += st->dir_fsync_calls;
-	sum->syncfs_calls += st->syncfs_calls;
-	sum->writeback_ranges += st->writeback_ranges;
-	sum->writeback_bytes += st->writeback_bytes;
-	sum->walk_ns += st->walk_ns;
-	sum->writeback_ns += st->writeback_ns;
-	sum->fsync_ns += st->fsync_ns;
-	sum->total_ns += st->total_ns;
-	sum->degraded |= st->degraded;
-	if (st->sync_io) {
-		sum->sync_io = st->sync_io;
-		sum->sync_jobs = st->sync_jobs;
-	}
-	sum->skipped += st->skipped;
-	sum->skipped_bytes += st->skipped_bytes;
-	sum->reflinks += st->reflinks;
-}
-
 /*
  * cp --parents SRC... DIR: each SRC copied to DIR/SRC (-T), the
  * directories of its path made in DIR before and given their source's
@@ -787,7 +755,8 @@ static int copy_parents(const char **srcs, size_t nr, const char *dir,
 		}
 		r = fk_tree_copy(srcs[i], d, &one, &st);
 		free(d);
-		add_stats(sum, &st);
+		fk_tree_stats_add(sum,
+				  &st); /* --parents: each source on its own */
 		int fr = cli_cp_parents_finish(&p, o->copy_flags);
 		if (fr < 0)
 			sum->errors++;

@@ -381,6 +381,24 @@ struct fk_tree_stats {
 	uint64_t reflinks;	/* copy: files cloned with FICLONE */
 };
 
+/*
+ * fk_tree_stats_add - add the counts and times of one call's statistics
+ * @st to @sum: every counter and every time is summed, @degraded is
+ * or-ed, and @sync_io/@sync_jobs are taken from @st when @st batched
+ * (sync_io nonzero), so the sum says the backend of the last batched
+ * call.  For a caller that copies or syncs several trees one by one
+ * (cp --parents, the per-source loop of fk_tree_copy_sources) and
+ * reports one total.
+ * @sum: the running total; caller-owned, modified.
+ * @st: one call's statistics; caller-owned, read only.
+ *
+ * No I/O, no allocation, cannot fail; not thread-safe on the same @sum
+ * (the caller serialises).  tests/tree/test-tree-stats-add.c fails when
+ * a field is added to struct fk_tree_stats and not summed here.
+ */
+FK_API void fk_tree_stats_add(struct fk_tree_stats *sum,
+			      const struct fk_tree_stats *st);
+
 typedef void (*fk_progress_fn)(void *arg, const struct fk_tree_stats *st);
 
 struct fk_tree_opts {
