@@ -1418,8 +1418,28 @@ static int open_for_attrs(struct copy_ctx *c, const struct fk_walk_entry *e,
 		*done = 1;
 		return -EEXIST;
 	}
-	c->keep_mode = (int)(ds->st_mode & 07777);
-	return fk_sys.openat(ddir, name, O_WRONLY | O_NOFOLLOW | O_NOCTTY, 0);
+	if (!S_ISLNK(ds->st_mode)) {
+		c->keep_mode = (int)(ds->st_mode & 07777);
+		return fk_sys.openat(ddir, name,
+				     O_WRONLY | O_NOFOLLOW | O_NOCTTY, 0);
+	}
+	/* A symlink to a regular file: its target gets the attributes, as
+	 * cp --attributes-only writes through it; anything else it names
+	 * (swapped in since the stat, or never a regular file) is not
+	 * touched. */
+	int fd = fk_sys.openat(ddir, name, O_WRONLY | O_NOCTTY | O_NONBLOCK, 0);
+	if (fd < 0)
+		return fd;
+	struct stat ts;
+	r = fk_sys.fstat(fd, &ts);
+	if (r == 0 && !S_ISREG(ts.st_mode))
+		r = -EEXIST;
+	if (r < 0) {
+		fk_sys.close(fd);
+		return r;
+	}
+	c->keep_mode = (int)(ts.st_mode & 07777);
+	return fd;
 }
 
 static int create_file(struct copy_ctx *c, const struct fk_walk_entry *e,
@@ -1431,12 +1451,15 @@ static int create_file(struct copy_ctx *c, const struct fk_walk_entry *e,
 	int fd = fk_sys.openat(ddir, name, flags, 0600);
 	if (fd != -EEXIST)
 		return fd;
-	struct stat ds;
+	struct stat ds, ts;
 	int r = fk_sys.fstatat(ddir, name, &ds, AT_SYMLINK_NOFOLLOW);
 	if (r == 0 &&
 	    (c->o->copy_flags & (FK_COPY_ATTR_ONLY | FK_COPY_REMOVE_DEST)) ==
 		FK_COPY_ATTR_ONLY &&
-	    !c->o->backup && S_ISREG(ds.st_mode))
+	    !c->o->backup &&
+	    (S_ISREG(ds.st_mode) ||
+	     (S_ISLNK(ds.st_mode) && fk_sys.fstatat(ddir, name, &ts, 0) == 0 &&
+	      S_ISREG(ts.st_mode))))
 		return open_for_attrs(c, e, ddir, name, dpath, &ds, done);
 	if (r == 0 && !(c->o->copy_flags & FK_COPY_REMOVE_DEST) &&
 	    !c->o->backup &&
@@ -2895,10 +2918,26 @@ static int open_copied(struct copy_ctx *c, const struct pending_times *p)
 	} else {
 		fd = fk_tree_open_file(dir, rest, &want);
 	}
-	/* fk_tree_open_file says ENOENT for a replaced file too. */
+	/* fk_tree_open_file says ENOENT for a replaced file too.  A
+	 * symlink at the name is followed only to the very inode copied
+	 * (--attributes-only gives a symlink's target the attributes). */
 	if (!p->is_dir && fd == -ENOENT &&
-	    fk_sys.fstatat(dir, rest, &now, AT_SYMLINK_NOFOLLOW) == 0)
+	    fk_sys.fstatat(dir, rest, &now, AT_SYMLINK_NOFOLLOW) == 0) {
 		fd = -ESTALE;
+		if (S_ISLNK(now.st_mode) &&
+		    (c->o->copy_flags & FK_COPY_ATTR_ONLY)) {
+			fd = fk_sys.openat(dir, rest,
+					   O_RDONLY | O_NOCTTY | O_NONBLOCK, 0);
+			if (fd >= 0 && (fk_sys.fstat(fd, &now) < 0 ||
+					now.st_dev != want.st_dev ||
+					now.st_ino != want.st_ino)) {
+				fk_sys.close(fd);
+				fd = -ESTALE;
+			} else if (fd < 0) {
+				fd = -ESTALE;
+			}
+		}
+	}
 	if (dir != c->top_fd && dir != c->dst_parent_fd)
 		fk_sys.close(dir);
 	return fd;

@@ -128,6 +128,7 @@ compare "--parents" -a --parents C/f D
 compare "--parents -v" -av --parents C/sub/h D
 compare "--attributes-only" -a --attributes-only A B D
 compare "--attributes-only new" -a --attributes-only C N
+compare "--attributes-only onto a symlink to a file" -a --attributes-only A C/link
 compare "--no-preserve=mode" -a --no-preserve=mode A C N
 compare "--no-preserve=timestamps,links" -a --no-preserve=links C N
 compare "--no-preserve then --preserve" -a --no-preserve=all --preserve=all C N

@@ -20,27 +20,44 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define U64(f) {offsetof(struct fk_tree_stats, f), #f}
+#define U64(f)                                                                 \
+	{                                                                      \
+		offsetof(struct fk_tree_stats, f), #f                          \
+	}
 static const struct {
 	size_t off;
 	const char *name;
 } sums[] = {
-    U64(files),		   U64(dirs),		 U64(symlinks),
-    U64(specials),	   U64(hardlinks),	 U64(bytes),
-    U64(vanished),	   U64(errors),		 U64(warnings),
-    U64(fsync_calls),	   U64(dir_fsync_calls), U64(syncfs_calls),
-    U64(writeback_ranges), U64(writeback_bytes), U64(walk_ns),
-    U64(writeback_ns),	   U64(fsync_ns),	 U64(total_ns),
-    U64(skipped),	   U64(skipped_bytes),	 U64(reflinks),
+    U64(files),
+    U64(dirs),
+    U64(symlinks),
+    U64(specials),
+    U64(hardlinks),
+    U64(bytes),
+    U64(vanished),
+    U64(errors),
+    U64(warnings),
+    U64(fsync_calls),
+    U64(dir_fsync_calls),
+    U64(syncfs_calls),
+    U64(writeback_ranges),
+    U64(writeback_bytes),
+    U64(walk_ns),
+    U64(writeback_ns),
+    U64(fsync_ns),
+    U64(total_ns),
+    U64(skipped),
+    U64(skipped_bytes),
+    U64(reflinks),
 };
 #define NSUMS (sizeof(sums) / sizeof(sums[0]))
 
 /* The summed uint64_t fields, degraded and sync_io (int), sync_jobs
  * (uint32_t) and the padding that aligns the next uint64_t: a field
  * added to struct fk_tree_stats changes the size and fails here. */
-_Static_assert(sizeof(struct fk_tree_stats) ==
-		   21 * sizeof(uint64_t) + 2 * sizeof(int) + sizeof(uint32_t) +
-		       4,
+_Static_assert(sizeof(struct fk_tree_stats) == 21 * sizeof(uint64_t) +
+						   2 * sizeof(int) +
+						   sizeof(uint32_t) + 4,
 	       "struct fk_tree_stats has a field this test (and "
 	       "fk_tree_stats_add?) does not know: add it to both");
 
