@@ -5,7 +5,7 @@
  *  - SIMPLE: NAME + suffix ("~" unless told: -S, SIMPLE_BACKUP_SUFFIX);
  *  - NUMBERED: NAME.~N~, N one more than the highest N of the names
  *    NAME.~N~ in the directory (N a decimal number without a leading
- *    zero), 1 if there is none;
+ *    zero, of any length), 1 if there is none;
  *  - EXISTING: NUMBERED if NAME has a numbered backup, else SIMPLE.
  * The directory is read relative to its descriptor (getdents through
  * fdopendir of a dup), nothing by path.  (flushkit.h: fk_copy_backup_name).
@@ -16,14 +16,22 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-/* The highest N of the names @name.~N~ in @dirfd (0: none), or -errno. */
-static long highest_numbered(int dirfd, const char *name)
+/*
+ * The highest N of the names @name.~N~ in @dirfd into @best as its
+ * decimal digits (NUL-terminated; "" if none): 0 or -errno.  N is kept
+ * as a string, as GNU's backupfile.c does, so no number is too big (a
+ * longer digit string is the larger N, equal lengths compare as
+ * strings).  @best holds NAME_MAX + 1 bytes.
+ */
+static int highest_numbered(int dirfd, const char *name, char *best)
 {
+	best[0] = 0;
 	int fd = fk_sys.openat(dirfd, ".", O_RDONLY | O_DIRECTORY, 0);
 	if (fd < 0)
 		return fd;
@@ -33,8 +41,7 @@ static long highest_numbered(int dirfd, const char *name)
 		fk_sys.close(fd);
 		return err;
 	}
-	size_t nl = strlen(name);
-	long best = 0;
+	size_t nl = strlen(name), bl = 0;
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		const char *p = de->d_name;
@@ -43,14 +50,32 @@ static long highest_numbered(int dirfd, const char *name)
 		p += nl + 2;
 		if (*p < '1' || *p > '9')
 			continue;
-		long n = 0;
-		while (*p >= '0' && *p <= '9' && n < 100000000)
-			n = n * 10 + (*p++ - '0');
-		if (p[0] == '~' && p[1] == 0 && n > best)
-			best = n;
+		size_t dl = strspn(p, "0123456789");
+		if (p[dl] != '~' || p[dl + 1] != 0 || dl > NAME_MAX)
+			continue;
+		if (dl > bl || (dl == bl && memcmp(p, best, dl) > 0)) {
+			memcpy(best, p, dl);
+			best[dl] = 0;
+			bl = dl;
+		}
 	}
 	closedir(d);
-	return best;
+	return 0;
+}
+
+/* @digits (a decimal number, NAME_MAX + 2 bytes of room) plus one. */
+static void increment(char *digits)
+{
+	size_t n = strlen(digits);
+	for (size_t i = n; i-- > 0;) {
+		if (digits[i] != '9') {
+			digits[i]++;
+			return;
+		}
+		digits[i] = '0';
+	}
+	memmove(digits + 1, digits, n + 1);
+	digits[0] = '1';
 }
 
 int fk_copy_backup_name(int dirfd, const char *name, int backup,
@@ -63,23 +88,25 @@ int fk_copy_backup_name(int dirfd, const char *name, int backup,
 	*numbered = 0;
 	if (!suffix || !*suffix || strchr(suffix, '/'))
 		suffix = "~";
-	long n = 0;
+	char n[NAME_MAX + 2] = "";
 	if (backup == FK_COPY_BACKUP_NUMBERED ||
 	    backup == FK_COPY_BACKUP_EXISTING) {
-		n = highest_numbered(dirfd, name);
-		if (n < 0)
-			return (int)n;
-		if (backup == FK_COPY_BACKUP_NUMBERED || n > 0) {
+		int r = highest_numbered(dirfd, name, n);
+		if (r < 0)
+			return r;
+		if (backup == FK_COPY_BACKUP_NUMBERED || n[0]) {
 			*numbered = 1;
-			n++;
+			if (!n[0])
+				strcpy(n, "0");
+			increment(n);
 		}
 	}
-	size_t len = strlen(name) + strlen(suffix) + 24;
+	size_t len = strlen(name) + strlen(suffix) + sizeof(n) + 4;
 	char *b = malloc(len);
 	if (!b)
 		return -ENOMEM;
 	if (*numbered)
-		snprintf(b, len, "%s.~%ld~", name, n);
+		snprintf(b, len, "%s.~%s~", name, n);
 	else
 		snprintf(b, len, "%s%s", name, suffix);
 	*out = b;

@@ -183,7 +183,8 @@ enum fk_copy_backup {
  * @name: one path component (no '/'), borrowed.
  * @backup: FK_COPY_BACKUP_SIMPLE (@name + @suffix), _NUMBERED
  *      (@name.~N~, N one more than the highest N of the names @name.~N~
- *      there, N written without a leading zero; 1 if none) or _EXISTING
+ *      there, N written without a leading zero and of any length: kept
+ *      as decimal digits, as GNU's; 1 if none) or _EXISTING
  *      (NUMBERED if @name has a numbered backup, else SIMPLE).
  * @suffix: SIMPLE's suffix; NULL, "" or one containing '/' means "~"
  *      (as GNU's).  Borrowed.
