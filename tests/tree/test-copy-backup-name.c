@@ -35,8 +35,8 @@ static void expect(int backup, const char *suffix, const char *want,
 {
 	char *out = (char *)1;
 	int numbered = -1;
-	int r = fk_copy_backup_name(dirfd_, "f", backup, suffix, &out,
-				    &numbered);
+	int r =
+	    fk_copy_backup_name(dirfd_, "f", backup, suffix, &out, &numbered);
 	CHECK_EQ(r, 0);
 	if (r == 0) {
 		if (strcmp(out, want)) {
