@@ -74,8 +74,8 @@ int wlog_open(struct wlog_writer *w, const char *path, uint64_t size,
 			max);
 		return -EINVAL;
 	}
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		      0600);
+	int fd = open(
+	    path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		int e = errno;
 		fprintf(stderr, "flushkit-diskd: write log '%s': %s\n", path,
@@ -155,9 +155,9 @@ int wlog_append(struct wlog_writer *w, enum wlog_type type, uint64_t off,
 
 const char *wlog_type_name(uint32_t type)
 {
-	static const char *const names[] = {
-	    "?",     "WRITE",	      "FLUSH", "FUA",
-	    "MARK",  "FLUSH_IGNORED", "CUT",   "FULL"};
+	static const char *const names[] = {"?",   "WRITE", "FLUSH",
+					    "FUA", "MARK",  "FLUSH_IGNORED",
+					    "CUT", "FULL"};
 	return type < sizeof(names) / sizeof(names[0]) ? names[type] : "?";
 }
 

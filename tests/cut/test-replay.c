@@ -22,6 +22,10 @@
  *  replace  examples/durable-replace FILE TEXT-K, K = 0..; ack:K on exit
  *           0.  Check: FILE holds exactly TEXT-J with J the last ack or
  *           the one in flight (J+1): the old or the new, never neither.
+ *  cp       a source tree (6 files, one in a subdirectory) made before
+ *           "ready"; `flushkit cp SRC DST-K`, K = 0..; ack:K on exit 0
+ *           (cp's "the copy is durable").  Check: every file of every
+ *           copy <= the last ack present with the source's content.
  *  control  (negative) the batch workload with its fsyncs skipped; its
  *           marks promise what was not made durable, so replay must find
  *           an acknowledged file missing or incomplete at some point
@@ -32,7 +36,7 @@
  * for a failure; `flushkit disk replay LOG --to-entry P [--subset
  * --seed S]` rebuilds it (FK_REPLAY_KEEP=1 keeps the logs, printed).
  *
- * Env: FK_SEED (default: the clock; printed), FK_REPLAY_POINTS random
+ * Env: FK_TEST_SEED (default: the clock; printed), FK_REPLAY_POINTS random
  * points per workload (default 16), FK_REPLAY_FS (default "ext4 xfs
  * btrfs": each that has a mkfs here).
  * Needs root, /dev/fuse, loop devices, flushkit-diskd (77 otherwise).
@@ -61,12 +65,14 @@
 #define FILES 4
 #define FILE_BYTES 32768
 #define REPLACES 5
+#define COPIES 4
+#define CP_FILES 6
 
 static uint64_t rng;
 static struct labdisk disk;
 static int disk_alive;
 static struct fkt_fs replay_fs; /* the replayed image, mounted */
-static char replace_bin[PATH_MAX];
+static char replace_bin[PATH_MAX], flushkit_bin[PATH_MAX];
 static unsigned nr_failed;
 
 static void disk_cleanup(void)
@@ -124,8 +130,7 @@ static int run_batch(const char *mnt, int skip_fsync)
 		memset(reqs, 0, sizeof(reqs));
 		for (unsigned f = 0; f < FILES; f++) {
 			snprintf(path, sizeof(path), "%s/r%u-f%u", dir, k, f);
-			fds[f] =
-			    open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+			fds[f] = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 			pattern(buf, k, f);
 			if (fds[f] < 0 ||
 			    write(fds[f], buf, FILE_BYTES) != FILE_BYTES)
@@ -185,19 +190,82 @@ static int run_replace(const char *mnt)
 	return 0;
 }
 
+/* The cp source's file @i, relative. */
+static void cp_name(char *buf, size_t cap, unsigned i)
+{
+	snprintf(buf, cap, i == CP_FILES - 1 ? "sub/f%u" : "f%u", i);
+}
+
+/* Before "ready": the source tree (made durable by its syncfs). */
+static int make_cp_source(const char *mnt)
+{
+	char path[PATH_MAX + 64], name[32];
+	static char buf[FILE_BYTES];
+	snprintf(path, sizeof(path), "%s/src", mnt);
+	if (mkdir(path, 0700))
+		return -1;
+	snprintf(path, sizeof(path), "%s/src/sub", mnt);
+	if (mkdir(path, 0700))
+		return -1;
+	for (unsigned i = 0; i < CP_FILES; i++) {
+		cp_name(name, sizeof(name), i);
+		snprintf(path, sizeof(path), "%s/src/%s", mnt, name);
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+		pattern(buf, 100 + i, i);
+		size_t len = FILE_BYTES - i * 1000;
+		if (fd < 0 || write(fd, buf, len) != (ssize_t)len) {
+			if (fd >= 0)
+				close(fd);
+			return -1;
+		}
+		close(fd);
+	}
+	return 0;
+}
+
+static int run_cp(const char *mnt)
+{
+	char src[PATH_MAX], dst[PATH_MAX + 16];
+	if (strlen(mnt) > 1024)
+		return -1;
+	snprintf(src, sizeof(src), "%s/src", mnt);
+	for (unsigned k = 0; k < COPIES; k++) {
+		snprintf(dst, sizeof(dst), "%s/dst-%u", mnt, k);
+		pid_t pid = fork();
+		if (pid < 0)
+			return -1;
+		if (pid == 0) {
+			int nul = open("/dev/null", O_WRONLY);
+			if (nul >= 0)
+				dup2(nul, 1);
+			execl(flushkit_bin, flushkit_bin, "cp", "-a", src, dst,
+			      (char *)NULL);
+			_exit(127);
+		}
+		int st;
+		if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+		    WEXITSTATUS(st)) {
+			fprintf(stderr, "  flushkit cp %u failed\n", k);
+			return -1;
+		}
+		if (mark("ack:%u", k))
+			return -1;
+	}
+	return 0;
+}
+
 /* ---- checks (on the replayed image, mounted at replay_fs.mnt) ---- */
 
 /* Missing or incomplete acknowledged files: their count. */
-static unsigned check_batch(const char *mnt, int acked, char *why,
-			    size_t cap)
+static unsigned check_batch(const char *mnt, int acked, char *why, size_t cap)
 {
 	static char want[FILE_BYTES], got[FILE_BYTES + 1];
 	unsigned bad = 0;
 	for (int k = 0; k <= acked; k++)
 		for (unsigned f = 0; f < FILES; f++) {
 			char path[PATH_MAX + 32];
-			snprintf(path, sizeof(path), "%s/batch/r%d-f%u", mnt,
-				 k, f);
+			snprintf(path, sizeof(path), "%s/batch/r%d-f%u", mnt, k,
+				 f);
 			int fd = open(path, O_RDONLY);
 			ssize_t n = fd >= 0 ? read(fd, got, sizeof(got)) : -1;
 			if (fd >= 0)
@@ -205,9 +273,37 @@ static unsigned check_batch(const char *mnt, int acked, char *why,
 			pattern(want, (unsigned)k, f);
 			if (n != FILE_BYTES || memcmp(got, want, FILE_BYTES)) {
 				if (!bad)
+					snprintf(
+					    why, cap,
+					    "r%d-f%u (acknowledged) %s", k, f,
+					    fd < 0 ? "missing" : "incomplete");
+				bad++;
+			}
+		}
+	return bad;
+}
+
+static unsigned check_cp(const char *mnt, int acked, char *why, size_t cap)
+{
+	static char want[FILE_BYTES], got[FILE_BYTES + 1];
+	unsigned bad = 0;
+	for (int k = 0; k <= acked; k++)
+		for (unsigned i = 0; i < CP_FILES; i++) {
+			char path[PATH_MAX + 64], name[32];
+			cp_name(name, sizeof(name), i);
+			snprintf(path, sizeof(path), "%s/dst-%d/%s", mnt, k,
+				 name);
+			int fd = open(path, O_RDONLY);
+			ssize_t n = fd >= 0 ? read(fd, got, sizeof(got)) : -1;
+			if (fd >= 0)
+				close(fd);
+			pattern(want, 100 + i, i);
+			size_t len = FILE_BYTES - i * 1000;
+			if (n != (ssize_t)len || memcmp(got, want, len)) {
+				if (!bad)
 					snprintf(why, cap,
-						 "r%d-f%u (acknowledged) %s",
-						 k, f,
+						 "dst-%d/%s (cp exited 0) %s",
+						 k, name,
 						 fd < 0 ? "missing"
 							: "incomplete");
 				bad++;
@@ -216,8 +312,7 @@ static unsigned check_batch(const char *mnt, int acked, char *why,
 	return bad;
 }
 
-static unsigned check_replace(const char *mnt, int acked, char *why,
-			      size_t cap)
+static unsigned check_replace(const char *mnt, int acked, char *why, size_t cap)
 {
 	char path[PATH_MAX + 32], got[4096], want[3100];
 	snprintf(path, sizeof(path), "%s/control-file", mnt);
@@ -239,8 +334,8 @@ static unsigned check_replace(const char *mnt, int acked, char *why,
 
 /* ---- replay ---- */
 
-enum wl { WL_BATCH, WL_REPLACE, WL_CONTROL };
-static const char *const wl_names[] = {"batch", "replace", "control"};
+enum wl { WL_BATCH, WL_REPLACE, WL_CP, WL_CONTROL };
+static const char *const wl_names[] = {"batch", "replace", "cp", "control"};
 
 static int acked_at(const struct wlog *l, size_t p)
 {
@@ -281,8 +376,10 @@ static int check_point(const struct wlog *l, enum wl w, const char *type,
 	}
 	unsigned bad = 0;
 	if (acked >= 0)
-		bad = w == WL_REPLACE
-			  ? check_replace(replay_fs.mnt, acked, why, sizeof(why))
+		bad = w == WL_REPLACE ? check_replace(replay_fs.mnt, acked, why,
+						      sizeof(why))
+		      : w == WL_CP
+			  ? check_cp(replay_fs.mnt, acked, why, sizeof(why))
 			  : check_batch(replay_fs.mnt, acked, why, sizeof(why));
 	fkt_fs_umount(&replay_fs);
 	if (bad && w != WL_CONTROL)
@@ -357,8 +454,7 @@ static int replay_all(const char *logpath, enum wl w, const char *type,
 }
 
 /* One workload on a fresh logged disk, then its replay.  0, 77, -1. */
-static int trial(const char *type, enum wl w, unsigned nrandom,
-		 struct tally *t)
+static int trial(const char *type, enum wl w, unsigned nrandom, struct tally *t)
 {
 	char logpath[PATH_MAX], mnt[1024];
 	snprintf(logpath, sizeof(logpath), "%s/%s-%s.wlog", fkt_tmpdir(), type,
@@ -384,13 +480,16 @@ static int trial(const char *type, enum wl w, unsigned nrandom,
 		disk_cleanup();
 		return -1;
 	}
+	if (w == WL_CP && make_cp_source(mnt))
+		r = -1;
 	int dfd = open(mnt, O_RDONLY | O_DIRECTORY);
-	if (dfd < 0 || syncfs(dfd) || mark("ready%.0u", 0))
+	if (r || dfd < 0 || syncfs(dfd) || mark("ready%.0u", 0))
 		r = -1;
 	if (dfd >= 0)
 		close(dfd);
 	if (!r)
 		r = w == WL_REPLACE ? run_replace(mnt)
+		    : w == WL_CP    ? run_cp(mnt)
 				    : run_batch(mnt, w == WL_CONTROL);
 	if (umount(mnt) && !r) {
 		fprintf(stderr, "  umount: %s\n", strerror(errno));
@@ -426,7 +525,10 @@ int main(void)
 		 self);
 	if (access(replace_bin, X_OK))
 		SKIP("durable-replace not built");
-	const char *s = getenv("FK_SEED");
+	snprintf(flushkit_bin, sizeof(flushkit_bin), "%s/../flushkit", self);
+	if (access(flushkit_bin, X_OK))
+		SKIP("flushkit not built");
+	const char *s = getenv("FK_TEST_SEED");
 	uint64_t seed = s && *s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL);
 	fkt_rnd_seed(&rng, seed);
 	const char *pe = getenv("FK_REPLAY_POINTS");
@@ -446,7 +548,7 @@ int main(void)
 	atexit(disk_cleanup);
 	static struct fkt_fs *const cleanup_fss[] = {&replay_fs};
 	fkt_cleanup_at_exit(cleanup_fss, 1, NULL);
-	unsigned types_run = 0;
+	unsigned types_run = 0, trials = 0, failed = 0;
 	char *save = NULL;
 	for (char *type = strtok_r(fslist, " ", &save); type;
 	     type = strtok_r(NULL, " ", &save)) {
@@ -480,13 +582,19 @@ int main(void)
 						type);
 					nr_failed++;
 				}
-			} else if (t.failed || !t.flush_points) {
-				nr_failed++;
+			} else {
+				trials += t.points;
+				failed += t.failed;
+				if (t.failed || !t.flush_points)
+					nr_failed++;
 			}
 		}
 	}
 	if (!types_run)
 		SKIP("no file system to test");
+	printf("trials: %u, failed: %u (replay points of the promises; the "
+	       "control apart)\n",
+	       trials, failed);
 	printf("test-replay: seed %" PRIu64 ": %s\n", seed,
 	       nr_failed ? "FAILED" : "ok");
 	return nr_failed ? 1 : 0;
