@@ -22,6 +22,14 @@
  *  replace  examples/durable-replace FILE TEXT-K, K = 0..; ack:K on exit
  *           0.  Check: FILE holds exactly TEXT-J with J the last ack or
  *           the one in flight (J+1): the old or the new, never neither.
+ *  store    the page store (WAL, checkpoints): 256 accounts bulk-loaded
+ *           before "ready"; commit K adds 1 to account K % 128 and to
+ *           account 128 + K % 128 and appends a history row (one
+ *           fk_store_commit), ack:K when it returned 0; a checkpoint
+ *           after commit 20.  Check: the store opens (recovery), the two
+ *           halves' sums and the history's rows are one count C (no
+ *           commit in part), and C > the last ack (every acknowledged
+ *           commit present; commits are sequential, so a prefix).
  *  cp       a source tree (6 files, one in a subdirectory) made before
  *           "ready"; `flushkit cp SRC DST-K`, K = 0..; ack:K on exit 0
  *           (cp's "the copy is durable").  Check: every file of every
@@ -30,6 +38,10 @@
  *           marks promise what was not made durable, so replay must find
  *           an acknowledged file missing or incomplete at some point
  *           (the test fails if it does not: the harness could not fail).
+ *  control-store  (negative) the store workload on a disk that ignores
+ *           FLUSH after "ready" (ctl "flush ignore": the log holds no
+ *           FLUSH from there): replay must find an acknowledged commit
+ *           lost (or a store that does not open) at some point.
  *
  * Points before the mark "ready" (mkfs, mount and a syncfs done) are
  * not checked.  Every point, its entry and its subset seed are printed
@@ -66,6 +78,9 @@
 #define FILE_BYTES 32768
 #define REPLACES 5
 #define COPIES 4
+#define COMMITS 40
+#define ACCOUNTS 256
+#define ROW 64
 #define CP_FILES 6
 
 static uint64_t rng;
@@ -186,6 +201,124 @@ static int run_replace(const char *mnt)
 		}
 		if (mark("ack:%u", k))
 			return -1;
+	}
+	return 0;
+}
+
+static struct fk_store_opts store_opts(int create)
+{
+	struct fk_store_opts o;
+	fk_store_opts_init(&o);
+	o.create_mode =
+	    create ? FK_STORE_CREATE_IF_MISSING : FK_STORE_OPEN_EXISTING;
+	o.shared_buffers_bytes = 1 << 20;
+	o.segment_bytes = 256 * 1024;
+	o.wal_segment_bytes = 1 << 20;
+	o.max_wal_size_bytes = 8 << 20;
+	return o;
+}
+
+static void zero_row(void *arg, uint64_t rowno, void *row)
+{
+	(void)arg;
+	(void)rowno;
+	memset(row, 0, ROW);
+}
+
+static struct fk_store *live_store;
+static uint32_t t_acc, t_hist;
+
+/* Before "ready": the store, its tables, the accounts loaded. */
+static int make_store(const char *mnt)
+{
+	char dir[PATH_MAX + 16];
+	snprintf(dir, sizeof(dir), "%s/db", mnt);
+	struct fk_store_opts o = store_opts(1);
+	if (fk_store_open(dir, &o, &live_store) ||
+	    fk_store_create_table(live_store, "acc", ROW, &t_acc) ||
+	    fk_store_create_table(live_store, "hist", ROW, &t_hist) ||
+	    fk_store_bulk_load(live_store, t_acc, ACCOUNTS, zero_row, NULL) ||
+	    fk_store_checkpoint(live_store))
+		return -1;
+	return 0;
+}
+
+static int run_store(void)
+{
+	struct fk_batch b;
+	fk_batch_init(&b);
+	int r = 0;
+	for (unsigned k = 0; k < COMMITS && !r; k++) {
+		uint8_t h[ROW] = {0};
+		memcpy(h, &k, sizeof(k));
+		fk_batch_reset(&b);
+		int e = fk_batch_add_i64(&b, t_acc, k % 128, 0, 1, NULL);
+		if (!e)
+			e = fk_batch_add_i64(&b, t_acc, 128 + k % 128, 0, 1,
+					     NULL);
+		if (!e)
+			e = fk_batch_append(&b, t_hist, h, NULL);
+		if (!e)
+			e = fk_store_commit(live_store, &b, NULL);
+		if (e) {
+			fprintf(stderr, "  commit %u: %s\n", k, strerror(-e));
+			r = -1;
+			break;
+		}
+		r = mark("ack:%u", k);
+		if (!r && k == 20 && fk_store_checkpoint(live_store))
+			r = -1;
+	}
+	fk_batch_release(&b);
+	if (fk_store_close(live_store) && !r)
+		r = -1;
+	live_store = NULL;
+	return r;
+}
+
+static unsigned check_store(const char *mnt, int acked, char *why, size_t cap)
+{
+	char dir[PATH_MAX + 16];
+	snprintf(dir, sizeof(dir), "%s/db", mnt);
+	struct fk_store_opts o = store_opts(0);
+	struct fk_store *st = NULL;
+	int e = fk_store_open(dir, &o, &st);
+	if (e) {
+		snprintf(why, cap, "the store does not open: %s", strerror(-e));
+		return 1;
+	}
+	uint32_t acc, hist;
+	int64_t lo = 0, hi = 0;
+	uint64_t rows = 0;
+	e = fk_store_table(st, "acc", &acc, NULL);
+	if (!e)
+		e = fk_store_table(st, "hist", &hist, NULL);
+	if (!e)
+		e = fk_store_table_rows(st, hist, &rows);
+	for (uint64_t i = 0; i < ACCOUNTS && !e; i++) {
+		uint8_t row[ROW];
+		int64_t v;
+		e = fk_store_read(st, acc, i, row);
+		memcpy(&v, row, sizeof(v));
+		*(i < 128 ? &lo : &hi) += v;
+	}
+	fk_store_close(st);
+	if (e) {
+		snprintf(why, cap, "reading the store: %s", strerror(-e));
+		return 1;
+	}
+	if (lo != hi || (uint64_t)lo != rows) {
+		snprintf(why, cap,
+			 "a commit in part: sums %" PRId64 " and %" PRId64
+			 ", %" PRIu64 " history rows",
+			 lo, hi, rows);
+		return 1;
+	}
+	if (rows < (uint64_t)acked + 1) {
+		snprintf(why, cap,
+			 "%" PRIu64 " commits, %d acknowledged: lost %" PRIu64,
+			 rows, acked + 1, (uint64_t)acked + 1 - rows);
+		return (unsigned)((uint64_t)acked + 1 - rows);
 	}
 	return 0;
 }
@@ -334,8 +467,9 @@ static unsigned check_replace(const char *mnt, int acked, char *why, size_t cap)
 
 /* ---- replay ---- */
 
-enum wl { WL_BATCH, WL_REPLACE, WL_CP, WL_CONTROL };
-static const char *const wl_names[] = {"batch", "replace", "cp", "control"};
+enum wl { WL_BATCH, WL_REPLACE, WL_CP, WL_STORE, WL_CONTROL, WL_STORE_CONTROL };
+static const char *const wl_names[] = {"batch", "replace", "cp",
+				       "store", "control", "control-store"};
 
 static int acked_at(const struct wlog *l, size_t p)
 {
@@ -378,11 +512,13 @@ static int check_point(const struct wlog *l, enum wl w, const char *type,
 	if (acked >= 0)
 		bad = w == WL_REPLACE ? check_replace(replay_fs.mnt, acked, why,
 						      sizeof(why))
+		      : w == WL_STORE || w == WL_STORE_CONTROL
+			  ? check_store(replay_fs.mnt, acked, why, sizeof(why))
 		      : w == WL_CP
 			  ? check_cp(replay_fs.mnt, acked, why, sizeof(why))
 			  : check_batch(replay_fs.mnt, acked, why, sizeof(why));
 	fkt_fs_umount(&replay_fs);
-	if (bad && w != WL_CONTROL)
+	if (bad && w != WL_CONTROL && w != WL_STORE_CONTROL)
 		fprintf(stderr,
 			"  %s %s: point %zu seed %" PRIu64 " (ack:%d): %s\n",
 			type, wl_names[w], p, seed, acked, why);
@@ -411,8 +547,12 @@ static int replay_all(const char *logpath, enum wl w, const char *type,
 		return -1;
 	}
 	int r = 0;
-	/* Every FLUSH boundary after ready, and the log's end. */
+	/* Every FLUSH boundary from the last one before ready (syncfs's:
+	 * the setup durable there) on. */
 	size_t *fp = calloc(l.flushes + 2, sizeof(*fp)), nf = 0;
+	size_t f0 = wlog_last_flush(&l, start);
+	if (f0 != (size_t)-1)
+		fp[nf++] = f0 + 1;
 	for (size_t i = start; i < l.n; i++)
 		if (l.v[i].type == WLOG_FLUSH)
 			fp[nf++] = i + 1;
@@ -482,6 +622,8 @@ static int trial(const char *type, enum wl w, unsigned nrandom, struct tally *t)
 	}
 	if (w == WL_CP && make_cp_source(mnt))
 		r = -1;
+	if ((w == WL_STORE || w == WL_STORE_CONTROL) && make_store(mnt))
+		r = -1;
 	int dfd = open(mnt, O_RDONLY | O_DIRECTORY);
 	if (r || dfd < 0 || syncfs(dfd) || mark("ready%.0u", 0))
 		r = -1;
@@ -490,7 +632,11 @@ static int trial(const char *type, enum wl w, unsigned nrandom, struct tally *t)
 	if (!r)
 		r = w == WL_REPLACE ? run_replace(mnt)
 		    : w == WL_CP    ? run_cp(mnt)
-				    : run_batch(mnt, w == WL_CONTROL);
+		    : w == WL_STORE ? run_store()
+		    : w == WL_STORE_CONTROL
+			? (labdisk_ctl(&disk, "flush ignore\n") ? -1
+								: run_store())
+			: run_batch(mnt, w == WL_CONTROL);
 	if (umount(mnt) && !r) {
 		fprintf(stderr, "  umount: %s\n", strerror(errno));
 		r = -1;
@@ -553,7 +699,7 @@ int main(void)
 	for (char *type = strtok_r(fslist, " ", &save); type;
 	     type = strtok_r(NULL, " ", &save)) {
 		snprintf(replay_fs.type, sizeof(replay_fs.type), "%s", type);
-		for (int w = WL_BATCH; w <= WL_CONTROL; w++) {
+		for (int w = WL_BATCH; w <= WL_STORE_CONTROL; w++) {
 			struct tally t = {0};
 			int r = trial(type, (enum wl)w, nrandom, &t);
 			if (r == 77) {
@@ -562,17 +708,18 @@ int main(void)
 				break;
 			}
 			types_run += w == WL_BATCH;
-			printf("  %-5s %-7s: %u points (%u flush boundaries, "
-			       "%u random), %u broke the promise, %u files "
-			       "lost%s\n",
-			       type, wl_names[w], t.points, t.flush_points,
-			       t.random_points, t.failed, t.lost,
-			       r ? " (ERROR)" : "");
+			printf(
+			    "  %-5s %-7s: %u points (%u flush boundaries, "
+			    "%u random), %u broke the promise, %u acknowledged "
+			    "items lost%s\n",
+			    type, wl_names[w], t.points, t.flush_points,
+			    t.random_points, t.failed, t.lost,
+			    r ? " (ERROR)" : "");
 			if (r) {
 				nr_failed++;
 				continue;
 			}
-			if (w == WL_CONTROL) {
+			if (w == WL_CONTROL || w == WL_STORE_CONTROL) {
 				/* The harness must catch the missing fsync. */
 				if (!t.failed) {
 					fprintf(stderr,
