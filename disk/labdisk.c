@@ -533,6 +533,22 @@ int labdisk_create(const struct labdisk_opts *o, struct labdisk *d)
 	char bin[PATH_MAX];
 	if ((r = labdisk_daemon_path(bin, sizeof(bin))))
 		return r;
+	/* The log's path as the caller means it, whatever the daemon's
+	 * working directory. */
+	char wlog_abs[PATH_MAX] = "";
+	if (o->write_log) {
+		char cwd[PATH_MAX] = "";
+		int rel = o->write_log[0] != '/';
+		if ((rel && !getcwd(cwd, sizeof(cwd))) ||
+		    (size_t)snprintf(wlog_abs, sizeof(wlog_abs), "%s%s%s", cwd,
+				     rel ? "/" : "",
+				     o->write_log) >= sizeof(wlog_abs)) {
+			cli_error(
+			    "disk: --write-log '%s': %s", o->write_log,
+			    strerror(rel && !cwd[0] ? errno : ENAMETOOLONG));
+			return -ENAMETOOLONG;
+		}
+	}
 	labdisk_cleanup_stale();
 	if ((r = make_dir(o, d)))
 		return r;
@@ -570,27 +586,6 @@ int labdisk_create(const struct labdisk_opts *o, struct labdisk *d)
 	char a_ready[32], a_lock[32], a_model[160], a_size[48], a_slow[48],
 	    a_back[PATH_MAX + 16], a_mnt[300], a_wlog[PATH_MAX + 16],
 	    a_wlog_max[48];
-	/* The log's path as the caller means it, whatever the daemon's
-	 * working directory. */
-	char wlog_abs[PATH_MAX] = "";
-	if (o->write_log && o->write_log[0] != '/') {
-		char cwd[PATH_MAX];
-		if (!getcwd(cwd, sizeof(cwd)) ||
-		    (size_t)snprintf(wlog_abs, sizeof(wlog_abs), "%s/%s", cwd,
-				     o->write_log) >= sizeof(wlog_abs)) {
-			r = -ENAMETOOLONG;
-			cli_error("disk: --write-log '%s': %s", o->write_log,
-				  strerror(-r));
-			close(pipefd[0]);
-			close(pipefd[1]);
-			close(logfd);
-			close(lock);
-			remove_dir(d->dir);
-			return r;
-		}
-	} else if (o->write_log) {
-		snprintf(wlog_abs, sizeof(wlog_abs), "%s", o->write_log);
-	}
 	snprintf(a_wlog, sizeof(a_wlog), "--write-log=%s", wlog_abs);
 	snprintf(a_wlog_max, sizeof(a_wlog_max), "--write-log-max=%" PRIu64,
 		 o->write_log_max ? o->write_log_max : (uint64_t)256 << 20);

@@ -126,6 +126,25 @@ static int mark(const char *fmt, unsigned k)
 
 /* ---- workloads (on the live disk, mounted at @mnt) ---- */
 
+/* Run @argv (stdout to /dev/null): 0 if it exited 0, else -1. */
+static int run_quiet(char *const argv[])
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int nul = open("/dev/null", O_WRONLY);
+		if (nul >= 0)
+			dup2(nul, 1);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	int st;
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+		return -1;
+	return 0;
+}
+
 static int run_batch(const char *mnt, int skip_fsync)
 {
 	struct fk_fsync_batch *b = NULL;
@@ -182,20 +201,8 @@ static int run_replace(const char *mnt)
 	snprintf(file, sizeof(file), "%s/control-file", mnt);
 	for (unsigned k = 0; k < REPLACES; k++) {
 		replace_text(text, sizeof(text), k);
-		pid_t pid = fork();
-		if (pid < 0)
-			return -1;
-		if (pid == 0) {
-			int nul = open("/dev/null", O_WRONLY);
-			if (nul >= 0)
-				dup2(nul, 1);
-			execl(replace_bin, replace_bin, file, text,
-			      (char *)NULL);
-			_exit(127);
-		}
-		int st;
-		if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
-		    WEXITSTATUS(st)) {
+		char *argv[] = {replace_bin, file, text, NULL};
+		if (run_quiet(argv)) {
 			fprintf(stderr, "  durable-replace %u failed\n", k);
 			return -1;
 		}
@@ -364,20 +371,8 @@ static int run_cp(const char *mnt)
 	snprintf(src, sizeof(src), "%s/src", mnt);
 	for (unsigned k = 0; k < COPIES; k++) {
 		snprintf(dst, sizeof(dst), "%s/dst-%u", mnt, k);
-		pid_t pid = fork();
-		if (pid < 0)
-			return -1;
-		if (pid == 0) {
-			int nul = open("/dev/null", O_WRONLY);
-			if (nul >= 0)
-				dup2(nul, 1);
-			execl(flushkit_bin, flushkit_bin, "cp", "-a", src, dst,
-			      (char *)NULL);
-			_exit(127);
-		}
-		int st;
-		if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
-		    WEXITSTATUS(st)) {
+		char *argv[] = {flushkit_bin, "cp", "-a", src, dst, NULL};
+		if (run_quiet(argv)) {
 			fprintf(stderr, "  flushkit cp %u failed\n", k);
 			return -1;
 		}
