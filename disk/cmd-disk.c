@@ -6,6 +6,7 @@
  *
  *   flushkit disk create --model=MODEL [--size SIZE] [--slowdown K]
  *                        [--backing FILE] [--no-write-cache] [--name N]
+ *                        [--write-log FILE [--write-log-max SIZE]]
  *   flushkit disk list
  *   flushkit disk stats DEV [--json]
  *   flushkit disk cut DEV [--mode=drop|subset|reorder] [--seed N]
@@ -13,20 +14,30 @@
  *   flushkit disk fault DEV RULE...
  *   flushkit disk destroy DEV|--all
  *   flushkit disk cleanup
+ *   flushkit disk replay LOG [--to-flush N | --to-entry N | --to-mark M]
+ *                        [--subset [--seed S]] IMAGE-OUT
+ *   flushkit disk replay LOG --list
  *
+ * replay is a subcommand, not a test helper: a failed replay trial
+ * prints its point and seed, and a person rebuilds that image with it
+ * to mount and look at (the tests call the same code, disk/wlog.c).
  * DEV is /dev/loopN or the disk's name.  Exit 0, 1 (failure), 2 (usage,
  * a bad model or option).
  */
 #include "cli.h"
 #include "labdisk.h"
 #include "model.h"
+#include "wlog.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static void usage(FILE *f)
@@ -36,6 +47,8 @@ static void usage(FILE *f)
 		"[--slowdown K]\n"
 		"                            [--backing FILE] "
 		"[--no-write-cache] [--name N]\n"
+		"                            [--write-log FILE "
+		"[--write-log-max SIZE]]\n"
 		"       flushkit disk list\n"
 		"       flushkit disk stats DEV [--json]\n"
 		"       flushkit disk cut DEV [--mode=drop|subset|reorder] "
@@ -43,7 +56,12 @@ static void usage(FILE *f)
 		"       flushkit disk poweron DEV\n"
 		"       flushkit disk fault DEV RULE...\n"
 		"       flushkit disk destroy DEV|--all\n"
-		"       flushkit disk cleanup\n\n"
+		"       flushkit disk cleanup\n"
+		"       flushkit disk replay LOG [--to-flush N | --to-entry N "
+		"| --to-mark M]\n"
+		"                            [--subset [--seed S]] "
+		"IMAGE-OUT\n"
+		"       flushkit disk replay LOG --list\n\n"
 		"A modelled block device: a loop device (direct I/O) on the "
 		"image of\nflushkit-diskd, a FUSE daemon that answers each "
 		"request when its timing\nmodel says it completes; RAM-backed "
@@ -62,6 +80,23 @@ static void usage(FILE *f)
 		"done\n"
 		"  --name N          the disk's name (default disk0, disk1, "
 		"...)\n"
+		"  --write-log FILE  log every write, FLUSH and mark to FILE "
+		"(0600, new)\n"
+		"  --write-log-max SIZE  the log's bound (default 256M); "
+		"full: it ends\n"
+		"  --to-flush N      replay: the image at the N-th FLUSH "
+		"(default: all)\n"
+		"  --to-entry N      replay: after the log's first N "
+		"entries\n"
+		"  --to-mark M       replay: up to the mark M (ctl "
+		"\"log mark M\")\n"
+		"  --subset          replay: the writes after the last FLUSH "
+		"before the\n"
+		"                    point as a random subset of their 4 KiB "
+		"blocks\n"
+		"  --seed S          replay --subset: its seed (default: the "
+		"clock; printed)\n"
+		"  --list            replay: print the entries\n"
 		"  --mode=MODE       cut: drop (lose every unflushed block, "
 		"default),\n"
 		"                    subset (keep a random subset), reorder "
@@ -95,7 +130,17 @@ static int open_dev(const char *which, struct labdisk *d)
 
 static int do_create(int argc, char **argv)
 {
-	enum { O_MODEL = 256, O_SIZE, O_SLOW, O_BACK, O_NOWC, O_NAME, O_HELP };
+	enum {
+		O_MODEL = 256,
+		O_SIZE,
+		O_SLOW,
+		O_BACK,
+		O_NOWC,
+		O_NAME,
+		O_WLOG,
+		O_WLOG_MAX,
+		O_HELP
+	};
 	static const struct option opts[] = {
 	    {"model", required_argument, NULL, O_MODEL},
 	    {"size", required_argument, NULL, O_SIZE},
@@ -103,6 +148,8 @@ static int do_create(int argc, char **argv)
 	    {"backing", required_argument, NULL, O_BACK},
 	    {"no-write-cache", no_argument, NULL, O_NOWC},
 	    {"name", required_argument, NULL, O_NAME},
+	    {"write-log", required_argument, NULL, O_WLOG},
+	    {"write-log-max", required_argument, NULL, O_WLOG_MAX},
 	    {"help", no_argument, NULL, O_HELP},
 	    {NULL, 0, NULL, 0}};
 	struct labdisk_opts o = {0};
@@ -137,6 +184,16 @@ static int do_create(int argc, char **argv)
 		case O_NAME:
 			o.name = optarg;
 			break;
+		case O_WLOG:
+			o.write_log = optarg;
+			break;
+		case O_WLOG_MAX:
+			if (cli_parse_size(optarg, &o.write_log_max) ||
+			    o.write_log_max < 4096)
+				return cli_bad_value("disk create",
+						     "--write-log-max", optarg,
+						     "a size >= 4K");
+			break;
 		case O_HELP:
 			usage(stdout);
 			return FK_EXIT_OK;
@@ -149,6 +206,9 @@ static int do_create(int argc, char **argv)
 				       argv[optind]);
 	if (!o.model)
 		return cli_usage_error("disk create", "--model is required");
+	if (o.write_log_max && !o.write_log)
+		return cli_usage_error("disk create",
+				       "--write-log-max without --write-log");
 	/* The disk's refusals are usage errors of this command line. */
 	struct labdisk_refusal why;
 	uint64_t size = o.size || o.backing ? o.size : LABDISK_DEFAULT_SIZE;
@@ -392,6 +452,195 @@ static int do_destroy(int argc, char **argv)
 	return labdisk_destroy(&d) ? FK_EXIT_FAILURE : FK_EXIT_OK;
 }
 
+static int replay_list(const struct wlog *l)
+{
+	printf("%-8s %-13s %14s %10s %s\n", "ENTRY", "TYPE", "OFFSET", "LENGTH",
+	       "MARK");
+	for (size_t i = 0; i < l->n; i++) {
+		const struct wlog_rec *r = &l->v[i];
+		printf("%-8zu %-13s %14" PRIu64 " %10" PRIu64 " %s\n", i,
+		       wlog_type_name(r->type), r->off, r->len,
+		       r->type == WLOG_MARK ? r->mark : "");
+	}
+	printf("%zu entries, %zu flushes, image %" PRIu64 " bytes%s%s\n", l->n,
+	       l->flushes, l->size,
+	       l->full ? "; the log is full (it ends before the disk did)" : "",
+	       l->cut ? "; it ends at a power cut" : "");
+	return FK_EXIT_OK;
+}
+
+static int do_replay(int argc, char **argv)
+{
+	enum { O_FLUSH = 256, O_ENTRY, O_MARK, O_SUBSET, O_SEED, O_LIST };
+	static const struct option opts[] = {
+	    {"to-flush", required_argument, NULL, O_FLUSH},
+	    {"to-entry", required_argument, NULL, O_ENTRY},
+	    {"to-mark", required_argument, NULL, O_MARK},
+	    {"subset", no_argument, NULL, O_SUBSET},
+	    {"seed", required_argument, NULL, O_SEED},
+	    {"list", no_argument, NULL, O_LIST},
+	    {NULL, 0, NULL, 0}};
+	uint64_t to_flush = 0, to_entry = 0, seed = 0;
+	const char *to_mark = NULL;
+	int points = 0, subset = 0, seed_given = 0, list = 0, c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+		switch (c) {
+		case O_FLUSH:
+			if (cli_parse_u64(optarg, &to_flush) || !to_flush)
+				return cli_bad_value("disk replay",
+						     "--to-flush", optarg,
+						     "a count >= 1");
+			points++;
+			break;
+		case O_ENTRY:
+			if (cli_parse_u64(optarg, &to_entry))
+				return cli_bad_value("disk replay",
+						     "--to-entry", optarg,
+						     "an entry count");
+			points++;
+			break;
+		case O_MARK:
+			to_mark = optarg;
+			points++;
+			break;
+		case O_SUBSET:
+			subset = 1;
+			break;
+		case O_SEED:
+			if (cli_parse_u64(optarg, &seed) || !seed)
+				return cli_bad_value("disk replay", "--seed",
+						     optarg, "a number >= 1");
+			seed_given = 1;
+			break;
+		case O_LIST:
+			list = 1;
+			break;
+		default:
+			return cli_option_error("disk replay", c, argv, opts);
+		}
+	}
+	if (points > 1)
+		return cli_usage_error("disk replay",
+				       "--to-flush, --to-entry and --to-mark "
+				       "exclude each other");
+	if (seed_given && !subset)
+		return cli_usage_error("disk replay",
+				       "--seed without --subset");
+	if (optind >= argc)
+		return cli_usage_error("disk replay", "missing LOG operand");
+	const char *path = argv[optind];
+	const char *out = optind + 1 < argc ? argv[optind + 1] : NULL;
+	if (list && (out || points || subset))
+		return cli_usage_error("disk replay", "--list takes LOG alone");
+	if (!list && !out)
+		return cli_usage_error("disk replay",
+				       "missing IMAGE-OUT operand");
+	if (optind + 2 < argc)
+		return cli_usage_error("disk replay", "extra operand '%s'",
+				       argv[optind + 2]);
+	struct wlog l;
+	char err[512];
+	if (wlog_load(&l, path, err, sizeof(err))) {
+		cli_error("disk replay: %s", err);
+		return FK_EXIT_FAILURE;
+	}
+	if (list) {
+		int r = replay_list(&l);
+		wlog_close(&l);
+		return r;
+	}
+	size_t p = l.n;
+	if (to_flush) {
+		p = wlog_flush_point(&l, (size_t)to_flush);
+		if (p == (size_t)-1) {
+			cli_error("disk replay: '%s' has %zu flushes, not "
+				  "%" PRIu64 "%s",
+				  path, l.flushes, to_flush,
+				  l.full ? " (the log is full: it ends before "
+					   "the disk did; --write-log-max)"
+					 : "");
+			wlog_close(&l);
+			return FK_EXIT_FAILURE;
+		}
+	} else if (points && to_mark) {
+		p = wlog_mark_point(&l, to_mark);
+		if (p == (size_t)-1) {
+			cli_error("disk replay: '%s' has no mark '%s'%s", path,
+				  to_mark,
+				  l.full ? " (the log is full: it ends before "
+					   "the disk did; --write-log-max)"
+					 : "");
+			wlog_close(&l);
+			return FK_EXIT_FAILURE;
+		}
+	} else if (points) {
+		if (to_entry > l.n) {
+			cli_error("disk replay: '%s' has %zu entries, not "
+				  "%" PRIu64 "%s",
+				  path, l.n, to_entry,
+				  l.full ? " (the log is full: it ends before "
+					   "the disk did; --write-log-max)"
+					 : "");
+			wlog_close(&l);
+			return FK_EXIT_FAILURE;
+		}
+		p = (size_t)to_entry;
+	} else if (l.full) {
+		fprintf(stderr,
+			"flushkit: disk replay: warning: '%s' is full: the "
+			"image is the disk's at the log's end, not at the "
+			"disk's\n",
+			path);
+	}
+	if (subset && !seed_given) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		seed = ((uint64_t)ts.tv_sec * 1000000000ull +
+			(uint64_t)ts.tv_nsec) |
+		       1;
+	}
+	int fd = open(out, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	struct stat st;
+	if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode))) {
+		close(fd);
+		fd = -1;
+		errno = EINVAL;
+	}
+	if (fd < 0) {
+		cli_error("disk replay: '%s': %s", out,
+			  errno == EINVAL ? "not a regular file"
+					  : strerror(errno));
+		wlog_close(&l);
+		return FK_EXIT_FAILURE;
+	}
+	int r = wlog_replay(&l, p, subset ? seed : 0, fd, err, sizeof(err));
+	if (!r && fsync(fd)) {
+		r = -errno;
+		snprintf(err, sizeof(err), "fsync: %s", strerror(errno));
+	}
+	if (close(fd) && !r) {
+		r = -errno;
+		snprintf(err, sizeof(err), "close: %s", strerror(errno));
+	}
+	if (r) {
+		cli_error("disk replay: '%s': %s", out, err);
+		wlog_close(&l);
+		return FK_EXIT_FAILURE;
+	}
+	size_t f = wlog_last_flush(&l, p), k = 0;
+	for (size_t i = 0; f != (size_t)-1 && i <= f; i++)
+		k += l.v[i].type == WLOG_FLUSH;
+	printf("%s: point %zu of %zu entries, after flush %zu of %zu", out, p,
+	       l.n, k, l.flushes);
+	if (subset)
+		printf("; writes after it as a subset, seed %" PRIu64, seed);
+	printf("\n");
+	wlog_close(&l);
+	return FK_EXIT_OK;
+}
+
 int cmd_disk(int argc, char **argv)
 {
 	if (argc < 2)
@@ -407,14 +656,16 @@ int cmd_disk(int argc, char **argv)
 			usage(stdout);
 			return FK_EXIT_OK;
 		}
-	static const char *const subs[] = {"create",  "list",	 "stats",
-					   "cut",     "poweron", "fault",
-					   "destroy", "cleanup", NULL};
+	static const char *const subs[] = {
+	    "create", "list",	 "stats",   "cut",    "poweron",
+	    "fault",  "destroy", "cleanup", "replay", NULL};
 	int known = 0;
 	for (int i = 0; subs[i]; i++)
 		known |= !strcmp(sub, subs[i]);
 	if (!known)
-		goto bad; /* a usage error, for root or not */
+		goto bad;	    /* a usage error, for root or not */
+	if (!strcmp(sub, "replay")) /* files only: no root needed */
+		return do_replay(argc - 1, argv + 1);
 	if (geteuid() != 0 && strcmp(sub, "list")) {
 		cli_error("disk %s: needs root (loop devices, mounts)", sub);
 		return FK_EXIT_FAILURE;

@@ -9,7 +9,8 @@
  *
  *   flushkit-diskd [-f] [--ready-fd=N] [--lock-fd=N] [--orphan-cleanup]
  *                  --model=SPEC [--size=BYTES] [--slowdown=K]
- *                  [--backing=FILE] [--no-write-cache] MOUNTPOINT
+ *                  [--backing=FILE] [--no-write-cache]
+ *                  [--write-log=FILE [--write-log-max=BYTES]] MOUNTPOINT
  *
  * Threads.  One receive thread (fuse_session_loop) turns each image
  * request into a struct dreq submitted to the model, stamped with the
@@ -57,6 +58,14 @@
  *                    succeeds at once and makes nothing durable (the
  *                    cut tests' negative control); kept across cuts.
  *   flush honor      FLUSH as the model says (the default).
+ *   log mark NAME    with --write-log: append a MARK named NAME (up to
+ *                    64 bytes, no blank) to the write log; ENOENT
+ *                    without a log, ENOSPC once it is full.
+ *
+ * --write-log=FILE: every write, every FLUSH and every ctl mark is
+ * appended in arrival order to FILE (created 0600, never over an
+ * existing file), at most --write-log-max bytes (default 256 MiB); the
+ * format and the replay are in disk/wlog.h.
  * Reading ctl gives fault.h's counter lines, its "rule ..." lines, and
  * the lab disk's: model, slowdown, write_cache, size, powered,
  * queue_depth, queue_depth_max, queue_depth_mean, requests, merges,
@@ -64,7 +73,8 @@
  * seeks, slc_used, slc_limit, replies, late_max_ns, late_mean_ns,
  * late_over_1ms, cpu_ns, wall_ns, sched_fifo, recv_sched_fifo,
  * m2_violations, cuts, cut_mode, cut_seed, cut_kept_blocks,
- * cut_lost_blocks, flush_ignore, flushes_ignored, cut_armed.  A snapshot is
+ * cut_lost_blocks, flush_ignore, flushes_ignored, cut_armed, write_log,
+ * log_entries, log_bytes, log_max, log_full.  A snapshot is
  * taken at open, so one read sequence is consistent.
  *
  * Options for the program that starts it (labdisk.c, the fault tests'
@@ -90,6 +100,7 @@
 #include "fault.h"
 #include "flushkit.h"
 #include "model.h"
+#include "wlog.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -178,9 +189,11 @@ static struct {
 	uint64_t start_ns;
 	int sched_fifo, recv_sched_fifo;
 	struct fuse_session *se;
+	struct wlog_writer wlog; /* --write-log (fd -1: none) */
 } dev = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .cut_mode = "none",
+    .wlog = {.fd = -1},
 };
 
 static uint64_t mono_ns(void)
@@ -507,6 +520,8 @@ static void image_write(fuse_req_t req, const char *buf, size_t size, off_t off)
 		fuse_reply_err(req, err);
 		return;
 	}
+	/* In the cache now: the log has it, in arrival order. */
+	wlog_append(&dev.wlog, WLOG_WRITE, o, buf, size);
 	submit(io, DREQ_WRITE, o, size);
 	pthread_mutex_unlock(&dev.lock);
 	submitted();
@@ -538,6 +553,7 @@ static void image_fsync(fuse_req_t req)
 		 * as volatile as it was (the negative control of the cut
 		 * tests). */
 		dev.flushes_ignored++;
+		wlog_append(&dev.wlog, WLOG_FLUSH_IGNORED, 0, NULL, 0);
 		pthread_mutex_unlock(&dev.lock);
 		fuse_reply_err(req, 0);
 		return;
@@ -554,6 +570,9 @@ static void image_fsync(fuse_req_t req)
 	}
 	io->req = req;
 	io->d.id = ++dev.next_id;
+	/* Logged as it arrives: what the file system waited for before
+	 * sending it (the writes it covers) was logged before it. */
+	wlog_append(&dev.wlog, WLOG_FLUSH, 0, NULL, 0);
 	submit(io, DREQ_FLUSH, 0, 0);
 	pthread_mutex_unlock(&dev.lock);
 	submitted();
@@ -580,6 +599,8 @@ static int power_cut(enum bcache_cut mode, const char *name, uint64_t seed,
 {
 	if (!dev.powered)
 		return 0; /* already off: nothing more to lose */
+	/* The log ends: what the disk holds from here is the cut's. */
+	wlog_append(&dev.wlog, WLOG_CUT, 0, NULL, 0);
 	uint64_t real = mono_ns();
 	qd_account(real);
 	for (struct io *io = dev.inflight, *nx; io; io = nx) {
@@ -679,6 +700,16 @@ static int control_line(char *line, struct replies *rs)
 			return -EINVAL;
 		return 0;
 	}
+	if (n == 3 && !strcmp(tok[0], "log") && !strcmp(tok[1], "mark")) {
+		size_t len = strlen(tok[2]);
+		if (len > WLOG_MARK_MAX)
+			return -EINVAL;
+		if (dev.wlog.fd < 0)
+			return -ENOENT;
+		if (dev.wlog.ended)
+			return dev.wlog.full ? -ENOSPC : -EIO;
+		return wlog_append(&dev.wlog, WLOG_MARK, 0, tok[2], len);
+	}
 	if (n == 1 && !strcmp(tok[0], "poweron")) {
 		if (dev.powered)
 			return 0;
@@ -751,7 +782,9 @@ static struct snap *status(void)
 	    "m2_violations %" PRIu64 "\ncuts %" PRIu64 "\ncut_mode %s\n"
 	    "cut_seed %" PRIu64 "\ncut_kept_blocks %" PRIu64
 	    "\ncut_lost_blocks %" PRIu64 "\nflush_ignore %d\n"
-	    "flushes_ignored %" PRIu64 "\ncut_armed %" PRIu64 "\n",
+	    "flushes_ignored %" PRIu64 "\ncut_armed %" PRIu64 "\n"
+	    "write_log %d\nlog_entries %" PRIu64 "\nlog_bytes %" PRIu64
+	    "\nlog_max %" PRIu64 "\nlog_full %d\n",
 	    dev.model_spec, dev.slowdown, dev.write_cache, dev.size,
 	    dev.powered, dev.qd, dev.qd_max,
 	    wall ? (double)dev.qd_area / (double)wall : 0.0, dev.requests,
@@ -761,7 +794,8 @@ static struct snap *status(void)
 	    dev.late_1ms, cpu, wall, dev.sched_fifo, dev.recv_sched_fifo,
 	    dev.m2_violations, dev.cuts, dev.cut_mode, dev.cut_seed,
 	    dev.cut_kept, dev.cut_lost, dev.flush_ignore, dev.flushes_ignored,
-	    dev.cut_armed);
+	    dev.cut_armed, dev.wlog.fd >= 0, dev.wlog.seq, dev.wlog.bytes,
+	    dev.wlog.max, dev.wlog.full);
 	pthread_mutex_unlock(&dev.lock);
 	fclose(f);
 	return s;
@@ -1087,7 +1121,9 @@ static void usage(FILE *f)
 		"[--orphan-cleanup]\n"
 		"                      --model=SPEC [--size=BYTES] "
 		"[--slowdown=K] [--backing=FILE]\n"
-		"                      [--no-write-cache] MOUNTPOINT\n"
+		"                      [--no-write-cache] "
+		"[--write-log=FILE [--write-log-max=BYTES]]\n"
+		"                      MOUNTPOINT\n"
 		"       flushkit-diskd --help | --version\n"
 		"\n"
 		"The lab disk's daemon, started by 'flushkit disk create'.\n");
@@ -1220,7 +1256,9 @@ int main(int argc, char **argv)
 {
 	int foreground = 0, ready_fd = -1, orphan = 0, size_given = 0;
 	const char *backing = NULL, *mnt = NULL, *spec = NULL;
-	uint64_t size = 4ull << 30;
+	const char *wlog_path = NULL;
+	uint64_t size = 4ull << 30, wlog_max = 256ull << 20;
+	int wlog_max_given = 0;
 	dev.slowdown = 1.0;
 	dev.write_cache = 1;
 	enum {
@@ -1232,6 +1270,8 @@ int main(int argc, char **argv)
 		O_SLOW,
 		O_BACK,
 		O_NOWC,
+		O_WLOG,
+		O_WLOG_MAX,
 		O_HELP,
 		O_VERSION
 	};
@@ -1244,6 +1284,8 @@ int main(int argc, char **argv)
 	    {"slowdown", required_argument, NULL, O_SLOW},
 	    {"backing", required_argument, NULL, O_BACK},
 	    {"no-write-cache", no_argument, NULL, O_NOWC},
+	    {"write-log", required_argument, NULL, O_WLOG},
+	    {"write-log-max", required_argument, NULL, O_WLOG_MAX},
 	    {"help", no_argument, NULL, O_HELP},
 	    {"version", no_argument, NULL, O_VERSION},
 	    {NULL, 0, NULL, 0}};
@@ -1291,6 +1333,18 @@ int main(int argc, char **argv)
 		case O_NOWC:
 			dev.write_cache = 0;
 			break;
+		case O_WLOG:
+			wlog_path = optarg;
+			break;
+		case O_WLOG_MAX:
+			if (fault_parse_u64(optarg, &wlog_max) ||
+			    wlog_max < 4096)
+				return usage_error("invalid value '%s' for "
+						   "--write-log-max (bytes, "
+						   "at least 4096)",
+						   optarg);
+			wlog_max_given = 1;
+			break;
 		case O_HELP:
 			usage(stdout);
 			return 0;
@@ -1309,6 +1363,11 @@ int main(int argc, char **argv)
 		return usage_error("missing MOUNTPOINT operand");
 	if (!spec)
 		return usage_error("--model is required");
+	if (wlog_path && backing)
+		return usage_error("--write-log with --backing: the replay "
+				   "starts from a zeroed image");
+	if (wlog_max_given && !wlog_path)
+		return usage_error("--write-log-max without --write-log");
 	dev.model = disk_model_find(spec, &dev.model_arg);
 	if (!dev.model) {
 		return usage_error("invalid value '%s' for --model", spec);
@@ -1320,6 +1379,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (image_open(backing, size, size_given))
+		return 1;
+	if (wlog_path && wlog_open(&dev.wlog, wlog_path, dev.size, wlog_max))
 		return 1;
 	bcache_init(&dev.cache, dev.image, dev.size);
 	int r = model_start();

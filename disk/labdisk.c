@@ -336,6 +336,22 @@ int labdisk_check(const struct labdisk_opts *o, uint64_t size,
 		snprintf(why->hint, sizeof(why->hint), "a multiple of 4 KiB");
 		return -EINVAL;
 	}
+	if (o->write_log && o->backing) {
+		why->opt = "--write-log";
+		why->val = o->write_log;
+		snprintf(why->hint, sizeof(why->hint),
+			 "not with --backing (the replay starts from a "
+			 "zeroed image)");
+		return -EINVAL;
+	}
+	if (o->write_log_max && o->write_log_max < 4096) {
+		why->opt = "--write-log-max";
+		snprintf(why->val_buf, sizeof(why->val_buf), "%" PRIu64,
+			 o->write_log_max);
+		why->val = why->val_buf;
+		snprintf(why->hint, sizeof(why->hint), "at least 4 KiB");
+		return -EINVAL;
+	}
 	if (o->name && (!*o->name || strchr(o->name, '/') ||
 			o->name[0] == '.' || strlen(o->name) > 60)) {
 		why->opt = "--name";
@@ -517,6 +533,22 @@ int labdisk_create(const struct labdisk_opts *o, struct labdisk *d)
 	char bin[PATH_MAX];
 	if ((r = labdisk_daemon_path(bin, sizeof(bin))))
 		return r;
+	/* The log's path as the caller means it, whatever the daemon's
+	 * working directory. */
+	char wlog_abs[PATH_MAX] = "";
+	if (o->write_log) {
+		char cwd[PATH_MAX] = "";
+		int rel = o->write_log[0] != '/';
+		if ((rel && !getcwd(cwd, sizeof(cwd))) ||
+		    (size_t)snprintf(wlog_abs, sizeof(wlog_abs), "%s%s%s", cwd,
+				     rel ? "/" : "",
+				     o->write_log) >= sizeof(wlog_abs)) {
+			cli_error(
+			    "disk: --write-log '%s': %s", o->write_log,
+			    strerror(rel && !cwd[0] ? errno : ENAMETOOLONG));
+			return -ENAMETOOLONG;
+		}
+	}
 	labdisk_cleanup_stale();
 	if ((r = make_dir(o, d)))
 		return r;
@@ -552,7 +584,11 @@ int labdisk_create(const struct labdisk_opts *o, struct labdisk *d)
 	}
 	/* The daemon's argv, fixed; numbers formatted here. */
 	char a_ready[32], a_lock[32], a_model[160], a_size[48], a_slow[48],
-	    a_back[PATH_MAX + 16], a_mnt[300];
+	    a_back[PATH_MAX + 16], a_mnt[300], a_wlog[PATH_MAX + 16],
+	    a_wlog_max[48];
+	snprintf(a_wlog, sizeof(a_wlog), "--write-log=%s", wlog_abs);
+	snprintf(a_wlog_max, sizeof(a_wlog_max), "--write-log-max=%" PRIu64,
+		 o->write_log_max ? o->write_log_max : (uint64_t)256 << 20);
 	snprintf(a_model, sizeof(a_model), "--model=%s", o->model);
 	snprintf(a_size, sizeof(a_size), "--size=%" PRIu64, size);
 	snprintf(a_slow, sizeof(a_slow), "--slowdown=%.17g",
@@ -605,6 +641,10 @@ int labdisk_create(const struct labdisk_opts *o, struct labdisk *d)
 		}
 		if (o->no_write_cache)
 			argv[n++] = "--no-write-cache";
+		if (o->write_log) {
+			argv[n++] = a_wlog;
+			argv[n++] = a_wlog_max;
+		}
 		argv[n++] = a_mnt;
 		argv[n] = NULL;
 		execv(bin, (char *const *)argv);

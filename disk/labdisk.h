@@ -51,6 +51,11 @@ struct labdisk_opts {
 	double slowdown;     /* 0 or 1: none */
 	const char *backing; /* NULL: a memfd */
 	int no_write_cache;
+	/* --write-log FILE: the daemon logs every write, FLUSH and mark
+	 * to FILE (disk/wlog.h), at most write_log_max bytes (0: 256 MiB).
+	 * Not with a backing file. */
+	const char *write_log;
+	uint64_t write_log_max;
 	const char *name; /* NULL: disk0, disk1, ... the first free */
 	/* Tests: the daemon gets a parent-death signal and unmounts what
 	 * is mounted from the disk when the caller dies (--orphan-cleanup),

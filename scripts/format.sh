@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # The repository's C sources in the shape of .clang-format (kernel-like:
 # tabs, 80 columns, Linux braces).
-#   scripts/format.sh          reformat src/ cli/ tools/ bench/ include/ tests/ in place
+#   scripts/format.sh          reformat src/ disk/ cli/ tools/ bench/ include/ tests/ in place
 #   scripts/format.sh --check  change nothing; list each file that differs
 #                              and exit 1 if any does (.ci/run calls this)
 set -eu
@@ -15,7 +15,7 @@ case "${1:-}" in
 esac
 command -v clang-format >/dev/null ||
 	{ echo "scripts/format.sh: clang-format not found (apt-get install clang-format)" >&2; exit 1; }
-mapfile -t files < <(git ls-files -- 'src/*.[ch]' 'cli/*.[ch]' 'tools/*.[ch]' 'bench/*.[ch]' 'tests/*.[ch]' \
+mapfile -t files < <(git ls-files -- 'src/*.[ch]' 'disk/*.[ch]' 'cli/*.[ch]' 'tools/*.[ch]' 'bench/*.[ch]' 'tests/*.[ch]' \
 	'include/*.h')
 [ ${#files[@]} -gt 0 ] || { echo "scripts/format.sh: no sources found" >&2; exit 1; }
 if [ $check -eq 0 ]; then

@@ -24,10 +24,16 @@
 #      (store, cp/sync, durable-replace, fk_fsync_batch on ext4): must
 #      lose data in >= 90% of the trials that can (reported as a loss
 #      rate)
+#   6. logged write replay (tests/cut/test-replay.c, dm-log-writes'
+#      method): fk_fsync_batch, durable-replace, cp and the store, ext4,
+#      xfs and btrfs, checked at every FLUSH boundary and at
+#      TORTURE_REPLAY random points per workload (default 64: short);
+#      its two negative controls (fsyncs skipped; FLUSH ignored under the
+#      store) must lose data or the run fails
 # Counts can be changed with TORTURE_KILL, TORTURE_POWERCUT,
 # TORTURE_RECOVERY, TORTURE_CUT, TORTURE_CUT_RECOVERY, TORTURE_CUT_TREE,
-# TORTURE_CUT_FILES, TORTURE_CUT_BATCH, TORTURE_CONTROL; TORTURE_SETS (default
-# "kill,powercut,recovery,cut,control") chooses the parts; FK_TEST_SEED
+# TORTURE_CUT_FILES, TORTURE_CUT_BATCH, TORTURE_CONTROL, TORTURE_REPLAY;
+# TORTURE_SETS (default "kill,powercut,recovery,cut,control,replay") chooses the parts; FK_TEST_SEED
 # fixes the seed of every run.  Needs root for the power cuts (those
 # runs are reported as skipped otherwise).  Logs: BUILD_DIR/torture-logs/.
 # Prints one line per run (trials, failures, seconds) and exits 1 if
@@ -51,8 +57,9 @@ cut_rec_n=${TORTURE_CUT_RECOVERY:-100}
 cut_tree_n=${TORTURE_CUT_TREE:-8}
 cut_files_n=${TORTURE_CUT_FILES:-150}
 cut_batch_n=${TORTURE_CUT_BATCH:-50}
+replay_n=${TORTURE_REPLAY:-64}
 control_n=${TORTURE_CONTROL:-50}
-sets=${TORTURE_SETS:-kill,powercut,recovery,cut,control}
+sets=${TORTURE_SETS:-kill,powercut,recovery,cut,control,replay}
 has() { case ",$sets," in *",$1,"*) return 0;; esac; return 1; }
 
 status=0
@@ -180,6 +187,10 @@ control "5. control (FLUSH ignored), fk_fsync_batch:" control-batch \
 	FK_CUT_FLUSH=ignore FK_CUTBATCH_FS=ext4 \
 	FK_TRIALS=$(( (control_n + 1) / 2 )) \
 	"$build/tests/test-cut-fsync-batch"
+fi
+if has replay; then
+runenv "6. logged write replay, every promise:" replay \
+	FK_REPLAY_POINTS="$replay_n" -- "$build/tests/test-replay"
 fi
 echo "---"
 for l in "${summary[@]}"; do echo "$l"; done

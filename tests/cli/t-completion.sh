@@ -55,7 +55,7 @@ want "unsplit --flush=sm" smooth -- bench tpcb --flush=sm
 # The first operand where the usage spells its words; an option named
 # only in a help's prose is not offered (report's "--results").
 want "reproduce operands" 000 001 002 003 004 all -- reproduce ""
-want "disk subcommands" create list stats cut poweron fault destroy cleanup -- disk ""
+want "disk subcommands" create list stats cut poweron fault destroy cleanup replay -- disk ""
 comp report -- | grep -qx -- --results && fail "report -- offers --results, which report refuses"
 want "report options" --output --svg -- report --
 comp sync "" | grep -qx 000 && fail "sync's operand completes to reproduce's words"

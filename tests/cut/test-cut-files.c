@@ -62,21 +62,7 @@ static int control;
 
 static uint64_t rnd(void)
 {
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return rng * 0x2545f4914f6cdd1dull;
-}
-
-static void cleanup(void)
-{
-	fkt_fs_destroy(&cur);
-}
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	exit(1); /* atexit: the disk goes */
+	return fkt_rnd(&rng);
 }
 
 /* BUILD/tests/test-cut-files -> BUILD/@rel */
@@ -350,7 +336,7 @@ int main(void)
 	const char *s = getenv("FK_TEST_SEED");
 	uint64_t seed = s && *s ? strtoull(s, NULL, 0)
 				: (uint64_t)time(NULL) ^ (uint64_t)getpid();
-	rng = seed ? seed : 1;
+	fkt_rnd_seed(&rng, seed);
 	unsigned trials = 4;
 	const char *t = getenv("FK_TRIALS");
 	if (t && *t && strtoul(t, NULL, 0) > 0)
@@ -366,9 +352,8 @@ int main(void)
 	       "systems: %s%s\n",
 	       (unsigned long long)seed, trials, fss,
 	       control ? ", FLUSH ignored (negative control)" : "");
-	atexit(cleanup);
-	signal(SIGTERM, on_signal);
-	signal(SIGINT, on_signal);
+	static struct fkt_fs *const cleanup_fss[] = {&cur};
+	fkt_cleanup_at_exit(cleanup_fss, 1, NULL);
 	snprintf(src_file, sizeof(src_file), "%s/exec-src", fkt_tmpdir());
 	if (fkt_write_file(src_file, EXEC_BYTES, (unsigned)seed)) {
 		fprintf(stderr, "cannot write %s\n", src_file);

@@ -81,21 +81,7 @@ static unsigned control_trials, control_lost; /* with an ack / lost one */
 
 static uint64_t rnd(void)
 {
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return rng * 0x2545f4914f6cdd1dull;
-}
-
-static void cleanup(void)
-{
-	fkt_fs_destroy(&cur);
-}
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	exit(1); /* atexit: the disk goes */
+	return fkt_rnd(&rng);
 }
 
 /* The disk's FLUSH count (0 if unknown). */
@@ -441,7 +427,7 @@ int main(void)
 	const char *s = getenv("FK_TEST_SEED");
 	uint64_t seed = s && *s ? strtoull(s, NULL, 0)
 				: (uint64_t)time(NULL) ^ (uint64_t)getpid();
-	rng = seed ? seed : 1;
+	fkt_rnd_seed(&rng, seed);
 	unsigned trials = 8;
 	const char *t = getenv("FK_TRIALS");
 	if (t && *t && strtoul(t, NULL, 0) > 0)
@@ -460,9 +446,8 @@ int main(void)
 	       "backend, file systems: %s, backends: %s%s\n",
 	       (unsigned long long)seed, trials, fss, ios,
 	       control ? ", FLUSH ignored (negative control)" : "");
-	atexit(cleanup);
-	signal(SIGTERM, on_signal);
-	signal(SIGINT, on_signal);
+	static struct fkt_fs *const cleanup_fss[] = {&cur};
+	fkt_cleanup_at_exit(cleanup_fss, 1, NULL);
 	static const char *const types[] = {"ext4", "xfs", "btrfs"};
 	static const int backends[] = {FK_SYNC_IO_URING, FK_SYNC_IO_THREADS};
 	int ran = 0;

@@ -10,11 +10,13 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <linux/fs.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static const char *const modes[] = {"drop", "subset", "reorder"};
@@ -277,4 +279,60 @@ void fkt_cut_destroy(struct fkt_fs *fs)
 	free(c);
 	fs->cut = NULL;
 	fs->blkdev[0] = 0;
+}
+
+void fkt_rnd_seed(uint64_t *state, uint64_t seed)
+{
+	*state = seed ? seed : 1;
+}
+
+uint64_t fkt_rnd(uint64_t *state)
+{
+	uint64_t x = *state;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return x * 0x2545f4914f6cdd1dull;
+}
+
+uint64_t fkt_rnd_below(uint64_t *state, uint64_t n)
+{
+	return n ? fkt_rnd(state) % n : 0;
+}
+
+#define CLEANUP_MAX 4
+static struct fkt_fs *cleanup_fs[CLEANUP_MAX];
+static unsigned cleanup_nr;
+static pid_t *cleanup_child;
+
+static void cleanup_run(void)
+{
+	if (cleanup_child && *cleanup_child > 0) {
+		kill(*cleanup_child, SIGKILL);
+		waitpid(*cleanup_child, NULL, 0);
+		*cleanup_child = -1;
+	}
+	for (unsigned i = 0; i < cleanup_nr; i++)
+		fkt_fs_destroy(cleanup_fs[i]);
+}
+
+static void cleanup_signal(int sig)
+{
+	cleanup_run();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void fkt_cleanup_at_exit(struct fkt_fs *const *fss, unsigned n, pid_t *child)
+{
+	if (n > CLEANUP_MAX)
+		n = CLEANUP_MAX;
+	for (unsigned i = 0; i < n; i++)
+		cleanup_fs[i] = fss[i];
+	cleanup_nr = n;
+	cleanup_child = child;
+	atexit(cleanup_run);
+	signal(SIGTERM, cleanup_signal);
+	signal(SIGINT, cleanup_signal);
 }

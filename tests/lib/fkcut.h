@@ -53,6 +53,7 @@
 #include "labdisk.h"
 
 #include <stdint.h>
+#include <sys/types.h>
 
 struct fkt_fs;
 
@@ -105,5 +106,29 @@ int fkt_cut_window(struct fkt_fs *fs);
 int fkt_cut_restore(struct fkt_fs *fs);
 /* Destroy the disk (fkt_fs_destroy calls it). */
 void fkt_cut_destroy(struct fkt_fs *fs);
+
+/*
+ * The cut tests' shared helpers.
+ *
+ * fkt_rnd: xorshift64* (Vigna, "An experimental exploration of
+ * Marsaglia's xorshift generators, scrambled", 2016) on *@state; seed
+ * it with fkt_rnd_seed (a zero seed becomes 1: xorshift's state must
+ * not be 0).  The trials' choices are drawn from it, so a run replays
+ * from its printed seed.
+ */
+void fkt_rnd_seed(uint64_t *state, uint64_t seed);
+uint64_t fkt_rnd(uint64_t *state);
+/* 0 .. @n-1 (0 if @n is 0). */
+uint64_t fkt_rnd_below(uint64_t *state, uint64_t n);
+
+/*
+ * Cleanup at exit and on SIGTERM/SIGINT: kill and reap *@child if it is
+ * > 0 (@child may be NULL), then fkt_fs_destroy each of the @n file
+ * systems of @fss in their order (an inner, nested one first), so no
+ * lab disk, mount or loop device outlives the test.  On a signal the
+ * cleanup runs and the signal is raised again with its default action.
+ * Call once; the pointers must stay valid for the process's life.
+ */
+void fkt_cleanup_at_exit(struct fkt_fs *const *fss, unsigned n, pid_t *child);
 
 #endif

@@ -121,16 +121,12 @@ static pid_t cur_child = -1;
 
 static uint64_t rnd(void)
 {
-	/* xorshift64* */
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return rng * 0x2545f4914f6cdd1dull;
+	return fkt_rnd(&rng);
 }
 
 static uint64_t rnd_below(uint64_t n)
 {
-	return n ? rnd() % n : 0;
+	return fkt_rnd_below(&rng, n);
 }
 
 static uint64_t now_ns(void)
@@ -138,24 +134,6 @@ static uint64_t now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void cleanup(void)
-{
-	if (cur_child > 0) {
-		kill(cur_child, SIGKILL);
-		waitpid(cur_child, NULL, 0);
-		cur_child = -1;
-	}
-	fkt_fs_destroy(&cur_inner);
-	fkt_fs_destroy(&cur_fs);
-}
-
-static void on_signal(int sig)
-{
-	cleanup();
-	signal(sig, SIG_DFL);
-	raise(sig);
 }
 
 static void find_flushkit(void)
@@ -1343,7 +1321,7 @@ int main(void)
 	const char *s = getenv("FK_TEST_SEED");
 	uint64_t seed = s && *s ? strtoull(s, NULL, 0)
 				: (uint64_t)time(NULL) ^ (uint64_t)getpid();
-	rng = seed ? seed : 1;
+	fkt_rnd_seed(&rng, seed);
 	const char *t = getenv("FK_TRIALS");
 	unsigned trials = t && *t ? (unsigned)strtoul(t, NULL, 0) : 1;
 	if (!trials)
@@ -1368,9 +1346,8 @@ int main(void)
 	       "(FK_TRIALS), file systems: %s, flushkit: %s\n",
 	       (unsigned long long)seed, trials, fss, flushkit);
 
-	atexit(cleanup);
-	signal(SIGTERM, on_signal);
-	signal(SIGINT, on_signal);
+	static struct fkt_fs *const cleanup_fss[] = {&cur_inner, &cur_fs};
+	fkt_cleanup_at_exit(cleanup_fss, 2, &cur_child);
 
 	const char *top = fkt_tmpdir();
 	snprintf(logdir, sizeof(logdir), "%s", top);
