@@ -217,75 +217,72 @@ enum copy_fail {
 
 /* The words cp's refusals are reported with (tree_copy.c; refuse()
  * maps them to enum fk_copy_refusal by address). */
-extern const char fk_copy_same_file_op[],
-	fk_copy_dangling_op[],
-	fk_copy_just_created_symlink_op[],
-	fk_copy_just_created_op[],
-	fk_copy_into_self_op[],
-	fk_copy_backup_is_src_op[],
-	fk_copy_link_op[],
-	fk_copy_symlink_op[];
+extern const char fk_copy_same_file_op[], fk_copy_dangling_op[],
+    fk_copy_just_created_symlink_op[], fk_copy_just_created_op[],
+    fk_copy_into_self_op[], fk_copy_backup_is_src_op[], fk_copy_link_op[],
+    fk_copy_symlink_op[];
 
 /* tree_copy.c: reporting a copy's errors and progress */
 void fk_copy_report(struct copy_ctx *c, int level, const char *op,
-		   const char *path, int err);
+		    const char *path, int err);
 void fk_copy_refuse(struct copy_ctx *c, const char *op, const char *src,
-		   const char *dst, int err);
+		    const char *dst, int err);
 void fk_copy_progress(struct copy_ctx *c);
 void fk_copy_copied(struct copy_ctx *c, const struct fk_walk_entry *e,
-		   const char *dpath);
+		    const char *dpath);
 int fk_copy_is_space_err(int err);
 
 /* tree_copy_meta.c */
 void fk_copy_symlink_xattrs(struct copy_ctx *c, int sdir, const char *sname,
-				int ddir, const char *dname, const char *path);
+			    int ddir, const char *dname, const char *path);
 int fk_copy_set_meta_fd(struct copy_ctx *c, int sfd, int dfd,
-		       const struct stat *s, const char *path, int set_times);
+			const struct stat *s, const char *path, int set_times);
 void fk_copy_set_meta_at(struct copy_ctx *c, int ddir, const char *name,
-			const struct stat *s, const char *path);
+			 const struct stat *s, const char *path);
 int fk_copy_same_inode(const struct stat *a, const struct stat *b);
 unsigned fk_copy_existing_flags(const struct copy_ctx *c);
 int fk_copy_existing_ok(int sdir, const char *sname, const struct stat *s,
-		       int ddir, const char *dname, const struct stat *d,
-		       unsigned flags, const char **what);
+			int ddir, const char *dname, const struct stat *d,
+			unsigned flags, const char **what);
 int fk_copy_remove_existing(struct copy_ctx *c, const struct fk_walk_entry *e,
-			   int ddir, const char *name, const char *dpath,
-			   struct stat *ds);
+			    int ddir, const char *name, const char *dpath,
+			    struct stat *ds);
 int fk_copy_fsync_now(struct copy_ctx *c, int fd, int is_dir, const char *path);
 void fk_copy_release_fd(struct copy_ctx *c, int fd, const struct stat *ds,
-		       int is_dir, const char *path);
+			int is_dir, const char *path);
 int fk_copy_keep_existing(struct copy_ctx *c, const struct fk_walk_entry *e,
-			 int ddir, const char *name, const char *dpath);
+			  int ddir, const char *name, const char *dpath);
 
 /* tree_copy_file.c */
 void fk_copy_defer_times(struct copy_ctx *c, const struct fk_walk_entry *e,
-			const char *name, const struct stat *ds,
-			const struct stat *s, const char *dpath);
-int fk_copy_open_source(const struct copy_ctx *c, const struct fk_walk_entry *e);
-int fk_copy_regular(struct copy_ctx *c, const struct fk_walk_entry *e,
-			int ddir, const char *name, const char *dpath);
-int fk_copy_symlink(struct copy_ctx *c, const struct fk_walk_entry *e,
-			int ddir, const char *name, const char *dpath);
-int fk_copy_special(struct copy_ctx *c, const struct fk_walk_entry *e,
-			int ddir, const char *name, const char *dpath);
+			 const char *name, const struct stat *ds,
+			 const struct stat *s, const char *dpath);
+int fk_copy_open_source(const struct copy_ctx *c,
+			const struct fk_walk_entry *e);
+int fk_copy_regular(struct copy_ctx *c, const struct fk_walk_entry *e, int ddir,
+		    const char *name, const char *dpath);
+int fk_copy_symlink(struct copy_ctx *c, const struct fk_walk_entry *e, int ddir,
+		    const char *name, const char *dpath);
+int fk_copy_special(struct copy_ctx *c, const struct fk_walk_entry *e, int ddir,
+		    const char *name, const char *dpath);
 int fk_copy_link_entry(struct copy_ctx *c, const struct fk_walk_entry *e,
-		      int ddir, const char *name, const char *dpath);
-int fk_copy_stream(struct copy_ctx *c, const struct fk_walk_entry *e,
 		       int ddir, const char *name, const char *dpath);
+int fk_copy_stream(struct copy_ctx *c, const struct fk_walk_entry *e, int ddir,
+		   const char *name, const char *dpath);
 int fk_copy_ask_overwrite(struct copy_ctx *c, const struct fk_walk_entry *e,
-			 int ddir, const char *name, const char *dpath);
+			  int ddir, const char *name, const char *dpath);
 
 /* tree_copy_links.c */
 void fk_copy_link_made(struct link_map *m, const struct stat *st);
 struct link_slot *fk_copy_link_find(const struct link_map *m, dev_t dev,
-				   ino_t ino, dev_t dst_dev);
+				    ino_t ino, dev_t dst_dev);
 void fk_copy_link_map_release(struct link_map *m);
 int fk_copy_resolve_relpath(int base, const char *relpath, const char **rest);
 dev_t fk_copy_dst_dev_of(int ddir);
 int fk_copy_try_hardlink(struct copy_ctx *c, const struct fk_walk_entry *e,
-			int ddir, const char *name, const char *dpath);
+			 int ddir, const char *name, const char *dpath);
 void fk_copy_remember_link(struct copy_ctx *c, const struct fk_walk_entry *e,
-			  int ddir, const char *name, const char *dpath);
+			   int ddir, const char *name, const char *dpath);
 
 /* tree_copy_durable.c */
 int fk_copy_durability_phase(struct copy_ctx *c);

@@ -28,7 +28,6 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-
 /* ---- the durability phase ---- */
 
 /* Files opened at a time by times_pass, at most (fewer if fk_fd_window
@@ -210,16 +209,17 @@ static int times_pass(struct copy_ctx *c, int data_r)
 		if (fd == -ENOENT || fd == -ESTALE) {
 			/* Invariant 8: removed, renamed or replaced by
 			 * someone else since it was written. */
-			fk_copy_report(c, FK_REPORT_ERROR,
-			       p->is_dir ? (fd == -ENOENT
-						? "copied directory vanished "
-						  "from the destination"
-						: "copied directory replaced "
-						  "in the destination")
-			       : fd == -ENOENT
-				   ? "copied file vanished from the destination"
-				   : "copied file replaced in the destination",
-			       times_path(c, p), fd);
+			fk_copy_report(
+			    c, FK_REPORT_ERROR,
+			    p->is_dir
+				? (fd == -ENOENT ? "copied directory vanished "
+						   "from the destination"
+						 : "copied directory replaced "
+						   "in the destination")
+			    : fd == -ENOENT
+				? "copied file vanished from the destination"
+				: "copied file replaced in the destination",
+			    times_path(c, p), fd);
 			result = fk_tree_result(result, fd);
 			continue;
 		}
@@ -252,8 +252,8 @@ static int times_pass(struct copy_ctx *c, int data_r)
 		if (r < 0) {
 			/* Gone or replaced since (by someone else), or
 			 * refused: the file keeps looking incomplete. */
-			fk_copy_report(c, FK_REPORT_ERROR, "utimens", times_path(c, p),
-			       r);
+			fk_copy_report(c, FK_REPORT_ERROR, "utimens",
+				       times_path(c, p), r);
 			result = fk_tree_result(result, r);
 			if (fd >= 0)
 				fk_sys.close(fd);
@@ -302,8 +302,8 @@ int fk_copy_durability_phase(struct copy_ctx *c)
 	if (fk_sys.fstatat(c->dst_parent_fd, c->dst_name, &ts,
 			   AT_SYMLINK_NOFOLLOW) == -ENOENT) {
 		if (!c->first_err)
-			fk_copy_report(c, FK_REPORT_ERROR, "copy", c->dst_display,
-			       -ENOENT);
+			fk_copy_report(c, FK_REPORT_ERROR, "copy",
+				       c->dst_display, -ENOENT);
 		return c->first_err;
 	}
 	if (fk_sys.fstat(c->dst_parent_fd, &ps) < 0)
@@ -312,10 +312,11 @@ int fk_copy_durability_phase(struct copy_ctx *c)
 	if (c->method == FK_COPY_SYNCFS) {
 		struct utsname u;
 		if (uname(&u) == 0 && fk_kernel_before(u.release, 5, 8) == 1)
-			fk_copy_report(c, FK_REPORT_WARNING,
-			       "syncfs (kernels before 5.8 do not report its "
-			       "errors)",
-			       c->dst_display, 0);
+			fk_copy_report(
+			    c, FK_REPORT_WARNING,
+			    "syncfs (kernels before 5.8 do not report its "
+			    "errors)",
+			    c->dst_display, 0);
 		if (c->top_fd < 0) {
 			/* A file copied: its directory's file system. */
 			int fd = fk_sys.openat(c->dst_parent_fd, ".",
@@ -325,7 +326,7 @@ int fk_copy_durability_phase(struct copy_ctx *c)
 						  c->dst_display);
 			if (r < 0) {
 				fk_copy_report(c, FK_REPORT_ERROR, "open",
-				       c->dst_parent_display, r);
+					       c->dst_parent_display, r);
 				return r;
 			}
 		}

@@ -28,7 +28,6 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-
 /* ---- regular files ---- */
 
 /*
@@ -36,8 +35,8 @@
  * stat @s) for times_pass.  Out of memory stops the copy (invariant 5).
  */
 void fk_copy_defer_times(struct copy_ctx *c, const struct fk_walk_entry *e,
-			const char *name, const struct stat *ds,
-			const struct stat *s, const char *dpath)
+			 const char *name, const struct stat *ds,
+			 const struct stat *s, const char *dpath)
 {
 	if (c->o->copy_flags & FK_COPY_NO_TIMES)
 		return; /* the copy keeps its own times */
@@ -361,7 +360,7 @@ static int open_for_attrs(struct copy_ctx *c, const struct fk_walk_entry *e,
 {
 	const char *what;
 	int r = fk_copy_existing_ok(e->dirfd, e->name, &e->st, ddir, name, ds,
-			    fk_copy_existing_flags(c), &what);
+				    fk_copy_existing_flags(c), &what);
 	if (r < 0)
 		fk_copy_refuse(c, what, e->path, dpath, r);
 	if (r) {
@@ -434,6 +433,26 @@ static int create_file(struct copy_ctx *c, const struct fk_walk_entry *e,
 }
 
 /*
+ * A written file's owner, xattrs and mode, once its data is in place;
+ * not the times yet: they wait for the data to be durable (defer_times,
+ * times_pass).  fsync-each: the data is durable after fsync_now, so the
+ * times may be set at once (invariant 7): a run killed later leaves
+ * this file looking complete, and --resume leaves it.  times_pass still
+ * sets them again and makes them durable with the second fsync.
+ */
+static void meta_after_data(struct copy_ctx *c, int sfd, int dfd,
+			    const struct stat *s, const char *dpath)
+{
+	fk_copy_set_meta_fd(c, sfd, dfd, s, dpath, 0);
+	if (c->method == FK_COPY_FSYNC_EACH &&
+	    fk_copy_fsync_now(c, dfd, 0, dpath) == 0 &&
+	    !(c->o->copy_flags & FK_COPY_NO_TIMES)) {
+		struct timespec ts[2] = {s->st_atim, s->st_mtim};
+		(void)fk_sys.futimens(dfd, ts); /* else times_pass reports */
+	}
+}
+
+/*
  * Write the whole of @sfd into the FIFO or device @dfd (create_file's
  * *into), read and write from the start, as cp does: no offsets (a
  * FIFO has none), no holes.  A block device is fsynced: its data is
@@ -451,7 +470,8 @@ static int copy_into(struct copy_ctx *c, const struct fk_walk_entry *e, int sfd,
 	for (off_t off = 0;;) {
 		ssize_t n = fk_sys.pread(sfd, c->buf, COPY_CHUNK_BYTES, off);
 		if (n < 0) {
-			fk_copy_report(c, FK_REPORT_ERROR, "read", e->path, (int)n);
+			fk_copy_report(c, FK_REPORT_ERROR, "read", e->path,
+				       (int)n);
 			return (int)n;
 		}
 		if (n == 0)
@@ -460,8 +480,8 @@ static int copy_into(struct copy_ctx *c, const struct fk_walk_entry *e, int sfd,
 			ssize_t k =
 			    fk_sys.write(dfd, c->buf + w, (size_t)(n - w));
 			if (k < 0) {
-				fk_copy_report(c, FK_REPORT_ERROR, "write", dpath,
-				       (int)k);
+				fk_copy_report(c, FK_REPORT_ERROR, "write",
+					       dpath, (int)k);
 				return (int)k;
 			}
 			w += k;
@@ -481,8 +501,8 @@ static int copy_into(struct copy_ctx *c, const struct fk_walk_entry *e, int sfd,
 	return r;
 }
 
-int fk_copy_regular(struct copy_ctx *c, const struct fk_walk_entry *e,
-			int ddir, const char *name, const char *dpath)
+int fk_copy_regular(struct copy_ctx *c, const struct fk_walk_entry *e, int ddir,
+		    const char *name, const char *dpath)
 {
 	/* Opened (and read) ahead by the walk, or its open's error: each
 	 * source file is opened once. */
@@ -492,9 +512,11 @@ int fk_copy_regular(struct copy_ctx *c, const struct fk_walk_entry *e,
 	if (sfd < 0) {
 		if (sfd == -ENOENT) {
 			c->st->vanished++;
-			fk_copy_report(c, FK_REPORT_WARNING, "vanished", e->path, sfd);
+			fk_copy_report(c, FK_REPORT_WARNING, "vanished",
+				       e->path, sfd);
 		} else {
-			fk_copy_report(c, FK_REPORT_ERROR, "open", e->path, sfd);
+			fk_copy_report(c, FK_REPORT_ERROR, "open", e->path,
+				       sfd);
 		}
 		return 0;
 	}
@@ -551,7 +573,8 @@ int fk_copy_regular(struct copy_ctx *c, const struct fk_walk_entry *e,
 			fk_copy_report(c, FK_REPORT_ERROR, "read", e->path, r);
 		} else {
 			fk_copy_report(c, FK_REPORT_ERROR,
-			       "copy stopped, incomplete file", dpath, r);
+				       "copy stopped, incomplete file", dpath,
+				       r);
 			c->stop = r;
 		}
 		if (c->use_wb)
@@ -559,22 +582,7 @@ int fk_copy_regular(struct copy_ctx *c, const struct fk_walk_entry *e,
 		fk_sys.close(dfd);
 		goto out_src;
 	}
-	/* Not the times yet: they wait for the data to be durable
-	 * (defer_times, times_pass). */
-	fk_copy_set_meta_fd(c, sfd, dfd, &s, dpath, 0);
-
-	/*
-	 * fsync-each: the data is durable now, so the times may be set at
-	 * once (invariant 7): a run killed later leaves this file looking
-	 * complete, and --resume leaves it.  times_pass still sets them
-	 * again and makes them durable with the second fsync.
-	 */
-	if (c->method == FK_COPY_FSYNC_EACH &&
-	    fk_copy_fsync_now(c, dfd, 0, dpath) == 0 &&
-	    !(c->o->copy_flags & FK_COPY_NO_TIMES)) {
-		struct timespec ts[2] = {s.st_atim, s.st_mtim};
-		(void)fk_sys.futimens(dfd, ts); /* else times_pass reports */
-	}
+	meta_after_data(c, sfd, dfd, &s, dpath);
 	if (c->o->drop_cache) {
 		/*
 		 * The source's pages are clean: drop them now.  The
@@ -610,8 +618,8 @@ out_src:
 
 /* ---- symlinks and special files ---- */
 
-int fk_copy_symlink(struct copy_ctx *c, const struct fk_walk_entry *e,
-			int ddir, const char *name, const char *dpath)
+int fk_copy_symlink(struct copy_ctx *c, const struct fk_walk_entry *e, int ddir,
+		    const char *name, const char *dpath)
 {
 	size_t alloc = e->st.st_size > 0 ? (size_t)e->st.st_size + 1 : 256;
 	char *target = NULL;
@@ -632,10 +640,11 @@ int fk_copy_symlink(struct copy_ctx *c, const struct fk_walk_entry *e,
 	if (n < 0) {
 		if (n == -ENOENT || n == -EINVAL) {
 			c->st->vanished++;
-			fk_copy_report(c, FK_REPORT_WARNING, "vanished", e->path,
-			       -ENOENT);
+			fk_copy_report(c, FK_REPORT_WARNING, "vanished",
+				       e->path, -ENOENT);
 		} else {
-			fk_copy_report(c, FK_REPORT_ERROR, "readlink", e->path, (int)n);
+			fk_copy_report(c, FK_REPORT_ERROR, "readlink", e->path,
+				       (int)n);
 		}
 		free(target);
 		return 0;
@@ -668,8 +677,8 @@ int fk_copy_symlink(struct copy_ctx *c, const struct fk_walk_entry *e,
 	return 0;
 }
 
-int fk_copy_special(struct copy_ctx *c, const struct fk_walk_entry *e,
-			int ddir, const char *name, const char *dpath)
+int fk_copy_special(struct copy_ctx *c, const struct fk_walk_entry *e, int ddir,
+		    const char *name, const char *dpath)
 {
 	/* Never opened: recreated from the walker's lstat. */
 	mode_t mode = (e->st.st_mode & S_IFMT) | (e->st.st_mode & 0600);
@@ -704,7 +713,8 @@ static int in_cwd(int ddir)
 {
 	struct stat d, w;
 	return fk_sys.fstat(ddir, &d) != 0 ||
-	       fk_sys.fstatat(AT_FDCWD, ".", &w, 0) != 0 || fk_copy_same_inode(&d, &w);
+	       fk_sys.fstatat(AT_FDCWD, ".", &w, 0) != 0 ||
+	       fk_copy_same_inode(&d, &w);
 }
 
 /*
@@ -720,16 +730,17 @@ static int in_cwd(int ddir)
  * with fsync-each.  Returns 0 or <0 to stop.
  */
 int fk_copy_link_entry(struct copy_ctx *c, const struct fk_walk_entry *e,
-		      int ddir, const char *name, const char *dpath)
+		       int ddir, const char *name, const char *dpath)
 {
 	unsigned f = c->o->copy_flags;
 	int sym = !!(f & FK_COPY_SYMLINK);
 	const char *op = sym ? fk_copy_symlink_op : fk_copy_link_op;
 	if (sym && e->path[0] != '/' && !in_cwd(ddir)) {
-		fk_copy_report(c, FK_REPORT_ERROR,
-		       "can make relative symbolic links only in current "
-		       "directory",
-		       dpath, -EXDEV);
+		fk_copy_report(
+		    c, FK_REPORT_ERROR,
+		    "can make relative symbolic links only in current "
+		    "directory",
+		    dpath, -EXDEV);
 		return 0;
 	}
 	int lflags = deref_entry(c, e) ? AT_SYMLINK_FOLLOW : 0;
@@ -742,8 +753,9 @@ int fk_copy_link_entry(struct copy_ctx *c, const struct fk_walk_entry *e,
 		const char *what;
 		int x = fk_sys.fstatat(ddir, name, &ds, AT_SYMLINK_NOFOLLOW);
 		if (x == 0 && !S_ISDIR(ds.st_mode) && !replace) {
-			x = fk_copy_existing_ok(e->dirfd, e->name, &e->st, ddir, name,
-					&ds, fk_copy_existing_flags(c), &what);
+			x = fk_copy_existing_ok(
+			    e->dirfd, e->name, &e->st, ddir, name, &ds,
+			    fk_copy_existing_flags(c), &what);
 			if (x < 0)
 				fk_copy_refuse(c, what, e->path, dpath, x);
 			if (x)
@@ -751,7 +763,8 @@ int fk_copy_link_entry(struct copy_ctx *c, const struct fk_walk_entry *e,
 		}
 		if (replace && (f & FK_COPY_REMOVE_DEST)) {
 			/* As GNU: the name goes first, whatever follows. */
-			x = fk_copy_remove_existing(c, e, ddir, name, dpath, NULL);
+			x = fk_copy_remove_existing(c, e, ddir, name, dpath,
+						    NULL);
 			if (x == 1)
 				return 0; /* refused (reported), or nothing */
 			if (x == 0 || x == -ENOENT)
@@ -772,8 +785,8 @@ int fk_copy_link_entry(struct copy_ctx *c, const struct fk_walk_entry *e,
 				: fk_sys.linkat(e->dirfd, e->name, ddir, tmp,
 						lflags);
 			if (r == 0) {
-				x = fk_copy_remove_existing(c, e, ddir, name, dpath,
-						    NULL);
+				x = fk_copy_remove_existing(c, e, ddir, name,
+							    dpath, NULL);
 				if (x == 0 || x == -ENOENT)
 					r = fk_sys.renameat(ddir, tmp, ddir,
 							    name);
@@ -816,7 +829,8 @@ int fk_copy_link_entry(struct copy_ctx *c, const struct fk_walk_entry *e,
 			    ddir, name,
 			    O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0);
 			if (fd < 0) {
-				fk_copy_report(c, FK_REPORT_ERROR, "open", dpath, fd);
+				fk_copy_report(c, FK_REPORT_ERROR, "open",
+					       dpath, fd);
 			} else {
 				fk_copy_fsync_now(c, fd, 0, dpath);
 				fk_sys.close(fd);
@@ -833,8 +847,8 @@ int fk_copy_link_entry(struct copy_ctx *c, const struct fk_walk_entry *e,
  * durable as a copied file: its fsync (fsync-each here, else the final
  * pass), then its times.  Returns 0 or <0 to stop.
  */
-int fk_copy_stream(struct copy_ctx *c, const struct fk_walk_entry *e,
-		       int ddir, const char *name, const char *dpath)
+int fk_copy_stream(struct copy_ctx *c, const struct fk_walk_entry *e, int ddir,
+		   const char *name, const char *dpath)
 {
 	int sfd = fk_sys.openat(
 	    e->dirfd, e->name,
@@ -869,8 +883,8 @@ int fk_copy_stream(struct copy_ctx *c, const struct fk_walk_entry *e,
 		ssize_t n = fk_sys.read(sfd, c->buf, COPY_CHUNK_BYTES);
 		if (n <= 0) {
 			if (n < 0)
-				fk_copy_report(c, FK_REPORT_ERROR, "read", e->path,
-				       (int)n);
+				fk_copy_report(c, FK_REPORT_ERROR, "read",
+					       e->path, (int)n);
 			r = (int)n;
 			break;
 		}
@@ -879,7 +893,8 @@ int fk_copy_stream(struct copy_ctx *c, const struct fk_walk_entry *e,
 			: fk_pwrite_all(dfd, c->buf, (size_t)n, off);
 		if (r < 0) {
 			fk_copy_report(c, FK_REPORT_ERROR,
-			       "copy stopped, incomplete file", dpath, r);
+				       "copy stopped, incomplete file", dpath,
+				       r);
 			c->stop = r;
 			break;
 		}
@@ -891,13 +906,7 @@ int fk_copy_stream(struct copy_ctx *c, const struct fk_walk_entry *e,
 		fk_sys.close(dfd);
 		goto out;
 	}
-	fk_copy_set_meta_fd(c, sfd, dfd, &s, dpath, 0);
-	if (c->method == FK_COPY_FSYNC_EACH &&
-	    fk_copy_fsync_now(c, dfd, 0, dpath) == 0 &&
-	    !(c->o->copy_flags & FK_COPY_NO_TIMES)) {
-		struct timespec ts[2] = {s.st_atim, s.st_mtim};
-		(void)fk_sys.futimens(dfd, ts); /* else times_pass reports */
-	}
+	meta_after_data(c, sfd, dfd, &s, dpath);
 	fk_copy_copied(c, e, dpath);
 	struct stat ds;
 	r = fk_sys.fstat(dfd, &ds);
@@ -920,7 +929,7 @@ out:
  * (counted in st->skipped).
  */
 int fk_copy_ask_overwrite(struct copy_ctx *c, const struct fk_walk_entry *e,
-			 int ddir, const char *name, const char *dpath)
+			  int ddir, const char *name, const char *dpath)
 {
 	struct stat ds;
 	if (!c->o->overwrite ||

@@ -26,7 +26,6 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-
 /* ---- hard-link map: source (dev, ino) -> destination path ---- */
 
 /* Remember the top @st a source made (best effort: without memory, the
@@ -67,7 +66,7 @@ static struct link_slot **link_place(const struct link_map *m, dev_t dev,
 }
 
 struct link_slot *fk_copy_link_find(const struct link_map *m, dev_t dev,
-				   ino_t ino, dev_t dst_dev)
+				    ino_t ino, dev_t dst_dev)
 {
 	struct link_slot **p = link_place(m, dev, ino, dst_dev);
 	return p ? *p : NULL;
@@ -276,7 +275,7 @@ static int links_kept(const struct copy_ctx *c, const struct fk_walk_entry *e)
  * of a removed inode, given again).
  */
 int fk_copy_try_hardlink(struct copy_ctx *c, const struct fk_walk_entry *e,
-			int ddir, const char *name, const char *dpath)
+			 int ddir, const char *name, const char *dpath)
 {
 	if (!links_kept(c, e))
 		return 0;
@@ -289,10 +288,11 @@ int fk_copy_try_hardlink(struct copy_ctx *c, const struct fk_walk_entry *e,
 			/* Copied onto another destination file system
 			 * already: this name starts the inode's copy on this
 			 * one. */
-			fk_copy_report(c, FK_REPORT_WARNING,
-			       "hard link across file systems, copied as a "
-			       "separate file",
-			       dpath, -EXDEV);
+			fk_copy_report(
+			    c, FK_REPORT_WARNING,
+			    "hard link across file systems, copied as a "
+			    "separate file",
+			    dpath, -EXDEV);
 		return 0;
 	}
 	struct statx_timestamp bt;
@@ -323,11 +323,12 @@ int fk_copy_try_hardlink(struct copy_ctx *c, const struct fk_walk_entry *e,
 	}
 	if (r == -ENOENT || r == -ESTALE) {
 		fk_copy_report(c, FK_REPORT_WARNING,
-		       r == -ENOENT ? "hard link target gone from the "
-				      "destination, copied as a separate file"
-				    : "hard link target replaced in the "
-				      "destination, copied as a separate file",
-		       dpath, r);
+			       r == -ENOENT
+				   ? "hard link target gone from the "
+				     "destination, copied as a separate file"
+				   : "hard link target replaced in the "
+				     "destination, copied as a separate file",
+			       dpath, r);
 		first->stale = 1;
 		return 0;
 	}
@@ -336,10 +337,11 @@ int fk_copy_try_hardlink(struct copy_ctx *c, const struct fk_walk_entry *e,
 		 * (e.g. the first copy lies under a mount on the same
 		 * device): no link can reach it.  Copied as a file of its
 		 * own, said once per name. */
-		fk_copy_report(c, FK_REPORT_WARNING,
-		       "hard link across file systems, copied as a separate "
-		       "file",
-		       dpath, r);
+		fk_copy_report(
+		    c, FK_REPORT_WARNING,
+		    "hard link across file systems, copied as a separate "
+		    "file",
+		    dpath, r);
 		return 0;
 	}
 	if (r < 0) {
@@ -362,7 +364,7 @@ int fk_copy_try_hardlink(struct copy_ctx *c, const struct fk_walk_entry *e,
 /* Remember @e's copy @name in @ddir as the first copy of its source
  * inode on @ddir's mount (or as the new one, in place of a stale one). */
 void fk_copy_remember_link(struct copy_ctx *c, const struct fk_walk_entry *e,
-			  int ddir, const char *name, const char *dpath)
+			   int ddir, const char *name, const char *dpath)
 {
 	if (!links_kept(c, e))
 		return;
@@ -396,7 +398,7 @@ void fk_copy_remember_link(struct copy_ctx *c, const struct fk_walk_entry *e,
 	if (!r)
 		r = link_put(c->links, &key, p.buf);
 	if (r)
-		fk_copy_report(c, FK_REPORT_WARNING, "remember hard link", dpath,
-		       -ENOMEM);
+		fk_copy_report(c, FK_REPORT_WARNING, "remember hard link",
+			       dpath, -ENOMEM);
 	free(p.buf);
 }

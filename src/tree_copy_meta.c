@@ -27,7 +27,6 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-
 /* ---- metadata ---- */
 
 #define ACL_ACCESS "system.posix_acl_access"
@@ -111,7 +110,8 @@ static void copy_xattrs(struct copy_ctx *c, int sfd, int dfd, mode_t mode,
 		 * silently, as cp -a does. */
 		if (r < 0 && r != -EPERM && r != -EACCES && r != -ENOTSUP &&
 		    r != -EOPNOTSUPP)
-			fk_copy_report(c, FK_REPORT_WARNING, "setxattr", path, r);
+			fk_copy_report(c, FK_REPORT_WARNING, "setxattr", path,
+				       r);
 	}
 	free(val);
 out:
@@ -131,7 +131,7 @@ out:
  * followed.  Without /proc nothing is copied.
  */
 void fk_copy_symlink_xattrs(struct copy_ctx *c, int sdir, const char *sname,
-				int ddir, const char *dname, const char *path)
+			    int ddir, const char *dname, const char *path)
 {
 	char sp[64 + NAME_MAX], dp[64 + NAME_MAX];
 	if (c->o->copy_flags & FK_COPY_NO_XATTR)
@@ -165,7 +165,8 @@ void fk_copy_symlink_xattrs(struct copy_ctx *c, int sdir, const char *sname,
 		if (lsetxattr(dp, name, val, (size_t)len, 0) < 0 &&
 		    errno != EPERM && errno != EACCES && errno != ENOTSUP &&
 		    errno != EOPNOTSUPP)
-			fk_copy_report(c, FK_REPORT_WARNING, "setxattr", path, -errno);
+			fk_copy_report(c, FK_REPORT_WARNING, "setxattr", path,
+				       -errno);
 	}
 	free(val);
 	free(list);
@@ -217,7 +218,7 @@ static mode_t meta_mode(struct copy_ctx *c, const struct stat *s)
  * non-root a chown to oneself and one of one's groups succeeds (cp -a
  * keeps the group then), anything else fails (owner_failed). */
 int fk_copy_set_meta_fd(struct copy_ctx *c, int sfd, int dfd,
-		       const struct stat *s, const char *path, int set_times)
+			const struct stat *s, const char *path, int set_times)
 {
 	mode_t mode = meta_mode(c, s);
 	int r = c->o->copy_flags & FK_COPY_NO_OWNER
@@ -247,7 +248,7 @@ int fk_copy_set_meta_fd(struct copy_ctx *c, int sfd, int dfd,
 
 /* Owner, mode, times of a symlink or special file, by name. */
 void fk_copy_set_meta_at(struct copy_ctx *c, int ddir, const char *name,
-			const struct stat *s, const char *path)
+			 const struct stat *s, const char *path)
 {
 	int is_lnk = S_ISLNK(s->st_mode);
 	mode_t mode = meta_mode(c, s);
@@ -332,8 +333,8 @@ unsigned fk_copy_existing_flags(const struct copy_ctx *c)
 }
 
 int fk_copy_existing_ok(int sdir, const char *sname, const struct stat *s,
-		       int ddir, const char *dname, const struct stat *d,
-		       unsigned flags, const char **what)
+			int ddir, const char *dname, const struct stat *d,
+			unsigned flags, const char **what)
 {
 	int rm = !!(flags & FK_COPY_REMOVE_DEST);
 	int same = fk_copy_same_inode(s, d);
@@ -411,7 +412,8 @@ static int make_backup(struct copy_ctx *c, const struct fk_walk_entry *e,
 	int there = r == 0 &&
 		    fk_sys.fstatat(ddir, bname, &bs, AT_SYMLINK_NOFOLLOW) == 0;
 	if (there && !numbered && fk_copy_same_inode(&bs, &e->st)) {
-		fk_copy_refuse(c, fk_copy_backup_is_src_op, e->path, dpath, -EEXIST);
+		fk_copy_refuse(c, fk_copy_backup_is_src_op, e->path, dpath,
+			       -EEXIST);
 		free(bname);
 		return 1;
 	}
@@ -439,7 +441,8 @@ static int make_backup(struct copy_ctx *c, const struct fk_walk_entry *e,
 		if (fd >= 0)
 			fk_sys.close(fd);
 		else
-			fk_copy_report(c, FK_REPORT_ERROR, "open backup", dpath, r);
+			fk_copy_report(c, FK_REPORT_ERROR, "open backup", dpath,
+				       r);
 	}
 	if (r == 0) {
 		struct stat dd;
@@ -474,8 +477,8 @@ static int make_backup(struct copy_ctx *c, const struct fk_walk_entry *e,
  * NULL) the lstat of what was there.
  */
 int fk_copy_remove_existing(struct copy_ctx *c, const struct fk_walk_entry *e,
-			   int ddir, const char *name, const char *dpath,
-			   struct stat *ds)
+			    int ddir, const char *name, const char *dpath,
+			    struct stat *ds)
 {
 	struct stat s;
 	int r = fk_sys.fstatat(ddir, name, &s, AT_SYMLINK_NOFOLLOW);
@@ -487,7 +490,7 @@ int fk_copy_remove_existing(struct copy_ctx *c, const struct fk_walk_entry *e,
 		return -EISDIR;
 	const char *what;
 	r = fk_copy_existing_ok(e->dirfd, e->name, &e->st, ddir, name, &s,
-			fk_copy_existing_flags(c), &what);
+				fk_copy_existing_flags(c), &what);
 	if (r < 0)
 		fk_copy_refuse(c, what, e->path, dpath, r);
 	if (r)
@@ -526,7 +529,7 @@ int fk_copy_fsync_now(struct copy_ctx *c, int fd, int is_dir, const char *path)
  * the fd map for the final fsync where the budget allows, else close it.
  */
 void fk_copy_release_fd(struct copy_ctx *c, int fd, const struct stat *ds,
-		       int is_dir, const char *path)
+			int is_dir, const char *path)
 {
 	if (c->keep_fds) {
 		if (!is_dir && c->method == FK_COPY_AUTO) {
@@ -593,7 +596,7 @@ static int same_content(struct copy_ctx *c, int a, int b)
  * is to be copied over it, <0 to stop.
  */
 int fk_copy_keep_existing(struct copy_ctx *c, const struct fk_walk_entry *e,
-			 int ddir, const char *name, const char *dpath)
+			  int ddir, const char *name, const char *dpath)
 {
 	int update = c->o->update;
 	if (update == FK_COPY_UPDATE_ALL)
@@ -606,7 +609,8 @@ int fk_copy_keep_existing(struct copy_ctx *c, const struct fk_walk_entry *e,
 	/* cp -u: another name of a source inode copied (or left) in this
 	 * run is linked to that copy, even over a newer file. */
 	if (update == FK_COPY_UPDATE_OLDER && s->st_nlink > 1 &&
-	    fk_copy_link_find(c->links, s->st_dev, s->st_ino, fk_copy_dst_dev_of(ddir)))
+	    fk_copy_link_find(c->links, s->st_dev, s->st_ino,
+			      fk_copy_dst_dev_of(ddir)))
 		return 0;
 	if (update == FK_COPY_UPDATE_OLDER &&
 	    (ds.st_mtim.tv_sec < s->st_mtim.tv_sec ||
@@ -618,8 +622,9 @@ int fk_copy_keep_existing(struct copy_ctx *c, const struct fk_walk_entry *e,
 		/* Another name of an inode copied in this run: linked. */
 		if (!S_ISREG(s->st_mode) || !S_ISREG(ds.st_mode) ||
 		    ds.st_size != s->st_size ||
-		    (s->st_nlink > 1 && fk_copy_link_find(c->links, s->st_dev,
-						  s->st_ino, fk_copy_dst_dev_of(ddir))))
+		    (s->st_nlink > 1 &&
+		     fk_copy_link_find(c->links, s->st_dev, s->st_ino,
+				       fk_copy_dst_dev_of(ddir))))
 			return 0;
 		if (c->o->copy_flags & FK_COPY_CHECKSUM) {
 			int sfd = fk_copy_open_source(c, e);
