@@ -116,6 +116,9 @@ static void usage(FILE *f)
 	    "                         throttle:BPS:IOPS (or BPS:IOPS): ext4\n"
 	    "                         on a lab disk of that model (root;\n"
 	    "                         ,slowdown=K ,no-write-cache)\n"
+	    "  --scheduler=NAME       the disk's I/O scheduler for the\n"
+	    "                         whole run (root; mq-deadline, bfq,\n"
+	    "                         kyber, none; restored at the end)\n"
 	    "  --dir=DIR              the file system under test\n"
 	    "                         (default /var/tmp/flushkit-neighbor)\n"
 	    "  --results=DIR          default results/neighbor-DATE\n"
@@ -177,6 +180,7 @@ int cmd_bench_neighbor(int argc, char **argv)
 	    {"bdi-max-bytes", required_argument, NULL, 'm'},
 	    {"blkio-bps", required_argument, NULL, 'b'},
 	    {"device", required_argument, NULL, 'D'},
+	    {"scheduler", required_argument, NULL, 'I'},
 	    {"dir", required_argument, NULL, 'o'},
 	    {"results", required_argument, NULL, 'O'},
 	    {"quick", no_argument, NULL, 'q'},
@@ -278,6 +282,10 @@ int cmd_bench_neighbor(int argc, char **argv)
 			if (disk_profile_arg("bench neighbor", "--device",
 					     optarg, &op.device))
 				return FK_EXIT_USAGE;
+			break;
+		case 'I':
+			bad = !nb_sched_name_ok(optarg);
+			op.scheduler = optarg;
 			break;
 		case 'o':
 			op.dir = optarg;
@@ -439,6 +447,15 @@ int cmd_bench_neighbor(int argc, char **argv)
 	}
 	if (nb_dir_lock(env.dir))
 		goto out;
+	if (op.scheduler) {
+		if (geteuid()) {
+			cli_error("bench neighbor: --scheduler needs root "
+				  "(the disk's queue/scheduler)");
+			goto out;
+		}
+		if (nb_sched_set(env.maj, env.min, op.scheduler))
+			goto out;
+	}
 	nb_find_skips(&env);
 	if (!geteuid() && (op.configs & 1u << C_STRICT) &&
 	    !env.skip[C_STRICT] && nb_bdi_lock())
@@ -476,7 +493,20 @@ int cmd_bench_neighbor(int argc, char **argv)
 		nb_read_small(p, sl, sizeof(sl));
 		nb_bdi_knob(nb_bdi_ratio_knob, p, sizeof(p));
 		nb_read_small(p, mr, sizeof(mr));
-		char hb[32];
+		char hb[32], sp[128], sn[32] = "?", wb[32] = "-";
+		snprintf(sp, sizeof(sp), "/sys/dev/block/%u:%u/queue/scheduler",
+			 env.maj, env.min);
+		nb_sched_current(sp, sn, sizeof(sn));
+		snprintf(sp, sizeof(sp),
+			 "/sys/dev/block/%u:%u/queue/wbt_lat_usec", env.maj,
+			 env.min);
+		nb_read_small(sp, wb, sizeof(wb));
+		printf("bench neighbor: disk %u:%u: scheduler %s%s%s%s, "
+		       "wbt_lat_usec %s\n",
+		       env.maj, env.min, sn,
+		       nb_sched_path[0] ? " (restored to " : "",
+		       nb_sched_path[0] ? nb_sched_saved : "",
+		       nb_sched_path[0] ? " at the end)" : "", wb);
 		printf("bench neighbor: dir %s (disk %u:%u, device %s), "
 		       "stream %s, tree %s, victim %llu s (neighbour at "
 		       "%llu s), %llu clients, scale %llu, rate %llu, %llu "
@@ -585,6 +615,8 @@ out:
 	if (nb_pg_stop())
 		status = FK_EXIT_FAILURE;
 	nb_restore_all();
+	if (nb_sched_restore())
+		status = FK_EXIT_FAILURE;
 	nb_state_close();
 	if (env.tsv)
 		fclose(env.tsv);

@@ -163,3 +163,90 @@ int nb_in_cgroup_exec(const char *dir, char **argv)
 	cli_error("bench neighbor: exec '%s': %s", argv[0], strerror(errno));
 	return errno == ENOENT ? 127 : 126;
 }
+
+/* The selected scheduler of queue/scheduler file @path ("none
+ * [mq-deadline] kyber bfq": the bracketed one).  0 or -errno. */
+int nb_sched_current(const char *path, char *name, size_t len)
+{
+	char b[256];
+	int e = nb_read_small(path, b, sizeof(b));
+	if (e)
+		return e;
+	char *o = strchr(b, '['), *c = o ? strchr(o, ']') : NULL;
+	if (!c) /* a queue without a choice: the one word */
+		o = b - 1, c = b + strcspn(b, " ");
+	*c = '\0';
+	if (!nb_sched_name_ok(o + 1))
+		return -EINVAL;
+	snprintf(name, len, "%s", o + 1);
+	return 0;
+}
+
+/* Whether @name is one of the words of @list (brackets ignored). */
+static int sched_listed(const char *list, const char *name)
+{
+	char b[256];
+	snprintf(b, sizeof(b), "%s", list);
+	char *save = NULL;
+	for (char *t = strtok_r(b, " []", &save); t;
+	     t = strtok_r(NULL, " []", &save))
+		if (!strcmp(t, name))
+			return 1;
+	return 0;
+}
+
+/* Select I/O scheduler @name on disk MAJ:MIN for the whole benchmark
+ * (every configuration runs under it); the one before is recorded first
+ * and restored by nb_sched_restore on every exit path.  0 or -errno
+ * (printed; -ENOENT: not one this kernel offers for the disk). */
+int nb_sched_set(unsigned maj, unsigned min, const char *name)
+{
+	char p[128], list[256], cur[32];
+	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/queue/scheduler", maj,
+		 min);
+	int e = nb_read_small(p, list, sizeof(list));
+	if (!e)
+		e = nb_sched_current(p, cur, sizeof(cur));
+	if (e) {
+		cli_error("bench neighbor: read '%s': %s", p, strerror(-e));
+		return e;
+	}
+	if (!sched_listed(list, name)) {
+		cli_error("bench neighbor: --scheduler=%s: disk %u:%u offers "
+			  "%s",
+			  name, maj, min, list);
+		return -ENOENT;
+	}
+	if (!strcmp(cur, name))
+		return 0; /* nothing to change, nothing to restore */
+	snprintf(nb_sched_path, sizeof(nb_sched_path), "%s", p);
+	snprintf(nb_sched_saved, sizeof(nb_sched_saved), "%s", cur);
+	if ((e = nb_state_save())) { /* recorded before the write */
+		nb_sched_path[0] = '\0';
+		return e;
+	}
+	if ((e = nb_write_small(p, name)) ||
+	    (e = nb_sched_current(p, cur, sizeof(cur))) ||
+	    (e = strcmp(cur, name) ? -EIO : 0)) {
+		cli_error("bench neighbor: write '%s' to '%s': %s", name, p,
+			  strerror(-e));
+		nb_sched_restore();
+		return e;
+	}
+	return 0;
+}
+
+int nb_sched_restore(void)
+{
+	if (!nb_sched_path[0])
+		return 0;
+	int e = nb_write_small(nb_sched_path, nb_sched_saved);
+	if (e) {
+		cli_error("bench neighbor: restore '%s' to %s: %s",
+			  nb_sched_path, nb_sched_saved, strerror(-e));
+		return e;
+	}
+	nb_sched_path[0] = '\0';
+	nb_state_save();
+	return 0;
+}

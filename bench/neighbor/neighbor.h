@@ -72,6 +72,7 @@ struct opts {
 	struct disk_profile device;
 	const char *exec_opts[MAX_EXEC_OPTS];
 	size_t nr_exec_opts;
+	const char *scheduler; /* --scheduler: NULL leaves the disk's */
 	int quick;
 };
 
@@ -152,6 +153,13 @@ extern char nb_bdi_saved_strict[32], nb_bdi_saved_ratio[32];
 extern const char *nb_bdi_ratio_knob;
 extern int nb_bdi_changed;
 extern char nb_cgroup[256];
+/* --scheduler: the disk's queue/scheduler file while it is changed ("":
+ * not changed) and the scheduler it had before */
+extern char nb_sched_path[128], nb_sched_saved[32];
+int nb_sched_name_ok(const char *name);
+int nb_sched_current(const char *path, char *name, size_t len);
+int nb_sched_set(unsigned maj, unsigned min, const char *name);
+int nb_sched_restore(void);
 int nb_read_small(const char *path, char *buf, size_t len);
 int nb_write_small(const char *path, const char *val);
 int nb_bdi_knob(const char *knob, char *path, size_t len);
@@ -175,7 +183,8 @@ int nb_in_cgroup_exec(const char *dir, char **argv);
  * then the record is deleted.  Lines "KEY VALUE" (the value the rest of
  * the line): pid, bdi (the /sys/class/bdi directory), bdi_strict_limit,
  * bdi_ratio_knob, bdi_ratio (the values before), blkio (the group),
- * pg_data, pg_sock, pg_logs (the cluster's directories).
+ * pg_data, pg_sock, pg_logs (the cluster's directories), sched (the
+ * disk's queue/scheduler file) and sched_saved (its scheduler before).
  */
 #define STATE_DIR "/run/flushkit-neighbor"
 int nb_state_open(void);

@@ -27,7 +27,23 @@ int nb_bdi_changed;
 
 char nb_cgroup[256];
 
+char nb_sched_path[128], nb_sched_saved[32];
+
 struct nb_pg nb_pg = {.pid = -1};
+
+/* A scheduler's name as the kernel spells them (mq-deadline, bfq, kyber,
+ * none): lower-case letters, digits and '-', 1-31 of them. */
+int nb_sched_name_ok(const char *name)
+{
+	size_t n = strlen(name);
+	if (!n || n >= sizeof(nb_sched_saved))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') ||
+		      (name[i] >= '0' && name[i] <= '9') || name[i] == '-'))
+			return 0;
+	return 1;
+}
 
 static int state_fd = -1;
 static char state_file[128];
@@ -85,7 +101,9 @@ static int state_put(char *buf, size_t len, size_t *n, const char *key,
 int nb_state_save(void)
 {
 	if (state_fd < 0)
-		return nb_bdi_changed || nb_cgroup[0] ? -EBADF : 0;
+		return nb_bdi_changed || nb_cgroup[0] || nb_sched_path[0]
+			   ? -EBADF
+			   : 0;
 	char buf[8192], pid[32];
 	size_t n = 0;
 	int e;
@@ -103,6 +121,12 @@ int nb_state_save(void)
 			: 0;
 	if (!e && nb_cgroup[0])
 		e = state_put(buf, sizeof(buf), &n, "blkio", nb_cgroup);
+	if (!e && nb_sched_path[0])
+		e = state_put(buf, sizeof(buf), &n, "sched", nb_sched_path) ||
+			    state_put(buf, sizeof(buf), &n, "sched_saved",
+				      nb_sched_saved)
+			? -ENAMETOOLONG
+			: 0;
 	if (!e && nb_pg.made)
 		e = state_put(buf, sizeof(buf), &n, "pg_data", nb_pg.data) ||
 			    state_put(buf, sizeof(buf), &n, "pg_sock",
@@ -125,7 +149,8 @@ void nb_state_close(void)
 {
 	if (state_fd < 0)
 		return;
-	if (!nb_bdi_changed && !nb_cgroup[0] && !nb_pg.made)
+	if (!nb_bdi_changed && !nb_cgroup[0] && !nb_sched_path[0] &&
+	    !nb_pg.made)
 		unlink(state_file);
 	close(state_fd);
 	state_fd = -1;
@@ -176,7 +201,8 @@ static int stale_undo(const char *path, int fd)
 		return 0;
 	}
 	char line[1300], pid[32] = "?", bdir[256] = "", sl[32] = "",
-			 knob[32] = "", ratio[32] = "";
+			 knob[32] = "", ratio[32] = "", sched[128] = "",
+			 sched_saved[32] = "";
 	int n = 0;
 	while (fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = '\0';
@@ -197,6 +223,15 @@ static int stale_undo(const char *path, int fd)
 			snprintf(knob, sizeof(knob), "%s", v);
 		else if (!strcmp(line, "bdi_ratio"))
 			snprintf(ratio, sizeof(ratio), "%s", v);
+		else if (!strcmp(line, "sched") &&
+			 has_prefix(v, "/sys/dev/block/") &&
+			 strlen(v) > strlen("/queue/scheduler") &&
+			 !strcmp(v + strlen(v) - strlen("/queue/scheduler"),
+				 "/queue/scheduler") &&
+			 !strstr(v, ".."))
+			snprintf(sched, sizeof(sched), "%s", v);
+		else if (!strcmp(line, "sched_saved") && nb_sched_name_ok(v))
+			snprintf(sched_saved, sizeof(sched_saved), "%s", v);
 		else if (!strcmp(line, "blkio") &&
 			 has_prefix(v, "/sys/fs/cgroup/blkio/"
 				       "flushkit-neighbor-")) {
@@ -265,6 +300,22 @@ static int stale_undo(const char *path, int fd)
 				"(pid %s)\n",
 				bdir + strlen("/sys/class/bdi/"), sl, knob,
 				ratio, pid);
+		n++;
+	}
+	if (sched[0] && sched_saved[0]) {
+		/* a lab disk's loop device may be gone with its daemon, or
+		 * be another disk's by now: only a queue that still exists,
+		 * and only on the word of the record */
+		int e = nb_write_small(sched, sched_saved);
+		if (e && e != -ENOENT)
+			cli_error("bench neighbor: restore '%s' to %s (left by "
+				  "a killed run): %s",
+				  sched, sched_saved, strerror(-e));
+		else if (!e)
+			fprintf(stderr,
+				"flushkit: bench neighbor: restored %s to %s "
+				"left by a killed run (pid %s)\n",
+				sched, sched_saved, pid);
 		n++;
 	}
 	unlink(path);

@@ -261,6 +261,15 @@ int nb_one_run(struct env *env, int vmode, int kind, int config, unsigned round,
 	json_object_object_add(s, "device",
 			       json_object_new_string(op->device.name));
 	json_object_object_add(s, "dir", json_object_new_string(env->dir));
+	{
+		/* the disk's I/O scheduler (--scheduler, else its own) */
+		char sp[128], sn[32];
+		snprintf(sp, sizeof(sp), "/sys/dev/block/%u:%u/queue/scheduler",
+			 env->maj, env->min);
+		if (!nb_sched_current(sp, sn, sizeof(sn)))
+			json_object_object_add(s, "scheduler",
+					       json_object_new_string(sn));
+	}
 	json_object_object_add(s, "clients",
 			       json_object_new_int64(op->clients));
 	json_object_object_add(s, "scale", json_object_new_int64(op->scale));
