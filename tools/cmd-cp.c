@@ -12,8 +12,8 @@
  * --json" have the same names and units), 'SRC' -> 'DST' lines with -v;
  * on a terminal one result line on stderr unless -q.  Diagnostics
  * ("flushkit: OP 'PATH': ERROR") and progress go to stderr.  Exit
- * status: 0 ok, 1 failure, 2 usage, 3 copied but a directory fsync was
- * not supported (durability degraded).
+ * status: 0 ok, 1 failure or usage error (as GNU cp), 3 copied but a directory
+ * fsync was not supported (durability degraded).
  */
 #include "cli-cp-parents.h"
 #include "cli.h"
@@ -143,7 +143,8 @@ static void usage(FILE *f)
  * cp's messages: "flushkit cp: MESSAGE" on stderr, the text after the
  * prefix in GNU cp's words where it has them (a peer harness may read
  * "flushkit cp: " as cp's program name, "cp: ").  A usage error adds
- * "Try 'flushkit cp --help' for more information." and returns exit 2.
+ * "Try 'flushkit cp --help' for more information." and returns exit 1, as GNU
+ * cp (cli_usage_status).
  */
 static void cp_vmsg(const char *kind, const char *fmt, va_list ap)
 {
@@ -180,8 +181,7 @@ static int cp_usage(const char *fmt, ...)
 		cp_vmsg("", fmt, ap);
 		va_end(ap);
 	}
-	fputs("Try 'flushkit cp --help' for more information.\n", stderr);
-	return FK_EXIT_USAGE;
+	return cli_usage_try("cp"); /* 1, as GNU cp */
 }
 
 /* The copy's fk_report_fn: "flushkit cp: OP 'PATH': ERROR" (GNU's
@@ -1038,16 +1038,12 @@ int cmd_cp(int argc, char **argv)
 			break;
 		case OPT_SYNC_IO:
 			o.sync_io = cli_parse_sync_io(optarg);
-			if (o.sync_io < 0) {
-				cli_bad_sync_io("cp", optarg);
-				return FK_EXIT_USAGE;
-			}
+			if (o.sync_io < 0)
+				return cli_bad_sync_io("cp", optarg);
 			break;
 		case OPT_JOBS:
-			if (cli_parse_jobs(optarg, &o.sync_jobs)) {
-				cli_bad_jobs("cp", optarg);
-				return FK_EXIT_USAGE;
-			}
+			if (cli_parse_jobs(optarg, &o.sync_jobs))
+				return cli_bad_jobs("cp", optarg);
 			break;
 		case 'h':
 			usage(stdout);

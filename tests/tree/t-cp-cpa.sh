@@ -152,7 +152,7 @@ setup fk
 grep -q '^A content$' "$t/fk/D/A" && grep -q '^B content$' "$t/fk/D/B" ||
 	bad "--update=all did not replace"
 (cd "$t/fk" && "$FLUSHKIT" cp -a --update=sometimes A D 2>/dev/null)
-[ $? -eq 2 ] || bad "--update=sometimes not a usage error"
+[ $? -eq 1 ] || bad "--update=sometimes not a usage error"
 # The summary says what was left.
 setup fk
 (cd "$t/fk" && "$FLUSHKIT" cp --summary -a -n A B C D >"$t/out") || bad "-n exit"
@@ -169,11 +169,11 @@ grep -q '^old a$' "$t/fk/D/A" && grep -q '^B content$' "$t/fk/D/B" ||
 	bad "-i prompts: $(cat "$t/err")"
 [ ! -s "$t/out" ] || bad "-i wrote on stdout"
 (cd "$t/fk" && "$FLUSHKIT" cp -a --preserve=bogus A X 2>/dev/null)
-[ $? -eq 2 ] || bad "--preserve=bogus accepted"
+[ $? -eq 1 ] || bad "--preserve=bogus accepted"
 (cd "$t/fk" && "$FLUSHKIT" cp -a --no-preserve=bogus A X 2>/dev/null)
-[ $? -eq 2 ] || bad "--no-preserve=bogus accepted"
+[ $? -eq 1 ] || bad "--no-preserve=bogus accepted"
 (cd "$t/fk" && "$FLUSHKIT" cp -a --backup=sometimes A X 2>/dev/null)
-[ $? -eq 2 ] || bad "--backup=sometimes accepted"
+[ $? -eq 1 ] || bad "--backup=sometimes accepted"
 
 # JSON of several sources: "src" null, "sources" the list.
 setup fk
