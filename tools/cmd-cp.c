@@ -184,17 +184,32 @@ static int cp_usage(const char *fmt, ...)
 	return cli_usage_try("cp"); /* 1, as GNU cp */
 }
 
+/* The one source of a "cp SRC DST" (NULL with several), for GNU's
+ * "cannot overwrite non-directory 'DST' with directory 'SRC'". */
+static const char *cp_one_src;
+
 /* The copy's fk_report_fn: "flushkit cp: OP 'PATH': ERROR" (GNU's
- * "cannot stat" for a stat), kept for --json's error_list. */
+ * "cannot stat" for a stat), kept for --json's error_list; two
+ * refusals in GNU cp's own form, without an errno. */
 static void cp_report(void *arg, int level, const char *op, const char *path,
 		      int err)
 {
+	static const char relative[] =
+	    "can make relative symbolic links only in current directory";
 	char *q = path ? cli_path_quote(path) : NULL;
 	if (!strcmp(op, "stat"))
 		op = "cannot stat";
-	fprintf(stderr, "flushkit cp: %s%s '%s': %s\n",
-		level == FK_REPORT_WARNING ? "warning: " : "", op, q ? q : "?",
-		fk_strerror(err));
+	if (!strcmp(op, relative))
+		fprintf(stderr, "flushkit cp: %s: %s\n", q ? q : "?", op);
+	else if (!strcmp(op, "cannot overwrite non-directory") && cp_one_src) {
+		char *qs = cli_path_quote(cp_one_src);
+		fprintf(stderr, "flushkit cp: %s '%s' with directory '%s'\n",
+			op, q ? q : "?", qs ? qs : "?");
+		free(qs);
+	} else
+		fprintf(stderr, "flushkit cp: %s%s '%s': %s\n",
+			level == FK_REPORT_WARNING ? "warning: " : "", op,
+			q ? q : "?", fk_strerror(err));
 	free(q);
 	cli_tree_keep_error(arg, level, op, path, err);
 }
@@ -1055,15 +1070,23 @@ int cmd_cp(int argc, char **argv)
 	o.copy_flags |= deref;
 	if (make_backups) {
 		o.backup = backup_parse(backup_control);
-		if (o.backup < 0)
-			return cp_usage("%s argument '%s' for '--backup' "
-					"(none, off, simple, never, existing, "
-					"nil, numbered, t)",
-					o.backup == -2 ? "ambiguous"
-						       : "invalid",
-					backup_control ? backup_control
-						       : getenv("VERSION_"
-								"CONTROL"));
+		if (o.backup < 0) {
+			/* GNU cp's words (argmatch's), the list of what
+			 * is valid on lines of their own, exit 1. */
+			cp_error("%s argument '%s' for '%s'",
+				 o.backup == -2 ? "ambiguous" : "invalid",
+				 backup_control ? backup_control
+						: getenv("VERSION_CONTROL"),
+				 backup_control ? "backup type"
+						: "$VERSION_CONTROL");
+			fputs("Valid arguments are:\n"
+			      "  - 'none', 'off'\n"
+			      "  - 'simple', 'never'\n"
+			      "  - 'existing', 'nil'\n"
+			      "  - 'numbered', 't'\n",
+			      stderr);
+			return cp_usage(NULL);
+		}
 		o.backup_suffix =
 		    suffix ? suffix : getenv("SIMPLE_BACKUP_SUFFIX");
 	}
@@ -1220,6 +1243,7 @@ int cmd_cp(int argc, char **argv)
 		}
 		srcs[nr_copy++] = ops[i];
 	}
+	cp_one_src = nr_copy == 1 && !target_dir ? srcs[0] : NULL;
 	int r = parents ? copy_parents(srcs, nr_copy, dst, &o, &sum,
 				       verbose && !json)
 			: fk_tree_copy_sources(srcs, nr_copy, dst, &o, &sum);
