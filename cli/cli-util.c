@@ -37,11 +37,21 @@ static void usage_prefix(const char *cmd)
 		fputs("flushkit: ", stderr);
 }
 
+int cli_usage_status(const char *cmd)
+{
+	/* The drop-ins of GNU's cp and sync exit as they do: 1 (their
+	 * usage(EXIT_FAILURE)), so that a script written for them reads
+	 * a usage error as it always has. */
+	if (cmd && (!strcmp(cmd, "cp") || !strcmp(cmd, "sync")))
+		return FK_EXIT_FAILURE;
+	return FK_EXIT_USAGE;
+}
+
 int cli_usage_try(const char *cmd)
 {
 	fprintf(stderr, "Try 'flushkit%s%s --help' for more information.\n",
 		cmd ? " " : "", cmd ? cmd : "");
-	return FK_EXIT_USAGE;
+	return cli_usage_status(cmd);
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)

@@ -20,7 +20,7 @@
 enum {
 	FK_EXIT_OK = 0,
 	FK_EXIT_FAILURE = 1,
-	FK_EXIT_USAGE = 2,
+	FK_EXIT_USAGE = 2, /* cp and sync: 1, as GNU's (cli_usage_status) */
 	/* Completed, but some directory fsync was not supported by the
 	 * file system (CIFS, some FUSE): durability degraded. */
 	FK_EXIT_DEGRADED = 3,
@@ -57,8 +57,13 @@ int cmd_disk(int argc, char **argv); /* disk/cmd-disk.c */
  *   option '--fo' is ambiguous
  *   invalid value 'X' for --opt (WHAT IS ALLOWED)
  *   missing PATH operand                 extra operand 'X'
- * Each returns FK_EXIT_USAGE, so a parser says "return cli_...(...)".
+ * Each returns the command's usage-error status (cli_usage_status), so
+ * a parser says "return cli_...(...)".
  */
+/* The exit status of a usage error of command @cmd: FK_EXIT_USAGE (2),
+ * except for "cp" and "sync", drop-ins for GNU cp and sync, which exit
+ * 1 as GNU's do (coreutils' usage(EXIT_FAILURE)). */
+int cli_usage_status(const char *cmd);
 int cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* The second line alone, after a first line the caller printed (and
@@ -153,7 +158,7 @@ int cli_parse_jobs(const char *s, uint32_t *out);
 /* The one message for a bad --sync-io or --jobs value of command @cmd
  * ("cp", "bench tpcb"), a usage error as cli_bad_value: "invalid value
  * 'X' for --sync-io (auto, uring, threads or sequential)", "invalid
- * value 'X' for --jobs (1..4096)".  Both return FK_EXIT_USAGE. */
+ * value 'X' for --jobs (1..4096)".  Both return cli_usage_status(cmd). */
 int cli_bad_sync_io(const char *cmd, const char *val);
 int cli_bad_jobs(const char *cmd, const char *val);
 

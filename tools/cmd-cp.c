@@ -12,8 +12,8 @@
  * --json" have the same names and units), 'SRC' -> 'DST' lines with -v;
  * on a terminal one result line on stderr unless -q.  Diagnostics
  * ("flushkit: OP 'PATH': ERROR") and progress go to stderr.  Exit
- * status: 0 ok, 1 failure, 2 usage, 3 copied but a directory fsync was
- * not supported (durability degraded).
+ * status: 0 ok, 1 failure or usage error (as GNU cp), 3 copied but a directory
+ * fsync was not supported (durability degraded).
  */
 #include "cli-cp-parents.h"
 #include "cli.h"
@@ -143,7 +143,8 @@ static void usage(FILE *f)
  * cp's messages: "flushkit cp: MESSAGE" on stderr, the text after the
  * prefix in GNU cp's words where it has them (a peer harness may read
  * "flushkit cp: " as cp's program name, "cp: ").  A usage error adds
- * "Try 'flushkit cp --help' for more information." and returns exit 2.
+ * "Try 'flushkit cp --help' for more information." and returns exit 1, as GNU
+ * cp (cli_usage_status).
  */
 static void cp_vmsg(const char *kind, const char *fmt, va_list ap)
 {
@@ -180,21 +181,35 @@ static int cp_usage(const char *fmt, ...)
 		cp_vmsg("", fmt, ap);
 		va_end(ap);
 	}
-	fputs("Try 'flushkit cp --help' for more information.\n", stderr);
-	return FK_EXIT_USAGE;
+	return cli_usage_try("cp"); /* 1, as GNU cp */
 }
 
+/* The one source of a "cp SRC DST" (NULL with several), for GNU's
+ * "cannot overwrite non-directory 'DST' with directory 'SRC'". */
+static const char *cp_one_src;
+
 /* The copy's fk_report_fn: "flushkit cp: OP 'PATH': ERROR" (GNU's
- * "cannot stat" for a stat), kept for --json's error_list. */
+ * "cannot stat" for a stat), kept for --json's error_list; two
+ * refusals in GNU cp's own form, without an errno. */
 static void cp_report(void *arg, int level, const char *op, const char *path,
 		      int err)
 {
+	static const char relative[] =
+	    "can make relative symbolic links only in current directory";
 	char *q = path ? cli_path_quote(path) : NULL;
 	if (!strcmp(op, "stat"))
 		op = "cannot stat";
-	fprintf(stderr, "flushkit cp: %s%s '%s': %s\n",
-		level == FK_REPORT_WARNING ? "warning: " : "", op, q ? q : "?",
-		fk_strerror(err));
+	if (!strcmp(op, relative))
+		fprintf(stderr, "flushkit cp: %s: %s\n", q ? q : "?", op);
+	else if (!strcmp(op, "cannot overwrite non-directory") && cp_one_src) {
+		char *qs = cli_path_quote(cp_one_src);
+		fprintf(stderr, "flushkit cp: %s '%s' with directory '%s'\n",
+			op, q ? q : "?", qs ? qs : "?");
+		free(qs);
+	} else
+		fprintf(stderr, "flushkit cp: %s%s '%s': %s\n",
+			level == FK_REPORT_WARNING ? "warning: " : "", op,
+			q ? q : "?", fk_strerror(err));
 	free(q);
 	cli_tree_keep_error(arg, level, op, path, err);
 }
@@ -1007,16 +1022,12 @@ int cmd_cp(int argc, char **argv)
 			break;
 		case OPT_SYNC_IO:
 			o.sync_io = cli_parse_sync_io(optarg);
-			if (o.sync_io < 0) {
-				cli_bad_sync_io("cp", optarg);
-				return FK_EXIT_USAGE;
-			}
+			if (o.sync_io < 0)
+				return cli_bad_sync_io("cp", optarg);
 			break;
 		case OPT_JOBS:
-			if (cli_parse_jobs(optarg, &o.sync_jobs)) {
-				cli_bad_jobs("cp", optarg);
-				return FK_EXIT_USAGE;
-			}
+			if (cli_parse_jobs(optarg, &o.sync_jobs))
+				return cli_bad_jobs("cp", optarg);
 			break;
 		case 'h':
 			usage(stdout);
@@ -1028,15 +1039,23 @@ int cmd_cp(int argc, char **argv)
 	o.copy_flags |= deref;
 	if (make_backups) {
 		o.backup = backup_parse(backup_control);
-		if (o.backup < 0)
-			return cp_usage("%s argument '%s' for '--backup' "
-					"(none, off, simple, never, existing, "
-					"nil, numbered, t)",
-					o.backup == -2 ? "ambiguous"
-						       : "invalid",
-					backup_control ? backup_control
-						       : getenv("VERSION_"
-								"CONTROL"));
+		if (o.backup < 0) {
+			/* GNU cp's words (argmatch's), the list of what
+			 * is valid on lines of their own, exit 1. */
+			cp_error("%s argument '%s' for '%s'",
+				 o.backup == -2 ? "ambiguous" : "invalid",
+				 backup_control ? backup_control
+						: getenv("VERSION_CONTROL"),
+				 backup_control ? "backup type"
+						: "$VERSION_CONTROL");
+			fputs("Valid arguments are:\n"
+			      "  - 'none', 'off'\n"
+			      "  - 'simple', 'never'\n"
+			      "  - 'existing', 'nil'\n"
+			      "  - 'numbered', 't'\n",
+			      stderr);
+			return cp_usage(NULL);
+		}
 		o.backup_suffix =
 		    suffix ? suffix : getenv("SIMPLE_BACKUP_SUFFIX");
 	}
@@ -1193,6 +1212,7 @@ int cmd_cp(int argc, char **argv)
 		}
 		srcs[nr_copy++] = ops[i];
 	}
+	cp_one_src = nr_copy == 1 && !target_dir ? srcs[0] : NULL;
 	int r = parents ? copy_parents(srcs, nr_copy, dst, &o, &sum,
 				       verbose && !json)
 			: fk_tree_copy_sources(srcs, nr_copy, dst, &o, &sum);

@@ -6,7 +6,8 @@
 # running anything, "--help" (exit 0, a usage line on stdout), and
 # "flushkit exec -- CMD --version" still running CMD's own --version.
 # A usage error, the GNU way, in every command and benchmark: an unknown
-# option, a missing operand or required option, a bad value: exit 2,
+# option, a missing operand or required option, a bad value: exit 2
+# (cp and sync, drop-ins for GNU's, exit 1 as GNU cp and sync do),
 # nothing on stdout, two lines on stderr, "flushkit CMD: MESSAGE" and
 # "Try 'flushkit CMD --help' for more information." (cli_usage_error).
 # The lab disk's refusals in 'disk create' (a bad --model, --size,
@@ -61,10 +62,11 @@ usage_error() {
 	local words=() want=${WANT-}
 	while [ "$1" != -- ]; do words+=("$1"); shift; done
 	shift
-	local cmd="flushkit${words[*]:+ ${words[*]}}"
+	local cmd="flushkit${words[*]:+ ${words[*]}}" want_rc=2
+	case ${words[*]} in cp | sync) want_rc=1 ;; esac
 	out=$("$FLUSHKIT" "$@" 2>"$t/err")
 	rc=$?
-	[ $rc -eq 2 ] || bad "'$*': exit $rc, not 2: $(cat "$t/err")"
+	[ $rc -eq $want_rc ] || bad "'$*': exit $rc, not $want_rc: $(cat "$t/err")"
 	[ -z "$out" ] || bad "'$*' wrote to stdout: $(echo "$out" | head -2)"
 	[ "$(wc -l <"$t/err")" -eq 2 ] ||
 		bad "'$*': not two lines on stderr: $(head -4 "$t/err")"
@@ -97,7 +99,7 @@ WANT="missing COMMAND operand" usage_error --
 WANT="'no-such-command' is not a flushkit command" usage_error -- no-such-command
 WANT="missing KIND operand" usage_error bench -- bench
 WANT="'no-such-kind' is not a flushkit benchmark" usage_error bench -- bench no-such-kind
-WANT="missing PATH operand" usage_error sync -- sync
+WANT="missing PATH operand" usage_error sync -- sync --summary
 WANT="missing COMMAND operand" usage_error exec -- exec
 WANT="-o DIR is required" usage_error report -- report r.jsonl
 WANT="missing RESULT operand" usage_error report -- report -o "$t/html"

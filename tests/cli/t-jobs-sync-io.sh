@@ -26,19 +26,21 @@ run() {
 	esac
 }
 for cmd in cp sync tpcb fsmark; do
-	label=$cmd
+	label=$cmd want=2
+	# cp and sync, drop-ins for GNU's, exit 1 on a usage error as they do.
+	[ "$cmd" = cp ] || [ "$cmd" = sync ] && want=1
 	[ "$cmd" = tpcb ] || [ "$cmd" = fsmark ] && label="bench $cmd"
 	for v in 0 x 4097 -3 " 4"; do
 		run $cmd "--jobs=$v" >/dev/null 2>"$t/err"
 		rc=$?
-		[ $rc -eq 2 ] || err "$cmd --jobs='$v': exit $rc"
+		[ $rc -eq $want ] || err "$cmd --jobs='$v': exit $rc"
 		grep -qxF "flushkit $label: invalid value '$v' for --jobs (1..4096)" "$t/err" ||
 			err "$cmd --jobs='$v': $(head -1 "$t/err")"
 	done
 	for v in bogus URING ""; do
 		run $cmd "--sync-io=$v" >/dev/null 2>"$t/err"
 		rc=$?
-		[ $rc -eq 2 ] || err "$cmd --sync-io='$v': exit $rc"
+		[ $rc -eq $want ] || err "$cmd --sync-io='$v': exit $rc"
 		grep -qxF "flushkit $label: invalid value '$v' for --sync-io (auto, uring, threads or sequential)" "$t/err" ||
 			err "$cmd --sync-io='$v': $(head -1 "$t/err")"
 	done

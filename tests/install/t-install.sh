@@ -209,7 +209,7 @@ v=$(LD_LIBRARY_PATH=$libdir "$fk" --version) || fail "installed flushkit --versi
 LD_LIBRARY_PATH=$libdir ldd "$fk" | grep -q "libflushkit.so.1 => $libdir/" ||
 	fail "installed flushkit does not load the installed library"
 mkdir -p tree/a && echo x >tree/a/f
-LD_LIBRARY_PATH=$libdir "$fk" sync tree >sync.txt || { cat sync.txt; fail "installed flushkit sync"; }
+LD_LIBRARY_PATH=$libdir "$fk" sync --summary tree >sync.txt || { cat sync.txt; fail "installed flushkit sync"; }
 grep -q 'result: *ok: durable' sync.txt || { cat sync.txt; fail "flushkit sync output"; }
 
 echo "== DESTDIR staging, prefix /usr"

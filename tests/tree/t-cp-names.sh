@@ -18,7 +18,7 @@ printf 'data\n' >"$t/$odd/$(printf 'q\nr')"
 # Every line of stderr is a flushkit message.
 one_line_msgs() {
 	local n
-	n=$(grep -vcE '^flushkit( cp)?: ' "$1")
+	n=$(grep -vcE '^flushkit( cp| sync)?: ' "$1")
 	[ "$n" -eq 0 ] || { bad "$2: message split over lines:"; cat -A "$1"; }
 }
 # No byte that is not UTF-8 (checked by iconv when present).

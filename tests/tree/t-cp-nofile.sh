@@ -61,7 +61,7 @@ for lim in 64 256 default; do
 		rm -rf "$dst"
 	done
 	for m in twopass fsync syncfs; do
-		run_limited $lim "$FLUSHKIT" sync --method=$m "$src" >"$t/out" 2>"$t/err"
+		run_limited $lim "$FLUSHKIT" sync --summary --method=$m "$src" >"$t/out" 2>"$t/err"
 		rc=$?
 		[ $rc -eq 0 ] || bad "ulimit -n $lim, sync --method=$m: exit $rc: $(head -c 600 "$t/err")"
 		[ ! -s "$t/err" ] || bad "ulimit -n $lim, sync --method=$m: stderr: $(head -1 "$t/err")"
@@ -91,7 +91,7 @@ n=$(grep -c "descriptor limit" "$t/err")
 [ "$n" -eq 1 ] || bad "ulimit -n 12, cp of three sources: the limit said $n times: $(cat "$t/err")"
 echo "ulimit -n 12, three sources: the limit said $n time(s)"
 for m in twopass fsync syncfs; do
-	run_limited 12 "$FLUSHKIT" sync --method=$m "$src" >"$t/out" 2>"$t/err"
+	run_limited 12 "$FLUSHKIT" sync --summary --method=$m "$src" >"$t/out" 2>"$t/err"
 	rc=$?
 	[ $rc -eq 1 ] || bad "ulimit -n 12, sync --method=$m: exit $rc (want 1)"
 	grep -q "descriptor" "$t/err" || bad "ulimit -n 12, sync: no clear error: $(head -3 "$t/err")"

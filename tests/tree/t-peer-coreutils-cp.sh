@@ -8,26 +8,8 @@
 # script missing from the list.  Skipped (77) when the Debian source
 # cannot be had (no network, apt refuses) or not as root (the suite's
 # root-only scripts act as nobody through chroot --user).  About three
-# minutes on 2 shared cores.
-set -u
-: "${FLUSHKIT:?FLUSHKIT must name the built command}"
-src=${FK_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
-[ "$(id -u)" -eq 0 ] || { echo "SKIP: the coreutils suite runs as root here"; exit 77; }
-logs=$(mktemp -d "${TMPDIR:-/var/tmp}/t-peer-coreutils-cp.XXXXXX")
-trap 'rm -rf "$logs"' EXIT
-chmod 0755 "$logs"
-FK_PEER_LOGS=$logs FLUSHKIT=$FLUSHKIT "$src/tests/tree/peers/coreutils-cp.sh" \
-	--impl=flushkit --expected="$src/tests/tree/peers/coreutils-cp.expected" >"$logs/out" 2>&1
-rc=$?
-cat "$logs/out"
-[ $rc -eq 77 ] && exit 77
-if [ $rc -ne 0 ]; then
-	# The first lines of each regression's log, to see why.
-	for s in $(sed -n 's/^flushkit \([^:]*\): .*\[REGRESSION.*/\1/p' "$logs/out"); do
-		echo "---- $s.log (tail)"
-		tail -15 "$logs/flushkit/$s.log" 2>/dev/null
-	done
-	echo "FAIL: coreutils tests/cp regressed against tests/tree/peers/coreutils-cp.expected"
-	exit 1
-fi
-echo "t-peer-coreutils-cp: ok"
+# minutes on 2 shared cores.  The runner is tests/tree/peers/coreutils.sh,
+# this file's body is tests/lib/peer-coreutils.sh (also
+# t-peer-coreutils-sync.sh's).
+tool=cp
+. "$(dirname "$0")/../lib/peer-coreutils.sh"

@@ -29,7 +29,7 @@ mkfifo "$t/tree/fifo"
 # 3 file inodes, 3 directories, 1 hard link, 1 symlink, 1 special.
 
 for m in twopass fsync syncfs; do
-	out=$(timeout 20 "$FLUSHKIT" sync --method=$m "$t/tree" 2>"$t/err")
+	out=$(timeout 20 "$FLUSHKIT" sync --summary --method=$m "$t/tree" 2>"$t/err")
 	rc=$?
 	check "$m exits 0 (got $rc)" test "$rc" -eq 0
 	check "$m: files" grep -q '^files: *3 (1 more hard links)$' <<<"$out"
@@ -54,17 +54,38 @@ else
 	echo "not checked: sync --json parses as JSON (no python3)"
 fi
 
+# GNU sync's command line: quiet, usage errors exit 1 as GNU sync's.
+out=$("$FLUSHKIT" sync "$t/tree" 2>"$t/err")
+check "plain sync exits 0" test $? -eq 0
+check "plain sync prints nothing" test -z "$out" -a ! -s "$t/err"
 "$FLUSHKIT" sync >/dev/null 2>&1
-check "no PATH exits 2" test $? -eq 2
+check "no PATH (sync(2)) exits 0" test $? -eq 0
+"$FLUSHKIT" sync --summary >/dev/null 2>&1
+check "--summary without PATH exits 1" test $? -eq 1
 "$FLUSHKIT" sync --method=nope "$t/tree" >/dev/null 2>&1
-check "bad method exits 2" test $? -eq 2
+check "bad method exits 1" test $? -eq 1
 "$FLUSHKIT" sync --nope "$t/tree" >/dev/null 2>&1
-check "bad option exits 2" test $? -eq 2
+check "bad option exits 1" test $? -eq 1
+"$FLUSHKIT" sync -d -f "$t/tree" >/dev/null 2>"$t/err"
+check "-d -f exits 1" test $? -eq 1
+check "-d -f in GNU's words" test "$(cat "$t/err")" = "flushkit sync: cannot specify both --data and --file-system"
+"$FLUSHKIT" sync --data >/dev/null 2>"$t/err"
+check "-d without PATH exits 1" test $? -eq 1
+check "-d without PATH in GNU's words" test "$(cat "$t/err")" = "flushkit sync: --data needs at least one argument"
+for o in -d -f --data --file-system; do
+	out=$("$FLUSHKIT" sync --summary $o "$t/tree/big" "$t/tree" 2>"$t/err")
+	check "$o FILE DIR exits 0" test $? -eq 0
+	check "$o: result" grep -q '^result: *ok: durable$' <<<"$out"
+done
+# A FIFO operand: not blocked on, fsync's EINVAL named, exit 1 (GNU's).
+timeout 10 "$FLUSHKIT" sync "$t/tree/fifo" >/dev/null 2>"$t/err"
+check "FIFO operand exits 1" test $? -eq 1
+check "FIFO operand named" grep -qx "flushkit sync: error syncing '$t/tree/fifo': Invalid argument" "$t/err"
 "$FLUSHKIT" sync --help | grep -q '^usage: flushkit sync'
 check "--help" test $? -eq 0
 "$FLUSHKIT" sync "$t/missing" >/dev/null 2>"$t/err"
 check "missing PATH exits 1" test $? -eq 1
-check "missing PATH named" grep -q "^flushkit: stat '$t/missing': No such file or directory$" "$t/err"
+check "missing PATH named" grep -q "^flushkit sync: error opening '$t/missing': No such file or directory$" "$t/err"
 
 [ $fail -eq 0 ] && echo "t-sync: all checks passed"
 exit $fail

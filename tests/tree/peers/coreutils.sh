@@ -1,35 +1,42 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# tests/tree/peers/coreutils-cp.sh - run coreutils' own tests/cp/*.sh against
-# 'flushkit cp', and against GNU cp for reference.
+# tests/tree/peers/coreutils.sh - run coreutils' own tests of a tool,
+# tests/cp/*.sh against 'flushkit cp' or tests/misc/sync*.sh against
+# 'flushkit sync', and against GNU's for reference.
 #
-#   tests/tree/peers/coreutils-cp.sh [--impl=flushkit|gnu|both]
-#                               [--expected=FILE] [SCRIPT...]
+#   tests/tree/peers/coreutils.sh --tool=cp|sync [--impl=flushkit|gnu|both]
+#                        [--user=root|nobody|both] [--expected=FILE]
+#                        [SCRIPT...]
 #
 # The suite is not in this repository: it is Debian 12's coreutils 9.1
-# SOURCE PACKAGE (the cp on this machine), obtained through apt at run
-# time into a cache outside the repository ($FK_PEER_CACHE, default
-# /var/cache/flushkit-peers/coreutils): a private apt configuration
-# with a deb-src line for the Debian mirror that /etc/apt's sources
-# name, 'apt-get source --download-only coreutils=9.1-1', then
-# 'dpkg-source -x'.  Nothing of it is built: each tests/cp/NAME.sh runs
-# through its own tests/init.sh with a 'cp' first in PATH that runs
-# "$FLUSHKIT" cp "$@" (default: build/flushkit of this checkout; its
-# messages' program name "flushkit cp: " read as "cp: "), or
-# /bin/cp for the reference run; every other program is the system's
-# coreutils 9.1.  Run as root, as the suite's root-only tests want (they
-# act as nobody through chroot --user).
+# SOURCE PACKAGE (the cp and sync on this machine), obtained through
+# apt at run time into a cache outside the repository ($FK_PEER_CACHE,
+# default /var/cache/flushkit-peers/coreutils): a private apt
+# configuration with a deb-src line for the Debian mirror that
+# /etc/apt's sources name, 'apt-get source --download-only
+# coreutils=9.1-1', then 'dpkg-source -x'.  Nothing of it is built:
+# each script runs through its own tests/init.sh with a TOOL first in
+# PATH that runs "$FLUSHKIT" TOOL "$@" (default: build/flushkit of this
+# checkout; its messages' program name "flushkit TOOL: " read as
+# "TOOL: "), or /bin/TOOL for the reference run; every other program
+# is the system's coreutils 9.1.  --user: who runs the scripts, root
+# (default for cp: its root-only scripts act as nobody themselves
+# through chroot --user), nobody (setpriv; the scripts that need root
+# skip) or both (default for sync, whose sync.sh checks an unreadable
+# directory only when not root); a nobody run's results are named
+# SCRIPT@nobody.
 #
-# Prints one line per script and implementation: pass, fail, skip, or
-# refused-by-design (with its reason, from the table below), then the
-# counts ("flushkit: N pass, N fail, N skip, N refused-by-design").
-# A failing script's log is in $FK_PEER_CACHE/logs/IMPL/NAME.log; for a
-# failure the first flushkit diagnostic of the log is shown.  If the
-# Debian source cannot be had (no network, apt refuses), it says so and
-# exits 77.  Exit 0 once the runs are done, whatever they counted: this
-# is a measurement, not a gate; unless --expected=FILE (lines "SCRIPT
-# pass|fail|skip|refused", '#' comments; tests/tree/peers/coreutils-cp.expected,
-# read by tests/tree/t-peer-coreutils-cp.sh): then flushkit's result of each
+# Prints one line per script, user and implementation: pass, fail,
+# skip, or refused-by-design (with its reason, from the tool's table
+# below), then the counts ("flushkit: N pass, N fail, N skip, N
+# refused-by-design").  A failing script's log is in
+# $FK_PEER_CACHE/logs/IMPL/NAME.log; for a failure the first flushkit
+# diagnostic of the log is shown.  If the Debian source cannot be had
+# (no network, apt refuses), it says so and exits 77.  Exit 0 once the
+# runs are done, whatever they counted: this is a measurement, not a
+# gate; unless --expected=FILE (lines "SCRIPT[@nobody]
+# pass|fail|skip|refused", '#' comments; tests/tree/peers/coreutils-TOOL.expected,
+# read by tests/tree/t-peer-coreutils-TOOL.sh): then flushkit's result of each
 # script is checked against it, and the exit status is 1 if one that is
 # expected to pass or to be refused-by-design does not, or a script has
 # no line (a result better than expected is named, to update the list).
@@ -39,28 +46,41 @@ set -u
 here=$(cd "$(dirname "$0")/../../.." && pwd)
 impl=both
 expected=
+tool=
+users=
 scripts=()
 for a in "$@"; do
 	case $a in
+	--tool=*) tool=${a#--tool=} ;;
 	--impl=*) impl=${a#--impl=} ;;
+	--user=*) users=${a#--user=} ;;
 	--expected=*) expected=${a#--expected=} ;;
 	-h | --help) sed -n '3,/^set -u/p' "$0" | sed 's/^# \{0,1\}//; /^set -u/d'; exit 0 ;;
-	-*) echo "coreutils-cp.sh: unknown option '$a'" >&2; exit 2 ;;
+	-*) echo "coreutils.sh: unknown option '$a'" >&2; exit 2 ;;
 	*) scripts+=("${a%.sh}") ;;
 	esac
 done
-case $impl in flushkit | gnu | both) ;; *) echo "coreutils-cp.sh: --impl=flushkit|gnu|both" >&2; exit 2 ;; esac
+case $impl in flushkit | gnu | both) ;; *) echo "coreutils.sh: --impl=flushkit|gnu|both" >&2; exit 2 ;; esac
+# Per tool: the suite's folder and scripts, who runs them by default.
+case $tool in
+cp) suite=tests/cp glob='*.sh' users=${users:-root} ;;
+sync) suite=tests/misc glob='sync*.sh' users=${users:-both} ;;
+*) echo "coreutils.sh: --tool=cp|sync" >&2; exit 2 ;;
+esac
+case $users in root | nobody) ;; both) users="root nobody" ;;
+*) echo "coreutils.sh: --user=root|nobody|both" >&2; exit 2 ;; esac
 FLUSHKIT=${FLUSHKIT:-$here/build/flushkit}
-GNU_CP=${GNU_CP:-/bin/cp}
+GNU_TOOL=${GNU_TOOL:-/bin/$tool}
 cache=${FK_PEER_CACHE:-/var/cache/flushkit-peers/coreutils}
 version=9.1
 debver=9.1-1
 per_script_timeout=${FK_PEER_TIMEOUT:-120}
 
-# Scripts whose failure with flushkit cp is a design decision, and why.
-# Only scripts whose subject is such a decision belong here; a missing
-# option that could be had is a plain fail.
-declare -A by_design=(
+# Scripts whose failure with flushkit TOOL is a design decision, and
+# why.  Only scripts whose subject is such a decision belong here; a
+# missing option that could be had is a plain fail.  sync: none.
+declare -A by_design=()
+[ "$tool" = cp ] && by_design=(
 	[preserve-gid]="plain cp (no -p) gives the copier's owner and group; flushkit cp is always cp -a, so the copy keeps them"
 	[existing-perm-dir]="plain 'cp -r' leaves an existing destination directory's mode as it is; flushkit cp is always cp -a, so it gets its source's"
 	[link-deref]="plain 'cp --link' follows a source symlink and refuses a directory without -r; flushkit cp is always cp -a (-P, recursive), so it links the symlink itself (its -P rows pass)"
@@ -114,12 +134,12 @@ if ! why=$(fetch_source); then
 	exit 77
 fi
 src=$cache/coreutils-$version
-[ ${#scripts[@]} -gt 0 ] || for f in "$src"/tests/cp/*.sh; do
+[ ${#scripts[@]} -gt 0 ] || for f in "$src"/$suite/$glob; do
 	n=${f##*/}
 	scripts+=("${n%.sh}")
 done
 [ "$impl" = gnu ] || [ -x "$FLUSHKIT" ] ||
-	{ echo "coreutils-cp.sh: no flushkit at $FLUSHKIT (build first, or set FLUSHKIT)" >&2; exit 2; }
+	{ echo "coreutils.sh: no flushkit at $FLUSHKIT (build first, or set FLUSHKIT)" >&2; exit 2; }
 
 # ---- one run ----
 
@@ -127,10 +147,11 @@ done
 built=$(dpkg -L coreutils 2>/dev/null | sed -n 's#^/usr/s\{0,1\}bin/##p; s#^/bin/##p' | tr '\n' ' ')
 
 # A tree the scripts run in: the source's top level (tests/, init.cfg,
-# ...) by symlink, and src/ holding the cp under test.  Readable by
-# nobody, whom the root-only scripts become.
+# ...) by symlink, and src/ holding the TOOL under test.  Readable by
+# nobody, whom the root-only scripts become; owned by @user, who
+# creates the scripts' test directories in it.
 make_tree() {
-	local w=$1 cmd=$2
+	local w=$1 cmd=$2 user=$3
 	rm -rf "$w"
 	mkdir -p "$w/src"
 	local e
@@ -139,22 +160,23 @@ make_tree() {
 	done
 	if [ "$cmd" = flushkit ]; then
 		# The program's name, as a harness maps a peer's: flushkit
-		# cp says "flushkit cp: MSG" (GNU's MSG where it has one),
-		# a built cp "cp: MSG".  Only that prefix, at the start of a
-		# line of stderr, is rewritten; the exit status is cp's,
-		# and stderr is complete when the wrapper exits.
-		printf '#!/bin/bash\nexec 3>&1\n%q cp "$@" 2>&1 >&3 3>&- | sed -u "s/^flushkit cp: /cp: /" >&2\nexit ${PIPESTATUS[0]}\n' \
-			"$FLUSHKIT" >"$w/src/cp"
+		# TOOL says "flushkit TOOL: MSG" (GNU's MSG where it has
+		# one), a built TOOL "TOOL: MSG".  Only that prefix, at the
+		# start of a line of stderr, is rewritten; the exit status
+		# is TOOL's, and stderr is complete when the wrapper exits.
+		printf '#!/bin/bash\nexec 3>&1\n%q %s "$@" 2>&1 >&3 3>&- | sed -u "s/^flushkit %s: /%s: /" >&2\nexit ${PIPESTATUS[0]}\n' \
+			"$FLUSHKIT" "$tool" "$tool" "$tool" >"$w/src/$tool"
 	else
-		# Named cp, as a built one is: its messages start "cp: ".
-		printf '#!/bin/bash\nexec -a cp %q "$@"\n' "$GNU_CP" >"$w/src/cp"
+		# Named TOOL, as a built one is: its messages start "TOOL: ".
+		printf '#!/bin/bash\nexec -a %s %q "$@"\n' "$tool" "$GNU_TOOL" >"$w/src/$tool"
 	fi
-	chmod 0755 "$w/src/cp" "$w" "$w/src"
+	chmod 0755 "$w/src/$tool" "$w" "$w/src"
+	[ "$user" = root ] || chown "$user" "$w"
 	# The configuration the scripts ask a build about: that of the
 	# system's cp (Linux has these calls; what it links decides ACL,
 	# xattr and SELinux support).
 	local libs
-	libs=$(ldd "$GNU_CP" 2>/dev/null)
+	libs=$(ldd "$GNU_TOOL" 2>/dev/null)
 	{
 		printf '#define %s 1\n' HAVE_UTIMENSAT HAVE_LUTIMES HAVE_LINKAT \
 			HAVE_OPENAT
@@ -168,36 +190,38 @@ make_tree() {
 
 declare -A want=()
 if [ -n "$expected" ]; then
-	[ -r "$expected" ] || { echo "coreutils-cp.sh: cannot read $expected" >&2; exit 2; }
+	[ -r "$expected" ] || { echo "coreutils.sh: cannot read $expected" >&2; exit 2; }
 	while read -r s r _; do
 		case $s in '' | '#'*) continue ;; esac
 		case $r in pass | fail | skip | refused) want[$s]=$r ;;
-		*) echo "coreutils-cp.sh: $expected: bad result '$r' for $s" >&2; exit 2 ;;
+		*) echo "coreutils.sh: $expected: bad result '$r' for $s" >&2; exit 2 ;;
 		esac
 	done <"$expected"
 fi
 regressions=0
 
 run_impl() {
-	local name=$1 w logs=${FK_PEER_LOGS:-$cache/logs}/$1
+	local name=$1 user=$2 at= w logs=${FK_PEER_LOGS:-$cache/logs}/$1
+	[ "$user" = root ] || { at=@$user; logs=$logs$at; }
 	w=$(mktemp -d "$cache/run-$1.XXXXXX") || exit 2
-	local pass=0 failn=0 skip=0 refused=0
-	make_tree "$w" "$name"
+	local pass=0 failn=0 skip=0 refused=0 as=()
+	[ "$user" = root ] || as=(setpriv --reuid="$user" --regid="$(id -g "$user")" --clear-groups)
+	make_tree "$w" "$name" "$user"
 	rm -rf "$logs"
 	mkdir -p "$logs"
 	chmod 0755 "$cache" "$logs/.."
 	for s in "${scripts[@]}"; do
-		local f=$src/tests/cp/$s.sh log=$logs/$s.log
+		local f=$src/$suite/$s.sh log=$logs/$s.log
 		[ -f "$f" ] || { echo "$name $s: no such script"; failn=$((failn + 1)); continue; }
-		# env -C, setsid and sh exec in turn: $! is the script's pid,
-		# and its process group's.
+		# env -C, setsid, setpriv and sh exec in turn: $! is the
+		# script's pid, and its process group's.
 		env -C "$w" -u CDPATH LC_ALL=C srcdir=. top_srcdir=. \
 			abs_top_srcdir="$w" abs_top_builddir="$w" abs_srcdir="$w" \
 			built_programs="$built" VERSION=$version PACKAGE_VERSION=$version \
 			PERL=perl SHELL=/bin/sh EXEEXT= CC=cc AWK=awk EGREP="grep -E" \
 			fail=0 VERBOSE=no CONFIG_HEADER="$w/config.h" \
-			CU_TEST_NAME="tests,cp-$s" TMPDIR=/tmp \
-			setsid /bin/sh "./tests/cp/$s.sh" 9>&2 </dev/null >"$log" 2>&1 &
+			CU_TEST_NAME="tests,${suite#tests/}-$s" TMPDIR=/tmp \
+			setsid "${as[@]}" /bin/sh "./$suite/$s.sh" 9>&2 </dev/null >"$log" 2>&1 &
 		local pid=$! ticks=0 rc what
 		# Its own process group: one left blocked on a FIFO (a cp that
 		# refused an option, its writer still waiting) is ended with
@@ -207,7 +231,7 @@ run_impl() {
 				kill -TERM -- "-$pid" 2>/dev/null
 				sleep 1
 				kill -KILL -- "-$pid" 2>/dev/null
-				echo "coreutils-cp.sh: timed out after ${per_script_timeout}s" >>"$log"
+				echo "coreutils.sh: timed out after ${per_script_timeout}s" >>"$log"
 				break
 			fi
 			sleep 0.2
@@ -226,7 +250,7 @@ run_impl() {
 			what="refused-by-design: ${by_design[$s]}"
 		elif [ "$what" = fail ]; then
 			local first
-			first=$(grep -m1 -E '^(flushkit|cp): ' "$log")
+			first=$(grep -m1 -E "^(flushkit|$tool): " "$log")
 			what="fail (exit $rc)${first:+: $first}"
 		fi
 		case $what in
@@ -237,7 +261,7 @@ run_impl() {
 		esac
 		local note=""
 		if [ "$name" = flushkit ] && [ -n "$expected" ]; then
-			local got=${what%%[ :(]*} exp=${want[$s]:-}
+			local got=${what%%[ :(]*} exp=${want[$s$at]:-}
 			[ "$got" = refused-by-design ] && got=refused
 			if [ -z "$exp" ]; then
 				note=" [REGRESSION: no line in $expected]"
@@ -252,15 +276,17 @@ run_impl() {
 				esac
 			fi
 		fi
-		echo "$name $s: $what$note"
+		echo "$name $s$at: $what$note"
 	done
 	rm -rf "$w"
-	summary+=("$name: $pass pass, $failn fail, $skip skip, $refused refused-by-design (of ${#scripts[@]} scripts; logs in $logs)")
+	summary+=("$name$at: $pass pass, $failn fail, $skip skip, $refused refused-by-design (of ${#scripts[@]} scripts; logs in $logs)")
 }
 
 summary=()
-[ "$impl" = gnu ] || run_impl flushkit
-[ "$impl" = flushkit ] || run_impl gnu
+for u in $users; do
+	[ "$impl" = gnu ] || run_impl flushkit "$u"
+	[ "$impl" = flushkit ] || run_impl gnu "$u"
+done
 printf '%s\n' "${summary[@]}"
 if [ -n "$expected" ]; then
 	echo "against $expected: $regressions regressions"
