@@ -456,6 +456,18 @@ static int make_backup(struct copy_ctx *c, const struct fk_walk_entry *e,
 		if (r == -FK_EDEGRADED)
 			r = 0; /* said, and the copy's result says it */
 	}
+	if (r == 0 && c->o->backed_up) {
+		/* The backup's display path: @dpath's directory and bname. */
+		const char *slash = strrchr(dpath, '/');
+		size_t dl = slash ? (size_t)(slash - dpath) + 1 : 0;
+		char *bpath = malloc(dl + strlen(bname) + 1);
+		if (bpath) {
+			memcpy(bpath, dpath, dl);
+			strcpy(bpath + dl, bname);
+			c->o->backed_up(c->o->backed_up_arg, dpath, bpath);
+			free(bpath);
+		}
+	}
 	free(bname);
 	if (r < 0) {
 		/* The backup is not known durable: the original's name is

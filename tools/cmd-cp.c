@@ -451,12 +451,38 @@ static void print_text(const char *src, int nr_src, const char *dst,
 		       "supported\n");
 }
 
-/* cp -v: one line per entry created, "'SRC' -> 'DST'". */
+/* cp -v's output and the backup the next line names (-b). */
+struct verbose {
+	FILE *f;
+	char *backup_dst, *backup; /* the last backup made, or NULL */
+};
+
+/* cp -v -b: remember the backup of @dst for its "'SRC' -> 'DST'" line. */
+static void note_backup(void *arg, const char *dst, const char *backup)
+{
+	struct verbose *v = arg;
+	free(v->backup_dst);
+	free(v->backup);
+	v->backup_dst = strdup(dst);
+	v->backup = strdup(backup);
+}
+
+/* cp -v: one line per entry created, "'SRC' -> 'DST'", and as cp's
+ * " (backup: 'B')" when DST's old entry was backed up to B. */
 static void show_copied(void *arg, const char *src, const char *dst)
 {
-	FILE *f = arg;
+	struct verbose *v = arg;
 	char *q_src = cli_path_quote(src), *q_dst = cli_path_quote(dst);
-	fprintf(f, "'%s' -> '%s'\n", q_src ? q_src : "?", q_dst ? q_dst : "?");
+	fprintf(v->f, "'%s' -> '%s'", q_src ? q_src : "?", q_dst ? q_dst : "?");
+	if (v->backup_dst && v->backup && !strcmp(v->backup_dst, dst)) {
+		char *q_b = cli_path_quote(v->backup);
+		fprintf(v->f, " (backup: '%s')", q_b ? q_b : "?");
+		free(q_b);
+	}
+	fputc('\n', v->f);
+	free(v->backup_dst);
+	free(v->backup);
+	v->backup_dst = v->backup = NULL;
 	free(q_src);
 	free(q_dst);
 }
@@ -1180,10 +1206,15 @@ int cmd_cp(int argc, char **argv)
 		o.progress = show_progress;
 		o.progress_arg = &ps;
 	}
+	struct verbose vb = {.f = json ? stderr : stdout};
 	if (verbose) {
 		/* With --json, stdout is the JSON object's. */
 		o.copied = show_copied;
-		o.copied_arg = json ? stderr : stdout;
+		o.copied_arg = &vb;
+		if (o.backup) {
+			o.backed_up = note_backup;
+			o.backed_up_arg = &vb;
+		}
 	}
 
 	cli_raise_nofile();
@@ -1217,6 +1248,8 @@ int cmd_cp(int argc, char **argv)
 				       verbose && !json)
 			: fk_tree_copy_sources(srcs, nr_copy, dst, &o, &sum);
 	free(srcs);
+	free(vb.backup_dst); /* a backup whose copy then failed */
+	free(vb.backup);
 	if (ps.shown && ps.tty)
 		fputc('\n', stderr);
 

@@ -279,6 +279,18 @@ typedef void (*fk_copied_fn)(void *arg, const char *src_path,
 			     const char *dst_path);
 
 /*
+ * fk_backed_up_fn - with struct fk_tree_opts' @backup and @backed_up
+ * set, called by fk_tree_copy once for each existing destination it
+ * renamed to its backup name, after the backup and its directory are
+ * durable and before the entry's copy is made (cp -v's "(backup: ...)"):
+ * @dst_path is the display path of the destination (as fk_copied_fn's),
+ * @backup_path that of its backup, valid for the call only.  Called
+ * from the calling thread.
+ */
+typedef void (*fk_backed_up_fn)(void *arg, const char *dst_path,
+				const char *backup_path);
+
+/*
  * cp's refusals, each an error of fk_tree_copy that names a source and
  * a destination (coreutils' wording in brackets, for a caller that
  * speaks as cp):
@@ -436,6 +448,8 @@ struct fk_tree_opts {
 				    * '/': "~".  Borrowed for the call */
 	fk_overwrite_fn overwrite; /* cp -i, or NULL: replace */
 	void *overwrite_arg;
+	fk_backed_up_fn backed_up; /* each backup made (cp -v -b), or NULL */
+	void *backed_up_arg;
 };
 
 /*

@@ -113,6 +113,8 @@ compare "--strip-trailing-slashes" -a --strip-trailing-slashes L/ D
 # cp's other options, each against GNU cp's -a with it.
 compare "-b" -ab A B D
 compare "--backup=numbered" -a --backup=numbered A B D
+compare "-v -b (backup: lines)" -av -b A B D
+compare "-v --backup=numbered onto a tree" -av --backup=numbered C D/
 # (not --backup=simple with a target directory: GNU cp 9.1 puts that
 # backup in the working directory, a bug fixed in 9.2)
 compare "-S" -a -S .orig A D
