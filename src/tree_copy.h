@@ -11,12 +11,15 @@
  *   tree_copy_file.c     regular files (data, sparse, reflink), symlinks
  *                        and special files, cp -l/-s/--copy-contents
  *   tree_copy_links.c    the hard-link map and linking later names
- *   tree_copy_meta.c     owner, mode, xattrs, times; an existing
- *                        destination (same file, backup, update); the
- *                        fsync of one file
+ *   tree_copy_meta.c     owner, mode, xattrs; what is in the way
+ *                        (same file, backup); the fsync of one file
+ *   tree_copy_update.c   an existing destination left as it is
+ *                        (--update, -n)
  *   tree_copy_durable.c  the durability phase: times pass, fsync or
  *                        syncfs, the destination's parent last
  *   tree_copy_prefetch.c the read-ahead thread across directories
+ *   tree_copy_report.c   errors, cp's refusals, progress, cp -v (the
+ *                        lowest part: it calls no other)
  * Functions here are global in the objects (fk_copy_ names, so a program
  * linking libflushkit.a meets no bare name) but not exported from
  * libflushkit.so (src/libflushkit.map).
@@ -215,14 +218,14 @@ enum copy_fail {
 	FAIL_DST, /* writing the destination failed: stop */
 };
 
-/* The words cp's refusals are reported with (tree_copy.c; refuse()
+/* The words cp's refusals are reported with (tree_copy_report.c; refuse()
  * maps them to enum fk_copy_refusal by address). */
 extern const char fk_copy_same_file_op[], fk_copy_dangling_op[],
     fk_copy_just_created_symlink_op[], fk_copy_just_created_op[],
     fk_copy_into_self_op[], fk_copy_backup_is_src_op[], fk_copy_link_op[],
     fk_copy_symlink_op[];
 
-/* tree_copy.c: reporting a copy's errors and progress */
+/* tree_copy_report.c */
 void fk_copy_report(struct copy_ctx *c, int level, const char *op,
 		    const char *path, int err);
 void fk_copy_refuse(struct copy_ctx *c, const char *op, const char *src,
@@ -250,8 +253,6 @@ int fk_copy_remove_existing(struct copy_ctx *c, const struct fk_walk_entry *e,
 int fk_copy_fsync_now(struct copy_ctx *c, int fd, int is_dir, const char *path);
 void fk_copy_release_fd(struct copy_ctx *c, int fd, const struct stat *ds,
 			int is_dir, const char *path);
-int fk_copy_keep_existing(struct copy_ctx *c, const struct fk_walk_entry *e,
-			  int ddir, const char *name, const char *dpath);
 
 /* tree_copy_file.c */
 void fk_copy_defer_times(struct copy_ctx *c, const struct fk_walk_entry *e,
@@ -283,6 +284,10 @@ int fk_copy_try_hardlink(struct copy_ctx *c, const struct fk_walk_entry *e,
 			 int ddir, const char *name, const char *dpath);
 void fk_copy_remember_link(struct copy_ctx *c, const struct fk_walk_entry *e,
 			   int ddir, const char *name, const char *dpath);
+
+/* tree_copy_update.c */
+int fk_copy_keep_existing(struct copy_ctx *c, const struct fk_walk_entry *e,
+			  int ddir, const char *name, const char *dpath);
 
 /* tree_copy_durable.c */
 int fk_copy_durability_phase(struct copy_ctx *c);
