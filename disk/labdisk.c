@@ -281,7 +281,8 @@ static int fuse_umount(const char *dir, int lazy)
 
 static void remove_dir(const char *dir)
 {
-	static const char *const files[] = {"info", "info.new", "log", "lock"};
+	static const char *const files[] = {"info", "info.new", "log", "lock",
+					    ".lock"};
 	char p[320];
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		snprintf(p, sizeof(p), "%s/%s", dir, files[i]);
@@ -560,9 +561,16 @@ int labdisk_create(const struct labdisk_opts *o, struct labdisk *d)
 		remove_dir(d->dir);
 		return r;
 	}
+	/* The lock appears at its name already held: made as .lock, locked,
+	 * then renamed, so a cleanup (labdisk_cleanup_stale, in another
+	 * process) never finds it free between its creation and the flock
+	 * and takes a disk being made for a stale one.  Without "lock" the
+	 * directory counts as being made for 60 s. */
+	char tmp[320];
+	snprintf(tmp, sizeof(tmp), "%s/.lock", d->dir);
 	snprintf(p, sizeof(p), "%s/lock", d->dir);
-	int lock = open(p, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (lock < 0 || flock(lock, LOCK_EX) != 0) {
+	int lock = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (lock < 0 || flock(lock, LOCK_EX) != 0 || rename(tmp, p) != 0) {
 		r = -errno;
 		cli_error("disk: lock '%s': %s", p, strerror(-r));
 		if (lock >= 0)
