@@ -29,7 +29,7 @@ pkgs=(build-essential cmake pkg-config bc liburing-dev libjson-c-dev
       gnuplot-nox python3 diffutils findutils
       fuse3 libfuse3-dev clang libclang-rt-14-dev
       pandoc man-db bash-completion dpkg-dev debhelper lintian file
-      strace nocache clang-format abigail-tools)  # strace: t-exec.sh; nocache: bench neighbor's peer; clang-format: scripts/format.sh --check in .ci/run; abigail-tools: t-abi-compat.sh
+      strace nocache clang-format abigail-tools fio)  # strace: t-exec.sh; fio: t-disk-behaviour.sh; nocache: bench neighbor's peer; clang-format: scripts/format.sh --check in .ci/run; abigail-tools: t-abi-compat.sh
 [ "$peers" = 0 ] || pkgs+=(postgresql-15 fsmark)
 missing=()
 for p in "${pkgs[@]}"; do
