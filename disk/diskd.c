@@ -386,10 +386,10 @@ static void *engine(void *arg)
 {
 	(void)arg;
 	struct sched_param sp = {.sched_priority = 10};
-	dev.sched_fifo =
-	    pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0;
+	int fifo = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0;
 	struct replies rs = {0};
 	pthread_mutex_lock(&dev.lock);
+	dev.sched_fifo = fifo; /* status reads it under the lock */
 	while (!dev.stop) {
 		uint64_t next = pump(&rs);
 		if (rs.n) {
