@@ -35,6 +35,7 @@
 #include "fkcut.h"
 #include "fkloop.h"
 #include "fktest.h"
+#include "fktorture.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -333,14 +334,9 @@ int main(void)
 		   "tests/tools/durable-replace");
 	if (access(flushkit, X_OK) || access(replace_bin, X_OK))
 		SKIP("flushkit or durable-replace not built");
-	const char *s = getenv("FK_TEST_SEED");
-	uint64_t seed = s && *s ? strtoull(s, NULL, 0)
-				: (uint64_t)time(NULL) ^ (uint64_t)getpid();
+	uint64_t seed = fkt_cut_seed_env();
 	fkt_rnd_seed(&rng, seed);
-	unsigned trials = 4;
-	const char *t = getenv("FK_TRIALS");
-	if (t && *t && strtoul(t, NULL, 0) > 0)
-		trials = (unsigned)strtoul(t, NULL, 0);
+	unsigned trials = fkt_torture_trials_env(4);
 	const char *fss = getenv("FK_CUTFILES_FS");
 	if (!fss || !*fss)
 		fss = "ext4,xfs,btrfs";

@@ -44,6 +44,7 @@
 #include "fkcut.h"
 #include "fkloop.h"
 #include "fktest.h"
+#include "fktorture.h"
 #include "flushkit.h"
 
 #include <errno.h>
@@ -424,14 +425,9 @@ int main(void)
 	if (!fkt_is_root())
 		SKIP("needs root (lab disk, loop devices)");
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	const char *s = getenv("FK_TEST_SEED");
-	uint64_t seed = s && *s ? strtoull(s, NULL, 0)
-				: (uint64_t)time(NULL) ^ (uint64_t)getpid();
+	uint64_t seed = fkt_cut_seed_env();
 	fkt_rnd_seed(&rng, seed);
-	unsigned trials = 8;
-	const char *t = getenv("FK_TRIALS");
-	if (t && *t && strtoul(t, NULL, 0) > 0)
-		trials = (unsigned)strtoul(t, NULL, 0);
+	unsigned trials = fkt_torture_trials_env(8);
 	const char *fss = getenv("FK_CUTBATCH_FS");
 	if (!fss || !*fss)
 		fss = "ext4,xfs,btrfs";

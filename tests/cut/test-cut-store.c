@@ -24,6 +24,7 @@
  * seed.  Needs root, /dev/fuse, loop devices, flushkit-diskd (77
  * otherwise).
  */
+#include "fkcut.h"
 #include "fktest.h"
 #include "fktorture.h"
 
@@ -58,9 +59,7 @@ int main(void)
 		SKIP("power cuts need root (lab disk, loop devices)");
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	unsigned trials = fkt_torture_trials_env(6);
-	const char *se = getenv("FK_TEST_SEED");
-	uint64_t seed = se && *se ? strtoull(se, NULL, 10)
-				  : (uint64_t)time(NULL) ^ (uint64_t)getpid();
+	uint64_t seed = fkt_cut_seed_env();
 	printf("seed %llu (FK_TEST_SEED)\n", (unsigned long long)seed);
 	for (int i = 0; i < 3; i++) {
 		struct fkt_torture_result res;

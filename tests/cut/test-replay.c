@@ -669,8 +669,7 @@ int main(void)
 	snprintf(flushkit_bin, sizeof(flushkit_bin), "%s/../flushkit", self);
 	if (access(flushkit_bin, X_OK))
 		SKIP("flushkit not built");
-	const char *s = getenv("FK_TEST_SEED");
-	uint64_t seed = s && *s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL);
+	uint64_t seed = fkt_cut_seed_env();
 	fkt_rnd_seed(&rng, seed);
 	const char *pe = getenv("FK_REPLAY_POINTS");
 	unsigned nrandom = pe && *pe ? (unsigned)atoi(pe) : 16;

@@ -17,6 +17,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *const modes[] = {"drop", "subset", "reorder"};
@@ -279,6 +280,13 @@ void fkt_cut_destroy(struct fkt_fs *fs)
 	free(c);
 	fs->cut = NULL;
 	fs->blkdev[0] = 0;
+}
+
+uint64_t fkt_cut_seed_env(void)
+{
+	const char *s = getenv("FK_TEST_SEED");
+	return s && *s ? strtoull(s, NULL, 0)
+		       : (uint64_t)time(NULL) ^ (uint64_t)getpid();
 }
 
 void fkt_rnd_seed(uint64_t *state, uint64_t seed)

@@ -120,6 +120,11 @@ void fkt_rnd_seed(uint64_t *state, uint64_t seed);
 uint64_t fkt_rnd(uint64_t *state);
 /* 0 .. @n-1 (0 if @n is 0). */
 uint64_t fkt_rnd_below(uint64_t *state, uint64_t n);
+/* The cut tests' seed: $FK_TEST_SEED (strtoull base 0: decimal, or 0x
+ * hex), else time and pid.  The caller prints it with its trials. */
+uint64_t fkt_cut_seed_env(void);
+/* (FK_TRIALS has one parser for every test: fktorture.h's
+ * fkt_torture_trials_env.) */
 
 /*
  * Cleanup at exit and on SIGTERM/SIGINT: kill and reap *@child if it is

@@ -88,6 +88,7 @@
 #include "fkcut.h"
 #include "fkloop.h"
 #include "fktest.h"
+#include "fktorture.h"
 #include "flushkit.h"
 
 #include <dirent.h>
@@ -1318,14 +1319,9 @@ int main(void)
 	if (access(flushkit, X_OK) != 0)
 		SKIP("no flushkit command at %s", flushkit);
 
-	const char *s = getenv("FK_TEST_SEED");
-	uint64_t seed = s && *s ? strtoull(s, NULL, 0)
-				: (uint64_t)time(NULL) ^ (uint64_t)getpid();
+	uint64_t seed = fkt_cut_seed_env();
 	fkt_rnd_seed(&rng, seed);
-	const char *t = getenv("FK_TRIALS");
-	unsigned trials = t && *t ? (unsigned)strtoul(t, NULL, 0) : 1;
-	if (!trials)
-		trials = 1;
+	unsigned trials = fkt_torture_trials_env(1);
 	const char *k = getenv("FK_TREECUT_KINDS");
 	if (k && *k)
 		kinds = k;
